@@ -1,0 +1,378 @@
+"""Synthetic DAGs and linear SEM data, following the NOTEARS / DAGMA / CoLiDE simulation conventions.
+
+Conventions: data ``X`` has shape ``(n_samples, n_nodes)``; a (weighted) adjacency ``W`` has shape
+``(n_nodes, n_nodes)`` with ``W[i, j] != 0`` meaning the edge i -> j; the linear SEM is
+``X = X @ W + Z``, i.e. ``x_j = sum_i W[i, j] x_i + z_j`` (the paper's eq. (1), transposed).
+
+Sources: Zheng et al. (2018), NOTEARS ``notears/utils.py`` (``simulate_dag``, ``simulate_parameter``,
+``simulate_linear_sem``); Saboksayr, Mateos and Tepper (ICLR 2024), Section 5 and Appendix D;
+Reisach, Seiler and Weichwald (NeurIPS 2021) for :func:`varsortability`.
+
+All randomness comes from ``np.random.default_rng(random_state)``; nothing is seeded globally and no
+input array is modified.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import networkx as nx
+import numpy as np
+
+from ._graph import is_dag
+
+__all__ = [
+    "simulate_dag",
+    "simulate_parameters",
+    "simulate_linear_sem",
+    "draw_noise_variances",
+    "standardize",
+    "varsortability",
+    "NOISE_TYPES",
+]
+
+#: Noise laws understood by :func:`simulate_linear_sem`.
+NOISE_TYPES = ("gaussian", "exponential", "laplace", "gumbel")
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _check_d(d):
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+        raise ValueError(f"d (number of nodes) must be a positive integer, got {d!r}.")
+    return int(d)
+
+
+def _seed_from(rng):
+    """An integer seed for networkx generators, drawn from ``rng`` (keeps everything reproducible)."""
+    return int(rng.integers(0, 2**32 - 1))
+
+
+def simulate_dag(d, degree, graph="er", random_state=None) -> np.ndarray:
+    """Draw a random DAG: Erdos-Renyi (ERk) or scale-free (SFk), in a random node order.
+
+    Parameters
+    ----------
+    d : int
+        Number of nodes, >= 1.
+    degree : float
+        ``k`` in ERk / SFk: the graph has about ``k * d`` edges (NOTEARS' ``s0 = k * d``).
+        ER: exactly ``min(round(k * d), d(d-1)/2)`` edges. SF: ``m = round(k)`` edges per new node.
+    graph : {"er", "sf"}, default="er"
+        Random graph model (case-insensitive).
+    random_state : int, numpy.random.Generator or None
+        Seed for ``np.random.default_rng``.
+
+    Returns
+    -------
+    B : ndarray of shape (d, d), dtype float
+        Binary adjacency of a DAG; ``B[i, j] == 1`` means i -> j. Diagonal is zero.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not a positive integer, ``degree`` is negative or not finite, or ``graph`` is
+        unknown.
+
+    Notes
+    -----
+    * ER (NOTEARS ``graph_type='ER'``): an undirected G(n, m) graph with ``m = round(k * d)`` edges
+      (:func:`networkx.gnm_random_graph`), oriented along a uniformly random node order.
+    * SF (NOTEARS ``graph_type='SF'``): Barabasi-Albert preferential attachment
+      (:func:`networkx.barabasi_albert_graph`) with ``m = round(k)`` edges per new node, each edge
+      oriented from the new node to the existing node it attaches to (as igraph's
+      ``Barabasi(directed=True)`` used by NOTEARS); this gives ``m * (d - m)`` edges, i.e. about
+      ``k * d`` for ``d >> k``. ``m`` is clipped to ``[1, d - 1]``.
+    * The result is finally relabelled by a uniformly random permutation, so node index carries no
+      information about the causal order.
+    """
+    d = _check_d(d)
+    degree = float(degree)
+    if not math.isfinite(degree) or degree < 0:
+        raise ValueError(f"degree must be a finite number >= 0, got {degree!r}.")
+    kind = str(graph).lower()
+    rng = np.random.default_rng(random_state)
+    B = np.zeros((d, d))
+    if kind == "er":
+        m = min(int(round(degree * d)), d * (d - 1) // 2)
+        G = nx.gnm_random_graph(d, m, seed=_seed_from(rng))
+        order = rng.permutation(d)  # order[k] = node at causal position k
+        rank = np.empty(d, dtype=int)
+        rank[order] = np.arange(d)
+        for u, v in G.edges():
+            if rank[u] < rank[v]:
+                B[u, v] = 1.0
+            else:
+                B[v, u] = 1.0
+    elif kind == "sf":
+        if d == 1:
+            return B
+        m = int(min(max(int(round(degree)), 1), d - 1))
+        G = nx.barabasi_albert_graph(d, m, seed=_seed_from(rng))
+        for u, v in G.edges():
+            # networkx adds nodes in increasing label order: the larger label is the newcomer
+            new, old = (u, v) if u > v else (v, u)
+            B[new, old] = 1.0
+    else:
+        raise ValueError(f"graph must be 'er' or 'sf', got {graph!r}.")
+    perm = rng.permutation(d)
+    return B[np.ix_(perm, perm)]
+
+
+def simulate_parameters(B, w_ranges=((-2.0, -0.5), (0.5, 2.0)), random_state=None) -> np.ndarray:
+    """Draw edge weights on the support of ``B`` (NOTEARS ``simulate_parameter``).
+
+    Parameters
+    ----------
+    B : array-like of shape (n_nodes, n_nodes)
+        Binary (or weighted: only the support is used) adjacency, ``B[i, j] != 0`` means i -> j.
+        Not modified.
+    w_ranges : sequence of (low, high) pairs, default=((-2.0, -0.5), (0.5, 2.0))
+        Each edge picks one range uniformly at random, then a weight uniformly in ``[low, high)``.
+        The paper uses ``[-2, -0.5] U [0.5, 2]`` (homoscedastic) and ``[-1, -0.25] U [0.25, 1]``
+        (heteroscedastic, Section 5).
+    random_state : int, numpy.random.Generator or None
+        Seed for ``np.random.default_rng``.
+
+    Returns
+    -------
+    W : ndarray of shape (n_nodes, n_nodes)
+        Weighted adjacency with the same support as ``B``.
+
+    Raises
+    ------
+    ValueError
+        If ``B`` is not square or holds NaN/Inf, or ``w_ranges`` is empty or has a range with
+        ``low > high``.
+    """
+    A = np.asarray(B, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"B must be a square (n_nodes, n_nodes) matrix, got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("B contains NaN or Inf.")
+    ranges = [tuple(map(float, r)) for r in w_ranges]
+    if not ranges or any(len(r) != 2 or r[0] > r[1] for r in ranges):
+        raise ValueError(f"w_ranges must be a non-empty sequence of (low, high) with low <= high, got {w_ranges!r}.")
+    rng = np.random.default_rng(random_state)
+    which = rng.integers(len(ranges), size=A.shape)
+    W = np.zeros(A.shape)
+    for k, (low, high) in enumerate(ranges):
+        U = rng.uniform(low, high, size=A.shape)
+        W += (A != 0) * (which == k) * U
+    return W
+
+
+def draw_noise_variances(d, low=0.5, high=10.0, random_state=None) -> np.ndarray:
+    """Per-node noise variances for the heteroscedastic (NV) setting, uniform on ``[low, high)``.
+
+    Parameters
+    ----------
+    d : int
+        Number of nodes.
+    low, high : float, default=0.5, 10.0
+        Variance range (the paper's Section 5 uses ``[0.5, 10]``); ``0 < low <= high``.
+    random_state : int, numpy.random.Generator or None
+        Seed for ``np.random.default_rng``.
+
+    Returns
+    -------
+    noise_var : ndarray of shape (d,)
+        Variances (squared data units), to pass as ``noise_var`` to :func:`simulate_linear_sem`.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not a positive integer or the range is invalid.
+    """
+    d = _check_d(d)
+    low, high = float(low), float(high)
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low <= high):
+        raise ValueError(f"need 0 < low <= high (finite), got low={low}, high={high}.")
+    rng = np.random.default_rng(random_state)
+    return rng.uniform(low, high, size=d)
+
+
+def _draw_noise(rng, noise, std, n, center):
+    """n draws of each column's noise law with standard deviation ``std[j]``; shape (n, d)."""
+    d = std.shape[0]
+    if noise == "gaussian":
+        return rng.normal(0.0, 1.0, size=(n, d)) * std
+    if noise == "exponential":
+        # Exp(lambda) has mean 1/lambda and variance 1/lambda^2, so scale = 1/lambda = std
+        Z = rng.exponential(1.0, size=(n, d)) * std
+        return Z - std if center else Z
+    if noise == "laplace":
+        # Laplace(0, b) has variance 2 b^2
+        return rng.laplace(0.0, 1.0, size=(n, d)) * (std / math.sqrt(2.0))
+    if noise == "gumbel":
+        # Gumbel(0, beta) has mean gamma*beta and variance pi^2 beta^2 / 6
+        beta = std * math.sqrt(6.0) / math.pi
+        Z = rng.gumbel(0.0, 1.0, size=(n, d)) * beta
+        return Z - _EULER_GAMMA * beta if center else Z
+    raise ValueError(f"noise must be one of {NOISE_TYPES}, got {noise!r}.")
+
+
+def simulate_linear_sem(W, n, noise="gaussian", noise_var=1.0, random_state=None, *, center=True):
+    """Sample ``n`` rows from the linear SEM ``x_j = sum_i W[i, j] x_i + z_j``.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_nodes, n_nodes)
+        Weighted DAG adjacency, ``W[i, j] != 0`` means i -> j. Not modified.
+    n : int
+        Number of samples, >= 1.
+    noise : {"gaussian", "exponential", "laplace", "gumbel"}, default="gaussian"
+        Noise law; each is scaled so that ``Var(z_j)`` equals ``noise_var[j]``:
+        Gaussian N(0, s^2); exponential Exp(lambda) with ``lambda = 1/s`` (variance ``lambda^-2``,
+        paper Appendix D.4); Laplace(0, b) with ``b = s/sqrt(2)`` (variance ``2 b^2``); Gumbel(0, beta)
+        with ``beta = s sqrt(6)/pi`` (variance ``pi^2 beta^2 / 6``), where ``s = sqrt(noise_var[j])``.
+    noise_var : float or array-like of shape (n_nodes,), default=1.0
+        Noise variance(s) (squared data units), > 0. A scalar is the equal-variance (EV) setting.
+    random_state : int, numpy.random.Generator or None
+        Seed for ``np.random.default_rng``.
+    center : bool, default=True, keyword-only
+        Subtract the mean of the exponential and Gumbel laws so that every noise has mean zero (the
+        Gaussian and Laplace laws already do). Centring only shifts each column's mean; the variances
+        and the graph are unchanged. NOTEARS does not centre (``center=False`` reproduces that).
+
+    Returns
+    -------
+    X : ndarray of shape (n, n_nodes)
+        Samples, one row per sample.
+    noise_std : ndarray of shape (n_nodes,)
+        The noise standard deviations ``sqrt(noise_var)`` (the ground truth for CoLiDE's ``sigma_``).
+
+    Raises
+    ------
+    ValueError
+        If ``W`` is not square, holds NaN/Inf, or has a directed cycle; if ``n`` is not a positive
+        integer; if ``noise`` is unknown; if ``noise_var`` has the wrong shape or is not > 0.
+
+    Notes
+    -----
+    Nodes are generated in a topological order of ``W`` (:func:`networkx.topological_sort`), as in
+    NOTEARS ``simulate_linear_sem``.
+    """
+    A = np.asarray(W, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"W must be a square (n_nodes, n_nodes) matrix, got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("W contains NaN or Inf.")
+    if not is_dag(A):
+        raise ValueError("W must be a DAG: the given adjacency has a directed cycle (or a self-loop).")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n (number of samples) must be a positive integer, got {n!r}.")
+    noise = str(noise).lower()
+    if noise not in NOISE_TYPES:
+        raise ValueError(f"noise must be one of {NOISE_TYPES}, got {noise!r}.")
+    d = A.shape[0]
+    var = np.asarray(noise_var, dtype=float)
+    if var.ndim == 0:
+        var = np.full(d, float(var))
+    if var.shape != (d,):
+        raise ValueError(f"noise_var must be a scalar or have shape ({d},), got shape {var.shape}.")
+    if not np.all(np.isfinite(var)) or np.any(var <= 0):
+        raise ValueError("noise_var must be finite and > 0.")
+    std = np.sqrt(var)
+    rng = np.random.default_rng(random_state)
+    Z = _draw_noise(rng, noise, std, int(n), center)
+    G = nx.from_numpy_array((A != 0).astype(np.int8), create_using=nx.DiGraph)
+    X = np.zeros((int(n), d))
+    for j in nx.topological_sort(G):
+        parents = np.flatnonzero(A[:, j])
+        X[:, j] = X[:, parents] @ A[parents, j] + Z[:, j]
+    return X, std
+
+
+def standardize(X) -> np.ndarray:
+    """Centre each column and scale it to unit (population, ddof=0) variance; returns a new array.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+        Data. Not modified.
+
+    Returns
+    -------
+    Xs : ndarray of shape (n_samples, n_nodes), dtype float
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, holds NaN/Inf, or has a constant column (zero variance).
+
+    Notes
+    -----
+    Standardising removes the variance signal that varsortable benchmarks leak (Reisach et al., 2021;
+    CoLiDE paper Appendix E.4).
+    """
+    A = np.array(X, dtype=float, copy=True)
+    if A.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_nodes), got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("X contains NaN or Inf.")
+    sd = A.std(axis=0)
+    if np.any(sd == 0):
+        raise ValueError(f"X has constant column(s) {np.flatnonzero(sd == 0).tolist()}; cannot standardise.")
+    return (A - A.mean(axis=0)) / sd
+
+
+def varsortability(X, W, tol=1e-9) -> float:
+    """Varsortability of data ``X`` with respect to the graph of ``W`` (Reisach et al., 2021).
+
+    The fraction of directed paths, over all path lengths ``k = 1 .. d-1``, that point from a node of
+    smaller marginal variance to a node of larger marginal variance; ties (relative difference within
+    ``tol``) count one half. Following the authors' reference implementation, a pair (i, j) counts once
+    for each length ``k`` at which a directed path of length ``k`` from i to j exists (boolean powers of
+    the adjacency). 1 means sorting by variance recovers the causal order exactly; about 0.5 is
+    uninformative.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+        Data. Not modified.
+    W : array-like of shape (n_nodes, n_nodes)
+        Adjacency, ``W[i, j] != 0`` means i -> j.
+    tol : float, default=1e-9
+        Tolerance on the variance ratio ``var_j / var_i`` for a tie.
+
+    Returns
+    -------
+    float in [0, 1], or nan if the graph has no edge.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match or an input holds NaN/Inf.
+
+    Notes
+    -----
+    Source: A. G. Reisach, C. Seiler, S. Weichwald, "Beware of the Simulated DAG! Causal Discovery
+    Benchmarks May Be Easy To Game", NeurIPS 2021, Definition 3.1.
+    """
+    Xa = np.asarray(X, dtype=float)
+    Wa = np.asarray(W, dtype=float)
+    if Xa.ndim != 2 or Wa.ndim != 2 or Wa.shape[0] != Wa.shape[1] or Xa.shape[1] != Wa.shape[0]:
+        raise ValueError(
+            f"X must be (n_samples, n_nodes) and W (n_nodes, n_nodes); got {Xa.shape} and {Wa.shape}."
+        )
+    if not (np.all(np.isfinite(Xa)) and np.all(np.isfinite(Wa))):
+        raise ValueError("X and W must not contain NaN or Inf.")
+    E = (Wa != 0).astype(np.int64)
+    if E.sum() == 0:
+        return math.nan
+    var = Xa.var(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = var[None, :] / var[:, None]  # ratio[i, j] = var_j / var_i for the pair i -> j
+    up = ratio > 1 + tol
+    tie = (ratio <= 1 + tol) & (ratio > 1 - tol)
+    reach = E.astype(bool)  # pairs joined by a path of length exactly k
+    total = 0.0
+    good = 0.0
+    for _ in range(E.shape[0] - 1):
+        if not reach.any():
+            break
+        total += reach.sum()
+        good += (reach & up).sum() + 0.5 * (reach & tie).sum()
+        reach = (reach.astype(np.int64) @ E) > 0
+    return float(good / total)

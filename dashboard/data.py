@@ -1,0 +1,197 @@
+"""The current dataset of the dashboard: a frozen record plus the loaders that build one.
+
+Convention (as in ``colide_core``): ``X`` has shape ``(n_samples, n_nodes)`` and a weighted
+adjacency ``W[i, j] != 0`` means the edge i -> j.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Dataset", "content_hash", "make_dataset", "sachs_dataset", "dataset_from_upload", "UploadProblem"]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """One dataset the dashboard works on.
+
+    Attributes
+    ----------
+    name : str
+        Display name (a file name for uploads: user-supplied, escape before rendering).
+    X : pandas.DataFrame of shape (n_samples, n_nodes)
+        Float64 observations, one column per node.
+    B_true : pandas.DataFrame of shape (n_nodes, n_nodes) or None
+        Ground-truth DAG (nonzero = edge, ``B_true.iloc[i, j] != 0`` means i -> j), when known.
+    sigma_true : ndarray of shape (n_nodes,) or None
+        True noise standard deviations, when known (simulated data).
+    source : {"sachs", "upload", "simulated"}
+        Where the data came from.
+    key : str
+        SHA-256 content hash of ``X`` (values and names), ``B_true`` and ``sigma_true``;
+        used as the cache key of every computation on this dataset.
+    notes : tuple of str
+        Messages worth showing next to the data (e.g. validation warnings).
+    meta : dict
+        Free-form extra information (e.g. the simulation parameters).
+    """
+
+    name: str
+    X: pd.DataFrame
+    B_true: pd.DataFrame | None
+    sigma_true: np.ndarray | None
+    source: str
+    key: str
+    notes: tuple = ()
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def node_names(self) -> list[str]:
+        """Column names of ``X`` as strings."""
+        return [str(c) for c in self.X.columns]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n_samples, n_nodes)``."""
+        return self.X.shape
+
+
+def content_hash(X: pd.DataFrame, B_true=None, sigma_true=None) -> str:
+    """SHA-256 hex digest identifying a dataset by content.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame of shape (n_samples, n_nodes)
+    B_true : array-like of shape (n_nodes, n_nodes), optional
+    sigma_true : array-like of shape (n_nodes,), optional
+
+    Returns
+    -------
+    str
+        64 hex characters. Equal content (values, shape, column names) gives equal hashes.
+    """
+    h = hashlib.sha256()
+    values = np.ascontiguousarray(X.to_numpy(dtype=np.float64))
+    h.update(repr(values.shape).encode())
+    h.update(values.tobytes())
+    h.update("\x1f".join(str(c) for c in X.columns).encode("utf-8", "surrogatepass"))
+    for extra in (B_true, sigma_true):
+        h.update(b"|")
+        if extra is not None:
+            arr = np.ascontiguousarray(np.asarray(extra, dtype=np.float64))
+            h.update(repr(arr.shape).encode())
+            h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+def make_dataset(name, X, *, B_true=None, sigma_true=None, source="upload", notes=(), meta=None) -> Dataset:
+    """Build a :class:`Dataset`, copying the inputs and computing its content hash.
+
+    Parameters
+    ----------
+    name : str
+    X : pandas.DataFrame of shape (n_samples, n_nodes)
+        Numeric data; converted to float64 (a copy, the caller's frame is not modified).
+    B_true : array-like or DataFrame of shape (n_nodes, n_nodes), optional
+        Ground truth, nonzero = edge; stored as a DataFrame labelled by the column names.
+    sigma_true : array-like of shape (n_nodes,), optional
+    source : str
+    notes : sequence of str
+    meta : dict, optional
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        If ``B_true`` or ``sigma_true`` does not match the number of columns of ``X``.
+    """
+    X = pd.DataFrame(X).astype(np.float64, copy=True)
+    X.columns = [str(c) for c in X.columns]
+    d = X.shape[1]
+    names = list(X.columns)
+    if B_true is not None:
+        B = np.asarray(B_true, dtype=np.float64)
+        if B.shape != (d, d):
+            raise ValueError(f"B_true must have shape ({d}, {d}), got {B.shape}.")
+        B_true = pd.DataFrame(B, index=names, columns=names)
+    if sigma_true is not None:
+        sigma_true = np.asarray(sigma_true, dtype=np.float64).reshape(-1).copy()
+        if sigma_true.shape != (d,):
+            raise ValueError(f"sigma_true must have {d} entries, got {sigma_true.shape[0]}.")
+    key = content_hash(X, B_true, sigma_true)
+    return Dataset(str(name), X, B_true, sigma_true, source, key, tuple(notes), dict(meta or {}))
+
+
+def sachs_dataset() -> Dataset:
+    """The bundled Sachs et al. (2005) data with its 17-edge consensus DAG.
+
+    Returns
+    -------
+    Dataset
+        853 x 11 raw intensities (``colide_core.load_sachs``), ``B_true`` the consensus DAG.
+    """
+    import colide_core
+
+    X, B_true = colide_core.load_sachs()
+    return make_dataset(
+        "Sachs (CD3/CD28, 853 cells x 11 proteins)",
+        X,
+        B_true=B_true,
+        source="sachs",
+        notes=("Raw flow-cytometry intensities (not logged, not standardised). Ground truth: the "
+               "17-edge consensus network.",),
+    )
+
+
+class UploadProblem(Exception):
+    """An uploaded file could not be turned into a dataset; ``str(exc)`` is the user message."""
+
+
+def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
+                        drop_nonfinite_rows=False) -> Dataset:
+    """Parse and validate an uploaded table with ``colide_core.io``.
+
+    Parameters
+    ----------
+    data : bytes
+        The raw file content (never unpickled: only CSV/TSV/Parquet are read).
+    filename : str
+        User-supplied file name (used for format sniffing and as the dataset name).
+    drop_non_numeric, drop_nonfinite_rows : bool
+        Passed to ``colide_core.io.validate_data``.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    UploadProblem
+        With a message naming the problem (non-numeric columns, NaN/Inf, constant columns,
+        too few rows or columns, unreadable file), or saying that upload support is missing.
+    """
+    try:
+        from colide_core import io as cio
+    except ImportError:
+        raise UploadProblem(
+            "Uploading is not available yet: this installation has no `colide_core.io` module "
+            "(read_table / validate_data). The bundled Sachs data is still loaded."
+        ) from None
+    try:
+        df = cio.read_table(data, filename)
+        validated = cio.validate_data(
+            df,
+            max_nodes=getattr(cio, "INTERACTIVE_MAX_NODES", None),
+            drop_non_numeric=drop_non_numeric,
+            drop_nonfinite_rows=drop_nonfinite_rows,
+        )
+    except cio.DataValidationError as exc:
+        raise UploadProblem(str(exc)) from None
+    notes = tuple(str(w) for w in getattr(validated, "warnings", ()))
+    return make_dataset(filename, validated.X, source="upload", notes=notes)

@@ -1,0 +1,122 @@
+"""The one place where the dashboard's session state is declared and initialised.
+
+Every key that must survive a rerun or a page switch is a constant here, and :func:`init`
+(called at the top of ``app.py``, before any page runs) fills in the defaults. Widget keys
+are initialised here too and the widgets are created with ``key=`` only (no ``value=``) and
+``persist_state="session"``, so their values survive page switches.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+__all__ = [
+    "DATASET", "RESULTS", "FIT_JOB", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_TOKEN", "UPLOAD_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "results_for_current",
+]
+
+# --- non-widget state -------------------------------------------------------------------
+#: :class:`dashboard.data.Dataset` currently analysed (Sachs until the user picks another).
+DATASET = "dataset"
+#: dict variant ("ev"/"nv") -> :class:`dashboard.fitting.FitResult` for the current dataset.
+RESULTS = "fit_results"
+#: :class:`dashboard.fitting.FitJob` running in the background, or None.
+FIT_JOB = "fit_job"
+#: dict of extra ``colide_core.CoLiDE`` keyword arguments (e.g. a shorter ``max_iter`` for
+#: tests); merged into every fit and part of the cache key.
+SOLVER_OVERRIDES = "solver_overrides"
+#: list of (level, text) messages produced by the last finished fit job ("error"/"warning"/"success").
+FIT_MESSAGES = "fit_messages"
+#: :class:`pandas.DataFrame` of per-run rows of the last comparison, or None.
+COMPARE_RESULTS = "compare_results"
+#: list of (level, text) messages of the last comparison.
+COMPARE_JOB_MESSAGES = "compare_messages"
+#: identity (file id, name, size, options) of the last processed upload, or None.
+UPLOAD_TOKEN = "upload_token"
+#: (level, markdown text, already escaped) about the last upload, or None.
+UPLOAD_STATUS = "upload_status"
+
+# --- widget state (key -> default) -------------------------------------------------------
+WIDGET_DEFAULTS = {
+    # Data page
+    "data_drop_non_numeric": False,
+    "data_drop_nonfinite_rows": False,
+    # Learn page
+    "learn_variant": "NV",
+    "learn_lambda1": 0.05,
+    "learn_threshold": 0.3,
+    "learn_graph_variant": "NV",
+    # Simulate page
+    "sim_d": 10,
+    "sim_degree": 2.0,
+    "sim_graph_type": "ER",
+    "sim_noise_type": "gaussian",
+    "sim_variance": "NV",
+    "sim_noise_var": 1.0,
+    "sim_noise_var_range": (0.5, 1.5),
+    "sim_w_range": (0.5, 2.0),
+    "sim_n": 1000,
+    "sim_seed": 0,
+    "sim_standardize": False,
+    # Compare page
+    "cmp_methods": ["CoLiDE-EV", "CoLiDE-NV"],
+    "cmp_reps": 3,
+    "cmp_threshold": 0.3,
+    "cmp_parallel": False,
+}
+
+
+def init() -> None:
+    """Fill in every missing session-state key with its default (idempotent).
+
+    The default dataset (Sachs) is loaded here on the first run of a session.
+    """
+    ss = st.session_state
+    if DATASET not in ss:
+        ss[DATASET] = sachs()
+    ss.setdefault(RESULTS, {})
+    ss.setdefault(FIT_JOB, None)
+    ss.setdefault(SOLVER_OVERRIDES, {})
+    ss.setdefault(FIT_MESSAGES, [])
+    ss.setdefault(COMPARE_RESULTS, None)
+    ss.setdefault(COMPARE_JOB_MESSAGES, [])
+    ss.setdefault(UPLOAD_TOKEN, None)
+    ss.setdefault(UPLOAD_STATUS, None)
+    for key, value in WIDGET_DEFAULTS.items():
+        if key not in ss:
+            ss[key] = list(value) if isinstance(value, list) else value
+
+
+@st.cache_data(show_spinner=False)
+def sachs():
+    """The bundled Sachs :class:`dashboard.data.Dataset` (loaded once per process)."""
+    from dashboard.data import sachs_dataset
+
+    return sachs_dataset()
+
+
+def current_dataset():
+    """Return the current :class:`dashboard.data.Dataset`."""
+    return st.session_state[DATASET]
+
+
+def set_dataset(dataset) -> None:
+    """Make ``dataset`` current: forget fit results and cancel a running fit if it changed."""
+    ss = st.session_state
+    old = ss.get(DATASET)
+    ss[DATASET] = dataset
+    if old is None or old.key != dataset.key:
+        ss[RESULTS] = {}
+        ss[FIT_MESSAGES] = []
+        ss[COMPARE_RESULTS] = None
+        ss[COMPARE_JOB_MESSAGES] = []
+        job = ss.get(FIT_JOB)
+        if job is not None:
+            job.request_stop()
+            ss[FIT_JOB] = None
+
+
+def results_for_current() -> dict:
+    """Fit results (variant -> FitResult) that belong to the current dataset."""
+    key = current_dataset().key
+    return {v: r for v, r in st.session_state[RESULTS].items() if r.data_key == key}

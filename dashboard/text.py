@@ -1,0 +1,55 @@
+"""Escaping helpers for user-supplied strings (file names, column names) shown in the UI.
+
+Two targets need different treatment:
+
+* HTML (the pyvis graph, plotly labels, which accept a subset of HTML): :func:`html_escape`,
+  a thin wrapper over :func:`markupsafe.escape`.
+* Streamlit markdown (``st.markdown``, ``st.caption``, widget labels): :func:`md_escape`
+  backslash-escapes the markdown punctuation (so ``*``, ``[x](y)``, ``$x$`` and Streamlit's
+  ``:red[...]`` / ``:emoji:`` directives stay literal) and then HTML-escapes ``<``, ``>``
+  and ``&`` with markupsafe.
+"""
+from __future__ import annotations
+
+import re
+
+import markupsafe
+
+__all__ = ["html_escape", "md_escape"]
+
+# CommonMark allows a backslash before any ASCII punctuation; these are the characters that
+# can start markdown syntax or a Streamlit directive (``:``, ``$``).
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$:^=])")
+
+
+def html_escape(text) -> str:
+    """Return ``text`` (any object, converted with ``str``) escaped for HTML.
+
+    Parameters
+    ----------
+    text : object
+        A user-supplied name.
+
+    Returns
+    -------
+    str
+        ``&``, ``<``, ``>``, ``'`` and ``"`` replaced by entities (:func:`markupsafe.escape`).
+    """
+    return str(markupsafe.escape(str(text)))
+
+
+def md_escape(text) -> str:
+    """Return ``text`` escaped for Streamlit markdown.
+
+    Parameters
+    ----------
+    text : object
+        A user-supplied name.
+
+    Returns
+    -------
+    str
+        The text with markdown punctuation backslash-escaped and HTML special characters
+        replaced by entities, so it renders literally.
+    """
+    return str(markupsafe.escape(_MD_SPECIAL.sub(r"\\\1", str(text))))

@@ -1,0 +1,570 @@
+"""Run manifests: everything needed to trust, reload and reproduce one CoLiDE fit.
+
+A manifest is a JSON document (schema ``"colide-manifest/1"``) with
+
+* ``data``: a SHA-256 fingerprint of the data, its shape and column names
+  (or, for :meth:`CoLiDE.fit_from_stats`, of the covariance and ``n``);
+* ``estimator`` and ``params``: the class name and every constructor
+  parameter (``random_state`` included, also copied to the top level);
+* ``environment``: Python, platform, versions of the numerical packages
+  (:func:`importlib.metadata.version`) and the git commit of the code when it
+  runs from a git checkout (``git rev-parse HEAD``; None when git or the
+  repository is unavailable);
+* ``timing``: creation time (UTC, ISO 8601), the solver's wall time and, when
+  the caller measured it, the whole run's wall time, in seconds;
+* ``results``: raw ``W`` (``W[i, j] != 0`` means i -> j), the thresholded DAG
+  ``adjacency``, ``sigma``, iteration count and flags, ``node_names`` and
+  ``metrics`` (from :func:`colide_core.evaluate` when a ground truth was given).
+
+Floats are written with Python's shortest round-trip repr, so ``W`` reloads
+bit-for-bit; NaN/Inf (which JSON lacks) are written as ``null``.
+
+:func:`load_manifest` validates a document and returns a :class:`Manifest`;
+:meth:`Manifest.reproduce` refits on the same data and checks that the same
+``W`` comes back (the solver is deterministic: ``W`` starts at zero).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "SCHEMA",
+    "ManifestError",
+    "Manifest",
+    "build_manifest",
+    "save_manifest",
+    "manifest_to_json",
+    "load_manifest",
+    "data_fingerprint",
+    "stats_fingerprint",
+    "environment_info",
+    "git_commit",
+]
+
+SCHEMA = "colide-manifest/1"
+
+#: Packages whose versions every manifest records.
+PACKAGES = ("numpy", "scipy", "pandas", "networkx", "scikit-learn", "causal-learn", "gadjid",
+            "joblib", "pyarrow", "dask", "distributed", "matplotlib", "pydot")
+
+_TUPLE_PARAMS = ("mu_schedule", "s_schedule", "max_iter")
+_REPO_DIR = Path(__file__).resolve().parent.parent
+
+
+class ManifestError(ValueError):
+    """A manifest is malformed, does not match the data, or does not reproduce."""
+
+
+# --------------------------------------------------------------------------------------------
+# fingerprints and environment
+# --------------------------------------------------------------------------------------------
+
+def _sha256_array(tag, A, extra):
+    h = hashlib.sha256()
+    h.update(tag.encode())
+    h.update(json.dumps(extra, sort_keys=True).encode())
+    h.update(np.ascontiguousarray(A, dtype="<f8").tobytes())
+    return h.hexdigest()
+
+
+def data_fingerprint(X):
+    """SHA-256 fingerprint, shape and column names of a data matrix.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame, shape (n_samples, n_nodes)
+        Numeric data (rows are samples, columns nodes), as passed to ``fit``.
+
+    Returns
+    -------
+    dict
+        ``{"kind": "data", "sha256": hex str, "n_samples": int, "n_nodes": int,
+        "columns": list of str or None}``. The hash covers the values as
+        little-endian float64 in row-major order, the shape and the column
+        names, so renaming or reordering columns changes it.
+
+    Raises
+    ------
+    ManifestError
+        If ``X`` is not a numeric 2-D matrix.
+    """
+    columns = None
+    if isinstance(X, pd.DataFrame):
+        columns = [str(c) for c in X.columns]
+        try:
+            X = X.to_numpy(dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ManifestError(f"cannot fingerprint non-numeric data: {exc}") from None
+    try:
+        A = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ManifestError(f"cannot fingerprint non-numeric data: {exc}") from None
+    if A.ndim != 2:
+        raise ManifestError(f"data must be 2-D (n_samples, n_nodes), got shape {A.shape}")
+    n, d = A.shape
+    return {"kind": "data", "sha256": _sha256_array("colide-data/1", A, [n, d, columns]),
+            "n_samples": int(n), "n_nodes": int(d), "columns": columns}
+
+
+def stats_fingerprint(cov, n, node_names=None):
+    """Fingerprint of sufficient statistics ``(cov, n)`` (for ``fit_from_stats``).
+
+    Parameters
+    ----------
+    cov : array-like, shape (n_nodes, n_nodes)
+        The 1/n covariance.
+    n : int
+        Number of samples behind ``cov``.
+    node_names : sequence of str, optional
+
+    Returns
+    -------
+    dict
+        ``{"kind": "stats", "sha256", "n_samples", "n_nodes", "columns"}``.
+    """
+    C = np.asarray(cov, dtype=float)
+    if C.ndim != 2 or C.shape[0] != C.shape[1]:
+        raise ManifestError(f"cov must be square, got shape {C.shape}")
+    columns = None if node_names is None else [str(c) for c in node_names]
+    return {"kind": "stats", "sha256": _sha256_array("colide-stats/1", C, [int(n), columns]),
+            "n_samples": int(n), "n_nodes": int(C.shape[0]), "columns": columns}
+
+
+def git_commit(path=None, timeout=5.0):
+    """Git commit (and dirty flag) of the checkout containing ``path``.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Directory inside the repository; default the colide-dashboard sources.
+    timeout : float, default 5.0
+        Seconds before giving up on ``git``.
+
+    Returns
+    -------
+    dict
+        ``{"commit": 40-hex str or None, "dirty": bool or None}``; both None
+        when git is missing, times out, or ``path`` is not in a repository.
+    """
+    cwd = str(path or _REPO_DIR)
+    try:
+        head = subprocess.run(["git", "-C", cwd, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=timeout, check=False)
+        if head.returncode != 0:
+            return {"commit": None, "dirty": None}
+        status = subprocess.run(["git", "-C", cwd, "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=timeout, check=False)
+        dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
+        return {"commit": head.stdout.strip() or None, "dirty": dirty}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def environment_info():
+    """Python, platform, package versions and git commit of this process.
+
+    Returns
+    -------
+    dict
+        ``{"python": str, "platform": str, "packages": {name: version or None},
+        "git": {"commit", "dirty"}}``; versions from
+        :func:`importlib.metadata.version` (None when not installed).
+    """
+    packages = {}
+    for name in PACKAGES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = None
+    return {"python": sys.version.split()[0], "platform": platform.platform(),
+            "packages": packages, "git": git_commit()}
+
+
+# --------------------------------------------------------------------------------------------
+# building and writing
+# --------------------------------------------------------------------------------------------
+
+def _jsonable(obj):
+    """Convert numpy/tuples/NaN to plain JSON types (NaN and Inf become None)."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    return repr(obj)
+
+
+def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=None, metrics=None,
+                   data_source=None, wall_time=None, extra=None):
+    """Describe a fitted :class:`~colide_core.CoLiDE` run as a manifest dict.
+
+    Parameters
+    ----------
+    model : colide_core.CoLiDE
+        A fitted estimator (has ``W_``).
+    X : array-like or DataFrame, shape (n_samples, n_nodes), optional
+        The data passed to ``fit``; only its fingerprint is stored.
+    cov, n : optional
+        The statistics passed to ``fit_from_stats`` (instead of ``X``).
+    B_true : array-like, shape (n_nodes, n_nodes), optional
+        Ground-truth DAG; when given and ``metrics`` is None, metrics are
+        computed with :func:`colide_core.evaluate` on ``model.adjacency_``.
+    sigma_true : float or array-like (n_nodes,), optional
+        True noise standard deviations, passed to ``evaluate``.
+    metrics : dict, optional
+        Precomputed metrics to store as they are.
+    data_source : str, optional
+        Where the data came from (file name or "sachs"); stored as given, so
+        escape it before showing it in HTML.
+    wall_time : float, optional
+        Seconds of the whole run measured by the caller (loading included).
+    extra : dict, optional
+        Free-form JSON-able information, stored under ``"extra"``.
+
+    Returns
+    -------
+    dict
+        A manifest (see the module docstring); pass it to :func:`save_manifest`.
+
+    Raises
+    ------
+    ManifestError
+        If the model is not fitted, or neither ``X`` nor ``(cov, n)`` is
+        given, or the data do not have the model's number of nodes.
+    """
+    if not hasattr(model, "W_"):
+        raise ManifestError("the model is not fitted: call fit(X) or fit_from_stats(cov, n) first")
+    if X is not None:
+        data = data_fingerprint(X)
+    elif cov is not None and n is not None:
+        data = stats_fingerprint(cov, n, getattr(model, "node_names_", None))
+    else:
+        raise ManifestError("give the data X, or cov and n, that the model was fitted on")
+    d = int(np.asarray(model.W_).shape[0])
+    if data["n_nodes"] != d:
+        raise ManifestError(f"the data have {data['n_nodes']} nodes but the model has {d}")
+    data["source"] = None if data_source is None else str(data_source)
+
+    params = dict(model.get_params())
+    rs = params.get("random_state")
+    if rs is not None and not isinstance(rs, (int, np.integer)):
+        params["random_state"] = None  # a Generator has no JSON form; the solver is deterministic
+    if metrics is None and B_true is not None:
+        from ._metrics import evaluate
+
+        metrics = evaluate(B_true, model.adjacency_, sigma_true=sigma_true,
+                           sigma_est=model.sigma_ if sigma_true is not None else None)
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    manifest = {
+        "schema": SCHEMA,
+        "estimator": type(model).__name__,
+        "params": params,
+        "random_state": params.get("random_state"),
+        "data": data,
+        "environment": environment_info(),
+        "timing": {"created_utc": now, "fit_seconds": getattr(model, "fit_time_", None),
+                   "wall_seconds": wall_time},
+        "results": {
+            "node_names": getattr(model, "node_names_", None),
+            "W": model.W_,
+            "adjacency": model.adjacency_,
+            "sigma": model.sigma_,
+            "n_iter": getattr(model, "n_iter_", None),
+            "converged": getattr(model, "converged_", None),
+            "stopped": getattr(model, "stopped_", None),
+            "metrics": metrics,
+        },
+        "extra": extra or {},
+    }
+    return _jsonable(manifest)
+
+
+def manifest_to_json(manifest):
+    """Serialise a manifest dict to JSON text (strict JSON: no NaN).
+
+    Parameters
+    ----------
+    manifest : dict
+
+    Returns
+    -------
+    str
+    """
+    return json.dumps(_jsonable(manifest), indent=1, allow_nan=False) + "\n"
+
+
+def save_manifest(manifest, path):
+    """Write a manifest as JSON.
+
+    Parameters
+    ----------
+    manifest : dict
+        From :func:`build_manifest`.
+    path : str or Path
+        Target file; parent directories are created.
+
+    Returns
+    -------
+    pathlib.Path
+        The written path.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(manifest_to_json(manifest), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# loading, validating, reproducing
+# --------------------------------------------------------------------------------------------
+
+def _require(cond, msg):
+    if not cond:
+        raise ManifestError(msg)
+
+
+def _matrix(value, d, what):
+    try:
+        A = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ManifestError(f"results.{what} must be a numeric matrix") from None
+    _require(A.shape == (d, d), f"results.{what} must have shape ({d}, {d}), got {A.shape}")
+    _require(np.all(np.isfinite(A)), f"results.{what} contains null/NaN")
+    return A
+
+
+@dataclass(frozen=True, eq=False)
+class Manifest:
+    """A validated manifest (read-only view over the JSON dict).
+
+    Attributes
+    ----------
+    raw : dict
+        The JSON document.
+    W : numpy.ndarray, shape (n_nodes, n_nodes)
+        Raw learned weights; ``W[i, j] != 0`` means i -> j.
+    adjacency : numpy.ndarray, shape (n_nodes, n_nodes)
+        The thresholded DAG.
+    sigma : float, numpy.ndarray (n_nodes,) or None
+        Noise standard deviation(s).
+    """
+
+    raw: dict
+    W: np.ndarray
+    adjacency: np.ndarray
+    sigma: object
+
+    @property
+    def params(self):
+        """dict: constructor parameters, schedules as tuples (ready for ``CoLiDE(**params)``)."""
+        p = dict(self.raw["params"])
+        for k in _TUPLE_PARAMS:
+            if isinstance(p.get(k), list):
+                p[k] = tuple(p[k])
+        return p
+
+    @property
+    def node_names(self):
+        """list of str or None."""
+        return self.raw["results"].get("node_names")
+
+    @property
+    def metrics(self):
+        """dict or None: stored metrics."""
+        return self.raw["results"].get("metrics")
+
+    @property
+    def data(self):
+        """dict: the data fingerprint (``kind``, ``sha256``, ``n_samples``, ``n_nodes``, ...)."""
+        return self.raw["data"]
+
+    @property
+    def environment(self):
+        """dict: Python, platform, package versions, git commit."""
+        return self.raw.get("environment", {})
+
+    def W_frame(self):
+        """``W`` as a DataFrame indexed by node names (``X0..`` when unnamed)."""
+        names = self.node_names or [f"X{i}" for i in range(self.W.shape[0])]
+        return pd.DataFrame(self.W, index=names, columns=names)
+
+    def estimator(self):
+        """A new, unfitted :class:`~colide_core.CoLiDE` with the recorded parameters.
+
+        Raises
+        ------
+        ManifestError
+            If the manifest was written for another estimator or its
+            parameters are not accepted.
+        """
+        from ._solver import CoLiDE
+
+        _require(self.raw["estimator"] == "CoLiDE",
+                 f"cannot rebuild estimator {self.raw['estimator']!r}; only CoLiDE is supported")
+        p = self.params
+        variant = p.pop("variant", "nv")
+        try:
+            return CoLiDE(variant, **p)
+        except TypeError as exc:
+            raise ManifestError(f"the manifest's parameters do not fit CoLiDE: {exc}") from None
+
+    def check_data(self, X=None, *, cov=None, n=None):
+        """Raise :class:`ManifestError` unless the data match the stored fingerprint.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_nodes), optional
+        cov, n : optional
+            For a manifest of a ``fit_from_stats`` run.
+        """
+        if self.data["kind"] == "data":
+            _require(X is not None, "this manifest was fitted on raw data: pass X")
+            fp = data_fingerprint(X)
+        else:
+            _require(cov is not None and n is not None, "this manifest was fitted from statistics: pass cov and n")
+            fp = stats_fingerprint(cov, n, self.data.get("columns"))
+        if fp["sha256"] != self.data["sha256"]:
+            raise ManifestError(
+                "the data differ from the manifest's: expected shape "
+                f"({self.data['n_samples']}, {self.data['n_nodes']}) and hash {self.data['sha256'][:12]}..., "
+                f"got shape ({fp['n_samples']}, {fp['n_nodes']}) and hash {fp['sha256'][:12]}..."
+            )
+
+    def reproduce(self, X=None, *, cov=None, n=None, atol=0.0, callback=None):
+        """Refit with the recorded parameters and check that the same W comes back.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_nodes), optional
+            The original data (checked against the fingerprint first).
+        cov, n : optional
+            The original statistics for a ``fit_from_stats`` manifest.
+        atol : float, default 0.0
+            Largest accepted ``max |W_new - W|``. 0 demands bit-identical
+            weights (what the deterministic solver gives on the same
+            machine); use e.g. 1e-8 across machines or BLAS builds.
+        callback : callable, optional
+            Passed to ``fit``.
+
+        Returns
+        -------
+        colide_core.CoLiDE
+            The refitted estimator.
+
+        Raises
+        ------
+        ManifestError
+            If the data do not match, or the refit W differs by more than
+            ``atol``, or its thresholded DAG differs.
+        """
+        self.check_data(X, cov=cov, n=n)
+        model = self.estimator()
+        if self.data["kind"] == "data":
+            model.fit(X, callback=callback)
+        else:
+            model.fit_from_stats(cov, n, callback=callback, node_names=self.data.get("columns"))
+        diff = float(np.max(np.abs(np.asarray(model.W_) - self.W))) if self.W.size else 0.0
+        if diff > atol:
+            raise ManifestError(f"the refit does not reproduce W: max |difference| = {diff:.3g} > {atol:g}")
+        if not np.array_equal(np.asarray(model.adjacency_) != 0, self.adjacency != 0):
+            raise ManifestError("the refit gives a different thresholded graph")
+        return model
+
+
+def load_manifest(source):
+    """Read and validate a manifest.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes, dict or file-like
+        A path to a JSON file, the JSON text or bytes themselves (e.g. an
+        uploaded file's content), an already parsed dict, or an open file.
+
+    Returns
+    -------
+    Manifest
+        With ``W``, ``adjacency``, ``sigma`` as arrays; the app can show the
+        stored result directly, or call :meth:`Manifest.reproduce` to refit.
+
+    Raises
+    ------
+    ManifestError
+        If the file is missing or not JSON, the schema is not
+        ``"colide-manifest/1"``, a required field is missing, or shapes are
+        inconsistent (W, adjacency, sigma, node names versus ``n_nodes``).
+    """
+    if isinstance(source, dict):
+        doc = source
+    else:
+        if isinstance(source, (bytes, bytearray)):
+            text = bytes(source).decode("utf-8", errors="replace")
+        elif hasattr(source, "read"):
+            text = source.read()
+            text = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+        elif isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+            try:
+                text = Path(source).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ManifestError(f"cannot read manifest {str(source)!r}: {exc.strerror or exc}") from None
+        else:
+            text = source
+        try:
+            doc = json.load(io.StringIO(text))
+        except json.JSONDecodeError as exc:
+            raise ManifestError(f"the manifest is not valid JSON: {exc}") from None
+    _require(isinstance(doc, dict), "a manifest must be a JSON object")
+    _require(doc.get("schema") == SCHEMA,
+             f"unsupported manifest schema {doc.get('schema')!r}; expected {SCHEMA!r}")
+    for key in ("estimator", "params", "data", "results"):
+        _require(key in doc, f"the manifest lacks the field {key!r}")
+    data, res, params = doc["data"], doc["results"], doc["params"]
+    _require(isinstance(params, dict), "params must be an object")
+    _require(isinstance(data, dict) and data.get("kind") in ("data", "stats"),
+             "data.kind must be 'data' or 'stats'")
+    for key in ("sha256", "n_samples", "n_nodes"):
+        _require(key in data, f"the manifest lacks data.{key}")
+    d = data["n_nodes"]
+    _require(isinstance(d, int) and d >= 1, "data.n_nodes must be a positive integer")
+    _require(isinstance(res, dict) and "W" in res and "adjacency" in res, "results must hold W and adjacency")
+    W = _matrix(res["W"], d, "W")
+    adj = _matrix(res["adjacency"], d, "adjacency")
+    sigma = res.get("sigma")
+    if isinstance(sigma, list):
+        sigma = np.array(sigma, dtype=float)
+        _require(sigma.shape == (d,), f"results.sigma must have {d} entries, got {sigma.shape[0]}")
+    elif sigma is not None:
+        _require(isinstance(sigma, (int, float)), "results.sigma must be a number, a list or null")
+        sigma = float(sigma)
+    names = res.get("node_names")
+    if names is not None:
+        _require(isinstance(names, list) and len(names) == d,
+                 f"results.node_names must list {d} names")
+    W.setflags(write=False)
+    adj.setflags(write=False)
+    if isinstance(sigma, np.ndarray):
+        sigma.setflags(write=False)
+    return Manifest(raw=doc, W=W, adjacency=adj, sigma=sigma)

@@ -47,7 +47,7 @@ def is_dag(W) -> bool:
     return nx.is_directed_acyclic_graph(G)
 
 
-def threshold_to_dag(W, threshold: float = 0.3) -> np.ndarray:
+def threshold_to_dag(W, threshold: float = 0.3, required=None) -> np.ndarray:
     """Post-process raw weights into a DAG (the paper's Section 4 post-processing).
 
     First every weight with ``|w| <= threshold`` is set to zero. If the remaining graph still
@@ -60,6 +60,10 @@ def threshold_to_dag(W, threshold: float = 0.3) -> np.ndarray:
         Raw weights, ``W[i, j] != 0`` meaning i -> j. Not modified.
     threshold : float, default=0.3
         Non-negative magnitude threshold (same units as the weights). The paper uses 0.3.
+    required : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges that prior knowledge requires: they are never removed, whatever their weight
+        (a required edge whose weight is exactly zero stays absent). Only the other edges are
+        thresholded and dropped.
 
     Returns
     -------
@@ -69,7 +73,8 @@ def threshold_to_dag(W, threshold: float = 0.3) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``W`` is not square, contains NaN/Inf, or ``threshold`` is negative or not finite.
+        If ``W`` is not square, contains NaN/Inf, ``threshold`` is negative or not finite,
+        or the required edges alone form a directed cycle.
 
     Notes
     -----
@@ -83,10 +88,18 @@ def threshold_to_dag(W, threshold: float = 0.3) -> np.ndarray:
     if not np.isfinite(threshold) or threshold < 0:
         raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}.")
     np.fill_diagonal(A, 0.0)
-    A[np.abs(A) <= threshold] = 0.0
+    keep = np.zeros(A.shape, dtype=bool)
+    if required is not None:
+        keep = np.asarray(required, dtype=bool)
+        if keep.shape != A.shape:
+            raise ValueError(f"required must have shape {A.shape}, got {keep.shape}.")
+        if not is_dag(keep & (A != 0)):
+            raise ValueError("The required edges form a directed cycle; no DAG can contain them all.")
+    A[(np.abs(A) <= threshold) & ~keep] = 0.0
     if is_dag(A):
         return A
-    rows, cols = np.nonzero(A)
+    rows, cols = np.nonzero((A != 0) & ~keep)
+    req_rows, req_cols = np.nonzero((A != 0) & keep)
     order = np.argsort(np.abs(A[rows, cols]), kind="stable")
     rows, cols = rows[order], cols[order]
     d = A.shape[0]
@@ -94,6 +107,7 @@ def threshold_to_dag(W, threshold: float = 0.3) -> np.ndarray:
     def dag_without_first(k):
         G = nx.DiGraph()
         G.add_nodes_from(range(d))
+        G.add_edges_from(zip(req_rows.tolist(), req_cols.tolist()))
         G.add_edges_from(zip(rows[k:].tolist(), cols[k:].tolist()))
         return nx.is_directed_acyclic_graph(G)
 

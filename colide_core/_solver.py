@@ -212,6 +212,7 @@ def _smooth_score(IW, R, sigma, variant):
 def _objective(W, sigma, cov, variant, mu, lambda1, s):
     """Stage objective ``mu * (score + lambda1 |W|_1) + h_ldet(W, s)`` (paper eq. 4 / 6).
 
+    ``lambda1`` may be a scalar or an ``(n_nodes, n_nodes)`` matrix of per-edge L1 weights.
     Returns ``(objective, h)``; ``h`` is ``inf`` outside the log-det domain.
     """
     d = W.shape[0]
@@ -219,7 +220,7 @@ def _objective(W, sigma, cov, variant, mu, lambda1, s):
     score = _smooth_score(IW, cov @ IW, sigma, variant)
     sign, logdet = np.linalg.slogdet(s * np.eye(d) - W * W)
     h = d * np.log(s) - logdet if sign > 0 else np.inf
-    return mu * (score + lambda1 * float(np.abs(W).sum())) + h, h
+    return mu * (score + float(np.sum(lambda1 * np.abs(W)))) + h, h
 
 
 def _inv_in_domain(W, s, eye):
@@ -319,6 +320,8 @@ def colide_solve(
     W_init=None,
     callback=None,
     max_time=None,
+    edge_mask=None,
+    l1_mask=None,
 ):
     """Run the paper's Algorithm 1: BCD with one Adam step on W, then the closed-form sigma.
 
@@ -374,6 +377,11 @@ def colide_solve(
     max_time : float, optional
         Wall-clock budget in seconds; when exceeded the solve stops with ``stopped=True``
         and a :class:`ConvergenceWarning`.
+    edge_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
+        False marks a forbidden edge: its weight is held at exactly zero (its gradient is
+        masked, so Adam never moves it). The diagonal is ignored (h_ldet keeps it at zero).
+    l1_mask : ndarray of float of shape (n_nodes, n_nodes), optional
+        Per-edge multiplier of ``lambda1`` (0 exempts a required edge from the L1 penalty).
 
     Returns
     -------
@@ -409,6 +417,19 @@ def colide_solve(
     W = np.zeros((d, d)) if W_init is None else np.array(W_init, dtype=float)
     if W.shape != (d, d):
         raise ValueError(f"W_init must have shape {(d, d)}, got {W.shape}.")
+    grad_mask = None
+    if edge_mask is not None:
+        grad_mask = np.asarray(edge_mask, dtype=bool)
+        if grad_mask.shape != (d, d):
+            raise ValueError(f"edge_mask must have shape {(d, d)}, got {grad_mask.shape}.")
+        grad_mask = grad_mask.astype(float)
+        W = W * grad_mask  # a forbidden edge starts, and stays, at zero
+    l1 = float(lambda1)
+    if l1_mask is not None:
+        l1_mask = np.asarray(l1_mask, dtype=float)
+        if l1_mask.shape != (d, d) or np.any(l1_mask < 0):
+            raise ValueError(f"l1_mask must be a non-negative {(d, d)} matrix.")
+        l1 = l1 * l1_mask
 
     t_start = time.perf_counter()
     deadline = None if max_time is None else t_start + float(max_time)
@@ -432,8 +453,8 @@ def colide_solve(
                 f"Stage {k}: the warm start stays outside the log-det domain even with s={s_k:.2f}."
             )
         out = _adam_stage(
-            W, sigma, cov, eye, variant, float(mu), float(lambda1), s_k, int(T), lr_k, float(tol),
-            int(checkpoint), beta_1, beta_2, sigma0, k, history, callback, deadline,
+            W, sigma, cov, eye, variant, float(mu), l1, s_k, int(T), lr_k, float(tol),
+            int(checkpoint), beta_1, beta_2, sigma0, k, history, callback, deadline, grad_mask,
         )
         W, sigma, n_it, lr_k, stage_converged, obj, stop_reason = out
         n_iter_total += n_it
@@ -472,7 +493,7 @@ def colide_solve(
 
 
 def _adam_stage(W, sigma, cov, eye, variant, mu, lambda1, s, T, lr, tol, checkpoint,
-                beta_1, beta_2, sigma0, stage, history, callback, deadline):
+                beta_1, beta_2, sigma0, stage, history, callback, deadline, grad_mask=None):
     """One stage of Algorithm 1 (see :func:`colide_solve`). Returns the new state."""
     W = W.copy()
     Minv = _inv_in_domain(W, s, eye)
@@ -490,10 +511,12 @@ def _adam_stage(W, sigma, cov, eye, variant, mu, lambda1, s, T, lr, tol, checkpo
             grad = R / -sigma[None, :]
         else:
             grad = -R
-        if lambda1:
+        if np.any(lambda1):
             grad += lambda1 * np.sign(W)
         grad *= mu
         grad += 2.0 * Minv.T * W
+        if grad_mask is not None:
+            grad *= grad_mask
         m *= beta_1
         m += (1.0 - beta_1) * grad
         v *= beta_2
@@ -523,7 +546,7 @@ def _adam_stage(W, sigma, cov, eye, variant, mu, lambda1, s, T, lr, tol, checkpo
             score = _smooth_score(IW, R, sigma, variant)
             sign, logdet = np.linalg.slogdet(s * eye - W * W)
             h = eye.shape[0] * np.log(s) - logdet if sign > 0 else np.inf
-            obj = mu * (score + lambda1 * float(np.abs(W).sum())) + h
+            obj = mu * (score + float(np.sum(lambda1 * np.abs(W)))) + h
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {stage}, step {t}: the objective is not finite.")
             history["stage"].append(stage)
@@ -600,12 +623,21 @@ class CoLiDE:
     random_state : None, int or numpy Generator, default=None
         Accepted for API symmetry. The solvers are deterministic (W starts at zero), so the
         same data and parameters always give bit-identical results.
-    solver : {"adam"}, default="adam"
-        ``"adam"`` is the paper-faithful schedule (one Adam step per BCD iteration).
+    solver : {"adam", "fast", "auto"}, default="adam"
+        ``"adam"`` is the paper-faithful schedule (one Adam step per BCD iteration, the
+        reference for every speed claim). ``"fast"`` (alias ``"auto"``) solves the same
+        problems, eq. 4 / eq. 6 along the same central path, with a faster solver
+        (``colide_core._fast``).
     checkpoint : int, default=1000
         Steps between convergence checks, history entries and callback calls.
     max_time : float, optional
         Wall-clock budget in seconds (see :func:`colide_solve`).
+    forbidden, required : ndarray of bool of shape (n_nodes, n_nodes) or list of (source, target), optional
+        Prior knowledge. A forbidden edge is held at zero during optimisation; a required edge
+        is exempt from the L1 penalty and never removed by post-processing. Pairs may be
+        node names (when ``X`` is a DataFrame) or integer indices.
+    tiers : list of list of node names or indices, optional
+        Ordered layers: no edge may point from a later tier to an earlier one.
 
     Attributes
     ----------
@@ -657,6 +689,9 @@ class CoLiDE:
         solver="adam",
         checkpoint=1000,
         max_time=None,
+        forbidden=None,
+        required=None,
+        tiers=None,
     ):
         self.variant = variant
         self.lambda1 = lambda1
@@ -670,13 +705,17 @@ class CoLiDE:
         self.solver = solver
         self.checkpoint = checkpoint
         self.max_time = max_time
+        self.forbidden = forbidden
+        self.required = required
+        self.tiers = tiers
 
     def get_params(self):
         """Return the constructor parameters as a dict (scikit-learn style)."""
         return {
             name: getattr(self, name)
             for name in ("variant", "lambda1", "mu_schedule", "s_schedule", "max_iter", "lr", "tol",
-                         "threshold", "random_state", "solver", "checkpoint", "max_time")
+                         "threshold", "random_state", "solver", "checkpoint", "max_time",
+                         "forbidden", "required", "tiers")
         }
 
     def fit(self, X, callback=None):
@@ -766,8 +805,8 @@ class CoLiDE:
         return self._fit_cov(cov, int(n), names, callback)
 
     def _fit_cov(self, cov, n, names, callback):
-        if self.solver != "adam":
-            raise ValueError(f"solver must be 'adam', got {self.solver!r}.")
+        if self.solver not in ("adam", "fast", "auto"):
+            raise ValueError(f"solver must be 'adam', 'fast' or 'auto', got {self.solver!r}.")
         if not (np.isfinite(self.threshold) and self.threshold >= 0):
             raise ValueError(f"threshold must be >= 0, got {self.threshold!r}.")
         if self.max_time is not None and not self.max_time > 0:
@@ -776,8 +815,18 @@ class CoLiDE:
         if np.any(diag <= 0):
             bad = [names[i] if names else str(i) for i in np.flatnonzero(diag <= 0)]
             raise FloatingPointError(f"Constant column(s) with zero variance: {', '.join(bad)}.")
+        edge_mask = required_mask = None
+        if self.forbidden is not None or self.required is not None or self.tiers is not None:
+            from .constraints import resolve_constraints
+
+            edge_mask, required_mask = resolve_constraints(
+                cov.shape[0], names, forbidden=self.forbidden, required=self.required, tiers=self.tiers
+            )
+        solve = colide_solve
+        if self.solver in ("fast", "auto"):
+            from ._fast import fast_solve as solve
         t0 = time.perf_counter()
-        res = colide_solve(
+        res = solve(
             cov,
             variant=self.variant,
             lambda1=float(self.lambda1),
@@ -789,11 +838,15 @@ class CoLiDE:
             checkpoint=int(self.checkpoint),
             callback=callback,
             max_time=self.max_time,
+            edge_mask=edge_mask,
+            l1_mask=None if required_mask is None else (~required_mask).astype(float),
         )
         self.fit_time_ = time.perf_counter() - t0
         self.result_ = res
         self.W_ = res.W
-        self.adjacency_ = threshold_to_dag(res.W, self.threshold)
+        self.adjacency_ = threshold_to_dag(res.W, self.threshold, required=required_mask)
+        self.edge_mask_ = edge_mask
+        self.required_mask_ = required_mask
         self.sigma_ = res.sigma
         self.n_iter_ = res.n_iter
         self.history_ = res.history

@@ -72,3 +72,23 @@ def test_bad_matrices_raise(bad):
 def test_negative_threshold_raises():
     with pytest.raises(ValueError, match="threshold"):
         threshold_to_dag(np.zeros((2, 2)), -0.1)
+
+
+def test_required_edges_survive_threshold_and_cycle_breaking():
+    # 0 -> 1 (0.1, required) would be thresholded away at 0.3 but is kept. The cycle
+    # 0 -> 1 -> 2 -> 0 must then be broken at a non-required edge: 1 -> 2 (0.5) is the
+    # smallest of those, so it goes, while 2 -> 0 (0.9) stays.
+    W = np.zeros((3, 3))
+    W[0, 1], W[1, 2], W[2, 0] = 0.1, 0.5, 0.9
+    req = np.zeros((3, 3), dtype=bool)
+    req[0, 1] = True
+    out = threshold_to_dag(W, 0.3, required=req)
+    expected = np.zeros((3, 3))
+    expected[0, 1], expected[2, 0] = 0.1, 0.9
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_cyclic_required_edges_raise():
+    W = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="required edges form a directed cycle"):
+        threshold_to_dag(W, 0.3, required=np.ones((2, 2), dtype=bool) & ~np.eye(2, dtype=bool))

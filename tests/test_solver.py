@@ -283,3 +283,25 @@ def test_final_objective_reported_matches_recomputation():
     res = colide_solve(cov, variant="ev", **SHORT)
     obj, h = _objective(res.W, res.sigma, cov, "ev", 0.001, 0.05, 0.7)
     assert res.objective == pytest.approx(obj, rel=1e-12)
+
+
+def test_edge_mask_holds_forbidden_edges_at_zero_and_l1_mask_exempts():
+    # x1 = 2 x0 + noise: without constraints 0 -> 1 is learned. Forbidding it keeps it at
+    # exactly zero for the whole solve.
+    rng = np.random.default_rng(5)
+    x0 = rng.normal(size=500)
+    X = np.c_[x0, 2 * x0 + rng.normal(size=500), rng.normal(size=500)]
+    X -= X.mean(0)
+    cov = X.T @ X / 500
+    mask = np.ones((3, 3), dtype=bool)
+    mask[0, 1] = False
+    res = colide_solve(cov, variant="nv", edge_mask=mask, **SHORT)
+    assert res.W[0, 1] == 0.0
+    free = colide_solve(cov, variant="nv", **SHORT)
+    assert abs(free.W[0, 1]) + abs(free.W[1, 0]) > 0.1
+    # An L1 exemption changes the objective's penalty term only on that edge.
+    l1 = np.ones((3, 3))
+    l1[2, 0] = 0.0
+    r2 = colide_solve(cov, variant="nv", l1_mask=l1, **SHORT)
+    obj, _ = _objective(r2.W, r2.sigma, cov, "nv", 0.001, 0.05 * l1, 0.7)
+    assert r2.objective == pytest.approx(obj, rel=1e-12)

@@ -21,6 +21,8 @@ from ._solver import (
 )
 from ._graph import is_dag, threshold_to_dag
 from ._datasets import load_sachs, SACHS_NODES
+from ._metrics import evaluate
+from . import baselines, simulate
 
 __all__ = [
     "CoLiDE",
@@ -36,4 +38,5 @@ __all__ = [
     "threshold_to_dag",
     "load_sachs",
     "SACHS_NODES",
+    "evaluate", "simulate", "baselines",
 ]

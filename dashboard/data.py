@@ -111,7 +111,7 @@ def make_dataset(name, X, *, B_true=None, sigma_true=None, source="upload", note
     ValueError
         If ``B_true`` or ``sigma_true`` does not match the number of columns of ``X``.
     """
-    X = pd.DataFrame(X).astype(np.float64, copy=True)
+    X = pd.DataFrame(X).astype(np.float64).copy()
     X.columns = [str(c) for c in X.columns]
     d = X.shape[1]
     names = list(X.columns)

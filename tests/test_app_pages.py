@@ -1,0 +1,223 @@
+"""End-to-end tests of the Streamlit app with streamlit.testing.v1.AppTest (no browser)."""
+import html
+import re
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import colide_core
+from dashboard import fitting
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGES = ["pages/data.py", "pages/learn.py", "pages/simulate.py", "pages/compare.py"]
+TIMEOUT = 300  # seconds per script run: fits run inside the run and the machine is shared
+QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fit_cache():
+    fitting.fit_colide.clear()
+    yield
+    fitting.fit_colide.clear()
+
+
+def _app():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _shown(markdown_source):
+    """What the user reads: markdown backslash escapes and HTML entities undone."""
+    return html.unescape(re.sub(r"\\(.)", r"\1", markdown_source))
+
+
+def _frame(at, first_index):
+    """The one st.dataframe whose first index label is ``first_index``."""
+    frames = [d.value for d in at.dataframe if len(d.value.index) and d.value.index[0] == first_index]
+    assert len(frames) == 1, [list(d.value.index[:3]) for d in at.dataframe]
+    return frames[0]
+
+
+def _metric(at, label):
+    values = [m.value for m in at.metric if m.label == label]
+    assert len(values) == 1, [m.label for m in at.metric]
+    return values[0]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs(page):
+    at = _app()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    assert len(at.title) == 1
+
+
+def test_sachs_is_loaded_by_default():
+    at = _app()
+    assert at.session_state["dataset"].source == "sachs"
+    assert _metric(at, "Samples (n)") == "853" and _metric(at, "Nodes (d)") == "11"
+    summary = _frame(at, "Raf")
+    assert list(summary.index) == list(colide_core.SACHS_NODES)
+    assert summary.loc["PKA", "count"] == 853
+
+
+def test_learn_nv_on_sachs_with_defaults_matches_direct_fit():
+    # Paper defaults (lambda1 = 0.05, 4 stages up to 130 000 iterations, threshold 0.3).
+    at = _app()
+    at.switch_page("pages/learn.py").run()
+    assert at.segmented_control(key="learn_variant").value == "NV"
+    assert at.session_state["solver_overrides"] == {}
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    assert [p.value for p in at.progress] == [100]
+    shown_shd = int(_metric(at, "SHD · NV"))
+    shown_edges = int(_metric(at, "Edges · NV"))
+
+    X, B_true = colide_core.load_sachs()
+    model = colide_core.CoLiDE("nv", lambda1=0.05).fit(X)
+    W = colide_core.threshold_to_dag(model.W_, 0.3)
+    expected = colide_core._metrics.evaluate(B_true, W) if not hasattr(colide_core, "evaluate") \
+        else colide_core.evaluate(B_true, W)
+    assert shown_shd == expected["shd"]
+    assert shown_edges == int((W != 0).sum())
+    table = _frame(at, "SHD")
+    assert table.loc["SHD", "NV"] == expected["shd"]
+    assert table.loc["NNZ", "NV"] == expected["nnz"]
+
+
+def test_threshold_slider_never_reruns_the_solver(monkeypatch):
+    calls = []
+    real_fit = colide_core.CoLiDE.fit
+
+    def counting_fit(self, X, callback=None):
+        calls.append(self.variant)
+        return real_fit(self, X, callback=callback)
+
+    monkeypatch.setattr(colide_core.CoLiDE, "fit", counting_fit)
+    at = _app()
+    at.switch_page("pages/learn.py").run()
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.button(key="learn_run_both").click().run()
+    assert not at.exception, at.exception
+    assert sorted(calls) == ["ev", "nv"]
+    edges_low = int(_metric(at, "Edges · NV"))
+
+    for thr in (0.8, 1.5, 0.0, 0.3):
+        at.slider(key="learn_threshold").set_value(thr).run()
+        assert not at.exception, at.exception
+        if thr == 1.5:
+            assert int(_metric(at, "Edges · NV")) < edges_low
+    assert sorted(calls) == ["ev", "nv"]            # still one solve per variant
+    assert int(_metric(at, "Edges · NV")) == edges_low
+
+    # Running again with the same parameters is served from the cache: no new solve.
+    at.button(key="learn_run").click().run()
+    assert sorted(calls) == ["ev", "nv"]
+    # Both variants are kept for the side-by-side view.
+    assert set(_frame(at, "SHD").columns) == {"EV", "NV"}
+
+
+def test_results_survive_a_page_switch():
+    at = _app()
+    at.switch_page("pages/learn.py").run()
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.slider(key="learn_threshold").set_value(0.5).run()
+    at.button(key="learn_run").click().run()
+    shd = _metric(at, "SHD · NV")
+    at.switch_page("pages/data.py").run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    assert at.slider(key="learn_threshold").value == 0.5
+    assert _metric(at, "SHD · NV") == shd
+
+
+def test_stop_keeps_a_labelled_partial_result(monkeypatch):
+    started = []
+    real_start = fitting.FitJob.start
+
+    def recording_start(self):
+        started.append(self)
+        return real_start(self)
+
+    monkeypatch.setattr(fitting.FitJob, "start", recording_start)
+
+    def press_stop_when_running():
+        # What the Stop button's on_click does, while the page polls the running job.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if started and started[0].fraction > 0:
+                started[0].request_stop()
+                return
+            time.sleep(0.01)
+
+    at = _app()
+    at.switch_page("pages/learn.py").run()
+    at.session_state["solver_overrides"] = {"max_iter": (10**6, 10**6, 10**6, 10**6)}
+    stopper = threading.Thread(target=press_stop_when_running)
+    stopper.start()
+    at.button(key="learn_run").click().run()
+    stopper.join()
+    assert not at.exception, at.exception
+    assert any("stopped" in w.value and "partial" in w.value for w in at.warning)
+    assert "stopped" in at.markdown[[m.value for m in at.markdown].index("**CoLiDE-NV (stopped, partial)** · λ = 0.05")].value
+    assert at.session_state["fit_results"]["nv"].stopped
+
+
+def test_bad_csv_upload_shows_the_specific_problem():
+    at = _app()
+    bad = b"a,b,c\n" + b"".join(f"{i},{2 * i + 1},x{i}\n".encode() for i in range(20))
+    at.file_uploader(key="data_upload").set_value(("bad.csv", bad, "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+    (err,) = at.error
+    text = _shown(err.value)
+    assert "bad.csv" in text and "not numeric: 'c'" in text and "not changed" in text
+    assert at.session_state["dataset"].source == "sachs"   # the current dataset is unchanged
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"a,b\n" + b"1,2\n" * 3 + b"2,1\n", ("rows",)),                                       # < 10 rows
+        (b"a\n" + b"".join(f"{i}\n".encode() for i in range(30)), ("column",)),              # 1 column
+        (b"a,b\n" + b"".join(f"{i},7\n".encode() for i in range(30)), ("constant", "'b'")),  # constant
+        (b"a,b\n" + b"".join(f"{i},{i * i}\n".encode() for i in range(30)) + b"1,nan\n", ("nan",)),
+        (b"a,b\n" + b"".join(f"{i},{i * i}\n".encode() for i in range(30)) + b"1,inf\n", ("inf",)),
+    ],
+)
+def test_other_bad_files_get_a_clear_message(content, words):
+    at = _app()
+    at.file_uploader(key="data_upload").set_value(("bad.csv", content, "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+    (err,) = at.error
+    for w in words:
+        assert w.lower() in _shown(err.value).lower(), err.value
+
+
+def test_good_upload_becomes_the_current_dataset_and_names_are_escaped():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    X[:, 1] += 2 * X[:, 0]
+    header = "alpha,<script>alert(1)</script>,*gamma*"
+    body = "\n".join(",".join(f"{v:.6f}" for v in row) for row in X)
+    at = _app()
+    at.file_uploader(key="data_upload").set_value(("my data.csv", (header + "\n" + body).encode(), "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    assert ds.source == "upload" and ds.shape == (50, 3) and ds.B_true is None
+    assert ds.node_names[1] == "<script>alert(1)</script>"
+    # Markdown never carries the raw tag (it is entity-escaped) nor live emphasis.
+    assert all("<script>" not in m.value for m in at.markdown)
+    at.switch_page("pages/learn.py").run()
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    assert any("no ground truth" in i.value for i in at.info)

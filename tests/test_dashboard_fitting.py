@@ -1,0 +1,75 @@
+"""Tests of dashboard.fitting: caching on (data hash, params), Stop keeps an uncached partial result."""
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard.data import make_dataset, sachs_dataset
+from dashboard.fitting import FitJob, FitStopped, fit_colide, solver_call_count, solver_params
+
+QUICK = {"max_iter": (300, 300, 300, 600), "checkpoint": 100}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    fit_colide.clear()
+    yield
+    fit_colide.clear()
+
+
+def _chain_data(n=400, seed=0):
+    # x0 -> x1 -> x2 with weights 1.5 and -1.0, unit Gaussian noise.
+    rng = np.random.default_rng(seed)
+    x0 = rng.normal(size=n)
+    x1 = 1.5 * x0 + rng.normal(size=n)
+    x2 = -1.0 * x1 + rng.normal(size=n)
+    return make_dataset("chain", pd.DataFrame({"x0": x0, "x1": x1, "x2": x2}), source="simulated")
+
+
+def test_fit_is_cached_on_hash_and_params():
+    ds = _chain_data()
+    params = solver_params("nv", 0.05, QUICK)
+    before = solver_call_count()
+    r1 = fit_colide(ds.key, params, ds.X)
+    assert solver_call_count() == before + 1
+    r2 = fit_colide(ds.key, params, ds.X)          # same key: served from the cache
+    assert solver_call_count() == before + 1
+    np.testing.assert_array_equal(r1.W, r2.W)
+    assert r1.variant == "nv" and r1.W.shape == (3, 3) and np.shape(r1.sigma) == (3,)
+    assert r1.node_names == ["x0", "x1", "x2"] and not r1.stopped
+    fit_colide(ds.key, solver_params("nv", 0.1, QUICK), ds.X)   # new lambda: a new solve
+    assert solver_call_count() == before + 2
+    ev = fit_colide(ds.key, solver_params("ev", 0.05, QUICK), ds.X)
+    assert np.ndim(ev.sigma) == 0 and ev.sigma_per_node.shape == (3,)
+
+
+def test_stop_keeps_partial_result_and_never_caches_it():
+    ds = sachs_dataset()
+    params = solver_params("nv", 0.05)                  # paper schedule: 130 000 iterations at most
+    job = FitJob(ds, [params]).start()
+    deadline = time.monotonic() + 60
+    while job.fraction == 0.0 and not job.done and time.monotonic() < deadline:
+        time.sleep(0.01)
+    job.request_stop()
+    assert job.wait(60)
+    assert job.errors == []
+    (res,) = job.results
+    assert res.stopped and res.label == "NV (stopped, partial)"
+    assert 0 < res.n_iter < 130_000 and 0.0 < job.fraction <= 1.0
+    # The partial fit was not cached: the same key runs the solver again (and stops at once).
+    before = solver_call_count()
+    with pytest.raises(FitStopped) as info:
+        fit_colide(ds.key, params, ds.X, lambda stage, it, obj: True)
+    assert solver_call_count() == before + 1
+    assert info.value.result.n_iter == 1000          # the first checkpoint
+
+
+def test_job_reports_solver_errors_without_raising():
+    X = pd.DataFrame({"a": np.arange(20.0), "b": np.ones(20)})   # b is constant
+    ds = make_dataset("bad", X)
+    job = FitJob(ds, [solver_params("ev", 0.05, QUICK), solver_params("nv", 0.05, QUICK)]).start()
+    assert job.wait(60)
+    assert job.results == []
+    assert len(job.errors) == 2 and all("b" in e and "failed" in e for e in job.errors)
+    assert job.errors[0].startswith("EV:") and job.errors[1].startswith("NV:")

@@ -1,0 +1,89 @@
+"""Tests of dashboard.graph: edge classification, escaping of node names, offline HTML."""
+import json
+import re
+
+import numpy as np
+import pytest
+
+from dashboard.graph import classify_edges, graph_html
+
+EVIL = "<script>alert(1)</script>"
+
+
+def _datasets(html, which):
+    """The JSON list passed to ``new vis.DataSet(...)``: which=0 nodes, which=1 edges."""
+    found = re.findall(r"new vis\.DataSet\((\[.*?\])\);", html, flags=re.DOTALL)
+    assert len(found) == 2
+    return json.loads(found[which])
+
+
+def test_classify_edges_hand_worked():
+    # Truth: 0->1, 1->2, 0->3.   Estimate: 0->1 (correct), 2->1 (reversed 1->2), 2->3 (extra).
+    # 0->3 is found in neither direction: missing.
+    B = np.zeros((4, 4))
+    B[0, 1] = B[1, 2] = B[0, 3] = 1
+    W = np.zeros((4, 4))
+    W[0, 1], W[2, 1], W[2, 3] = 0.9, -1.5, 0.4
+    got = sorted(classify_edges(W, B))
+    assert got == [(0, 1, "correct"), (0, 3, "missing"), (2, 1, "reversed"), (2, 3, "extra")]
+    # Without a truth every estimated edge is just "learned"; no missing edges.
+    assert sorted(classify_edges(W)) == [(0, 1, "learned"), (2, 1, "learned"), (2, 3, "learned")]
+
+
+def test_classify_edges_rejects_shape_mismatch():
+    with pytest.raises(ValueError, match="shape"):
+        classify_edges(np.zeros((3, 3)), np.zeros((2, 2)))
+
+
+def test_node_names_are_escaped_in_labels_and_titles():
+    W = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 0.5], [0.0, 0.0, 0.0]])
+    html = graph_html(W, ["a", EVIL, 'b"&\'c'], sigma=[1.0, 2.0, 3.0])
+    # The raw name never appears, in any form that a browser would parse as a tag.
+    assert EVIL not in html
+    assert "<script>alert" not in html
+    nodes = _datasets(html, 0)
+    assert [n["label"] for n in nodes] == ["a", "&lt;script&gt;alert(1)&lt;/script&gt;", "b&#34;&amp;&#39;c"]
+    assert nodes[1]["title"].startswith("&lt;script&gt;alert(1)&lt;/script&gt;")
+    edges = _datasets(html, 1)
+    assert all("<" not in e["title"] for e in edges)
+    assert any("&lt;script&gt;" in e["title"] for e in edges)
+
+
+def test_html_is_offline():
+    W = np.array([[0.0, 0.7], [0.0, 0.0]])
+    html = graph_html(W, ["x", "y"], np.array([[0, 1], [0, 0]]))
+    # No external script or stylesheet: every <script> is inline.
+    assert re.search(r"<script[^>]*\bsrc\s*=", html, flags=re.IGNORECASE) is None
+    assert re.search(r"<link[^>]*\bhref\s*=\s*[\"']?(https?:)?//", html, flags=re.IGNORECASE) is None
+    assert "cdn.jsdelivr" not in html and "cdnjs.cloudflare" not in html
+    # ... and the vis-network library really is inlined.
+    assert "vis.Network" in html and len(html) > 100_000
+
+
+def test_edge_styles_widths_and_legend():
+    # Truth 0->1, 1->2. Estimate 0->1 (w=2, correct), 2->1 (w=-0.5, reversed), 0->2 (w=1, extra).
+    B = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]])
+    W = np.array([[0.0, 2.0, 1.0], [0.0, 0.0, 0.0], [0.0, -0.5, 0.0]])
+    html = graph_html(W, ["p", "q", "r"], B)
+    edges = {(e["from"], e["to"]): e for e in _datasets(html, 1)}
+    assert set(edges) == {(0, 1), (2, 1), (0, 2)}
+    assert edges[(0, 1)]["color"] == "#2ca02c" and edges[(2, 1)]["color"] == "#ff7f0e"
+    assert edges[(0, 2)]["color"] == "#d62728"
+    # width = 1 + 7 |w| / max|w|: 8 for |w| = 2, 4.5 for |w| = 1, 2.75 for |w| = 0.5
+    assert edges[(0, 1)]["width"] == pytest.approx(8.0)
+    assert edges[(0, 2)]["width"] == pytest.approx(4.5)
+    assert edges[(2, 1)]["width"] == pytest.approx(2.75)
+    assert 'id="legend"' in html and "reversed" in html
+
+    # Missing edge drawn dashed: estimate only 0->1, truth 0->1 and 1->2.
+    html2 = graph_html(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), ["p", "q", "r"], B)
+    e2 = {(e["from"], e["to"]): e for e in _datasets(html2, 1)}
+    assert e2[(1, 2)]["dashes"] is True and e2[(0, 1)]["dashes"] is False
+
+
+def test_no_legend_without_truth_and_bad_names_length():
+    html = graph_html(np.zeros((2, 2)), ["x", "y"])
+    assert 'id="legend"' not in html
+    assert _datasets(html, 1) == []
+    with pytest.raises(ValueError, match="names"):
+        graph_html(np.zeros((2, 2)), ["only-one"])

@@ -1,0 +1,88 @@
+"""Tests of the small pure helpers of the dashboard: escaping, exports, data hashing, figures."""
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard.data import content_hash, make_dataset
+from dashboard.exports import adjacency_csv, edge_list, edge_list_csv
+from dashboard.figures import compare_figure, noise_figure
+from dashboard.fitting import progress_fraction, solver_params
+from dashboard.text import html_escape, md_escape
+
+
+def test_html_escape():
+    assert html_escape("<b>&'\"") == "&lt;b&gt;&amp;&#39;&#34;"
+    assert html_escape(3) == "3"
+
+
+def test_md_escape_neutralises_markdown_and_directives():
+    # Emphasis, links, LaTeX and Streamlit's colour directive become literal (backslash-escaped),
+    # and HTML special characters become entities.
+    assert md_escape("*a*") == r"\*a\*"
+    assert md_escape("[x](http://e.com)") == r"\[x\]\(http\://e\.com\)"
+    assert md_escape("$x$") == r"\$x\$"
+    assert md_escape(":red[hi]") == r"\:red\[hi\]"
+    assert md_escape("<img src=x>") == "&lt;img src\\=x&gt;"
+    assert md_escape("Raf") == "Raf"
+
+
+def test_edge_list_and_csvs_hand_worked():
+    # W[0,1] = 1.5 means a -> b; W[2,0] = -0.25 means c -> a.
+    W = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [-0.25, 0.0, 0.0]])
+    names = ["a", "b", "c"]
+    el = edge_list(W, names)
+    assert el.to_dict("list") == {"source": ["a", "c"], "target": ["b", "a"], "weight": [1.5, -0.25]}
+    back = pd.read_csv(io.StringIO(edge_list_csv(W, names)))
+    assert back.to_dict("list") == el.to_dict("list")
+    adj = pd.read_csv(io.StringIO(adjacency_csv(W, names)), index_col="source")
+    assert list(adj.columns) == names and list(adj.index) == names
+    np.testing.assert_array_equal(adj.to_numpy(), W)
+
+
+def test_content_hash_depends_on_values_names_and_truth():
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.0, 5.0]})
+    h = content_hash(X)
+    assert h == content_hash(X.copy())
+    assert h != content_hash(X.rename(columns={"a": "z"}))
+    X2 = X.copy()
+    X2.iloc[0, 0] = 1.0000001
+    assert h != content_hash(X2)
+    assert h != content_hash(X, B_true=np.zeros((2, 2)))
+    ds = make_dataset("toy", X, B_true=[[0, 1], [0, 0]], sigma_true=[1, 2], source="simulated")
+    assert ds.key == content_hash(ds.X, ds.B_true, ds.sigma_true)
+    assert ds.B_true.loc["a", "b"] == 1.0 and ds.shape == (3, 2)
+    with pytest.raises(ValueError, match="B_true"):
+        make_dataset("bad", X, B_true=np.zeros((3, 3)))
+
+
+def test_progress_fraction():
+    budget = (10, 10, 10, 70)  # 100 iterations in total
+    assert progress_fraction(budget, 0, 0) == 0.0
+    assert progress_fraction(budget, 0, 5) == pytest.approx(0.05)
+    assert progress_fraction(budget, 2, 10) == pytest.approx(0.30)
+    assert progress_fraction(budget, 3, 35) == pytest.approx(0.65)
+    assert progress_fraction(budget, 3, 70) == 1.0
+    assert progress_fraction(budget, 3, 10_000) == 1.0  # clipped
+
+
+def test_solver_params_is_hashable_and_sorted():
+    p = solver_params("nv", 0.05, {"max_iter": [1, 2, 3, 4]})
+    assert p == (("lambda1", 0.05), ("max_iter", (1, 2, 3, 4)), ("variant", "nv"))
+    hash(p)
+
+
+def test_noise_figure_escapes_names_and_draws_ev_as_line():
+    fig = noise_figure(["<b>x</b>", "y"], {"NV": np.array([1.0, 2.0]), "EV": 1.5}, sigma_true=[1.0, 1.0])
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert [t.name for t in bars] == ["true σ", "NV σ̂"]
+    assert list(bars[1].x) == ["&lt;b&gt;x&lt;/b&gt;", "y"]
+    assert [s["y0"] for s in fig.layout.shapes] == [1.5]  # EV: one horizontal line
+
+
+def test_compare_figure_groups_methods():
+    summary = pd.DataFrame({"shd_mean": [3.0, 5.0], "shd_std": [1.0, np.nan]}, index=["A", "<i>B</i>"])
+    fig = compare_figure(summary, metrics=("shd", "sid"))  # sid absent: skipped
+    assert [t.name for t in fig.data] == ["A", "&lt;i&gt;B&lt;/i&gt;"]
+    assert list(fig.data[0].x) == ["SHD"] and list(fig.data[1].error_y.array) == [0.0]

@@ -23,6 +23,7 @@ from ._graph import is_dag, threshold_to_dag
 from ._datasets import load_sachs, SACHS_NODES
 from ._metrics import evaluate
 from . import baselines, simulate
+from . import io
 
 __all__ = [
     "CoLiDE",

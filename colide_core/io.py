@@ -1,0 +1,947 @@
+"""Reading and validating user data: one validation layer for the dashboard and the library.
+
+Two steps, usable separately:
+
+* :func:`read_table` turns the raw bytes of an uploaded file (CSV, TSV, other delimited text, or
+  Parquet) into a :class:`pandas.DataFrame`, with the delimiter sniffed. It never unpickles and
+  never touches the file system: the file name is used only for its extension.
+* :func:`validate_data` checks that a DataFrame is a usable data matrix ``X`` of shape
+  ``(n_samples, n_nodes)`` for linear DAG learning (numeric, finite, no constant / duplicate /
+  perfectly collinear columns, a finite covariance) and returns a :class:`ValidatedData`.
+
+Every problem with the data is reported as a :class:`DataValidationError` (a ``ValueError``) with a
+human message that names the offending columns or rows, and a stable machine-readable ``kind``
+code (see :data:`ERROR_KINDS`), so a UI can offer the right fix (e.g. "drop non-numeric columns").
+
+Conventions: ``X`` has shape ``(n_samples, n_nodes)``; a learned ``W[i, j] != 0`` means the edge
+``i -> j`` between the ``i``-th and ``j``-th columns of ``X``.
+"""
+from __future__ import annotations
+
+import csv
+import io as _io
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "DataValidationError",
+    "ValidatedData",
+    "read_table",
+    "validate_data",
+    "INTERACTIVE_MAX_NODES",
+    "DEFAULT_MAX_BYTES",
+    "ERROR_KINDS",
+]
+
+#: Largest number of nodes (columns) the interactive dashboard accepts. The library has no limit
+#: unless ``max_nodes`` is passed to :func:`validate_data`.
+INTERACTIVE_MAX_NODES = 200
+
+#: Default upper bound on the size of an uploaded file, in bytes (50 MB).
+DEFAULT_MAX_BYTES = 50_000_000
+
+#: Every value that :attr:`DataValidationError.kind` can take, with its meaning.
+ERROR_KINDS = {
+    "bad_type": "the input is not bytes / not a DataFrame",
+    "empty_file": "the file has no content (or only whitespace)",
+    "too_large": "the file is larger than the size limit",
+    "not_tabular": "the file could not be parsed as a table (binary, ragged rows, corrupt Parquet)",
+    "unsupported_column_type": "a Parquet column has a nested, binary, object or extension type",
+    "empty_column_name": "a column has no name",
+    "duplicate_column_name": "two or more columns share a name",
+    "too_few_columns": "fewer than 2 (numeric) columns",
+    "too_few_rows": "fewer than ``min_rows`` (finite) rows",
+    "too_many_nodes": "more columns than ``max_nodes``",
+    "non_numeric": "some columns are not numeric (can be dropped with ``drop_non_numeric=True``)",
+    "nonfinite": "NaN / missing / infinite values (rows can be dropped with ``drop_nonfinite_rows=True``)",
+    "constant_column": "a column has a single repeated value (zero variance)",
+    "duplicate_column": "two columns hold identical values",
+    "overflow": "values so large that the covariance matrix is not finite in float64",
+    "singular_covariance": "the covariance matrix is singular: perfectly collinear columns",
+}
+
+# Candidate delimiters for delimited text, in order of preference.
+_DELIMITERS = (",", "\t", ";", "|", " ")
+# How many listed names / rows a message shows before "... and k more".
+_MAX_LISTED = 8
+# Longest column name shown verbatim in a message.
+_MAX_NAME_CHARS = 60
+# Relative eigenvalue of the correlation matrix below which the covariance counts as singular.
+_SINGULAR_RTOL = 1e-12
+# ... and below which it only earns an "ill-conditioned" warning.
+_ILL_CONDITIONED_RTOL = 1e-8
+# Ratio of the largest to the smallest column variance above which a scale warning is given.
+_SCALE_WARN_RATIO = 1e12
+_PARQUET_MAGIC = b"PAR1"
+_PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
+_TSV_EXTENSIONS = (".tsv", ".tab")
+_UNNAMED_RE = re.compile(r"^Unnamed: \d+(_level_\d+)?$")
+
+
+class DataValidationError(ValueError):
+    """The data cannot be used as it is; the message says why, in plain words.
+
+    Parameters
+    ----------
+    message : str
+        Human-readable explanation naming the offending columns / rows and, where possible, the fix.
+    kind : str
+        Machine-readable code, one of the keys of :data:`ERROR_KINDS` (e.g. ``"non_numeric"``).
+    columns : sequence of str, optional
+        Names (as strings) of the offending columns, when the problem is about columns.
+    rows : sequence, optional
+        Index labels of the offending rows, when the problem is about rows.
+
+    Attributes
+    ----------
+    message, kind, columns, rows
+        As given; ``columns`` and ``rows`` are tuples. ``str(err) == err.message``.
+
+    Notes
+    -----
+    Names in the message are quoted with ``repr``-like quotes and shortened, but NOT HTML-escaped:
+    a UI must escape the message before putting it into HTML or markdown.
+    """
+
+    def __init__(self, message, kind, *, columns=(), rows=()):
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"unknown DataValidationError kind {kind!r}")
+        super().__init__(message)
+        self.message = str(message)
+        self.kind = kind
+        self.columns = tuple(columns)
+        self.rows = tuple(rows)
+
+    def __str__(self):
+        return self.message
+
+    def __reduce__(self):
+        return (_rebuild_error, (self.message, self.kind, self.columns, self.rows))
+
+
+def _rebuild_error(message, kind, columns, rows):
+    return DataValidationError(message, kind, columns=columns, rows=rows)
+
+
+@dataclass(frozen=True)
+class ValidatedData:
+    """A data matrix that passed :func:`validate_data`.
+
+    Attributes
+    ----------
+    X : pandas.DataFrame
+        The data, shape ``(n_samples, n_nodes)``, dtype float64, all values finite, column names are
+        unique non-empty ``str`` (surrounding whitespace stripped). The index keeps the input's row
+        labels (for :func:`read_table` output: data rows numbered from 1, header excluded).
+        Learned graphs use its column order: ``W[i, j] != 0`` means ``X.columns[i] -> X.columns[j]``.
+    warnings : tuple of str
+        Human-readable warnings that do not block learning (e.g. n <= d, ill-conditioned covariance,
+        rows or columns that were dropped on request).
+    dropped_columns : tuple of str
+        Names of the non-numeric columns dropped because ``drop_non_numeric=True``.
+    dropped_rows : int
+        How many rows were dropped because ``drop_nonfinite_rows=True``.
+    dropped_row_labels : tuple
+        The index labels of those rows.
+    ill_posed : bool
+        True when ``n_samples <= n_nodes`` (the sample covariance is then singular).
+    condition_number : float
+        Condition number of the correlation matrix (``inf`` when ill-posed, not computed).
+    """
+
+    X: pd.DataFrame
+    warnings: tuple = ()
+    dropped_columns: tuple = ()
+    dropped_rows: int = 0
+    dropped_row_labels: tuple = ()
+    ill_posed: bool = False
+    condition_number: float = field(default=float("nan"))
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows of ``X``."""
+        return int(self.X.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of columns (graph nodes) of ``X``."""
+        return int(self.X.shape[1])
+
+    @property
+    def node_names(self) -> list:
+        """Column names of ``X`` as a list of str (node names of the learned graph)."""
+        return [str(c) for c in self.X.columns]
+
+
+# ----------------------------------------------------------------------------------------------
+# formatting helpers
+# ----------------------------------------------------------------------------------------------
+def _short(name) -> str:
+    """Quote a (possibly hostile or huge) name for a message: repr-quoted, control chars escaped."""
+    s = str(name)
+    if len(s) > _MAX_NAME_CHARS:
+        s = s[: _MAX_NAME_CHARS - 1] + "…"
+    return repr(s)
+
+
+def _list(items, quote=True) -> str:
+    items = list(items)
+    shown = [(_short(x) if quote else str(x)) for x in items[:_MAX_LISTED]]
+    text = ", ".join(shown)
+    if len(items) > _MAX_LISTED:
+        text += f" and {len(items) - _MAX_LISTED} more"
+    return text
+
+
+def _human_size(nbytes: int) -> str:
+    if nbytes >= 1_000_000:
+        return f"{nbytes / 1e6:.1f} MB"
+    if nbytes >= 1_000:
+        return f"{nbytes / 1e3:.1f} kB"
+    return f"{nbytes} bytes"
+
+
+def _exc_text(exc) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def _plural(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
+
+
+# ----------------------------------------------------------------------------------------------
+# reading
+# ----------------------------------------------------------------------------------------------
+def read_table(
+    data, filename: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_columns: int | None = 10_000
+) -> pd.DataFrame:
+    """Parse the bytes of an uploaded CSV / TSV / delimited-text / Parquet file into a DataFrame.
+
+    Only parsing happens here; call :func:`validate_data` on the result to check it is a usable
+    data matrix ``X`` of shape ``(n_samples, n_nodes)``.
+
+    Parameters
+    ----------
+    data : bytes, bytearray or memoryview
+        The raw file content. Never written to disk, never unpickled.
+    filename : str
+        The uploaded file's name; only its extension is used (``.parquet``/``.pq`` -> Parquet,
+        ``.tsv``/``.tab`` -> tab-separated, anything else -> delimited text with the delimiter
+        sniffed among ``, TAB ; | space``). A file starting and ending with the Parquet magic
+        ``PAR1`` is read as Parquet whatever its name.
+    max_bytes : int, default 50_000_000
+        Largest accepted size in bytes. A Parquet file is also refused when it declares more
+        than ``max_bytes // 2`` cells (the most a text file of ``max_bytes`` bytes can hold), so a
+        small, highly compressed file cannot exhaust memory.
+    max_columns : int or None, default 10_000
+        Most columns accepted, checked on the header before parsing (building a DataFrame with
+        hundreds of thousands of columns takes pandas many seconds); ``None`` means no limit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per field, column labels exactly as in the header (whitespace stripped, duplicates
+        and empty names kept so that :func:`validate_data` can report them), index numbering the data
+        rows from 1 (header excluded). Numeric columns are int/float/bool; others keep their text.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="bad_type"`` if ``data`` is not bytes-like; ``"empty_file"`` if it is empty or
+        whitespace only; ``"too_large"`` above ``max_bytes``; ``"too_many_nodes"`` above
+        ``max_columns``; ``"not_tabular"`` for binary content,
+        undecodable text, ragged rows or corrupt Parquet; ``"unsupported_column_type"`` for Parquet
+        columns that are nested, binary, of an extension type or hold Python objects.
+
+    Notes
+    -----
+    Text is decoded as UTF-8 (BOM allowed), UTF-16 when it starts with a UTF-16 BOM, else Latin-1.
+    The first non-blank line is always the header. Numbers use ``.`` as decimal mark; for ``;``,
+    tab, ``|`` or space delimited files a decimal comma is tried when it turns more columns numeric.
+    The delimiter is guessed with :class:`csv.Sniffer` (standard library) and checked against the
+    header; Parquet is read with ``pyarrow.parquet`` with the pandas metadata stripped (its index
+    columns are dropped), so no stored object is ever reconstructed.
+    """
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    if not isinstance(data, bytes):
+        raise DataValidationError(
+            f"Expected the file content as bytes, got {type(data).__name__}.", "bad_type"
+        )
+    if not isinstance(filename, str):
+        filename = "" if filename is None else str(filename)
+    if max_bytes is None or max_bytes <= 0:
+        raise ValueError(f"max_bytes must be a positive int, got {max_bytes!r}")
+    if max_columns is not None and max_columns < 1:
+        raise ValueError(f"max_columns must be None or a positive int, got {max_columns!r}")
+    size = len(data)
+    if size > max_bytes:
+        raise DataValidationError(
+            f"The file is {_human_size(size)}, above the limit of {_human_size(max_bytes)}.",
+            "too_large",
+        )
+    if size == 0 or not data.strip():
+        raise DataValidationError("The file is empty.", "empty_file")
+
+    ext = ("." + filename.rsplit(".", 1)[-1].lower()) if "." in filename else ""
+    looks_parquet = data[:4] == _PARQUET_MAGIC and data[-4:] == _PARQUET_MAGIC
+    if ext in _PARQUET_EXTENSIONS or looks_parquet:
+        if not looks_parquet:
+            raise DataValidationError(
+                "The file is named like Parquet but is not a Parquet file (no 'PAR1' signature).",
+                "not_tabular",
+            )
+        return _read_parquet(data, max_cells=max_bytes // 2, max_columns=max_columns)
+    return _read_text(data, ext, max_columns)
+
+
+def _decode(data: bytes) -> str:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise DataValidationError(
+                f"The file starts like UTF-16 text but cannot be decoded ({exc.reason} at byte "
+                f"{exc.start}).",
+                "not_tabular",
+            ) from None
+    if b"\x00" in data:
+        hint = ""
+        if data[:4] == b"PK\x03\x04":
+            hint = " It looks like a ZIP / Excel (.xlsx) file: export the sheet as CSV."
+        raise DataValidationError(
+            "The file is binary, not a text table (it contains NUL bytes)." + hint, "not_tabular"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+_SNIFF_CHARS = 65536
+
+
+def _sample_lines(text: str, k: int = 50) -> list:
+    """Up to ``k`` non-blank lines from the first 64 KiB of ``text`` (a cut last line is dropped)."""
+    cut = len(text) > _SNIFF_CHARS
+    lines = _NEWLINE_RE.split(text[:_SNIFF_CHARS])
+    if cut and len(lines) > 1:
+        lines = lines[:-1]
+    return [line for line in lines if line.strip()][:k]
+
+
+def _split(lines, delim):
+    if delim == " ":
+        return [_ws_split(line) for line in lines]
+    return list(csv.reader(lines, delimiter=delim, skipinitialspace=True))
+
+
+def _ws_split(line: str) -> list:
+    """Split like pandas' whitespace separator (spaces and tabs; leading/trailing ones ignored)."""
+    line = line.strip(" \t")
+    return re.split(r"[ \t]+", line) if line else []
+
+
+def _first_records(text: str, delim: str, k: int) -> list:
+    """The first ``k`` non-blank records of ``text`` (quoted newlines respected)."""
+    out = []
+    if delim == " ":
+        lines = (_ws_split(line) for line in _NEWLINE_RE.split(text[: _SNIFF_CHARS * 16]))
+    else:
+        lines = csv.reader(_io.StringIO(text), delimiter=delim, skipinitialspace=True)
+    for rec in lines:
+        if rec and not (len(rec) == 1 and not rec[0].strip()):  # pandas skips blank lines
+            out.append(rec)
+            if len(out) >= k:
+                break
+    return out
+
+
+def _consistent(lines, delim) -> bool:
+    """True when ``delim`` splits the header into >= 2 fields and every sampled row alike."""
+    try:
+        rows = _split(lines, delim)
+    except csv.Error:
+        return False
+    if not rows or len(rows[0]) < 2:
+        return False
+    k = len(rows[0])
+    # The last sampled line may be cut by a quoted newline; ignore it when there are many.
+    body = rows[1:-1] if len(rows) > 3 else rows[1:]
+    return all(len(r) == k for r in body if r)
+
+
+def _sniff_delimiter(text: str, ext: str) -> str:
+    if ext in _TSV_EXTENSIONS:
+        return "\t"
+    lines = _sample_lines(text)
+    if not lines:
+        return ","
+    sniffed = None
+    try:
+        sniffed = csv.Sniffer().sniff("\n".join(lines), delimiters="".join(_DELIMITERS)).delimiter
+    except csv.Error:
+        sniffed = None
+    if sniffed is not None and _consistent(lines, sniffed):
+        return sniffed
+    for delim in _DELIMITERS:
+        if _consistent(lines, delim):
+            return delim
+    # Nothing splits consistently: take the sniffer's guess, else the delimiter most frequent in
+    # the header; the parser then reports the first ragged row.
+    if sniffed is not None:
+        return sniffed
+    counts = {d: lines[0].count(d) for d in _DELIMITERS if d != " "}
+    best = max(counts, key=counts.get)
+    return best if counts[best] > 0 else ","
+
+
+def _too_many_columns(k: int, max_columns) -> None:
+    if max_columns is not None and k > max_columns:
+        raise DataValidationError(
+            f"The file has {k} columns; at most {max_columns} can be read.", "too_many_nodes"
+        )
+
+
+def _read_text(data: bytes, ext: str, max_columns=None) -> pd.DataFrame:
+    text = _decode(data)
+    if not text.strip():
+        raise DataValidationError("The file is empty.", "empty_file")
+    delim = _sniff_delimiter(text, ext)
+    try:
+        first = _first_records(text, delim, 1)
+    except csv.Error as exc:
+        raise DataValidationError(
+            f"The header line cannot be parsed as delimited text ({_exc_text(exc)}).", "not_tabular"
+        ) from None
+    if first:  # cheap count first: pandas needs seconds for a frame with 1e5 columns
+        _too_many_columns(len(first[0]), max_columns)
+    # The header and first data row as pandas itself tokenizes them. With header=None pandas
+    # refuses a second row longer than the first, whereas with header=0 and index_col=False it
+    # would silently truncate a too-long first data row.
+    top = _call_read_csv(text, delim, header=None, nrows=2, dtype=str, keep_default_na=False,
+                         na_filter=False)
+    if top.shape[0] == 0 or top.shape[1] == 0:
+        raise DataValidationError("The file has no header line.", "empty_file")
+    header = [str(h).strip() for h in top.iloc[0].tolist()]
+    _too_many_columns(len(header), max_columns)
+    df = _parse_delimited(text, delim, header, decimal=".")
+    if delim != "," and _n_numeric(df) < df.shape[1]:
+        try:
+            alt = _parse_delimited(text, delim, header, decimal=",")
+        except DataValidationError:
+            alt = None
+        if alt is not None and _n_numeric(alt) > _n_numeric(df):
+            df = alt
+    return df
+
+
+def _call_read_csv(text, delim, **kwargs) -> pd.DataFrame:
+    """pandas.read_csv on ``text`` with the house options; parser failures become not_tabular."""
+    sep = r"\s+" if delim == " " else delim
+    try:
+        return pd.read_csv(
+            _io.StringIO(text),
+            sep=sep,
+            index_col=False,
+            skipinitialspace=True,
+            skip_blank_lines=True,
+            engine="c",
+            low_memory=False,
+            **kwargs,
+        )
+    except pd.errors.EmptyDataError:
+        raise DataValidationError("The file has no data.", "empty_file") from None
+    except pd.errors.ParserError as exc:
+        msg = str(exc).replace("Error tokenizing data. C error: ", "").strip()
+        raise DataValidationError(
+            f"The file is not a regular table: {msg}. Every row must have as many fields as the "
+            f"header (delimiter {delim!r}).",
+            "not_tabular",
+        ) from None
+    except (ValueError, OverflowError, csv.Error, UnicodeError) as exc:
+        raise DataValidationError(
+            f"The file cannot be parsed as a table ({type(exc).__name__}: {_exc_text(exc)}).", "not_tabular"
+        ) from None
+
+
+def _parse_delimited(text, delim, header, decimal) -> pd.DataFrame:
+    df = _call_read_csv(text, delim, header=0, names=list(range(len(header))), decimal=decimal)
+    df.columns = pd.Index(header, dtype=object)
+    df.index = pd.RangeIndex(1, len(df) + 1, name="row")
+    return df
+
+
+def _n_numeric(df) -> int:
+    return sum(_is_numeric_dtype(dt) for dt in df.dtypes)
+
+
+def _read_parquet(data: bytes, *, max_cells: int, max_columns=None) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(pa.BufferReader(data))
+        meta = pf.metadata
+        n_rows, n_cols = int(meta.num_rows), int(meta.num_columns)
+        _too_many_columns(n_cols, max_columns)
+        if n_rows * max(n_cols, 1) > max_cells:
+            raise DataValidationError(
+                f"The Parquet file declares {n_rows} rows x {n_cols} columns, more than the "
+                f"{max_cells} cells allowed.",
+                "too_large",
+            )
+        table = pf.read(use_pandas_metadata=False)
+    except DataValidationError:
+        raise
+    except (pa.ArrowException, OSError, ValueError, TypeError, IndexError, KeyError) as exc:
+        raise DataValidationError(
+            f"The Parquet file cannot be read ({type(exc).__name__}: {_exc_text(exc)}).", "not_tabular"
+        ) from None
+
+    # Drop pandas' stored index columns, read from the JSON metadata (never executed or unpickled).
+    index_cols = set()
+    schema_meta = table.schema.metadata or {}
+    raw = schema_meta.get(b"pandas")
+    if raw is not None:
+        try:
+            pmeta = json.loads(raw.decode("utf-8"))
+            for col in pmeta.get("index_columns", []) if isinstance(pmeta, dict) else []:
+                if isinstance(col, str):
+                    index_cols.add(col)
+        except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
+            index_cols = set()
+    keep = [i for i, f in enumerate(table.schema) if f.name not in index_cols]
+    table = table.select(keep).replace_schema_metadata(None)
+
+    bad = []
+    arrays = []
+    for i, fld in enumerate(table.schema):
+        t = fld.type
+        col = table.column(i)
+        if isinstance(t, pa.BaseExtensionType) or (fld.metadata and any(
+                k.startswith(b"ARROW:extension") for k in fld.metadata)):
+            bad.append((fld.name, "an Arrow extension type"))
+        elif pa.types.is_nested(t) or pa.types.is_union(t):
+            bad.append((fld.name, f"nested type {t}"))
+        elif pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+            bad.append((fld.name, "raw binary"))
+        elif pa.types.is_decimal(t):
+            try:
+                col = col.cast(pa.float64())
+            except pa.ArrowException:
+                bad.append((fld.name, f"decimal type {t} that does not fit float64"))
+        elif pa.types.is_dictionary(t):
+            try:
+                col = col.cast(t.value_type)
+            except pa.ArrowException:
+                bad.append((fld.name, f"dictionary type {t}"))
+        arrays.append(col)
+    if bad:
+        desc = "; ".join(f"{_short(n)} ({why})" for n, why in bad[:_MAX_LISTED])
+        raise DataValidationError(
+            f"Unsupported column type in the Parquet file: {desc}. Only numbers (and text, which "
+            f"can be dropped) are accepted.",
+            "unsupported_column_type",
+            columns=[str(n) for n, _ in bad],
+        )
+    names = [f.name for f in table.schema]
+    try:
+        plain = pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))])
+        df = plain.to_pandas()
+    except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+        raise DataValidationError(
+            f"The Parquet file cannot be converted to a table ({type(exc).__name__}: {_exc_text(exc)}).",
+            "not_tabular",
+        ) from None
+    objects = [names[j] for j in range(df.shape[1])
+               if df.iloc[:, j].dtype == object and not _is_text_series(df.iloc[:, j])]
+    if objects:
+        raise DataValidationError(
+            f"Parquet columns {_list(objects)} hold Python objects; only numbers are accepted.",
+            "unsupported_column_type",
+            columns=[str(n) for n in objects],
+        )
+    df.columns = pd.Index([str(n).strip() for n in names], dtype=object)
+    df.index = pd.RangeIndex(1, len(df) + 1, name="row")
+    return df
+
+
+def _is_text_series(s: pd.Series) -> bool:
+    """True when every non-missing value is a str (object columns from Arrow strings)."""
+    values = s.dropna()
+    return all(isinstance(v, str) for v in values.to_numpy(dtype=object))
+
+
+# ----------------------------------------------------------------------------------------------
+# validating
+# ----------------------------------------------------------------------------------------------
+def _is_numeric_series(s: pd.Series) -> bool:
+    return _is_numeric_dtype(s.dtype)
+
+
+def _is_numeric_dtype(dt) -> bool:
+    return (
+        pd.api.types.is_bool_dtype(dt)
+        or pd.api.types.is_integer_dtype(dt)
+        or pd.api.types.is_float_dtype(dt)
+    ) and not isinstance(dt, pd.CategoricalDtype)
+
+
+def _to_float(s: pd.Series) -> np.ndarray:
+    """float64 copy of a numeric column; pandas NA becomes NaN; int64 beyond 2**53 rounds."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return s.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+
+
+def _is_empty_name(name) -> bool:
+    if name is None:
+        return True
+    if isinstance(name, float) and math.isnan(name):
+        return True
+    s = str(name).strip()
+    return s == "" or bool(_UNNAMED_RE.match(s))
+
+
+def _describe_rows(labels) -> str:
+    return _list([str(r) for r in labels], quote=False)
+
+
+def validate_data(
+    df,
+    *,
+    min_rows: int = 10,
+    max_nodes: int | None = None,
+    drop_non_numeric: bool = False,
+    drop_nonfinite_rows: bool = False,
+) -> ValidatedData:
+    """Check that a table is a usable data matrix for linear DAG learning.
+
+    The checks run in this order and the first failing one raises: column names (empty,
+    duplicate), ``min_rows``, numeric columns, at least 2 columns, ``max_nodes``, finite values, ``min_rows``,
+    constant columns, duplicate columns, finite covariance, non-singular covariance. The input is
+    never modified.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or 2-D array-like
+        Data of shape ``(n_samples, n_nodes)``: one row per sample, one column per variable (node).
+        Arrays get the column names ``"X1" ... "Xd"``.
+    min_rows : int, default 10
+        Fewest rows accepted (after dropping non-finite rows). Must be >= 2.
+    max_nodes : int or None, default None
+        Most columns accepted; ``None`` means no limit. The dashboard passes
+        :data:`INTERACTIVE_MAX_NODES` (200).
+    drop_non_numeric : bool, default False
+        Drop non-numeric columns (text, dates, categories, complex) instead of raising; their names
+        are reported in ``dropped_columns`` and in a warning.
+    drop_nonfinite_rows : bool, default False
+        Drop rows holding NaN, missing or +/-Inf values instead of raising; their number is reported
+        in ``dropped_rows`` and in a warning.
+
+    Returns
+    -------
+    ValidatedData
+        ``X`` as a float64 DataFrame with unique str column names, plus warnings (``n_samples <=
+        n_nodes`` is only a warning: the problem is then ill-posed but may still be solved), the
+        dropped columns / rows and the condition number of the correlation matrix.
+
+    Raises
+    ------
+    DataValidationError
+        With ``kind`` one of ``"bad_type"``, ``"empty_column_name"``, ``"duplicate_column_name"``,
+        ``"non_numeric"``, ``"too_few_columns"``, ``"too_many_nodes"``, ``"nonfinite"``,
+        ``"too_few_rows"``, ``"constant_column"``, ``"duplicate_column"``, ``"overflow"``,
+        ``"singular_covariance"``; the message names the columns / rows involved.
+    ValueError
+        If ``min_rows < 2`` or ``max_nodes < 2``.
+
+    Notes
+    -----
+    The covariance checked is the one the CoLiDE scores use, ``cov = Xc.T @ Xc / n`` of the centred
+    data ``Xc`` (paper, Sec. 4). It is singular when some column is an exact linear combination of
+    others; this is tested on the correlation matrix (scale-free): its smallest eigenvalue relative to
+    the largest below 1e-12 is an error naming the columns with weight in the null eigenvector,
+    below 1e-8 a warning. Both are skipped when ``n_samples <= n_nodes``, where the covariance is
+    singular by construction.
+    """
+    if isinstance(min_rows, bool) or not isinstance(min_rows, (int, np.integer)) or min_rows < 2:
+        raise ValueError(f"min_rows must be an int >= 2, got {min_rows!r}")
+    if max_nodes is not None and (
+        isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 2
+    ):
+        raise ValueError(f"max_nodes must be None or an int >= 2, got {max_nodes!r}")
+
+    if not isinstance(df, pd.DataFrame):
+        try:
+            arr = np.asarray(df)
+        except (TypeError, ValueError) as exc:
+            raise DataValidationError(
+                f"Expected a DataFrame or a 2-D array, got {type(df).__name__} ({exc}).", "bad_type"
+            ) from None
+        if arr.ndim != 2:
+            raise DataValidationError(
+                f"Expected a 2-D table (n_samples, n_nodes), got an array of shape {arr.shape}.",
+                "bad_type",
+            )
+        df = pd.DataFrame(arr, columns=[f"X{j + 1}" for j in range(arr.shape[1])])
+
+    warnings_: list = []
+    cols = list(df.columns)
+
+    # 1. column names ---------------------------------------------------------------------------
+    empty = [j for j, c in enumerate(cols) if _is_empty_name(c)]
+    if empty:
+        j = empty[0]
+        hint = ""
+        col = df.iloc[:, j]
+        if col.isna().all():
+            hint = " It is entirely empty: probably a trailing delimiter at the end of each line."
+        elif j == 0 and _is_numeric_series(col) and len(col) > 1 and (
+                np.array_equal(_to_float(col), np.arange(len(col), dtype=float))
+                or np.array_equal(_to_float(col), np.arange(1, len(col) + 1, dtype=float))):
+            hint = (" It holds the row numbers: probably a saved index (use "
+                    "DataFrame.to_csv(index=False)).")
+        raise DataValidationError(
+            f"{_plural(len(empty), 'column')} without a name, at position "
+            f"{_list([k + 1 for k in empty], quote=False)} (counting from 1).{hint} Give every "
+            f"column a unique name in the header.",
+            "empty_column_name",
+            columns=[str(cols[k]) for k in empty],
+        )
+    names = [str(c).strip() for c in cols]
+    seen: dict = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    dups = [n for n, k in seen.items() if k > 1]
+    if dups:
+        raise DataValidationError(
+            f"Duplicate column names: {_list(dups)}. Every column needs a unique name.",
+            "duplicate_column_name",
+            columns=dups,
+        )
+
+    if len(df) < min_rows:
+        raise DataValidationError(
+            f"The data has {_plural(len(df), 'row')}; at least {min_rows} are needed.",
+            "too_few_rows",
+        )
+
+    # 2. numeric columns -------------------------------------------------------------------------
+    non_numeric = [names[j] for j, dt in enumerate(df.dtypes) if not _is_numeric_dtype(dt)]
+    dropped_columns: tuple = ()
+    keep = list(range(len(cols)))
+    if non_numeric:
+        if not drop_non_numeric:
+            examples = []
+            for j in range(len(cols)):
+                if names[j] in non_numeric and len(examples) < 3:
+                    vals = df.iloc[:, j].dropna()
+                    if len(vals):
+                        examples.append(f"{_short(names[j])} holds e.g. {_short(vals.iloc[0])}")
+            ex = (" (" + "; ".join(examples) + ")") if examples else ""
+            raise DataValidationError(
+                f"{_plural(len(non_numeric), 'column')} not numeric: {_list(non_numeric)}{ex}. "
+                f"Drop {'it' if len(non_numeric) == 1 else 'them'} or fix the values.",
+                "non_numeric",
+                columns=non_numeric,
+            )
+        dropped_columns = tuple(non_numeric)
+        keep = [j for j in range(len(cols)) if names[j] not in non_numeric]
+        warnings_.append(
+            f"Dropped {_plural(len(non_numeric), 'non-numeric column')}: {_list(non_numeric)}."
+        )
+    names = [names[j] for j in keep]
+    d = len(names)
+
+    # 3. shape -----------------------------------------------------------------------------------
+    if d < 2:
+        what = "numeric column" if non_numeric else "column"
+        raise DataValidationError(
+            f"The data has {_plural(d, what)}; at least 2 are needed to learn a graph"
+            + (" (check the delimiter: the header was read as a single field)." if d == 1 and not
+               non_numeric and len(cols) == 1 else "."),
+            "too_few_columns",
+            columns=names,
+        )
+    if max_nodes is not None and d > max_nodes:
+        raise DataValidationError(
+            f"The data has {d} columns (nodes); the limit here is {max_nodes}. Select fewer "
+            f"columns, or use the colide_core library directly for larger graphs.",
+            "too_many_nodes",
+        )
+
+    X = np.empty((len(df), d), dtype=np.float64)
+    for k, j in enumerate(keep):
+        X[:, k] = _to_float(df.iloc[:, j])
+    index = df.index
+    row_labels = np.asarray(index, dtype=object)
+
+    # 4. finite values ---------------------------------------------------------------------------
+    finite = np.isfinite(X)
+    dropped_rows = 0
+    dropped_labels: tuple = ()
+    if not finite.all():
+        bad_rows = ~finite.all(axis=1)
+        if not drop_nonfinite_rows:
+            bad_cols = [names[k] for k in range(d) if not finite[:, k].all()]
+            parts = []
+            for k in range(d):
+                col_bad = ~finite[:, k]
+                if col_bad.any():
+                    n_nan = int(np.isnan(X[col_bad, k]).sum())
+                    n_inf = int(col_bad.sum()) - n_nan
+                    kinds = ", ".join(x for x in (
+                        f"{n_nan} missing/NaN" if n_nan else "", f"{n_inf} infinite" if n_inf else "")
+                        if x)
+                    parts.append(f"{_short(names[k])} ({kinds})")
+                if len(parts) >= _MAX_LISTED:
+                    break
+            labels = row_labels[bad_rows]
+            raise DataValidationError(
+                f"{_plural(int(bad_rows.sum()), 'row')} of {len(X)} "
+                f"{'has' if bad_rows.sum() == 1 else 'have'} missing or infinite values: rows "
+                f"{_describe_rows(labels)}; in columns {'; '.join(parts)}"
+                + (f" and {len(bad_cols) - len(parts)} more" if len(bad_cols) > len(parts) else "")
+                + ". Drop those rows or fix the values.",
+                "nonfinite",
+                columns=bad_cols,
+                rows=labels.tolist(),
+            )
+        dropped_labels = tuple(row_labels[bad_rows].tolist())
+        dropped_rows = len(dropped_labels)
+        X = X[~bad_rows]
+        index = index[~bad_rows]
+        row_labels = row_labels[~bad_rows]
+        warnings_.append(
+            f"Dropped {_plural(dropped_rows, 'row')} with missing or infinite values "
+            f"({len(X)} remain)."
+        )
+
+    n = X.shape[0]
+    if n < min_rows:
+        after = " after dropping rows with missing or infinite values" if dropped_rows else ""
+        raise DataValidationError(
+            f"The data has {_plural(n, 'row')}{after}; at least {min_rows} are needed.",
+            "too_few_rows",
+        )
+
+    # 5. constant and duplicate columns ------------------------------------------------------------
+    constant = [names[k] for k in range(d) if np.all(X[:, k] == X[0, k])]
+    if constant:
+        values = {names[k]: X[0, k] for k in range(d) if names[k] in constant}
+        ex = "; ".join(f"{_short(c)} is always {values[c]:g}" for c in constant[:3])
+        raise DataValidationError(
+            f"{_plural(len(constant), 'column')} constant ({ex}): "
+            f"{_list(constant)}. A constant column has zero variance and carries no information; "
+            f"drop it.",
+            "constant_column",
+            columns=constant,
+        )
+    groups: dict = {}
+    for k in range(d):
+        groups.setdefault((X[:, k] + 0.0).tobytes(), []).append(names[k])  # +0.0: -0.0 == 0.0
+    dup_groups = [g for g in groups.values() if len(g) > 1]
+    if dup_groups:
+        desc = "; ".join(" = ".join(_short(c) for c in g) for g in dup_groups[:_MAX_LISTED])
+        raise DataValidationError(
+            f"Identical columns (same values in every row): {desc}. Keep only one of each group.",
+            "duplicate_column",
+            columns=[c for g in dup_groups for c in g],
+        )
+
+    # 6. covariance: finite and non-singular ---------------------------------------------------------
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        mean = X.mean(axis=0)
+        Xc = X - mean
+        cov = (Xc.T @ Xc) / n
+    diag = np.diag(cov).copy()
+    if not (np.isfinite(mean).all() and np.isfinite(cov).all()):
+        bad = [names[k] for k in range(d)
+               if not (np.isfinite(mean[k]) and np.isfinite(diag[k]) and np.isfinite(cov[k]).all())]
+        big = np.max(np.abs(X), axis=0)
+        ex = "; ".join(f"{_short(names[k])} reaches {big[k]:.3g}" for k in range(d)
+                       if names[k] in bad[:3])
+        raise DataValidationError(
+            f"Values too large: the covariance of {_list(bad)} overflows float64 ({ex}). Rescale "
+            f"these columns (e.g. divide by a power of ten, or standardize).",
+            "overflow",
+            columns=bad,
+        )
+    tiny = [names[k] for k in range(d) if not diag[k] > 0.0]
+    if tiny:
+        raise DataValidationError(
+            f"The variance of {_list(tiny)} underflows to zero in float64 (values too small or too "
+            f"close together); rescale these columns.",
+            "singular_covariance",
+            columns=tiny,
+        )
+
+    ill_posed = n <= d
+    cond = float("inf")
+    if ill_posed:
+        warnings_.append(
+            f"Only {n} samples for {d} nodes (n <= d): the covariance is singular and the problem is "
+            f"ill-posed. Results may be unreliable; you can still proceed."
+        )
+    else:
+        scale = np.sqrt(diag)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            corr = cov / np.outer(scale, scale)
+        corr = 0.5 * (corr + corr.T)
+        if not np.isfinite(corr).all():
+            raise DataValidationError(
+                "The correlation matrix is not finite (extreme values); rescale the columns.",
+                "overflow",
+                columns=names,
+            )
+        try:
+            evals, evecs = np.linalg.eigh(corr)
+        except np.linalg.LinAlgError as exc:  # pragma: no cover - eigh on a finite symmetric matrix
+            raise DataValidationError(
+                f"The covariance matrix could not be analysed ({exc}).", "singular_covariance"
+            ) from None
+        top = float(evals[-1])
+        low = float(max(evals[0], 0.0))
+        rel = low / top if top > 0 else 0.0
+        cond = float("inf") if low == 0.0 else top / low
+        if rel < _SINGULAR_RTOL:
+            v = np.abs(evecs[:, 0])
+            involved = [names[k] for k in np.argsort(-v) if v[k] > 1e-3 * v.max()]
+            raise DataValidationError(
+                f"The covariance matrix is singular (perfectly collinear columns): "
+                f"{_list(involved)} are linearly dependent (one is a linear combination of the "
+                f"others, condition number {'inf' if low == 0 else f'{cond:.2g}'}). Drop one of "
+                f"them.",
+                "singular_covariance",
+                columns=involved,
+            )
+        if rel < _ILL_CONDITIONED_RTOL:
+            warnings_.append(
+                f"The correlation matrix is ill-conditioned (condition number {cond:.2g}): some "
+                f"columns are nearly collinear. Results may be unstable."
+            )
+    ratio = float(diag.max() / diag.min())
+    if ratio > _SCALE_WARN_RATIO:
+        kmax, kmin = int(np.argmax(diag)), int(np.argmin(diag))
+        warnings_.append(
+            f"Column scales differ by a factor of {math.sqrt(ratio):.2g} in standard deviation "
+            f"({_short(names[kmax])} vs {_short(names[kmin])}); consider standardizing."
+        )
+
+    out = pd.DataFrame(X, columns=pd.Index(names), index=index.copy())
+    return ValidatedData(
+        X=out,
+        warnings=tuple(warnings_),
+        dropped_columns=dropped_columns,
+        dropped_rows=dropped_rows,
+        dropped_row_labels=dropped_labels,
+        ill_posed=ill_posed,
+        condition_number=cond,
+    )

@@ -1,0 +1,171 @@
+"""Tests for colide_core.executor on joblib and on a real Dask LocalCluster (2 worker processes)."""
+import logging
+import math
+import os
+import signal
+
+import dask
+import distributed
+import numpy as np
+import pytest
+
+from colide_core.executor import (
+    TIMING_COLUMNS,
+    ResultStore,
+    data_task,
+    make_task,
+    run_sweep,
+    synthetic_task,
+    task_key,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+
+SHORT = {"max_iter": [500, 500, 500, 1000]}
+
+
+def _tasks(n_seeds=2):
+    """2 methods x 2 noise settings x n_seeds seeds on 5-node ER2 graphs, 200 samples."""
+    out = []
+    for method in ("CoLiDE-EV", "CoLiDE-NV"):
+        for variance in ("ev", "nv"):
+            for seed in range(n_seeds):
+                out.append(make_task(synthetic_task, method=method, params=SHORT,
+                                     dataset={"n_nodes": 5, "n_samples": 200, "variance": variance},
+                                     seed=seed))
+    return out
+
+
+def _comparable(rows):
+    """Rows keyed by task key, without wall-time columns; NaN replaced so == works."""
+    out = {}
+    for r in rows:
+        clean = {k: ("nan" if isinstance(v, float) and math.isnan(v) else v)
+                 for k, v in r.items() if k not in TIMING_COLUMNS}
+        out[r["key"]] = clean
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The sweep run locally with joblib: the ground truth for the Dask runs."""
+    res = run_sweep(_tasks(), n_jobs=1)
+    assert res.backend == "joblib" and res.n_computed == 8
+    assert all(r["status"] == "ok" for r in res.rows)
+    return _comparable(res.rows)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A real 2-process LocalCluster; allowed-failures=0 so a killed worker's task surfaces
+    as KilledWorker and exercises the executor's own resubmission."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0,
+                          "distributed.comm.timeouts.connect": "20s"}):
+        cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=logging.ERROR)
+        client = distributed.Client(cl, timeout="30s")
+        try:
+            client.wait_for_workers(2, timeout=60)
+            yield cl, client
+        finally:
+            client.close(timeout=10)
+            cl.close(timeout=20)
+
+
+def test_dask_sweep_matches_joblib_exactly(reference, cluster, tmp_path):
+    cl, client = cluster
+    res = run_sweep(_tasks(), scheduler=cl.scheduler_address, store=tmp_path / "r.jsonl", timeout=120)
+    assert res.backend == "dask" and res.n_computed == 8 and res.n_cached == 0
+    assert _comparable(res.rows) == reference
+    # The store holds each row once, and reloads to the same values.
+    stored = ResultStore(tmp_path / "r.jsonl").load()
+    assert _comparable(stored.values()) == reference
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 8
+
+
+def test_killed_worker_mid_sweep_loses_and_duplicates_nothing(reference, cluster, tmp_path):
+    cl, client = cluster
+    client.wait_for_workers(2, timeout=60)
+    killed = []
+
+    def kill_a_busy_worker(done, total, row):
+        if killed:
+            return None
+        busy = [w for w, keys in client.processing().items() if keys]
+        pids = client.run(os.getpid)
+        victim = busy[0] if busy else next(iter(pids))
+        os.kill(pids[victim], signal.SIGKILL)
+        killed.append(victim)
+        return None
+
+    store = tmp_path / "killed.jsonl"
+    res = run_sweep(_tasks(), scheduler=client, store=store, callback=kill_a_busy_worker, retries=3,
+                    timeout=120)
+    assert killed, "the callback never ran"
+    assert res.n_computed == 8 and len(res.rows) == 8
+    assert _comparable(res.rows) == reference  # nothing lost, nothing changed
+    lines = store.read_text().splitlines()
+    assert len(lines) == 8  # nothing written twice
+    assert len(ResultStore(store).load()) == 8
+    # With allowed-failures=0 the task running on the killed worker came back as KilledWorker
+    # and was resubmitted by the executor (queued-only tasks are silently rescheduled by Dask).
+    assert res.n_resubmitted >= 1
+
+
+def test_env_var_selects_dask_and_resume_skips_finished(reference, cluster, tmp_path, monkeypatch):
+    cl, _ = cluster
+    store = tmp_path / "resume.jsonl"
+    # A local run stopped after 3 rows (the callback returns True) ...
+    first = run_sweep(_tasks(), store=store, n_jobs=1, callback=lambda done, total, row: done >= 3)
+    assert first.stopped and first.n_computed == 3 and len(store.read_text().splitlines()) == 3
+    # ... plus a torn line, as if the process had been killed while writing.
+    with open(store, "a") as fh:
+        fh.write('{"key": "half-writ')
+    # ... resumed on the cluster named by DASK_SCHEDULER_ADDRESS: only the 5 missing runs are computed.
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cl.scheduler_address)
+    second = run_sweep(_tasks(), store=store, timeout=120)
+    assert second.backend == "dask"
+    assert second.n_cached == 3 and second.n_computed == 5
+    assert _comparable(second.rows) == reference
+    assert len(store.read_text().splitlines()) == 8
+    # A third run computes nothing.
+    third = run_sweep(_tasks(), store=store)
+    assert third.n_computed == 0 and third.n_cached == 8
+
+
+def test_task_errors_become_rows_on_both_backends(cluster):
+    cl, _ = cluster
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    tasks = [make_task(data_task, method="CoLiDE-EV", params={"no_such_param": 1}, dataset=X, seed=0),
+             make_task(data_task, method="SortNRegress", params={}, dataset=X, seed=0, bootstrap=True)]
+    for kwargs in ({"n_jobs": 1}, {"scheduler": cl.scheduler_address}):
+        rows = run_sweep(tasks, timeout=120, **kwargs).rows
+        assert [r["status"] for r in rows] == ["error", "ok"]
+        assert "Unknown parameter(s) for CoLiDE-EV: no_such_param" in rows[0]["error"]
+        assert np.asarray(rows[1]["W"]).shape == (3, 3)
+
+
+def test_unreachable_scheduler_is_a_clear_error():
+    with pytest.raises(OSError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
+        run_sweep(_tasks(1)[:1], scheduler="tcp://127.0.0.1:9", connect_timeout=1)
+
+
+def test_task_key_identity():
+    spec = {"n_nodes": 5, "variance": "ev"}
+    k = task_key("CoLiDE-NV", {"max_iter": (1, 2)}, spec, 0)
+    assert len(k) == 64
+    # Tuples and lists, and dict order, do not matter; seed, params and method do.
+    assert k == task_key("CoLiDE-NV", {"max_iter": [1, 2]}, dict(reversed(list(spec.items()))), 0)
+    assert k != task_key("CoLiDE-NV", {"max_iter": (1, 2)}, spec, 1)
+    assert k != task_key("CoLiDE-EV", {"max_iter": (1, 2)}, spec, 0)
+    X = np.arange(6.0).reshape(3, 2)
+    assert task_key("GES", {}, X, None) == task_key("GES", {}, X.copy(), None)
+    X2 = X.copy()
+    X2[0, 0] = 0.5
+    assert task_key("GES", {}, X, None) != task_key("GES", {}, X2, None)
+    # Duplicate tasks run once.
+    t = make_task(synthetic_task, method="SortNRegress", params={}, dataset={"n_nodes": 4, "n_samples": 50}, seed=0)
+    res = run_sweep([t, t], n_jobs=1)
+    assert res.n_computed == 1 and len(res.rows) == 1
+    with pytest.raises(ValueError, match="retries must be >= 0"):
+        run_sweep([t], retries=-1)

@@ -11,7 +11,7 @@ import streamlit as st
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_TOKEN", "UPLOAD_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_TOKEN", "UPLOAD_STATUS", "SIM_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -27,7 +27,7 @@ FIT_JOB = "fit_job"
 SOLVER_OVERRIDES = "solver_overrides"
 #: list of (level, text) messages produced by the last finished fit job ("error"/"warning"/"success").
 FIT_MESSAGES = "fit_messages"
-#: :class:`pandas.DataFrame` of per-run rows of the last comparison, or None.
+#: dict with the per-run rows (DataFrame) and a description of the last comparison, or None.
 COMPARE_RESULTS = "compare_results"
 #: list of (level, text) messages of the last comparison.
 COMPARE_JOB_MESSAGES = "compare_messages"
@@ -35,6 +35,8 @@ COMPARE_JOB_MESSAGES = "compare_messages"
 UPLOAD_TOKEN = "upload_token"
 #: (level, markdown text, already escaped) about the last upload, or None.
 UPLOAD_STATUS = "upload_status"
+#: (level, text) about the last simulation, or None.
+SIM_STATUS = "sim_status"
 
 # --- widget state (key -> default) -------------------------------------------------------
 WIDGET_DEFAULTS = {
@@ -53,7 +55,7 @@ WIDGET_DEFAULTS = {
     "sim_noise_type": "gaussian",
     "sim_variance": "NV",
     "sim_noise_var": 1.0,
-    "sim_noise_var_range": (0.5, 1.5),
+    "sim_noise_var_range": (0.5, 10.0),
     "sim_w_range": (0.5, 2.0),
     "sim_n": 1000,
     "sim_seed": 0,
@@ -63,6 +65,7 @@ WIDGET_DEFAULTS = {
     "cmp_reps": 3,
     "cmp_threshold": 0.3,
     "cmp_parallel": False,
+    "cmp_source": "simulated",
 }
 
 
@@ -82,6 +85,7 @@ def init() -> None:
     ss.setdefault(COMPARE_JOB_MESSAGES, [])
     ss.setdefault(UPLOAD_TOKEN, None)
     ss.setdefault(UPLOAD_STATUS, None)
+    ss.setdefault(SIM_STATUS, None)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value

@@ -1,2 +1,109 @@
+"""Compare page: several methods over R simulated datasets (seeds seed .. seed+R-1).
+
+Each run is cached per (data, method, parameters, seed); a failing method becomes a row with
+its error, and GES is refused above its node limit with a clear message.
+"""
+import pandas as pd
 import streamlit as st
-st.title("Compare")
+
+from dashboard import comparison as cmp
+from dashboard import state
+from dashboard.figures import compare_figure
+from dashboard.simulation import config_from_state
+from dashboard.text import md_escape
+
+ss = st.session_state
+
+try:
+    from colide_core.baselines import METHODS
+except ImportError:  # the baselines module is missing from this installation
+    METHODS = None
+
+st.title("Compare methods")
+if METHODS is None:
+    st.error("The method registry `colide_core.baselines` is not available in this installation.")
+    st.stop()
+
+ds = state.current_dataset()
+sources = {"simulated": "Simulated data (Simulate-page settings), re-drawn for every repetition"}
+if ds.B_true is not None and ds.source != "simulated":
+    sources["current"] = f"The current dataset ({md_escape(ds.name)}), one run per method"
+if ss["cmp_source"] not in sources:
+    ss["cmp_source"] = "simulated"
+st.radio("Data", list(sources), format_func=sources.get, key="cmp_source")
+
+config = config_from_state(ss)
+seed0 = int(ss["sim_seed"])
+if ss["cmp_source"] == "simulated":
+    st.caption(f"Settings: {config.describe()} (change them on the **Simulate** page). "
+               f"Repetition r uses seed {seed0} + r.")
+    d = config.d
+else:
+    d = ds.shape[1]
+
+c1, c2, c3 = st.columns([3, 1, 1])
+with c1:
+    st.multiselect("Methods", list(METHODS), key="cmp_methods", persist_state="session",
+                   help="\n".join(f"- **{k}**: {v.description}" for k, v in METHODS.items()))
+with c2:
+    st.number_input("Repetitions R", min_value=1, max_value=50, step=1, key="cmp_reps", persist_state="session",
+                    disabled=ss["cmp_source"] != "simulated")
+with c3:
+    st.number_input("Threshold (CoLiDE / DAGMA)", min_value=0.0, max_value=2.0, step=0.05, key="cmp_threshold",
+                    persist_state="session")
+st.checkbox("Run in parallel (joblib, one process per core)", key="cmp_parallel", persist_state="session")
+
+methods = list(ss["cmp_methods"])
+refused = {m: r for m in methods if (r := cmp.refusal(m, d)) is not None}
+for reason in refused.values():
+    st.warning(reason)
+runnable = [m for m in methods if m not in refused]
+
+if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/play_arrow:",
+             disabled=not methods):
+    reps = int(ss["cmp_reps"]) if ss["cmp_source"] == "simulated" else 1
+    seeds = [seed0 + r for r in range(reps)] if ss["cmp_source"] == "simulated" else [0]
+    overrides = ss[state.SOLVER_OVERRIDES]
+    tasks = [(m, cmp.method_params(m, ss["cmp_threshold"], overrides), s) for s in seeds for m in runnable]
+    if ss["cmp_source"] == "simulated":
+        kwargs = {"data_id": cmp.data_id_for(config=config), "config": config}
+    else:
+        kwargs = {"data_id": cmp.data_id_for(dataset_key=ds.key), "X": ds.X.to_numpy(),
+                  "B_true": ds.B_true.to_numpy()}
+    bar = st.progress(0.0, text=f"0 of {len(tasks)} runs")
+
+    def on_progress(done, total, row):
+        what = "cached" if row.get("cached") else f"{row['time']:.1f} s"
+        bar.progress(done / max(total, 1), text=f"{done} of {total} runs · {row['method']}, seed {row['seed']} ({what})")
+
+    rows = cmp.run_all(tasks, parallel=bool(ss["cmp_parallel"]), on_progress=on_progress, **kwargs)
+    bar.progress(1.0, text=f"{len(tasks)} of {len(tasks)} runs done")
+    for m, reason in refused.items():
+        rows += [{"method": m, "seed": s, "error": reason, "time": float("nan"),
+                  **{k: float("nan") for k in cmp.REPORTED}, "cached": False} for s in seeds]
+    frame = pd.DataFrame(rows)
+    ss[state.COMPARE_RESULTS] = {
+        "rows": frame,
+        "description": (config.describe() + f", seeds {seeds[0]}..{seeds[-1]}") if ss["cmp_source"] == "simulated"
+        else ds.name,
+    }
+
+result = ss[state.COMPARE_RESULTS]
+if result is None:
+    st.info("Pick methods and press **Run comparison**.")
+    st.stop()
+
+frame = result["rows"]
+summary = cmp.summarize(frame)
+st.subheader("Results")
+st.caption(f"Data: {md_escape(result['description'])}. Mean ± std over repetitions "
+           "(std over successful runs, ddof = 1).")
+for method, row in summary.iterrows():
+    if row["failed"]:
+        st.error(f"{md_escape(method)} failed in {row['failed']} of {row['runs']} runs: {md_escape(row['error'])}")
+st.dataframe(cmp.format_summary(summary), key="cmp_summary")
+st.plotly_chart(compare_figure(summary, metrics=("shd", "shd_cpdag", "sid", "nnz")), key="cmp_chart")
+with st.expander("Per-run rows"):
+    st.dataframe(frame, hide_index=True)
+st.download_button("Per-run rows (CSV)", frame.to_csv(index=False), file_name="colide_comparison_runs.csv",
+                   mime="text/csv", key="cmp_download")

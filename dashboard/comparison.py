@@ -1,0 +1,279 @@
+"""Method comparison over repeated simulations (Compare page), with a per-run result store.
+
+Each run is identified by (data id, method, parameters, seed), where the data id is either the
+simulation configuration (data re-drawn from the seed) or a dataset content hash. Finished runs
+live in a process-wide LRU store (``st.cache_resource``), so repeating or extending a
+comparison only computes the missing runs. Missing runs are computed serially or in parallel
+with joblib (process-based ``loky`` backend). A failing method becomes a row with an ``error``;
+it never raises.
+
+Convention: ``W[i, j] != 0`` means the edge i -> j.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import astuple
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+__all__ = [
+    "COLIDE_FAMILY", "REPORTED", "method_params", "compute_run", "RunStore", "run_store",
+    "run_key", "refusal", "run_all", "summarize", "format_summary", "data_id_for", "LABELS",
+]
+
+#: Methods that take CoLiDE's optimiser parameters (threshold, max_iter, ...).
+COLIDE_FAMILY = ("CoLiDE-EV", "CoLiDE-NV", "DAGMA-linear")
+#: evaluate() keys reported per run, plus the wall time.
+REPORTED = ("shd", "shd_cpdag", "sid", "fdr", "tpr", "nnz")
+LABELS = {"shd": "SHD", "shd_cpdag": "SHD-C", "sid": "SID", "fdr": "FDR", "tpr": "TPR", "nnz": "NNZ",
+          "time": "time (s)"}
+
+
+def method_params(name: str, threshold: float, overrides: dict | None = None) -> tuple:
+    """Hashable parameters of one method for a comparison.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``colide_core.baselines.METHODS``.
+    threshold : float
+        Edge threshold given to the CoLiDE-family methods (the others keep their defaults).
+    overrides : dict, optional
+        Extra CoLiDE parameters (e.g. a shorter ``max_iter``), applied to the CoLiDE family only
+        and only when the method accepts them.
+
+    Returns
+    -------
+    tuple of (str, object), sorted.
+    """
+    from colide_core.baselines import METHODS
+
+    if name not in COLIDE_FAMILY:
+        return ()
+    accepted = set(METHODS[name].defaults)
+    params = {"threshold": float(threshold)}
+    for k, v in (overrides or {}).items():
+        if k in accepted:
+            params[k] = tuple(v) if isinstance(v, list) else v
+    return tuple(sorted(params.items()))
+
+
+def refusal(name: str, d: int) -> str | None:
+    """Why ``name`` cannot run on ``d`` nodes (its registry ``max_nodes``), or None."""
+    from colide_core.baselines import METHODS
+
+    limit = METHODS[name].max_nodes
+    if limit is not None and d > limit:
+        return f"{name} is refused for d = {d} > {limit} nodes: it is too slow beyond {limit}."
+    return None
+
+
+def compute_run(method, params, seed, config=None, X=None, B_true=None) -> dict:
+    """Run one method on one dataset and score it (pure; runs in joblib workers too).
+
+    Parameters
+    ----------
+    method : str
+        A key of ``colide_core.baselines.METHODS``.
+    params : tuple of (str, object)
+        From :func:`method_params`.
+    seed : int
+        Simulation seed (ignored when ``X`` is given).
+    config : dashboard.simulation.SimConfig, optional
+        Draw the data with :func:`dashboard.simulation.simulate_arrays` ``(config, seed)``.
+    X : ndarray of shape (n_samples, n_nodes), optional
+        Fixed data (used when ``config`` is None), with ground truth ``B_true`` (nonzero = edge).
+
+    Returns
+    -------
+    dict
+        ``method``, ``seed``, ``error`` (str or None), ``time`` (s) and the :data:`REPORTED`
+        metrics of ``colide_core.evaluate`` (NaN when the method failed).
+    """
+    from colide_core import baselines
+
+    from dashboard import core
+
+    row = {"method": method, "seed": int(seed), "error": None, "time": np.nan}
+    row.update({k: np.nan for k in REPORTED})
+    try:
+        if config is not None:
+            from dashboard.simulation import simulate_arrays
+
+            X, W_true, _ = simulate_arrays(config, seed)
+            B_true = (W_true != 0).astype(float)
+        out = baselines.run_method_safe(method, X, **dict(params))
+        row["time"] = float(out["time"])
+        if out["error"] is not None:
+            row["error"] = str(out["error"])
+            return row
+        metrics = core.evaluate(np.asarray(B_true, dtype=float), out["W"])
+        row.update({k: float(metrics[k]) for k in REPORTED})
+    except Exception as exc:  # a failing run is a row, never an exception
+        row["error"] = f"{type(exc).__name__}: {exc}"
+    return row
+
+
+class RunStore:
+    """Thread-safe LRU mapping run key -> result row (dict)."""
+
+    def __init__(self, max_entries: int = 5000):
+        self.max_entries = int(max_entries)
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        """The stored row (a copy) or None."""
+        with self._lock:
+            row = self._data.get(key)
+            if row is None:
+                return None
+            self._data.move_to_end(key)
+            return dict(row)
+
+    def put(self, key, row) -> None:
+        """Store a row (failed runs too: they are deterministic)."""
+        with self._lock:
+            self._data[key] = dict(row)
+            self._data.move_to_end(key)
+            while len(self._data) > self.max_entries:
+                self._data.popitem(last=False)
+
+    def __len__(self):
+        with self._lock:
+            return len(self._data)
+
+    def clear(self) -> None:
+        """Forget every run."""
+        with self._lock:
+            self._data.clear()
+
+
+@st.cache_resource
+def run_store() -> RunStore:
+    """The process-wide :class:`RunStore` shared by all sessions."""
+    return RunStore()
+
+
+def run_key(data_id, method, params, seed) -> tuple:
+    """Key of one run: (data id, method, params, seed)."""
+    return (data_id, str(method), tuple(params), int(seed))
+
+
+def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False, store=None,
+            on_progress=None) -> list[dict]:
+    """Compute (or fetch from the store) every run.
+
+    Parameters
+    ----------
+    tasks : list of (method, params, seed)
+    data_id : hashable
+        ``("sim", astuple(config))`` for simulations or ``("data", dataset.key)``.
+    config, X, B_true
+        As in :func:`compute_run`.
+    parallel : bool
+        Compute the missing runs with ``joblib.Parallel(n_jobs=min(cpu count, runs))``.
+    store : RunStore, optional
+        Defaults to :func:`run_store`.
+    on_progress : callable, optional
+        ``on_progress(done, total, row)`` after each run (in the calling thread).
+
+    Returns
+    -------
+    list of dict
+        One row per task, in task order, with a ``cached`` flag.
+    """
+    store = store if store is not None else run_store()
+    total = len(tasks)
+    rows: list = [None] * total
+    missing = []
+    done = 0
+    for i, (method, params, seed) in enumerate(tasks):
+        row = store.get(run_key(data_id, method, params, seed))
+        if row is None:
+            missing.append(i)
+        else:
+            row["cached"] = True
+            rows[i] = row
+            done += 1
+            if on_progress:
+                on_progress(done, total, row)
+
+    def finish(i, row):
+        nonlocal done
+        method, params, seed = tasks[i]
+        store.put(run_key(data_id, method, params, seed), row)
+        row = dict(row, cached=False)
+        rows[i] = row
+        done += 1
+        if on_progress:
+            on_progress(done, total, row)
+
+    if parallel and len(missing) > 1:
+        from joblib import Parallel, delayed
+
+        n_jobs = max(1, min(os.cpu_count() or 1, len(missing)))
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(compute_run)(tasks[i][0], tasks[i][1], tasks[i][2], config, X, B_true) for i in missing
+        )
+        for i, row in zip(missing, results):
+            finish(i, row)
+    else:
+        for i in missing:
+            method, params, seed = tasks[i]
+            finish(i, compute_run(method, params, seed, config, X, B_true))
+    return rows
+
+
+def summarize(rows: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std over repetitions, per method.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Per-run rows from :func:`run_all`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index = method (in first-appearance order); columns ``runs``, ``failed``, ``error`` (first
+        error message or ""), and ``{m}_mean``, ``{m}_std`` for every metric and ``time``
+        (std with ddof=1; NaN for a single successful run).
+    """
+    out = []
+    for method, g in rows.groupby("method", sort=False):
+        ok = g[g["error"].isna()]
+        rec = {"method": method, "runs": int(len(g)), "failed": int(len(g) - len(ok)),
+               "error": "" if g["error"].isna().all() else str(g["error"].dropna().iloc[0])}
+        for m in (*REPORTED, "time"):
+            vals = ok[m].astype(float)
+            rec[f"{m}_mean"] = float(vals.mean()) if len(vals) else np.nan
+            rec[f"{m}_std"] = float(vals.std(ddof=1)) if len(vals) > 1 else np.nan
+        out.append(rec)
+    return pd.DataFrame(out).set_index("method")
+
+
+def format_summary(summary: pd.DataFrame) -> pd.DataFrame:
+    """``summary`` as display strings "mean ± std" per metric, plus runs / failures / error."""
+    table = pd.DataFrame(index=summary.index)
+    for m in (*REPORTED, "time"):
+        def fmt(row, m=m):
+            mean, std = row[f"{m}_mean"], row[f"{m}_std"]
+            if pd.isna(mean):
+                return "—"
+            digits = 2 if m in ("fdr", "tpr", "time") else 1
+            return f"{mean:.{digits}f}" if pd.isna(std) else f"{mean:.{digits}f} ± {std:.{digits}f}"
+        table[LABELS[m]] = summary.apply(fmt, axis=1)
+    table["runs"] = summary["runs"]
+    table["failed"] = summary["failed"]
+    table["error"] = summary["error"]
+    return table
+
+
+def data_id_for(config=None, dataset_key=None) -> tuple:
+    """``("sim", fields of config)`` or ``("data", dataset_key)``."""
+    return ("sim", astuple(config)) if config is not None else ("data", str(dataset_key))

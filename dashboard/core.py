@@ -28,10 +28,7 @@ METRIC_LABELS = {
 
 def evaluate(B_true, W_est, **kwargs) -> dict:
     """``colide_core.evaluate`` (see its docstring); ``W_est[i, j] != 0`` means i -> j."""
-    fn = getattr(colide_core, "evaluate", None)
-    if fn is None:  # TEMPORARY shim until colide_core exports evaluate (remove then)
-        from colide_core._metrics import evaluate as fn
-    return fn(B_true, W_est, **kwargs)
+    return colide_core.evaluate(B_true, W_est, **kwargs)
 
 
 def threshold_to_dag(W, threshold):

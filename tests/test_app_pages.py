@@ -82,8 +82,7 @@ def test_learn_nv_on_sachs_with_defaults_matches_direct_fit():
     X, B_true = colide_core.load_sachs()
     model = colide_core.CoLiDE("nv", lambda1=0.05).fit(X)
     W = colide_core.threshold_to_dag(model.W_, 0.3)
-    expected = colide_core._metrics.evaluate(B_true, W) if not hasattr(colide_core, "evaluate") \
-        else colide_core.evaluate(B_true, W)
+    expected = colide_core.evaluate(B_true, W)
     assert shown_shd == expected["shd"]
     assert shown_edges == int((W != 0).sum())
     table = _frame(at, "SHD")

@@ -1,0 +1,146 @@
+"""AppTest tests of the Simulate and Compare pages."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import colide_core
+from colide_core import baselines
+from dashboard import comparison, fitting
+from dashboard.simulation import SimConfig, simulate_arrays
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 300
+QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    fitting.fit_colide.clear()
+    comparison.run_store().clear()
+    yield
+    comparison.run_store().clear()
+
+
+def _page(path):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(path).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _summary(at):
+    frames = [d.value for d in at.dataframe if "SHD" in d.value.columns and "runs" in d.value.columns]
+    assert len(frames) == 1
+    return frames[0]
+
+
+def test_simulated_dataset_becomes_current_with_truth_and_sigma():
+    at = _page("pages/simulate.py")
+    at.number_input(key="sim_d").set_value(6)
+    at.number_input(key="sim_n").set_value(500)
+    at.number_input(key="sim_seed").set_value(3)
+    at.selectbox(key="sim_noise_type").set_value("laplace")
+    at.button(key="sim_run").click().run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    assert ds.source == "simulated" and ds.shape == (500, 6)
+    # Same draw as calling the simulation directly with the same settings and seed.
+    X, W, sigma = simulate_arrays(SimConfig(d=6, n=500, noise="laplace"), 3)
+    np.testing.assert_array_equal(ds.X.to_numpy(), X)
+    np.testing.assert_array_equal(ds.B_true.to_numpy(), (W != 0).astype(float))
+    np.testing.assert_array_equal(ds.sigma_true, sigma)
+    assert [m.value for m in at.metric if m.label == "True edges"] == [str(int((W != 0).sum()))]
+
+    # On Learn, the noise panel shows the true sigma beside sigma-hat and sigma_rel_err is scored.
+    at.switch_page("pages/learn.py").run()
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    chart = at.get("plotly_chart")
+    assert len(chart) == 2  # noise + convergence
+    table = [d.value for d in at.dataframe if len(d.value.index) and d.value.index[0] == "SHD"][0]
+    assert "σ relative error" in table.index and np.isfinite(table.loc["σ relative error", "NV"])
+
+
+def test_compare_table_matches_direct_runs_and_reports_a_failure(monkeypatch):
+    real_run = baselines.run_method
+
+    def failing_sortnregress(name, X, **kwargs):
+        if name == "SortNRegress":
+            raise baselines.MethodError("SortNRegress failed: synthetic failure for the test")
+        return real_run(name, X, **kwargs)
+
+    monkeypatch.setattr(baselines, "run_method", failing_sortnregress)
+    at = _page("pages/compare.py")
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.session_state["sim_d"] = 5                   # a Simulate-page setting, kept in session state
+    at.multiselect(key="cmp_methods").set_value(["CoLiDE-NV", "SortNRegress"])
+    at.number_input(key="cmp_reps").set_value(2)
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    summary = _summary(at)
+    assert list(summary.index) == ["CoLiDE-NV", "SortNRegress"]
+    assert summary.loc["SortNRegress", "failed"] == 2 and "synthetic failure" in summary.loc["SortNRegress", "error"]
+    assert any("SortNRegress failed in 2 of 2 runs" in e.value for e in at.error)
+
+    # CoLiDE-NV's mean SHD equals two direct runs on seeds 0 and 1 of the same settings.
+    config = SimConfig(d=5)
+    shds = []
+    for seed in (0, 1):
+        X, W, _ = simulate_arrays(config, seed)
+        W_est = colide_core.CoLiDE("nv", threshold=0.3, **QUICK).fit(X).adjacency_
+        shds.append(colide_core.evaluate((W != 0).astype(float), W_est)["shd"])
+    mean, std = np.mean(shds), np.std(shds, ddof=1)
+    assert summary.loc["CoLiDE-NV", "SHD"] == f"{mean:.1f} ± {std:.1f}"
+    assert [b.key for b in at.get("download_button")] == ["cmp_download"]
+
+
+def test_ges_is_refused_above_its_node_limit():
+    at = _page("pages/compare.py")
+    at.session_state["sim_d"] = 31
+    at.multiselect(key="cmp_methods").set_value(["GES"])
+    at.run()
+    assert any("GES is refused for d = 31 > 30" in w.value for w in at.warning)
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    summary = _summary(at)
+    assert summary.loc["GES", "failed"] == 3 and "refused" in summary.loc["GES", "error"]
+
+
+def test_runs_are_cached_per_seed(monkeypatch):
+    calls = []
+    real = comparison.compute_run
+
+    def counting(method, params, seed, *args, **kwargs):
+        calls.append((method, seed))
+        return real(method, params, seed, *args, **kwargs)
+
+    monkeypatch.setattr(comparison, "compute_run", counting)
+    at = _page("pages/compare.py")
+    at.session_state["sim_d"] = 4
+    at.multiselect(key="cmp_methods").set_value(["SortNRegress"])
+    at.number_input(key="cmp_reps").set_value(2)
+    at.button(key="cmp_run").click().run()
+    assert sorted(calls) == [("SortNRegress", 0), ("SortNRegress", 1)]
+    at.number_input(key="cmp_reps").set_value(3)
+    at.button(key="cmp_run").click().run()          # only the new seed is computed
+    assert sorted(calls) == [("SortNRegress", 0), ("SortNRegress", 1), ("SortNRegress", 2)]
+    assert _summary(at).loc["SortNRegress", "runs"] == 3
+
+
+def test_parallel_runs_give_the_same_table_as_serial():
+    at = _page("pages/compare.py")
+    at.session_state["sim_d"] = 4
+    at.multiselect(key="cmp_methods").set_value(["SortNRegress", "GES"])
+    at.number_input(key="cmp_reps").set_value(2)
+    at.button(key="cmp_run").click().run()
+    serial = _summary(at)
+    comparison.run_store().clear()
+    at.checkbox(key="cmp_parallel").check().run()
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    parallel = _summary(at)
+    cols = ["SHD", "SHD-C", "SID", "FDR", "TPR", "NNZ", "runs", "failed"]
+    assert parallel[cols].equals(serial[cols])

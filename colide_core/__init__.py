@@ -24,6 +24,8 @@ from ._datasets import load_sachs, SACHS_NODES
 from ._metrics import evaluate
 from . import baselines, simulate
 from . import io
+from .stats import sufficient_stats
+from . import export, manifest, executor
 
 __all__ = [
     "CoLiDE",
@@ -40,4 +42,5 @@ __all__ = [
     "load_sachs",
     "SACHS_NODES",
     "evaluate", "simulate", "baselines",
+    "sufficient_stats", "export", "manifest", "executor",
 ]

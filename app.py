@@ -2,6 +2,11 @@
 
 Initialises the session state once per run (``dashboard.state.init``), shows the current
 dataset in the sidebar and hands over to the selected page with ``st.navigation``.
+
+The page scripts live in ``app_pages/``, deliberately not ``pages/``: Streamlit treats a
+``pages/`` folder next to the entry point as an old-style (v1) multipage app until
+``st.navigation`` has run once in the process, and then runs a deep-linked page *without* this
+script (so without the session-state initialisation and the sidebar).
 """
 import streamlit as st
 
@@ -13,10 +18,10 @@ st.set_page_config(page_title="CoLiDE dashboard", page_icon=":material/hub:", la
 state.init()
 
 pages = [
-    st.Page("pages/data.py", title="Data", icon=":material/table:", default=True),
-    st.Page("pages/learn.py", title="Learn", icon=":material/hub:"),
-    st.Page("pages/simulate.py", title="Simulate", icon=":material/science:"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/leaderboard:"),
+    st.Page("app_pages/data.py", title="Data", icon=":material/table:", default=True),
+    st.Page("app_pages/learn.py", title="Learn", icon=":material/hub:"),
+    st.Page("app_pages/simulate.py", title="Simulate", icon=":material/science:"),
+    st.Page("app_pages/compare.py", title="Compare", icon=":material/leaderboard:"),
 ]
 page = st.navigation(pages)
 

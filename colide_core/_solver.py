@@ -492,9 +492,27 @@ def colide_solve(
     )
 
 
-def _adam_stage(W, sigma, cov, eye, variant, mu, lambda1, s, T, lr, tol, checkpoint,
-                beta_1, beta_2, sigma0, stage, history, callback, deadline, grad_mask=None):
-    """One stage of Algorithm 1 (see :func:`colide_solve`). Returns the new state."""
+def _adam_stage(*args, **kwargs):
+    """One stage of Algorithm 1 (see :func:`colide_solve`). Returns the new state.
+
+    Overflow in Adam's moments (gradients beyond ~1e154, e.g. the scale-dependent ``"ls"``
+    score on data of scale 1e80) is not allowed to pass silently as a zero step: it is
+    detected at the first step and at every checkpoint and raised as FloatingPointError.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _adam_stage_loop(*args, **kwargs)
+
+
+def _check_moments(m, v, stage, t):
+    if not (np.isfinite(v).all() and np.isfinite(m).all()):
+        raise FloatingPointError(
+            f"Stage {stage}, step {t}: the gradient overflows (the data's scale is too large for "
+            "this score); standardise or rescale the data."
+        )
+
+
+def _adam_stage_loop(W, sigma, cov, eye, variant, mu, lambda1, s, T, lr, tol, checkpoint,
+                     beta_1, beta_2, sigma0, stage, history, callback, deadline, grad_mask=None):
     W = W.copy()
     Minv = _inv_in_domain(W, s, eye)
     IW = eye - W
@@ -523,6 +541,8 @@ def _adam_stage(W, sigma, cov, eye, variant, mu, lambda1, s, T, lr, tol, checkpo
         v += (1.0 - beta_2) * (grad * grad)
         b1t *= beta_1
         b2t *= beta_2
+        if t == 1:
+            _check_moments(m, v, stage, t)
         direction = (m / (1.0 - b1t)) / (np.sqrt(v / (1.0 - b2t)) + 1e-8)
         W_new = W - lr * direction
         Minv_new = _inv_in_domain(W_new, s, eye)
@@ -543,6 +563,7 @@ def _adam_stage(W, sigma, cov, eye, variant, mu, lambda1, s, T, lr, tol, checkpo
         if variant != "ls":
             sigma = _sigma_from_R(IW, R, variant, sigma0)
         if t % checkpoint == 0 or t == T:
+            _check_moments(m, v, stage, t)
             score = _smooth_score(IW, R, sigma, variant)
             sign, logdet = np.linalg.slogdet(s * eye - W * W)
             h = eye.shape[0] * np.log(s) - logdet if sign > 0 else np.inf

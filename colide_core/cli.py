@@ -203,7 +203,8 @@ def build_parser():
     b.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="Dask scheduler address (default $DASK_SCHEDULER_ADDRESS, else local joblib)")
     b.add_argument("--jobs", type=int, default=-1, help="local joblib processes (default -1: all cores)")
-    b.add_argument("--retries", type=int, default=3, help="resubmissions after a worker crash (default 3)")
+    b.add_argument("--retries", type=int, default=None,
+                   help="resubmissions after a worker crash (default: [bench].retries, else 3)")
     return p
 
 
@@ -304,8 +305,7 @@ def _cmd_fit(args):
         pd.DataFrame({"node": names, "sigma": sig}).to_csv(out / "sigma.csv", index=False)
         written.append("sigma.csv")
     for fmt in args.export:
-        ext = EXPORT_FORMATS[fmt][0]
-        name = "graph" + ext if ext.startswith(".") else "graph" + ext
+        name = "graph" + EXPORT_FORMATS[fmt][0]  # graph.graphml, graph_edges.csv, ...
         (out / name).write_bytes(export_graph(model.adjacency_, names, fmt))
         written.append(name)
     manifest = build_manifest(model, **data_kw, B_true=B_true, data_source=str(args.data),
@@ -315,7 +315,7 @@ def _cmd_fit(args):
     written.append("manifest.json")
     if not args.quiet:
         n_edges = int(np.count_nonzero(model.adjacency_))
-        print(f"learned {n_edges} edges among {len(names)} nodes from {shape[0]} samples "
+        print(f"learned {n_edges} edge{'' if n_edges == 1 else 's'} among {len(names)} nodes from {shape[0]} samples "
               f"in {model.fit_time_:.2f} s ({model.n_iter_} iterations"
               f"{', stopped early' if model.stopped_ else ''})")
         if manifest["results"]["metrics"]:
@@ -530,11 +530,15 @@ def _cmd_bench(args):
     from .manifest import environment_info
 
     config = load_bench_config(args.config)
-    out = args.out or (Path(config["out"]) if config["out"] else
-                       args.config.with_name(args.config.stem + "_results"))
-    if config["out"] and not args.out and not Path(config["out"]).is_absolute():
-        out = args.config.parent / config["out"]
-    retries = args.retries if config["retries"] is None or args.retries != 3 else config["retries"]
+    if args.out is not None:
+        out = args.out
+    elif config["out"]:
+        out = args.config.parent / config["out"]  # relative to the config file (absolute stays)
+    else:
+        out = args.config.with_name(args.config.stem + "_results")
+    retries = next(r for r in (args.retries, config["retries"], 3) if r is not None)
+    if not isinstance(retries, int) or retries < 0:
+        raise UsageError(f"retries must be an integer >= 0, got {retries!r}")
     tasks = bench_tasks(config)
     out.mkdir(parents=True, exist_ok=True)
     store = ResultStore(out / "results.jsonl")

@@ -169,3 +169,18 @@ def test_task_key_identity():
     assert res.n_computed == 1 and len(res.rows) == 1
     with pytest.raises(ValueError, match="retries must be >= 0"):
         run_sweep([t], retries=-1)
+
+
+def test_sufficient_stats_on_the_cluster_matches_numpy(cluster, tmp_path):
+    from colide_core.stats import sufficient_stats
+    import pandas as pd
+
+    _, client = cluster
+    rng = np.random.default_rng(5)
+    X = 1e8 + rng.normal(size=(3000, 4)) @ rng.normal(size=(4, 4))
+    for i, rows in enumerate(np.array_split(np.arange(3000), [500, 1700, 2000])):
+        pd.DataFrame(X[rows], columns=list("abcd")).to_parquet(tmp_path / f"p{i}.parquet", index=False)
+    n, mean, cov = sufficient_stats(tmp_path, scheduler=client)
+    ref = np.cov(X, rowvar=False, bias=True)
+    assert n == 3000
+    assert np.max(np.abs(cov - ref)) / np.max(np.abs(ref)) < 1e-10

@@ -49,7 +49,9 @@ def _comparable(rows):
 @pytest.fixture(scope="module")
 def reference():
     """The sweep run locally with joblib: the ground truth for the Dask runs."""
-    res = run_sweep(_tasks(), n_jobs=1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("DASK_SCHEDULER_ADDRESS", raising=False)  # a cluster set in the shell must not be used
+        res = run_sweep(_tasks(), n_jobs=1)
     assert res.backend == "joblib" and res.n_computed == 8
     assert all(r["status"] == "ok" for r in res.rows)
     return _comparable(res.rows)
@@ -131,6 +133,11 @@ def test_env_var_selects_dask_and_resume_skips_finished(reference, cluster, tmp_
     # A third run computes nothing.
     third = run_sweep(_tasks(), store=store)
     assert third.n_computed == 0 and third.n_cached == 8
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_scheduler(monkeypatch):
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
 
 
 def test_task_errors_become_rows_on_both_backends(cluster):

@@ -1,0 +1,218 @@
+"""Prior knowledge: resolve_constraints, audit_constraints, PriorKnowledge JSON, and enforcement by CoLiDE.
+
+Convention: W[i, j] != 0 means i -> j; masks use the same orientation.
+"""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from colide_core import CoLiDE, is_dag
+from colide_core.constraints import (
+    PriorKnowledge, audit_constraints, resolve_constraints, tier_forbidden_mask,
+)
+from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
+
+NAMES = ["a", "b", "c", "d"]
+QUICK = {"max_iter": (1000, 1000, 1000, 2000), "lr": 1e-3, "checkpoint": 200}
+
+
+# --- resolve_constraints: hand-worked masks ---------------------------------------------------
+def test_tiers_forbid_edges_into_earlier_tiers_only():
+    # tiers: [a] then [b, c]; d is in no tier.  Forbidden: b -> a and c -> a (later -> earlier).
+    # Allowed: a -> b, a -> c (forward), b <-> c (same tier), anything touching d.
+    edge_mask, req = resolve_constraints(4, NAMES, tiers=[["a"], ["b", "c"]])
+    forbidden = {(NAMES[i], NAMES[j]) for i, j in zip(*np.nonzero(~edge_mask)) if i != j}
+    assert forbidden == {("b", "a"), ("c", "a")}
+    assert not np.any(np.diag(edge_mask))          # the diagonal is never a free edge
+    assert not req.any()
+    np.testing.assert_array_equal(tier_forbidden_mask([["a"], ["b", "c"]], 4, NAMES) | np.eye(4, dtype=bool),
+                                  ~edge_mask)
+
+
+def test_pairs_by_name_index_mask_and_frame_agree():
+    mask = np.zeros((4, 4), dtype=bool)
+    mask[0, 2] = mask[3, 1] = True                      # a -> c and d -> b
+    by_name = resolve_constraints(4, NAMES, forbidden=[("a", "c"), ("d", "b")])
+    by_index = resolve_constraints(4, NAMES, forbidden=[(0, 2), (np.int64(3), 1)])
+    by_mask = resolve_constraints(4, None, forbidden=mask)
+    by_frame = resolve_constraints(4, NAMES, forbidden=pd.DataFrame({"source": ["a", "d"], "target": ["c", "b"]}))
+    by_bool_frame = resolve_constraints(4, NAMES, forbidden=pd.DataFrame(mask, index=NAMES, columns=NAMES))
+    for em, _ in (by_name, by_index, by_mask, by_frame, by_bool_frame):
+        assert (~em).sum() - 4 == 2 and not em[0, 2] and not em[3, 1]
+    _, req = resolve_constraints(4, NAMES, required=[("b", "a")])
+    assert req.sum() == 1 and req[1, 0]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"required": [("a", "zz")]}, r"unknown node 'zz'; the nodes are: a, b, c, d"),
+        ({"forbidden": [(0, 9)]}, r"index 9 is out of range"),
+        ({"required": [("a", "b")], "forbidden": [("a", "b")]}, r"both required and forbidden: a -> b"),
+        ({"required": [("c", "a")], "tiers": [["a"], ["c"]]}, r"c \(tier 1\) -> a \(tier 0\)"),
+        ({"required": [("a", "b"), ("b", "c"), ("c", "a")]}, r"directed cycle \(a -> b -> c -> a\)"),
+        ({"required": [("a", "a")]}, r"self-loop"),
+        ({"tiers": [["a", "b"], ["b"]]}, r"node b is in tier 0 and again in tier 1"),
+        ({"forbidden": [("a", "b", "c")]}, r"not a \(source, target\) pair"),
+        ({"forbidden": np.zeros((3, 3), dtype=bool)}, r"shape \(4, 4\)"),
+        ({"tiers": ["abc"]}, r"tier 0 must be a list"),
+        ({"required": "a->b"}, r"got a string"),
+    ],
+)
+def test_inconsistent_knowledge_is_a_clear_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        resolve_constraints(4, NAMES, **kwargs)
+
+
+def test_names_without_node_names_is_a_clear_error():
+    with pytest.raises(ValueError, match="the nodes have no names"):
+        resolve_constraints(4, None, forbidden=[("a", "b")])
+
+
+def test_errors_are_raised_before_any_solving():
+    # A required cycle must fail in fit() before the solver takes a single step: the solver
+    # callback (called at every checkpoint) is never reached.
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(50, 4)), columns=NAMES)
+    calls = []
+    model = CoLiDE("ev", required=[("a", "b"), ("b", "a")], **QUICK)
+    with pytest.raises(ValueError, match="directed cycle"):
+        model.fit(X, callback=lambda *a: calls.append(a))
+    assert calls == []
+    assert not hasattr(model, "W_")
+
+
+# --- audit ---------------------------------------------------------------------------------------
+def test_audit_hand_worked_table():
+    # Knowledge: forbid a -> b, require c -> d, tiers [a] < [b, c].
+    em, req = resolve_constraints(4, NAMES, forbidden=[("a", "b")], required=[("c", "d")], tiers=[["a"], ["b", "c"]])
+    # A graph that breaks everything: a -> b present (forbidden), c -> d absent (required),
+    # b -> a present (against the tiers), and b -> a plus a -> b is a 2-cycle.
+    W = np.zeros((4, 4))
+    W[0, 1], W[1, 0] = 0.7, -1.2
+    table = audit_constraints(W, em, req, tiers=[["a"], ["b", "c"]], names=NAMES)
+    assert list(table["constraint"]) == ["forbidden", "required", "tier", "acyclic"]
+    assert list(table["holds"]) == [False, False, False, False]
+    assert table.loc[0, "weight"] == 0.7 and table.loc[0, "source"] == "a" and table.loc[0, "target"] == "b"
+    assert "b -> a" in table.loc[2, "detail"]
+    assert "a -> b -> a" in table.loc[3, "detail"] or "b -> a -> b" in table.loc[3, "detail"]
+    # The graph the knowledge asks for: c -> d and a -> c only. Everything holds.
+    G = np.zeros((4, 4))
+    G[2, 3], G[0, 2] = 0.5, 1.0
+    ok = audit_constraints(G, em, req, tiers=[["a"], ["b", "c"]], names=NAMES)
+    assert ok["holds"].all() and len(ok) == 4
+    # Tier-implied forbidden edges (b -> a, c -> a) are not listed one by one as "forbidden".
+    assert (ok["constraint"] == "forbidden").sum() == 1
+
+
+def test_audit_without_constraints_still_checks_acyclicity():
+    table = audit_constraints(np.array([[0.0, 1.0], [0.0, 0.0]]))
+    assert list(table["constraint"]) == ["acyclic"] and bool(table["holds"][0])
+
+
+# --- JSON -----------------------------------------------------------------------------------
+def test_prior_knowledge_json_round_trip_and_kwargs():
+    pk = PriorKnowledge.create(forbidden=[("a", "b"), (3, 0)], required=[["c", "d"]], tiers=[["a"], [], ["b", "c"]])
+    assert pk.tiers == (("a",), ("b", "c"))          # empty tiers are dropped
+    text = pk.to_json(names=NAMES)
+    doc = json.loads(text)
+    assert doc["format"] == "colide-prior-knowledge" and doc["nodes"] == NAMES
+    assert doc["forbidden"] == [["a", "b"], [3, 0]]
+    back = PriorKnowledge.from_json(text.encode("utf-8"))
+    assert back == pk and hash(back) == hash(pk)
+    assert pk.as_kwargs() == {"forbidden": (("a", "b"), (3, 0)), "required": (("c", "d"),),
+                              "tiers": (("a",), ("b", "c"))}
+    assert PriorKnowledge().is_empty and PriorKnowledge().as_kwargs() == {}
+    em, req = back.resolve(4, NAMES)
+    assert not em[0, 1] and not em[3, 0] and not em[1, 0] and req[2, 3] and req.sum() == 1
+
+
+def test_mask_is_stored_as_index_pairs():
+    mask = np.zeros((3, 3), dtype=bool)
+    mask[2, 0] = True
+    assert PriorKnowledge.create(forbidden=mask).forbidden == ((2, 0),)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"format": "other"}', "Not a constraints file"),
+        ('{"forbidden": [["a"]]}', "not a \\(source, target\\) pair"),
+        ('{"forbidden": [[1.5, 2]]}', "is not a node"),
+        ('{"tiers": "a"}', "must be a list"),
+        ('{"surprise": 1}', "Unknown keys"),
+        (b"\xff\xfe", "not UTF-8"),
+    ],
+)
+def test_bad_json_is_a_clear_error(text, message):
+    with pytest.raises(ValueError, match=message):
+        PriorKnowledge.from_json(text)
+
+
+# --- enforcement by CoLiDE, randomised ------------------------------------------------------
+def _random_knowledge(rng, B):
+    """Adversarial random knowledge over a true DAG B (d nodes).
+
+    Tiers follow a random order (not the causal one, so they fight the data); forbidden edges
+    include true edges; required edges include reversed true edges. Everything is made
+    consistent: required edges follow one random topological order that respects the tiers.
+    """
+    d = B.shape[0]
+    order = rng.permutation(d)
+    n_tiered = int(rng.integers(2, d + 1))
+    cuts = np.sort(rng.choice(np.arange(1, n_tiered), size=min(2, n_tiered - 1), replace=False))
+    tiers = [list(map(int, t)) for t in np.split(order[:n_tiered], cuts)]
+    position = np.empty(d, dtype=int)
+    position[order] = np.arange(d)
+    pairs = [(i, j) for i in range(d) for j in range(d) if i != j]
+    rng.shuffle(pairs)
+    forward = [(i, j) for i, j in pairs if position[i] < position[j]]    # respects tiers, acyclic
+    required = forward[:2]
+    true_edges = [tuple(map(int, e)) for e in zip(*np.nonzero(B))]
+    candidates = [e for e in true_edges if e not in required] + [e for e in pairs if e not in required]
+    forbidden = candidates[:1] + [e for e in candidates[1:] if rng.random() < 0.15][:3]
+    forbidden = list(dict.fromkeys(forbidden))
+    return [tuple(map(int, e)) for e in forbidden], [tuple(map(int, e)) for e in required], tiers
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_constraints_are_honoured(seed):
+    rng = np.random.default_rng(seed)
+    d = 6
+    B = simulate_dag(d, 1.5, "er", random_state=seed)
+    W = simulate_parameters(B, random_state=seed)
+    X, _ = simulate_linear_sem(W, 300, "gaussian", 1.0, random_state=seed)
+    forbidden, required, tiers = _random_knowledge(rng, B)
+    variant = ("ev", "nv")[seed % 2]
+    model = CoLiDE(variant, forbidden=forbidden, required=required, tiers=tiers, **QUICK).fit(X)
+    A = model.adjacency_
+    tier_forb = tier_forbidden_mask(tiers, d)
+    # 1. no forbidden edge, explicit or from the tiers, in the graph -- nor in the raw weights
+    for i, j in forbidden:
+        assert A[i, j] == 0 and model.W_[i, j] == 0.0
+    assert not np.any((A != 0) & tier_forb) and not np.any((model.W_ != 0) & tier_forb)
+    # 2. every required edge present
+    for i, j in required:
+        assert A[i, j] != 0
+    # 3. a DAG
+    assert is_dag(A)
+    # 4. the audit agrees
+    table = audit_constraints(A, model.edge_mask_, model.required_mask_, tiers=tiers)
+    assert table["holds"].all(), table
+    assert (table["constraint"] == "required").sum() == len(required)
+
+
+def test_required_edge_survives_any_threshold():
+    # x0 -> x1 with a tiny true weight 0.05: at threshold 0.3 it would be dropped, unless required.
+    rng = np.random.default_rng(0)
+    x0 = rng.normal(size=500)
+    x1 = 0.05 * x0 + rng.normal(size=500)
+    x2 = 1.5 * x1 + rng.normal(size=500)
+    X = np.column_stack([x0, x1, x2])
+    free = CoLiDE("ev", **QUICK).fit(X)
+    assert free.adjacency_[0, 1] == 0
+    forced = CoLiDE("ev", required=[(0, 1)], threshold=0.3, **QUICK).fit(X)
+    assert forced.adjacency_[0, 1] != 0 and abs(forced.adjacency_[0, 1]) < 0.3

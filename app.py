@@ -13,15 +13,17 @@ import streamlit as st
 from dashboard import state
 from dashboard.text import md_escape
 
-st.set_page_config(page_title="CoLiDE dashboard", page_icon=":material/hub:", layout="wide")
+st.set_page_config(page_title="CoLiDE dashboard", page_icon="🕸️", layout="wide")
 
 state.init()
 
+# Emoji icons, not ":material/...:" ones: the browser fetches a material-icon favicon from
+# fonts.gstatic.com, and this dashboard must work offline.
 pages = [
-    st.Page("app_pages/data.py", title="Data", icon=":material/table:", default=True),
-    st.Page("app_pages/learn.py", title="Learn", icon=":material/hub:"),
-    st.Page("app_pages/simulate.py", title="Simulate", icon=":material/science:"),
-    st.Page("app_pages/compare.py", title="Compare", icon=":material/leaderboard:"),
+    st.Page("app_pages/data.py", title="Data", icon="📋", default=True),
+    st.Page("app_pages/learn.py", title="Learn", icon="🕸️"),
+    st.Page("app_pages/simulate.py", title="Simulate", icon="🧪"),
+    st.Page("app_pages/compare.py", title="Compare", icon="📊"),
 ]
 page = st.navigation(pages)
 

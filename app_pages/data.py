@@ -17,46 +17,52 @@ st.markdown(
 )
 
 # --- choose the data -----------------------------------------------------------------------
+# The upload is processed in on_change callbacks, which run before app.py, so the sidebar
+# already shows the new dataset in the same rerun.
+def _process_upload():
+    uploaded = ss.get("data_upload")
+    if uploaded is None:
+        ss[state.UPLOAD_STATUS] = None
+        return
+    name = md_escape(uploaded.name)
+    try:
+        dataset = dataset_from_upload(
+            uploaded.getvalue(), uploaded.name,
+            drop_non_numeric=bool(ss["data_drop_non_numeric"]),
+            drop_nonfinite_rows=bool(ss["data_drop_nonfinite_rows"]),
+        )
+    except UploadProblem as exc:
+        ss[state.UPLOAD_STATUS] = ("error", f"**{name}** cannot be used: {md_escape(exc)}")
+    except Exception as exc:  # never show a traceback for a user file
+        ss[state.UPLOAD_STATUS] = ("error", f"**{name}** could not be read ({type(exc).__name__}): "
+                                            f"{md_escape(exc)}")
+    else:
+        state.set_dataset(dataset)
+        ss[state.UPLOAD_STATUS] = ("success", f"Loaded **{name}**.")
+
+
+def _use_sachs():
+    state.set_dataset(state.sachs())
+    ss[state.UPLOAD_STATUS] = None
+
+
 left, right = st.columns([2, 1])
 with left:
-    uploaded = st.file_uploader(
+    st.file_uploader(
         "Upload a data table (CSV, TSV or Parquet): rows = samples, columns = variables",
         type=["csv", "tsv", "txt", "parquet"],
         key="data_upload",
+        on_change=_process_upload,
     )
     c1, c2 = st.columns(2)
     c1.checkbox("Drop non-numeric columns", key="data_drop_non_numeric", persist_state="session",
-                help="Otherwise a text/date column is an error.")
+                on_change=_process_upload, help="Otherwise a text/date column is an error.")
     c2.checkbox("Drop rows with missing / infinite values", key="data_drop_nonfinite_rows",
-                persist_state="session", help="Otherwise NaN or Inf is an error.")
+                persist_state="session", on_change=_process_upload,
+                help="Otherwise NaN or Inf is an error.")
 with right:
     st.write("")
-    if st.button("Use the Sachs data", key="data_use_sachs", icon=":material/restart_alt:"):
-        state.set_dataset(state.sachs())
-        ss[state.UPLOAD_STATUS] = None
-
-if uploaded is not None:
-    token = (uploaded.file_id, uploaded.name, uploaded.size,
-             bool(ss["data_drop_non_numeric"]), bool(ss["data_drop_nonfinite_rows"]))
-    if ss[state.UPLOAD_TOKEN] != token:
-        ss[state.UPLOAD_TOKEN] = token
-        try:
-            dataset = dataset_from_upload(
-                uploaded.getvalue(), uploaded.name,
-                drop_non_numeric=bool(ss["data_drop_non_numeric"]),
-                drop_nonfinite_rows=bool(ss["data_drop_nonfinite_rows"]),
-            )
-        except UploadProblem as exc:
-            ss[state.UPLOAD_STATUS] = ("error", f"**{md_escape(uploaded.name)}** cannot be used: "
-                                                f"{md_escape(exc)}")
-        except Exception as exc:  # never show a traceback for a user file
-            ss[state.UPLOAD_STATUS] = ("error", f"**{md_escape(uploaded.name)}** could not be read "
-                                                f"({type(exc).__name__}): {md_escape(exc)}")
-        else:
-            state.set_dataset(dataset)
-            ss[state.UPLOAD_STATUS] = ("success", f"Loaded **{md_escape(uploaded.name)}**.")
-else:
-    ss[state.UPLOAD_TOKEN] = None
+    st.button("Use the Sachs data", key="data_use_sachs", icon=":material/restart_alt:", on_click=_use_sachs)
 
 status = ss[state.UPLOAD_STATUS]
 if status is not None:

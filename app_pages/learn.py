@@ -54,6 +54,7 @@ def _harvest(job):
             conv = "converged" if res.converged else "reached the iteration limit"
             messages.append(("success", f"{res.variant.upper()} finished: {res.n_iter} iterations in "
                                         f"{res.fit_time:.1f} s ({conv})."))
+    messages += [("info", md_escape(note)) for note in job.skipped]
     messages += [("error", md_escape(err)) for err in job.errors]
     ss[state.FIT_MESSAGES] = messages
     ss[state.FIT_JOB] = None
@@ -96,6 +97,7 @@ if job is not None:
             bar.progress(job.fraction, text=("stopping… " if job.stop_requested else "") + job.status)
         bar.progress(1.0, text="finished")
     _harvest(job)
+    st.rerun()  # redraw without the progress bar and with the Run buttons enabled again
 
 for level, text in ss[state.FIT_MESSAGES]:
     getattr(st, level)(text)

@@ -227,6 +227,8 @@ class FitJob:
         Finished (or stopped) fits, in order.
     errors : list of str
         One message per failed variant.
+    skipped : list of str
+        One message per variant not started because Stop was pressed before its turn.
     """
 
     def __init__(self, dataset, params_list):
@@ -240,6 +242,7 @@ class FitJob:
         self.status = "starting"
         self.results: list[FitResult] = []
         self.errors: list[str] = []
+        self.skipped: list[str] = []
         self.started = time.perf_counter()
         self._stop = threading.Event()
         self._done = threading.Event()
@@ -287,7 +290,7 @@ class FitJob:
                 self._current = i
                 name = dict(params)["variant"].upper()
                 if self._stop.is_set():
-                    self.errors.append(f"{name}: not run (stopped before it started).")
+                    self.skipped.append(f"{name} was not run: Stop was pressed before it started.")
                     continue
                 try:
                     self.results.append(fit_colide(self.data_key, params, self._X, self._callback))

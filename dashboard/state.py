@@ -11,7 +11,7 @@ import streamlit as st
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_TOKEN", "UPLOAD_STATUS", "SIM_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -31,8 +31,6 @@ FIT_MESSAGES = "fit_messages"
 COMPARE_RESULTS = "compare_results"
 #: list of (level, text) messages of the last comparison.
 COMPARE_JOB_MESSAGES = "compare_messages"
-#: identity (file id, name, size, options) of the last processed upload, or None.
-UPLOAD_TOKEN = "upload_token"
 #: (level, markdown text, already escaped) about the last upload, or None.
 UPLOAD_STATUS = "upload_status"
 #: (level, text) about the last simulation, or None.
@@ -83,7 +81,6 @@ def init() -> None:
     ss.setdefault(FIT_MESSAGES, [])
     ss.setdefault(COMPARE_RESULTS, None)
     ss.setdefault(COMPARE_JOB_MESSAGES, [])
-    ss.setdefault(UPLOAD_TOKEN, None)
     ss.setdefault(UPLOAD_STATUS, None)
     ss.setdefault(SIM_STATUS, None)
     for key, value in WIDGET_DEFAULTS.items():

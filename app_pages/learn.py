@@ -11,7 +11,7 @@ from dashboard import core, state
 from dashboard.exports import adjacency_csv, edge_list, edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, solver_params
-from dashboard.graph import graph_html
+from dashboard.cached import graph_html_cached
 from dashboard.text import md_escape
 
 ss = st.session_state
@@ -134,7 +134,8 @@ with tab_graph:
     for col, v in zip(gcols, order):
         with col:
             st.markdown(f"**{results[v].label}**")
-            html = graph_html(thresholded[v], names, ds.B_true, sigma=results[v].sigma)
+            truth = None if ds.B_true is None else ds.B_true.to_numpy()
+            html = graph_html_cached(thresholded[v], tuple(names), truth, results[v].sigma)
             st.iframe(html, height=600)
 
 with tab_noise:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.exports import edge_list
-from dashboard.graph import graph_html
+from dashboard.cached import graph_html_cached
 from dashboard.simulation import config_from_state, simulate_dataset
 
 ss = st.session_state
@@ -94,7 +94,7 @@ tab_graph, tab_sigma, tab_data = st.tabs(["True graph", "True noise σ", "Data p
 with tab_graph:
     W_true = meta["W_true"]
     if d <= 60:
-        st.iframe(graph_html(W_true, ds.node_names), height=600)
+        st.iframe(graph_html_cached(W_true, tuple(ds.node_names)), height=600)
     else:
         st.caption(f"{d} nodes: the interactive drawing is skipped above 60 nodes; edge list below.")
     st.dataframe(edge_list(W_true, ds.node_names), hide_index=True)

@@ -102,7 +102,7 @@ for method, row in summary.iterrows():
     if row["failed"]:
         st.error(f"{md_escape(method)} failed in {row['failed']} of {row['runs']} runs: {md_escape(row['error'])}")
 st.dataframe(cmp.format_summary(summary), key="cmp_summary")
-st.plotly_chart(compare_figure(summary, metrics=("shd", "shd_cpdag", "sid", "nnz")), key="cmp_chart")
+st.plotly_chart(compare_figure(summary, metrics=("shd", "shd_cpdag", "sid", "nnz"), labels=cmp.LABELS), key="cmp_chart")
 with st.expander("Per-run rows"):
     st.dataframe(frame, hide_index=True)
 st.download_button("Per-run rows (CSV)", frame.to_csv(index=False), file_name="colide_comparison_runs.csv",

@@ -57,7 +57,7 @@ def noise_figure(names, estimates: dict, sigma_true=None) -> go.Figure:
     return fig
 
 
-def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid")) -> go.Figure:
+def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid"), labels=None) -> go.Figure:
     """Grouped bar chart (mean ± std over repetitions) of a few metrics per method.
 
     Parameters
@@ -67,6 +67,8 @@ def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid")) -
         for each metric ``m``.
     metrics : sequence of str
         Which metrics to draw (missing ones are skipped).
+    labels : dict, optional
+        Metric -> axis label (default: the upper-cased name).
 
     Returns
     -------
@@ -74,7 +76,7 @@ def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid")) -
     """
     fig = go.Figure()
     present = [m for m in metrics if f"{m}_mean" in summary.columns]
-    labels = [m.upper().replace("_", "-") for m in present]
+    labels = [(labels or {}).get(m, m.upper().replace("_", "-")) for m in present]
     for method, row in summary.iterrows():
         fig.add_bar(
             x=labels,

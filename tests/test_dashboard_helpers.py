@@ -86,3 +86,6 @@ def test_compare_figure_groups_methods():
     fig = compare_figure(summary, metrics=("shd", "sid"))  # sid absent: skipped
     assert [t.name for t in fig.data] == ["A", "&lt;i&gt;B&lt;/i&gt;"]
     assert list(fig.data[0].x) == ["SHD"] and list(fig.data[1].error_y.array) == [0.0]
+    summary["shd_cpdag_mean"], summary["shd_cpdag_std"] = [1.0, 2.0], [0.5, 0.5]
+    fig = compare_figure(summary, metrics=("shd", "shd_cpdag"), labels={"shd_cpdag": "SHD-C"})
+    assert list(fig.data[0].x) == ["SHD", "SHD-C"] and list(fig.data[0].y) == [3.0, 1.0]

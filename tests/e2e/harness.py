@@ -1,0 +1,223 @@
+"""Helpers shared by the browser tests (tests/e2e) and tests/test_concurrency.py.
+
+* :class:`StreamlitServer` runs ``streamlit run app.py`` on a free 127.0.0.1 port and stops it.
+* :func:`launch_chromium` starts Debian's ``/usr/bin/chromium`` through Playwright (Playwright's own
+  browser download cannot work offline), with the flags the project requires.
+* :func:`block_external` aborts every request that does not go to the local server and records it.
+* :func:`library_shd` is the reference: the SHD of a direct ``colide_core.CoLiDE`` fit on Sachs.
+* :func:`run_fit` drives one browser page through Data -> Learn -> Run and reads the SHD shown.
+
+All traffic stays on 127.0.0.1, every wait has a timeout and every loop a bound.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+#: Generous: a paper-faithful Sachs fit takes seconds alone, much longer with 5 at once on 2 cores.
+FIT_TIMEOUT_MS = 420_000
+UI_TIMEOUT_MS = 60_000
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of a process (psutil when installed, else /proc/<pid>/status)."""
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        return int(psutil.Process(pid).memory_info().rss)
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+class StreamlitServer:
+    """``streamlit run app.py`` on a free localhost port (a context manager).
+
+    Attributes: ``port``, ``url`` (``http://127.0.0.1:<port>``), ``proc`` (the Popen), ``log`` (path).
+    """
+
+    def __init__(self, log_name="streamlit.log", start_timeout_s=90.0):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.log = ARTIFACTS / log_name
+        self.start_timeout_s = start_timeout_s
+        self.proc = None
+
+    def __enter__(self):
+        exe = ROOT / ".venv" / "bin" / "streamlit"
+        cmd = [str(exe) if exe.exists() else "streamlit", "run", "app.py",
+               "--server.headless", "true",
+               "--server.port", str(self.port),
+               "--server.address", "127.0.0.1",
+               "--server.fileWatcherType", "none",
+               "--server.runOnSave", "false",
+               "--browser.gatherUsageStats", "false"]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self._log_fh = open(self.log, "w")
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log_fh, stderr=subprocess.STDOUT,
+                                     env=env)
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode}: {self.log_text()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.3)
+        self.__exit__(None, None, None)
+        raise RuntimeError(f"streamlit did not become healthy in {self.start_timeout_s} s")
+
+    def __exit__(self, *exc):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+        self._log_fh.close()
+        return False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log_text(self) -> str:
+        self._log_fh.flush()
+        return self.log.read_text(errors="replace")
+
+
+def launch_chromium(playwright):
+    """Debian's chromium, headless, with the project's flags."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
+def block_external(context, base_url: str, attempted: list) -> None:
+    """Abort every request of ``context`` that does not go to ``base_url``; record its URL."""
+    local = (base_url.rstrip("/") + "/", "data:", "blob:", "about:")
+
+    def handle(route):
+        url = route.request.url
+        if url.startswith(local) or url == base_url:
+            route.continue_()
+        else:
+            attempted.append(url)
+            route.abort()
+
+    context.route("**/*", handle)
+
+
+@functools.lru_cache(maxsize=None)
+def library_shd(variant: str, lambda1: float, threshold: float = 0.3) -> int:
+    """SHD against the Sachs consensus DAG of a direct library fit with the dashboard's params.
+
+    The dashboard runs ``colide_core.CoLiDE(variant, lambda1=...)`` with every other parameter at
+    its default, thresholds with ``threshold_to_dag`` and scores with ``colide_core.evaluate``.
+    """
+    import colide_core
+
+    X, B_true = colide_core.load_sachs()
+    model = colide_core.CoLiDE(variant, lambda1=lambda1).fit(X)
+    A = colide_core.threshold_to_dag(model.W_, threshold)
+    return int(colide_core.evaluate(B_true, A)["shd"])
+
+
+def no_exception_shown(page) -> None:
+    """Fail when Streamlit shows a traceback (an ``stException`` element) on the page."""
+    exc = page.locator('[data-testid="stException"]')
+    if exc.count():
+        raise AssertionError(f"the page shows an exception: {exc.first.inner_text()[:2000]}")
+
+
+def open_app_with_sachs(page, base_url: str) -> None:
+    """Open the app's main (Data) page and make the bundled Sachs data current."""
+    page.goto(base_url + "/", timeout=UI_TIMEOUT_MS)
+    page.get_by_role("button", name="Use the Sachs data").click(timeout=UI_TIMEOUT_MS)
+    page.get_by_text("Current dataset: Sachs").wait_for(timeout=UI_TIMEOUT_MS)
+    no_exception_shown(page)
+
+
+def start_fit(page, variant: str, lambda1: float) -> None:
+    """On the Learn page (reached through the sidebar, same session): pick variant and lambda, Run."""
+    page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+    run = page.get_by_role("button", name="Run", exact=True)
+    run.wait_for(timeout=UI_TIMEOUT_MS)
+    radio = page.get_by_role("radiogroup", name="Noise model").get_by_role(
+        "radio", name=variant.upper(), exact=True)
+    if radio.get_attribute("aria-checked", timeout=UI_TIMEOUT_MS) != "true":
+        radio.click(timeout=UI_TIMEOUT_MS)
+        page.wait_for_function(
+            """(v) => [...document.querySelectorAll('[role=radiogroup][aria-label="Noise model"] [role=radio]')]
+                      .some(b => b.innerText.trim() === v && b.getAttribute('aria-checked') === 'true')""",
+            arg=variant.upper(), timeout=UI_TIMEOUT_MS)
+    box = page.get_by_label("λ (L1 weight, lambda1)")
+    box.fill(f"{lambda1:.3f}", timeout=UI_TIMEOUT_MS)
+    box.press("Enter")
+    # the rerun after Enter is done once the committed value is shown back
+    page.wait_for_function(
+        """(v) => { const el = document.querySelector('input[aria-label="λ (L1 weight, lambda1)"]');
+                    return el && el.value === v; }""",
+        arg=f"{lambda1:.3f}", timeout=UI_TIMEOUT_MS)
+    time.sleep(0.5)
+    run.click(timeout=UI_TIMEOUT_MS)
+
+
+def wait_for_result(page, variant: str, lambda1: float) -> None:
+    """Wait until the result of ``variant`` with ``lambda1`` is displayed (bounded)."""
+    page.get_by_text(re.compile(rf"^CoLiDE-{variant.upper()}\b.*λ = {re.escape(f'{lambda1:g}')}$")).wait_for(
+        timeout=FIT_TIMEOUT_MS)
+    page.get_by_role("tab", name="Metrics").wait_for(timeout=UI_TIMEOUT_MS)
+    no_exception_shown(page)
+
+
+def shown_shd(page, variant: str) -> int:
+    """Open the Metrics tab and read the ``SHD · <VARIANT>`` metric."""
+    page.get_by_role("tab", name="Metrics").click(timeout=UI_TIMEOUT_MS)
+    metric = page.get_by_test_id("stMetric").filter(has_text=f"SHD · {variant.upper()}")
+    value = metric.get_by_test_id("stMetricValue")
+    value.wait_for(timeout=UI_TIMEOUT_MS)
+    return int(value.inner_text().strip())
+
+
+def run_fit(page, base_url: str, variant: str, lambda1: float) -> int:
+    """Whole flow in one page: Sachs, Learn, Run, wait, return the SHD shown."""
+    open_app_with_sachs(page, base_url)
+    start_fit(page, variant, lambda1)
+    wait_for_result(page, variant, lambda1)
+    return shown_shd(page, variant)
+
+
+if __name__ == "__main__":  # manual check: python tests/e2e/harness.py
+    sys.exit(0)

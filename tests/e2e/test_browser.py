@@ -6,14 +6,10 @@ Flow: Data page -> "Use the Sachs data" -> Learn -> CoLiDE-NV (lambda 0.05) -> R
 vis-network canvas inside the graph iframe must be drawn with the 11 Sachs nodes, and the SHD shown
 must equal a direct ``colide_core`` fit's. Screenshots go to tests/e2e/artifacts/ (git-ignored).
 """
-import pytest
-from playwright.sync_api import sync_playwright
-
 from tests.e2e.harness import (
     ARTIFACTS,
     StreamlitServer,
     block_external,
-    launch_chromium,
     library_shd,
     no_exception_shown,
     open_app_with_sachs,
@@ -23,22 +19,6 @@ from tests.e2e.harness import (
 )
 
 GRAPH_TIMEOUT_MS = 60_000
-
-
-@pytest.fixture(scope="module")
-def server():
-    with StreamlitServer(log_name="e2e_streamlit.log") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _canvas_stats(frame):

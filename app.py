@@ -24,6 +24,9 @@ pages = [
     st.Page("app_pages/learn.py", title="Learn", icon="🕸️"),
     st.Page("app_pages/simulate.py", title="Simulate", icon="🧪"),
     st.Page("app_pages/compare.py", title="Compare", icon="📊"),
+    st.Page("app_pages/edge_confidence.py", title="Edge confidence", icon="🎯"),
+    st.Page("app_pages/explorer.py", title="Explorer", icon="🗺️"),
+    st.Page("app_pages/prior_knowledge.py", title="Prior knowledge", icon="🧭"),
 ]
 page = st.navigation(pages)
 

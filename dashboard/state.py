@@ -86,6 +86,9 @@ def init() -> None:
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
+    from dashboard import trust_state  # keys of the Edge confidence / Explorer / Prior knowledge pages
+
+    trust_state.init(ss)
 
 
 @st.cache_data(show_spinner=False)

@@ -1,0 +1,167 @@
+"""Edge confidence page: bootstrap CoLiDE on the current dataset and show how often each edge appears.
+
+The bootstrap (``colide_core.stability.bootstrap_edges``) runs in a background job with a progress
+bar and a Stop button; the result stays in the session (``dashboard.trust_state.BOOT_RESULT``).
+The frequency slider only filters the stored result.
+"""
+import numpy as np
+import streamlit as st
+
+from colide_core import CoLiDE
+from colide_core.stability import bootstrap_edges
+from dashboard import state
+from dashboard import trust_state as ts
+from dashboard.fitting import VARIANTS, solver_params
+from dashboard.text import md_escape
+from dashboard.trust import TrustJob, frequency_figure, sigma_interval_figure
+
+ss = st.session_state
+ds = state.current_dataset()
+
+
+def _params():
+    overrides = dict(ss[state.SOLVER_OVERRIDES])
+    overrides["threshold"] = float(ss["boot_threshold"])
+    return solver_params(VARIANTS[ss["boot_variant"]], ss["boot_lambda1"], overrides)
+
+
+def _start():
+    job = ss[ts.BOOT_JOB]
+    if job is not None and not job.done:
+        return
+    dataset = state.current_dataset()
+    params = _params()
+    n_boot, seed, n_jobs = int(ss["boot_n"]), int(ss["boot_seed"]), int(ss["boot_jobs"])
+    X = dataset.X
+
+    def run(callback):
+        return bootstrap_edges(X, CoLiDE(**dict(params)), n_boot=n_boot, random_state=seed,
+                               n_jobs=n_jobs, callback=callback)
+
+    key = (dataset.key, params, n_boot, seed)
+    ss[ts.BOOT_JOB] = TrustJob(run, f"Bootstrap ({n_boot} resamples)", key=key).start()
+
+
+def _stop():
+    job = ss[ts.BOOT_JOB]
+    if job is not None:
+        job.request_stop()
+
+
+def _harvest(job):
+    """Move a finished job's result into the session state and describe it."""
+    messages = []
+    if job.error:
+        messages.append(("error", md_escape(job.error)))
+    elif job.result is not None:
+        res = job.result
+        if res.stopped:
+            messages.append(("warning", f"Stopped after {res.n_ok + res.n_failed} of {res.n_boot} resamples: "
+                                        "the frequencies below use those only."))
+        else:
+            messages.append(("success", f"{res.n_ok} resamples fitted in {job.elapsed:.1f} s."))
+        if res.n_failed:
+            messages.append(("warning", f"{res.n_failed} resample(s) could not be fitted and are left out: "
+                                        + md_escape(res.errors[0])))
+        if res.n_not_converged:
+            messages.append(("info", f"{res.n_not_converged} of {res.n_ok} fits reached the iteration limit "
+                                     "before the convergence tolerance."))
+        ss[ts.BOOT_RESULT] = {"key": job.key, "result": res, "seconds": job.elapsed}
+    ss[ts.BOOT_MESSAGES] = messages
+    ss[ts.BOOT_JOB] = None
+
+
+st.title("Edge confidence")
+st.caption(f"Dataset: {md_escape(ds.name)} ({ds.shape[0]} samples × {ds.shape[1]} nodes). "
+           "CoLiDE is refitted on resamples of the rows drawn with replacement (nonparametric "
+           "bootstrap); an edge's frequency is the share of resamples whose final DAG contains it.")
+
+c1, c2, c3 = st.columns([1, 1, 2])
+with c1:
+    st.segmented_control("Noise model", list(VARIANTS), key="boot_variant", required=True,
+                         help="EV: one noise variance for all nodes (paper eq. 4-5). NV: one per node (eq. 6-7).")
+with c2:
+    st.number_input("λ (lambda1)", min_value=0.0, max_value=10.0, step=0.01, format="%.3f", key="boot_lambda1")
+with c3:
+    st.slider("Edge threshold |w| >", min_value=0.0, max_value=2.0, step=0.01, key="boot_threshold")
+c4, c5, c6 = st.columns(3)
+c4.number_input("Resamples", min_value=2, max_value=1000, step=10, key="boot_n",
+                help="100 is a common choice; each resample is one full CoLiDE fit.")
+c5.number_input("Parallel workers", min_value=1, max_value=64, step=1, key="boot_jobs",
+                help="Processes used by joblib. Results do not depend on this number.")
+c6.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="boot_seed",
+                help="Same seed, same resamples, same result.")
+if ss[state.SOLVER_OVERRIDES].get("forbidden") or ss[state.SOLVER_OVERRIDES].get("required") \
+        or ss[state.SOLVER_OVERRIDES].get("tiers"):
+    st.caption("Prior knowledge from the **Prior knowledge** page is enforced in every resample.")
+
+job = ss[ts.BOOT_JOB]
+running = job is not None and not job.done
+st.button("Run bootstrap", key="boot_run", type="primary", on_click=_start, disabled=running)
+
+if job is not None:
+    if not job.done:
+        bar = st.progress(job.fraction, text=job.status)
+        st.button("Stop", key="boot_stop", on_click=_stop,
+                  help="Stops after the resamples in progress and keeps what is done.")
+        while not job.wait(0.25):
+            bar.progress(job.fraction, text=("stopping… " if job.stop_requested else "") + job.status)
+    _harvest(job)
+    st.rerun()
+
+stored = ss[ts.BOOT_RESULT]
+for level, text in ss[ts.BOOT_MESSAGES]:
+    getattr(st, level)(text)
+if stored is None or stored["key"][0] != ds.key:
+    st.info("Press **Run bootstrap**. Each resample is a full CoLiDE fit (a few seconds each on Sachs "
+            "with the paper's schedule), so 100 resamples take minutes; use more workers if you have cores.")
+    st.stop()
+
+res = stored["result"]
+params = dict(stored["key"][1])
+if stored["key"] != (ds.key, _params(), int(ss["boot_n"]), int(ss["boot_seed"])):
+    st.caption("The result below was computed with different settings than those above; press **Run "
+               "bootstrap** to update it.")
+st.markdown(f"**CoLiDE-{params['variant'].upper()}**, λ = {params['lambda1']:g}, threshold "
+            f"{params.get('threshold', 0.3):g}: {res.n_ok} resamples.")
+
+st.slider("Show edges found in at least this % of resamples", min_value=0, max_value=100, step=5,
+          key="boot_min_freq")
+min_freq = ss["boot_min_freq"] / 100.0
+names = ds.node_names
+truth = None if ds.B_true is None else ds.B_true.to_numpy()
+tab_graph, tab_table, tab_sigma = st.tabs(["Graph", "Edges", "Noise σ̂"])
+with tab_graph:
+    st.plotly_chart(frequency_figure(res.frequency, names, min_frequency=max(min_freq, 1e-9),
+                                     weight_mean=res.weight_mean, B_true=truth),
+                    key="boot_graph")
+    n_shown = int(((res.frequency >= max(min_freq, 1e-9)) & ~np.eye(len(names), dtype=bool)).sum())
+    st.caption(f"{n_shown} edges found in ≥ {ss['boot_min_freq']}% of resamples. Opacity and width ∝ "
+               "frequency." + (" Colours compare with the ground truth; dashed grey: true edges below the "
+                               "cut-off." if truth is not None else ""))
+with tab_table:
+    table = res.edge_table(min_frequency=min_freq, level=0.95, B_true=truth)
+    st.dataframe(
+        table, hide_index=True, key="boot_edges",
+        column_config={
+            "frequency": st.column_config.ProgressColumn("frequency", min_value=0.0, max_value=1.0, format="percent"),
+            "weight": st.column_config.NumberColumn("weight (when present)", format="%.3f"),
+            "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
+            "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
+            "bagged_weight": st.column_config.NumberColumn("bagged weight", format="%.3f"),
+        },
+    )
+    st.caption("Weight and its 95% percentile interval use the resamples that contain the edge; the bagged "
+               "weight averages over all resamples, counting an absent edge as 0.")
+    if truth is not None:
+        found = table[table["truth"] == "true edge"]
+        st.caption(f"{len(found)} of {int((truth != 0).sum())} true edges are found in ≥ "
+                   f"{ss['boot_min_freq']}% of resamples.")
+    st.download_button("Edge table (CSV)", table.to_csv(index=False), file_name="colide_bootstrap_edges.csv",
+                       mime="text/csv", key="boot_dl")
+with tab_sigma:
+    if res.sigma_samples is None:
+        st.info("This model has no noise scale.")
+    else:
+        st.plotly_chart(sigma_interval_figure(names, res.sigma_samples, 0.95, ds.sigma_true), key="boot_sigma")
+        st.caption("Bootstrap mean of the estimated noise standard deviation, with the 95% percentile interval.")

@@ -1,0 +1,77 @@
+"""Session-state keys of the "trust the edges" pages (Edge confidence, Explorer, Prior knowledge).
+
+:func:`init` is called from :func:`dashboard.state.init` (one line there), so these keys get
+their defaults in the same place and at the same time as every other key of the dashboard.
+Widgets are created with ``key=`` only, as on the other pages.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "PATH_JOB", "PATH_RESULT", "PATH_MESSAGES", "EXPLORER_CELL", "EXPLORER_LAST_CLICK",
+    "PRIOR", "PRIOR_DRAFT", "PRIOR_BASE", "PRIOR_VERSION", "PRIOR_MESSAGES", "WIDGET_DEFAULTS", "init",
+]
+
+#: :class:`dashboard.trust.TrustJob` running a bootstrap, or None.
+BOOT_JOB = "trust_boot_job"
+#: dict(key=(data hash, params, n_boot, seed), result=BootstrapResult, seconds=float) or None.
+BOOT_RESULT = "trust_boot_result"
+#: list of (level, text) messages about the last bootstrap.
+BOOT_MESSAGES = "trust_boot_messages"
+#: :class:`dashboard.trust.TrustJob` solving a lambda path, or None.
+PATH_JOB = "trust_path_job"
+#: dict(key=(data hash, variant, lambdas, thresholds, overrides), path=LambdaPath, metrics=dict or None,
+#: seconds=float) or None.
+PATH_RESULT = "trust_path_result"
+#: list of (level, text) messages about the last lambda path.
+PATH_MESSAGES = "trust_path_messages"
+#: (i_lambda, i_threshold) of the explorer cell whose graph is shown, or None.
+EXPLORER_CELL = "trust_explorer_cell"
+#: The last plotly click processed on the explorer heatmap (so a kept selection is not re-applied).
+EXPLORER_LAST_CLICK = "trust_explorer_last_click"
+#: The applied :class:`colide_core.constraints.PriorKnowledge`, or None (also merged into
+#: ``solver_overrides`` so every fit enforces it).
+PRIOR = "prior_knowledge"
+#: dict kind -> DataFrame: the tables as last edited (survive page switches).
+PRIOR_DRAFT = "prior_draft"
+#: dict kind -> DataFrame: the tables the live editors started from.
+PRIOR_BASE = "prior_base"
+#: int, bumped to re-create the editors (after loading a JSON file).
+PRIOR_VERSION = "prior_version"
+#: list of (level, text) messages of the Prior knowledge page.
+PRIOR_MESSAGES = "prior_messages"
+
+WIDGET_DEFAULTS = {
+    # Edge confidence page
+    "boot_variant": "NV",
+    "boot_lambda1": 0.05,
+    "boot_threshold": 0.3,
+    "boot_n": 30,
+    "boot_jobs": 1,
+    "boot_seed": 0,
+    "boot_min_freq": 70,
+    # Explorer page
+    "exp_variant": "NV",
+    "exp_lambda_min": 0.005,
+    "exp_lambda_max": 0.5,
+    "exp_n_lambdas": 9,
+    "exp_thresholds": [0.1, 0.2, 0.3, 0.4, 0.5],
+    "exp_warm": True,
+    "exp_colour": "SHD",
+    # Prior knowledge page
+    "prior_json_text": "",
+}
+
+
+def init(ss) -> None:
+    """Fill in the missing keys of ``ss`` (the session state) with their defaults (idempotent)."""
+    for key in (BOOT_JOB, BOOT_RESULT, PATH_JOB, PATH_RESULT, EXPLORER_CELL, EXPLORER_LAST_CLICK, PRIOR):
+        ss.setdefault(key, None)
+    ss.setdefault(BOOT_MESSAGES, [])
+    ss.setdefault(PATH_MESSAGES, [])
+    ss.setdefault(PRIOR_DRAFT, {})
+    ss.setdefault(PRIOR_BASE, {})
+    ss.setdefault(PRIOR_VERSION, 0)
+    ss.setdefault(PRIOR_MESSAGES, [])
+    for key, value in WIDGET_DEFAULTS.items():
+        if key not in ss:
+            ss[key] = list(value) if isinstance(value, list) else value

@@ -1,0 +1,211 @@
+"""The "trust the edges" pages driven with streamlit.testing.v1.AppTest, and their pure helpers.
+
+Explorer and Edge confidence run on Sachs with a short solver schedule (set through the dashboard's
+``solver_overrides``) and a small number of resamples; their results must equal direct calls of
+``colide_core.path.lambda_path`` and ``colide_core.stability.bootstrap_edges``.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import colide_core
+from colide_core import CoLiDE, threshold_to_dag
+from colide_core._metrics import evaluate
+from colide_core.constraints import PriorKnowledge
+from colide_core.path import lambda_path
+from colide_core.stability import bootstrap_edges
+from dashboard import fitting
+from dashboard.trust import (
+    cell_from_selection, frequency_figure, path_heatmap, path_kwargs, prior_from_tables, prior_to_tables,
+    required_mask_for, sigma_interval_figure,
+)
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 300
+QUICK = {"max_iter": (1000, 1000, 1000, 2000), "checkpoint": 200}
+PAGES = ["app_pages/edge_confidence.py", "app_pages/explorer.py", "app_pages/prior_knowledge.py"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fit_cache():
+    fitting.fit_colide.clear()
+    yield
+    fitting.fit_colide.clear()
+
+
+def _app(page=None, overrides=QUICK):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    at.session_state["solver_overrides"] = dict(overrides)
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+    return at
+
+
+def _metric(at, label):
+    values = [m.value for m in at.metric if m.label == label]
+    assert len(values) == 1, [m.label for m in at.metric]
+    return values[0]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_trust_page_runs_before_any_result(page):
+    at = _app(page)
+    assert len(at.title) == 1
+    assert len(at.info) >= 1                       # "press Run" / "no fit yet"
+    assert "Current dataset" in [c.value for c in at.sidebar.caption]
+
+
+def test_explorer_on_sachs_matches_direct_path_and_loads_a_cell_into_learn():
+    at = _app("app_pages/explorer.py")
+    at.number_input(key="exp_n_lambdas").set_value(5).run()    # 0.005 ... 0.5, five log-spaced values
+    at.button(key="exp_run").click().run()
+    assert not at.exception, at.exception
+    assert any("Solved 5 values of λ" in s.value for s in at.success)
+    ss = at.session_state
+    path = ss["trust_path_result"]["path"]
+    X, B = colide_core.load_sachs()
+    direct = lambda_path(X, np.geomspace(0.005, 0.5, 5), (0.1, 0.2, 0.3, 0.4, 0.5), "nv", **QUICK)
+    np.testing.assert_array_equal(path.W, direct.W)          # the solver is deterministic
+    np.testing.assert_array_equal(path.edge_counts, direct.edge_counts)
+    # The paper's cell (lambda 0.05 = the middle value, threshold 0.3) is selected first.
+    assert ss["trust_explorer_cell"] == (2, 2)
+    expected = evaluate(B, path.graph(2, 2))
+    assert _metric(at, "SHD") == str(expected["shd"])
+    assert _metric(at, "Edges") == str(int((path.graph(2, 2) != 0).sum()))
+    # The heatmap can be coloured by every metric without error.
+    for colour in ("TPR", "FDR", "BIC", "Edges"):
+        at.segmented_control(key="exp_colour").set_value(colour).run()
+        assert not at.exception, at.exception
+    # Pick another cell with the sliders: lambda 0.5 (index 4), threshold 0.1 (index 0).
+    at.select_slider(key="exp_cell_lambda").set_value(4).run()
+    at.select_slider(key="exp_cell_threshold").set_value(0).run()
+    assert ss["trust_explorer_cell"] == (4, 0)
+    assert _metric(at, "SHD") == str(evaluate(B, path.graph(4, 0))["shd"])
+    # Load it into the Learn page's Graph view.
+    at.button(key="exp_open_learn").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Learn a DAG with CoLiDE"
+    np.testing.assert_array_equal(ss["fit_results"]["nv"].W, path.W[4])
+    assert ss["learn_threshold"] == 0.1 and ss["learn_lambda1"] == pytest.approx(0.5)
+    assert _metric(at, "Edges · NV") == str(int((path.graph(4, 0) != 0).sum()))
+
+
+def test_bootstrap_on_sachs_matches_direct_call_and_filters_by_frequency():
+    at = _app("app_pages/edge_confidence.py")
+    at.number_input(key="boot_n").set_value(3).run()
+    at.button(key="boot_run").click().run()
+    assert not at.exception, at.exception
+    assert any("3 resamples fitted" in s.value for s in at.success)
+    ss = at.session_state
+    res = ss["trust_boot_result"]["result"]
+    X, B = colide_core.load_sachs()
+    direct = bootstrap_edges(X, CoLiDE("nv", lambda1=0.05, threshold=0.3, **QUICK), n_boot=3, random_state=0)
+    np.testing.assert_array_equal(res.frequency, direct.frequency)
+    np.testing.assert_array_equal(res.sigma_samples, direct.sigma_samples)
+    assert np.all((res.frequency >= 0) & (res.frequency <= 1)) and res.sigma_samples.shape == (3, 11)
+    # default cut-off 70 %: with 3 resamples only edges found 3 times out of 3 pass (2/3 < 0.7)
+    table = [d.value for d in at.dataframe if "frequency" in d.value.columns]
+    assert len(table) == 1
+    assert len(table[0]) == int((res.frequency == 1.0).sum())
+    assert set(table[0]["truth"]) <= {"true edge", "reversed", "not in truth"}
+    at.slider(key="boot_min_freq").set_value(30).run()
+    table = [d.value for d in at.dataframe if "frequency" in d.value.columns][0]
+    assert len(table) == int((res.frequency >= 0.3).sum())
+    assert (table["frequency"] >= 0.3).all()
+
+
+def test_prior_knowledge_is_loaded_applied_enforced_and_audited():
+    at = _app("app_pages/prior_knowledge.py")
+    doc = {"forbidden": [["PKA", "Raf"]], "required": [["PKC", "PKA"], ["Raf", "Mek"]],
+           "tiers": [["PKC"], ["PKA", "Raf", "Mek"]]}
+    at.text_area(key="prior_json_text").input(json.dumps(doc)).run()
+    at.button(key="prior_load_text").click().run()
+    at.button(key="prior_apply").click().run()
+    assert not at.exception, at.exception
+    ss = at.session_state
+    ov = ss["solver_overrides"]
+    assert ov["forbidden"] == (("PKA", "Raf"),) and ov["required"] == (("PKC", "PKA"), ("Raf", "Mek"))
+    assert ov["max_iter"] == QUICK["max_iter"]             # other overrides are kept
+    at.switch_page("app_pages/learn.py").run()
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    W = ss["fit_results"]["nv"].W
+    names = list(colide_core.SACHS_NODES)
+    assert W[names.index("PKA"), names.index("Raf")] == 0.0        # forbidden: exactly zero
+    at.switch_page("app_pages/prior_knowledge.py").run()
+    assert any("All 5 checks hold" in s.value for s in at.success)
+    audit = [d.value for d in at.dataframe if "constraint" in d.value.columns][0]
+    assert list(audit["constraint"]) == ["forbidden", "required", "required", "tier", "acyclic"]
+    assert list(audit["holds"]) == ["✓"] * 5
+    # An inconsistent file is refused with the reason, and the applied knowledge is unchanged.
+    at.text_area(key="prior_json_text").input(json.dumps({"required": [["PKC", "PKA"], ["PKA", "PKC"]]})).run()
+    at.button(key="prior_load_text").click().run()
+    assert any("directed cycle" in e.value for e in at.error)
+    assert ss["prior_knowledge"].required == (("PKC", "PKA"), ("Raf", "Mek"))
+    # Removing everything clears the overrides but keeps the schedule.
+    at.button(key="prior_clear").click().run()
+    assert ss["solver_overrides"] == QUICK and ss["prior_knowledge"] is None
+
+
+# --- pure helpers -------------------------------------------------------------------------------
+def test_prior_tables_round_trip():
+    names = ["a", "b", "c"]
+    pk = PriorKnowledge.create(forbidden=[("a", "b")], required=[(2, 0)], tiers=[["c"], ["a", "b"]])
+    tables = prior_to_tables(pk, names)
+    assert tables["required"].to_dict("list") == {"source": ["c"], "target": ["a"]}   # index 2 -> name c
+    assert tables["tiers"]["tier"].tolist() == [1, 1, 0]
+    back = prior_from_tables(tables["forbidden"], tables["required"], tables["tiers"])
+    assert back == PriorKnowledge.create(forbidden=[("a", "b")], required=[("c", "a")], tiers=[["c"], ["a", "b"]])
+    # empty rows are ignored; tiers 3 and 7 are renumbered 0 and 1
+    forb = pd.DataFrame({"source": ["a", None], "target": ["c", "b"]})
+    tiers = pd.DataFrame({"node": names, "tier": pd.array([7, pd.NA, 3], dtype="Int64")})
+    pk2 = prior_from_tables(forb, forb.iloc[:0], tiers)
+    assert pk2.forbidden == (("a", "c"),) and pk2.tiers == (("c",), ("a",))
+    with pytest.raises(ValueError, match="whole number"):
+        prior_from_tables(forb, forb, pd.DataFrame({"node": ["a"], "tier": [1.5]}))
+
+
+def test_cell_from_selection_and_heatmap_cells():
+    X, _ = colide_core.load_sachs()
+    path = lambda_path(X.iloc[:200], [0.01, 0.1], (0.1, 0.3), "ev", max_iter=(100, 100, 100, 200), checkpoint=100)
+    fig = path_heatmap(path, path.edge_counts, title="edges", selected=(1, 0))
+    clickable = fig.data[1]
+    assert [tuple(c) for c in clickable.customdata] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert cell_from_selection({"selection": {"points": [{"customdata": [1, 1], "x": "0.3", "y": "0.1"}]}}, path) == (1, 1)
+    assert cell_from_selection({"selection": {"points": [{"x": "0.3", "y": "0.01"}]}}, path) == (0, 1)
+    assert cell_from_selection({"selection": {"points": [{"customdata": [5, 0]}]}}, path) is None
+    assert cell_from_selection(None, path) is None and cell_from_selection({}, path) is None
+
+
+def test_figures_escape_names_and_scale_with_frequency():
+    F = np.array([[0, 0.9, 0.2], [0, 0, 0], [0.5, 0, 0]])
+    fig = frequency_figure(F, ["<b>x</b>", "y", "z"], min_frequency=0.3, B_true=np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]]))
+    arrows = fig.layout.annotations
+    assert len(arrows) == 2                                      # 0.2 is below the cut-off
+    assert {round(a.opacity, 2) for a in arrows} == {0.9, 0.5}
+    assert "&lt;b&gt;x&lt;/b&gt;" in fig.data[-5].text             # node labels escaped
+    assert any(t.line.dash == "dash" for t in fig.data if t.mode == "lines")    # missing true edge y -> z
+    S = np.array([[1.0, 2.0], [3.0, 4.0], [2.0, 3.0]])
+    bars = sigma_interval_figure(["<i>a</i>", "b"], S, level=0.5).data[0]
+    assert list(bars.x) == ["&lt;i&gt;a&lt;/i&gt;", "b"] and list(bars.y) == [2.0, 3.0]
+    np.testing.assert_allclose(bars.error_y.array, [0.5, 0.5])   # 75th percentile 2.5 / 3.5 minus mean
+    ev = sigma_interval_figure(["a", "b"], np.array([1.0, 1.2, 0.8]))
+    assert list(ev.data[0].x) == ["all nodes (EV)"]
+
+
+def test_path_kwargs_and_required_mask_for():
+    assert path_kwargs({"max_iter": (1, 2), "threshold": 0.3, "required": ((0, 1),)}) == \
+        {"max_iter": (1, 2), "required": ((0, 1),)}
+    assert required_mask_for((("lambda1", 0.05), ("variant", "nv")), ["a", "b"]) is None
+    mask = required_mask_for((("required", (("a", "b"),)), ("variant", "nv")), ["a", "b"])
+    assert mask.tolist() == [[False, True], [False, False]]
+    # what the mask is for: a required edge at or below the threshold survives re-thresholding
+    W = np.array([[0.0, 0.1], [0.0, 0.0]])
+    assert threshold_to_dag(W, 0.3)[0, 1] == 0.0 and threshold_to_dag(W, 0.3, required=mask)[0, 1] == 0.1

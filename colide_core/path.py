@@ -347,8 +347,8 @@ def lambda_path(
         enforced in every solve and in the thresholding.
     callback : callable, optional
         ``callback(done, total)`` with ``done`` a float (solves finished plus the fraction
-        of the current one, from the solver's checkpoints) and ``total`` the number of
-        ``lambda1`` values. Returning True stops: the path then holds the solves finished so
+        of the current one, at most 0.99, from the solver's checkpoints; a whole number only
+        once a solve is finished) and ``total`` the number of ``lambda1`` values. Returning True stops: the path then holds the solves finished so
         far (``stopped=True``).
 
     Returns
@@ -401,7 +401,7 @@ def lambda_path(
             if callback is None:
                 return False
             done = sum(_sched[2][:stage]) + iteration
-            return bool(callback(_k + min(done / _budget, 1.0), int(lam.size)))
+            return bool(callback(_k + min(done / _budget, 0.99), int(lam.size)))
 
         t0 = time.perf_counter()
         with warnings.catch_warnings():

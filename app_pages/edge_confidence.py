@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from colide_core import CoLiDE
-from colide_core.stability import bootstrap_edges
+from colide_core.stability import bootstrap_edges, stability_selection
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.fitting import VARIANTS, solver_params
@@ -112,56 +112,140 @@ if job is not None:
 stored = ss[ts.BOOT_RESULT]
 for level, text in ss[ts.BOOT_MESSAGES]:
     getattr(st, level)(text)
+names = ds.node_names
+truth = None if ds.B_true is None else ds.B_true.to_numpy()
+
+
+def _show_bootstrap(stored):
+    """Graph, edge table and noise intervals of a stored bootstrap result."""
+    res = stored["result"]
+    params = dict(stored["key"][1])
+    if stored["key"] != (ds.key, _params(), int(ss["boot_n"]), int(ss["boot_seed"])):
+        st.caption("The result below was computed with different settings than those above; press **Run "
+                   "bootstrap** to update it.")
+    st.markdown(f"**CoLiDE-{params['variant'].upper()}**, λ = {params['lambda1']:g}, threshold "
+                f"{params.get('threshold', 0.3):g}: {res.n_ok} resamples.")
+
+    st.slider("Show edges found in at least this % of resamples", min_value=0, max_value=100, step=5,
+              key="boot_min_freq")
+    min_freq = ss["boot_min_freq"] / 100.0
+    tab_graph, tab_table, tab_sigma = st.tabs(["Graph", "Edges", "Noise σ̂"])
+    with tab_graph:
+        st.plotly_chart(frequency_figure(res.frequency, names, min_frequency=max(min_freq, 1e-9),
+                                         weight_mean=res.weight_mean, B_true=truth),
+                        key="boot_graph")
+        n_shown = int(((res.frequency >= max(min_freq, 1e-9)) & ~np.eye(len(names), dtype=bool)).sum())
+        st.caption(f"{n_shown} edges found in ≥ {ss['boot_min_freq']}% of resamples. Opacity and width ∝ "
+                   "frequency." + (" Colours compare with the ground truth; dashed grey: true edges below the "
+                                   "cut-off." if truth is not None else ""))
+    with tab_table:
+        table = res.edge_table(min_frequency=min_freq, level=0.95, B_true=truth)
+        st.dataframe(
+            table, hide_index=True, key="boot_edges",
+            column_config={
+                "frequency": st.column_config.ProgressColumn("frequency", min_value=0.0, max_value=1.0, format="percent"),
+                "weight": st.column_config.NumberColumn("weight (when present)", format="%.3f"),
+                "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
+                "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
+                "bagged_weight": st.column_config.NumberColumn("bagged weight", format="%.3f"),
+            },
+        )
+        st.caption("Weight and its 95% percentile interval use the resamples that contain the edge; the bagged "
+                   "weight averages over all resamples, counting an absent edge as 0.")
+        if truth is not None:
+            found = table[table["truth"] == "true edge"]
+            st.caption(f"{len(found)} of {int((truth != 0).sum())} true edges are found in ≥ "
+                       f"{ss['boot_min_freq']}% of resamples.")
+        st.download_button("Edge table (CSV)", table.to_csv(index=False), file_name="colide_bootstrap_edges.csv",
+                           mime="text/csv", key="boot_dl")
+    with tab_sigma:
+        if res.sigma_samples is None:
+            st.info("This model has no noise scale.")
+        else:
+            st.plotly_chart(sigma_interval_figure(names, res.sigma_samples, 0.95, ds.sigma_true), key="boot_sigma")
+            st.caption("Bootstrap mean of the estimated noise standard deviation, with the 95% percentile interval.")
+
+
 if stored is None or stored["key"][0] != ds.key:
     st.info("Press **Run bootstrap**. Each resample is a full CoLiDE fit (a few seconds each on Sachs "
             "with the paper's schedule), so 100 resamples take minutes; use more workers if you have cores.")
-    st.stop()
+else:
+    _show_bootstrap(stored)
 
-res = stored["result"]
-params = dict(stored["key"][1])
-if stored["key"] != (ds.key, _params(), int(ss["boot_n"]), int(ss["boot_seed"])):
-    st.caption("The result below was computed with different settings than those above; press **Run "
-               "bootstrap** to update it.")
-st.markdown(f"**CoLiDE-{params['variant'].upper()}**, λ = {params['lambda1']:g}, threshold "
-            f"{params.get('threshold', 0.3):g}: {res.n_ok} resamples.")
+# --- stability selection ---------------------------------------------------------------------------
+def _stab_key():
+    lambdas = tuple(sorted(float(x) for x in ss["stab_lambdas"]))
+    return (state.current_dataset().key, _params(), lambdas, int(ss["stab_n"]), float(ss["stab_pi"]),
+            int(ss["boot_seed"]))
 
-st.slider("Show edges found in at least this % of resamples", min_value=0, max_value=100, step=5,
-          key="boot_min_freq")
-min_freq = ss["boot_min_freq"] / 100.0
-names = ds.node_names
-truth = None if ds.B_true is None else ds.B_true.to_numpy()
-tab_graph, tab_table, tab_sigma = st.tabs(["Graph", "Edges", "Noise σ̂"])
-with tab_graph:
-    st.plotly_chart(frequency_figure(res.frequency, names, min_frequency=max(min_freq, 1e-9),
-                                     weight_mean=res.weight_mean, B_true=truth),
-                    key="boot_graph")
-    n_shown = int(((res.frequency >= max(min_freq, 1e-9)) & ~np.eye(len(names), dtype=bool)).sum())
-    st.caption(f"{n_shown} edges found in ≥ {ss['boot_min_freq']}% of resamples. Opacity and width ∝ "
-               "frequency." + (" Colours compare with the ground truth; dashed grey: true edges below the "
-                               "cut-off." if truth is not None else ""))
-with tab_table:
-    table = res.edge_table(min_frequency=min_freq, level=0.95, B_true=truth)
-    st.dataframe(
-        table, hide_index=True, key="boot_edges",
-        column_config={
-            "frequency": st.column_config.ProgressColumn("frequency", min_value=0.0, max_value=1.0, format="percent"),
-            "weight": st.column_config.NumberColumn("weight (when present)", format="%.3f"),
-            "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
-            "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
-            "bagged_weight": st.column_config.NumberColumn("bagged weight", format="%.3f"),
-        },
-    )
-    st.caption("Weight and its 95% percentile interval use the resamples that contain the edge; the bagged "
-               "weight averages over all resamples, counting an absent edge as 0.")
-    if truth is not None:
-        found = table[table["truth"] == "true edge"]
-        st.caption(f"{len(found)} of {int((truth != 0).sum())} true edges are found in ≥ "
-                   f"{ss['boot_min_freq']}% of resamples.")
-    st.download_button("Edge table (CSV)", table.to_csv(index=False), file_name="colide_bootstrap_edges.csv",
-                       mime="text/csv", key="boot_dl")
-with tab_sigma:
-    if res.sigma_samples is None:
-        st.info("This model has no noise scale.")
-    else:
-        st.plotly_chart(sigma_interval_figure(names, res.sigma_samples, 0.95, ds.sigma_true), key="boot_sigma")
-        st.caption("Bootstrap mean of the estimated noise standard deviation, with the 95% percentile interval.")
+
+def _stab_start():
+    job = ss[ts.STAB_JOB]
+    if (job is not None and not job.done) or not ss["stab_lambdas"]:
+        return
+    key = _stab_key()
+    _, params, lambdas, n_sub, pi_thr, seed = key
+    X = state.current_dataset().X
+    n_jobs = int(ss["boot_jobs"])
+
+    def run(callback):
+        return stability_selection(X, CoLiDE(**dict(params)), lambdas, n_subsamples=n_sub, pi_thr=pi_thr,
+                                   random_state=seed, n_jobs=n_jobs, callback=callback)
+
+    ss[ts.STAB_JOB] = TrustJob(run, f"Stability selection ({n_sub} half-samples × {len(lambdas)} λ)", key=key).start()
+
+
+def _stab_stop():
+    job = ss[ts.STAB_JOB]
+    if job is not None:
+        job.request_stop()
+
+
+st.divider()
+st.subheader("Stability selection")
+st.caption("Meinshausen & Bühlmann (2010): fit on many random halves of the rows for each λ; an edge is stable "
+           "when its selection probability reaches π_thr for some λ. Uses the noise model and threshold above.")
+t1, t2, t3 = st.columns([2, 1, 1])
+t1.multiselect("λ values", [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5], key="stab_lambdas")
+t2.number_input("Half-samples", min_value=2, max_value=500, step=10, key="stab_n")
+t3.slider("π_thr", min_value=0.55, max_value=1.0, step=0.05, key="stab_pi")
+stab_job = ss[ts.STAB_JOB]
+st.button("Run stability selection", key="stab_run", on_click=_stab_start,
+          disabled=(stab_job is not None and not stab_job.done) or not ss["stab_lambdas"])
+if stab_job is not None:
+    if not stab_job.done:
+        bar = st.progress(stab_job.fraction, text=stab_job.status)
+        st.button("Stop", key="stab_stop", on_click=_stab_stop)
+        while not stab_job.wait(0.25):
+            bar.progress(stab_job.fraction, text=("stopping… " if stab_job.stop_requested else "") + stab_job.status)
+    if stab_job.error:
+        ss[ts.STAB_MESSAGES] = [("error", md_escape(stab_job.error))]
+    elif stab_job.result is not None:
+        ss[ts.STAB_RESULT] = {"key": stab_job.key, "result": stab_job.result}
+        ss[ts.STAB_MESSAGES] = [("warning" if stab_job.result.stopped else "success",
+                                 ("Stopped early: " if stab_job.result.stopped else "")
+                                 + f"stability selection took {stab_job.elapsed:.1f} s.")]
+    ss[ts.STAB_JOB] = None
+    st.rerun()
+for level, text in ss[ts.STAB_MESSAGES]:
+    getattr(st, level)(text)
+stab = ss[ts.STAB_RESULT]
+if stab is not None and stab["key"][0] == ds.key:
+    sres = stab["result"]
+    table = sres.stable_edges()
+    if truth is not None and len(table):
+        idx = {n: k for k, n in enumerate(names)}
+        table["truth"] = ["true edge" if truth[idx[a], idx[b]] else ("reversed" if truth[idx[b], idx[a]]
+                          else "not in truth") for a, b in zip(table["source"], table["target"])]
+    st.markdown(f"**{len(table)} stable edges** (π_thr = {sres.pi_thr:g}, λ ∈ "
+                f"{{{', '.join(f'{x:g}' for x in sres.lambdas)}}}, {sres.n_subsamples} half-samples).")
+    st.dataframe(table, hide_index=True, key="stab_table",
+                 column_config={"max_probability": st.column_config.ProgressColumn(
+                     "max selection probability", min_value=0.0, max_value=1.0, format="percent")})
+    st.markdown(f"Expected number of false edges among them, by Meinshausen & Bühlmann's Theorem 1: "
+                f"E[V] ≤ q̂² / ((2π_thr − 1) p) = {sres.q_hat:.1f}² / ((2·{sres.pi_thr:g} − 1)·{sres.n_candidates}) "
+                f"= **{sres.expected_false_positives_bound:.2f}**, with q̂ the mean number of edges a half-sample "
+                "selects for some λ and p the number of candidate edges.")
+    st.caption("The bound assumes the false edges are selected exchangeably and that the method beats random "
+               "guessing. Neither can be checked, and for DAGs exchangeability is doubtful (an edge and its reversal "
+               "compete): read it as a rough guide, not a guarantee.")

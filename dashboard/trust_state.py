@@ -7,7 +7,7 @@ Widgets are created with ``key=`` only, as on the other pages.
 from __future__ import annotations
 
 __all__ = [
-    "BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "PATH_JOB", "PATH_RESULT", "PATH_MESSAGES", "EXPLORER_CELL", "EXPLORER_LAST_CLICK",
+    "BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "STAB_JOB", "STAB_RESULT", "STAB_MESSAGES", "PATH_JOB", "PATH_RESULT", "PATH_MESSAGES", "EXPLORER_CELL", "EXPLORER_LAST_CLICK",
     "PRIOR", "PRIOR_DRAFT", "PRIOR_BASE", "PRIOR_VERSION", "PRIOR_MESSAGES", "WIDGET_DEFAULTS", "init",
 ]
 
@@ -17,6 +17,12 @@ BOOT_JOB = "trust_boot_job"
 BOOT_RESULT = "trust_boot_result"
 #: list of (level, text) messages about the last bootstrap.
 BOOT_MESSAGES = "trust_boot_messages"
+#: :class:`dashboard.trust.TrustJob` running stability selection, or None.
+STAB_JOB = "trust_stab_job"
+#: dict(key=(data hash, params, lambdas, n_subsamples, pi_thr, seed), result=StabilityResult) or None.
+STAB_RESULT = "trust_stab_result"
+#: list of (level, text) messages about the last stability selection.
+STAB_MESSAGES = "trust_stab_messages"
 #: :class:`dashboard.trust.TrustJob` solving a lambda path, or None.
 PATH_JOB = "trust_path_job"
 #: dict(key=(data hash, variant, lambdas, thresholds, overrides), path=LambdaPath, metrics=dict or None,
@@ -49,6 +55,9 @@ WIDGET_DEFAULTS = {
     "boot_jobs": 1,
     "boot_seed": 0,
     "boot_min_freq": 70,
+    "stab_lambdas": [0.02, 0.05, 0.1],
+    "stab_n": 20,
+    "stab_pi": 0.75,
     # Explorer page
     "exp_variant": "NV",
     "exp_lambda_min": 0.005,
@@ -64,9 +73,10 @@ WIDGET_DEFAULTS = {
 
 def init(ss) -> None:
     """Fill in the missing keys of ``ss`` (the session state) with their defaults (idempotent)."""
-    for key in (BOOT_JOB, BOOT_RESULT, PATH_JOB, PATH_RESULT, EXPLORER_CELL, EXPLORER_LAST_CLICK, PRIOR):
+    for key in (BOOT_JOB, BOOT_RESULT, STAB_JOB, STAB_RESULT, PATH_JOB, PATH_RESULT, EXPLORER_CELL, EXPLORER_LAST_CLICK, PRIOR):
         ss.setdefault(key, None)
     ss.setdefault(BOOT_MESSAGES, [])
+    ss.setdefault(STAB_MESSAGES, [])
     ss.setdefault(PATH_MESSAGES, [])
     ss.setdefault(PRIOR_DRAFT, {})
     ss.setdefault(PRIOR_BASE, {})

@@ -17,7 +17,7 @@ from colide_core import CoLiDE, threshold_to_dag
 from colide_core._metrics import evaluate
 from colide_core.constraints import PriorKnowledge
 from colide_core.path import lambda_path
-from colide_core.stability import bootstrap_edges
+from colide_core.stability import bootstrap_edges, stability_selection
 from dashboard import fitting
 from dashboard.trust import (
     cell_from_selection, frequency_figure, path_heatmap, path_kwargs, prior_from_tables, prior_to_tables,
@@ -119,6 +119,24 @@ def test_bootstrap_on_sachs_matches_direct_call_and_filters_by_frequency():
     table = [d.value for d in at.dataframe if "frequency" in d.value.columns][0]
     assert len(table) == int((res.frequency >= 0.3).sum())
     assert (table["frequency"] >= 0.3).all()
+
+
+def test_stability_selection_section_matches_direct_call():
+    at = _app("app_pages/edge_confidence.py")
+    at.number_input(key="stab_n").set_value(2).run()
+    at.multiselect(key="stab_lambdas").set_value([0.05]).run()
+    at.slider(key="stab_pi").set_value(0.6).run()
+    at.button(key="stab_run").click().run()
+    assert not at.exception, at.exception
+    res = at.session_state["trust_stab_result"]["result"]
+    X, _ = colide_core.load_sachs()
+    direct = stability_selection(X, CoLiDE("nv", lambda1=0.05, threshold=0.3, **QUICK), [0.05], n_subsamples=2,
+                                 pi_thr=0.6, random_state=0)
+    np.testing.assert_array_equal(res.stable, direct.stable)
+    table = [d.value for d in at.dataframe if "max_probability" in d.value.columns][0]
+    assert len(table) == int(direct.stable.sum())
+    bound = f"{direct.expected_false_positives_bound:.2f}"
+    assert any(bound in m.value and "E[V]" in m.value for m in at.markdown)
 
 
 def test_prior_knowledge_is_loaded_applied_enforced_and_audited():

@@ -9,7 +9,6 @@ STAMP := $(VENV)/.installed
 # (Re)create the virtual environment when it is missing or requirements.txt is newer.
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 

@@ -65,6 +65,7 @@ WIDGET_DEFAULTS = {
     "exp_n_lambdas": 9,
     "exp_thresholds": [0.1, 0.2, 0.3, 0.4, 0.5],
     "exp_warm": True,
+    "exp_warm_stages": 1,
     "exp_colour": "SHD",
     # Prior knowledge page
     "prior_json_text": "",

@@ -140,18 +140,33 @@ def block_external(context, base_url: str, attempted: list) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def library_shd(variant: str, lambda1: float, threshold: float = 0.3) -> int:
-    """SHD against the Sachs consensus DAG of a direct library fit with the dashboard's params.
+def library_result(variant: str, lambda1: float, threshold: float = 0.3) -> tuple:
+    """``(shd, n_edges)`` of a direct library fit on Sachs with the dashboard's parameters.
 
     The dashboard runs ``colide_core.CoLiDE(variant, lambda1=...)`` with every other parameter at
-    its default, thresholds with ``threshold_to_dag`` and scores with ``colide_core.evaluate``.
+    its default, thresholds with ``threshold_to_dag`` (default 0.3) and scores with
+    ``colide_core.evaluate`` against the 17-edge consensus DAG.
     """
     import colide_core
 
     X, B_true = colide_core.load_sachs()
     model = colide_core.CoLiDE(variant, lambda1=lambda1).fit(X)
     A = colide_core.threshold_to_dag(model.W_, threshold)
-    return int(colide_core.evaluate(B_true, A)["shd"])
+    return int(colide_core.evaluate(B_true, A)["shd"]), int((A != 0).sum())
+
+
+def library_shd(variant: str, lambda1: float, threshold: float = 0.3) -> int:
+    """SHD of :func:`library_result`."""
+    return library_result(variant, lambda1, threshold)[0]
+
+
+def thread_count(pid: int) -> int:
+    """Number of threads of a process (/proc/<pid>/status)."""
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no Threads for pid {pid}")
 
 
 def no_exception_shown(page) -> None:
@@ -202,13 +217,19 @@ def wait_for_result(page, variant: str, lambda1: float) -> None:
     no_exception_shown(page)
 
 
-def shown_shd(page, variant: str) -> int:
-    """Open the Metrics tab and read the ``SHD · <VARIANT>`` metric."""
-    page.get_by_role("tab", name="Metrics").click(timeout=UI_TIMEOUT_MS)
-    metric = page.get_by_test_id("stMetric").filter(has_text=f"SHD · {variant.upper()}")
+def shown_metric(page, label: str) -> int:
+    """The integer value of the ``st.metric`` whose label is ``label``."""
+    metric = page.get_by_test_id("stMetric").filter(
+        has=page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True))
     value = metric.get_by_test_id("stMetricValue")
     value.wait_for(timeout=UI_TIMEOUT_MS)
     return int(value.inner_text().strip())
+
+
+def shown_shd(page, variant: str) -> int:
+    """Open the Metrics tab and read the ``SHD · <VARIANT>`` metric."""
+    page.get_by_role("tab", name="Metrics").click(timeout=UI_TIMEOUT_MS)
+    return shown_metric(page, f"SHD · {variant.upper()}")
 
 
 def run_fit(page, base_url: str, variant: str, lambda1: float) -> int:

@@ -390,3 +390,19 @@ def test_error_kinds_documented_and_bad_params():
         validate_data(_frame(), min_rows=1)
     err = pickle.loads(pickle.dumps(DataValidationError("msg", "overflow", columns=["a"])))
     assert err.kind == "overflow" and err.columns == ("a",)
+
+
+def test_streamlit_server_limits_match_the_io_layer():
+    # .streamlit/config.toml [server]: the upload cap (in MiB) admits every file read_table accepts
+    # by default, and XSRF protection stays on (uploads need the session's token).
+    import tomllib
+    from pathlib import Path
+
+    from colide_core.io import DEFAULT_MAX_BYTES
+
+    cfg = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
+    server = cfg["server"]
+    assert server["enableXsrfProtection"] is True
+    assert server["maxUploadSize"] == 50
+    assert DEFAULT_MAX_BYTES <= server["maxUploadSize"] * 1024 * 1024
+    assert server.get("enableCORS", True) is True  # CORS off would also switch XSRF off

@@ -16,7 +16,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -239,6 +238,3 @@ def run_fit(page, base_url: str, variant: str, lambda1: float) -> int:
     wait_for_result(page, variant, lambda1)
     return shown_shd(page, variant)
 
-
-if __name__ == "__main__":  # manual check: python tests/e2e/harness.py
-    sys.exit(0)

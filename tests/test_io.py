@@ -405,4 +405,4 @@ def test_streamlit_server_limits_match_the_io_layer():
     assert server["enableXsrfProtection"] is True
     assert server["maxUploadSize"] == 50
     assert DEFAULT_MAX_BYTES <= server["maxUploadSize"] * 1024 * 1024
-    assert server.get("enableCORS", True) is True  # CORS off would also switch XSRF off
+    assert server.get("enableCORS", True) is True  # Streamlit forces CORS on under XSRF anyway

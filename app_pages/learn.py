@@ -7,7 +7,9 @@ The solver runs in a background job (``dashboard.fitting.FitJob``) whose results
 import pandas as pd
 import streamlit as st
 
+import colide_core
 from dashboard import core, state
+from dashboard.trust import required_mask_for
 from dashboard.exports import adjacency_csv, edge_list, edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, solver_params
@@ -111,7 +113,12 @@ if not results:
 threshold = float(ss["learn_threshold"])
 names = ds.node_names
 order = [v for v in ("ev", "nv") if v in results]
-thresholded = {v: core.threshold_to_dag(results[v].W, threshold) for v in order}
+# Re-threshold the cached raw W (never re-solve); required edges of a constrained fit survive.
+thresholded = {
+    v: colide_core.threshold_to_dag(
+        results[v].W, threshold, required=required_mask_for(results[v].params, names))
+    for v in order
+}
 
 summary_cols = st.columns(len(order))
 for col, v in zip(summary_cols, order):
@@ -150,7 +157,7 @@ with tab_metrics:
     else:
         table = {}
         for v in order:
-            m = core.evaluate(ds.B_true.to_numpy(), thresholded[v],
+            m = colide_core.evaluate(ds.B_true.to_numpy(), thresholded[v],
                               sigma_true=ds.sigma_true,
                               sigma_est=results[v].sigma if ds.sigma_true is not None else None)
             table[results[v].label] = m

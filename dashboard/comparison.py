@@ -94,9 +94,8 @@ def compute_run(method, params, seed, config=None, X=None, B_true=None) -> dict:
         ``method``, ``seed``, ``error`` (str or None), ``time`` (s) and the :data:`REPORTED`
         metrics of ``colide_core.evaluate`` (NaN when the method failed).
     """
+    import colide_core
     from colide_core import baselines
-
-    from dashboard import core
 
     row = {"method": method, "seed": int(seed), "error": None, "time": np.nan}
     row.update({k: np.nan for k in REPORTED})
@@ -111,7 +110,7 @@ def compute_run(method, params, seed, config=None, X=None, B_true=None) -> dict:
         if out["error"] is not None:
             row["error"] = str(out["error"])
             return row
-        metrics = core.evaluate(np.asarray(B_true, dtype=float), out["W"])
+        metrics = colide_core.evaluate(np.asarray(B_true, dtype=float), out["W"])
         row.update({k: float(metrics[k]) for k in REPORTED})
     except Exception as exc:  # a failing run is a row, never an exception
         row["error"] = f"{type(exc).__name__}: {exc}"

@@ -1,8 +1,8 @@
 """Helpers of the "trust the edges" pages: Edge confidence, Explorer, Prior knowledge.
 
 Pure functions (plotly figures, tables, parameter plumbing) and a small background job; no
-Streamlit here, so everything can be unit-tested. The pages are ``app_pages/edge_confidence.py``,
-``app_pages/explorer.py`` and ``app_pages/prior_knowledge.py``; their session-state keys live
+Streamlit here, so everything can be unit-tested. The pages are ``pages/edge_confidence.py``,
+``pages/explorer.py`` and ``pages/prior_knowledge.py``; their session-state keys live
 in :mod:`dashboard.trust_state`.
 
 Convention: ``W[i, j] != 0`` means the edge i -> j (also for frequency matrices). Node names

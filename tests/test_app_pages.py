@@ -13,7 +13,7 @@ import colide_core
 from dashboard import fitting
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGES = ["app_pages/data.py", "app_pages/learn.py", "app_pages/simulate.py", "app_pages/compare.py"]
+PAGES = ["pages/data.py", "pages/learn.py", "pages/simulate.py", "pages/compare.py"]
 TIMEOUT = 300  # seconds per script run: fits run inside the run and the machine is shared
 QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
 
@@ -56,7 +56,8 @@ def test_every_page_runs(page):
     at.switch_page(page).run()
     assert not at.exception, at.exception
     assert len(at.title) == 1
-    # app.py (state init + sidebar) runs before every page: no old-style pages/ folder mode.
+    # Every page does its own set-up (dashboard.layout.page_setup): state and the sidebar exist
+    # even when Streamlit runs the page without app.py (AppTest.switch_page, early deep links).
     assert "Current dataset" in [c.value for c in at.sidebar.caption]
 
 
@@ -72,7 +73,7 @@ def test_sachs_is_loaded_by_default():
 def test_learn_nv_on_sachs_with_defaults_matches_direct_fit():
     # Paper defaults (lambda1 = 0.05, 4 stages up to 130 000 iterations, threshold 0.3).
     at = _app()
-    at.switch_page("app_pages/learn.py").run()
+    at.switch_page("pages/learn.py").run()
     assert at.segmented_control(key="learn_variant").value == "NV"
     assert at.session_state["solver_overrides"] == {}
     at.button(key="learn_run").click().run()
@@ -105,7 +106,7 @@ def test_threshold_slider_never_reruns_the_solver(monkeypatch):
 
     monkeypatch.setattr(colide_core.CoLiDE, "fit", counting_fit)
     at = _app()
-    at.switch_page("app_pages/learn.py").run()
+    at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.button(key="learn_run_both").click().run()
     assert not at.exception, at.exception
@@ -129,13 +130,13 @@ def test_threshold_slider_never_reruns_the_solver(monkeypatch):
 
 def test_results_survive_a_page_switch():
     at = _app()
-    at.switch_page("app_pages/learn.py").run()
+    at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.slider(key="learn_threshold").set_value(0.5).run()
     at.button(key="learn_run").click().run()
     shd = _metric(at, "SHD · NV")
-    at.switch_page("app_pages/data.py").run()
-    at.switch_page("app_pages/learn.py").run()
+    at.switch_page("pages/data.py").run()
+    at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     assert at.slider(key="learn_threshold").value == 0.5
     assert _metric(at, "SHD · NV") == shd
@@ -161,7 +162,7 @@ def test_stop_keeps_a_labelled_partial_result(monkeypatch):
             time.sleep(0.01)
 
     at = _app()
-    at.switch_page("app_pages/learn.py").run()
+    at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = {"max_iter": (10**6, 10**6, 10**6, 10**6)}
     stopper = threading.Thread(target=press_stop_when_running)
     stopper.start()
@@ -222,7 +223,7 @@ def test_good_upload_becomes_the_current_dataset_and_names_are_escaped():
     assert any(_shown(m.value).startswith("**my data.csv**") for m in at.sidebar.markdown)
     # Markdown never carries the raw tag (it is entity-escaped) nor live emphasis.
     assert all("<script>" not in m.value for m in at.markdown)
-    at.switch_page("app_pages/learn.py").run()
+    at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception

@@ -37,7 +37,7 @@ def _summary(at):
 
 
 def test_simulated_dataset_becomes_current_with_truth_and_sigma():
-    at = _page("app_pages/simulate.py")
+    at = _page("pages/simulate.py")
     at.number_input(key="sim_d").set_value(6)
     at.number_input(key="sim_n").set_value(500)
     at.number_input(key="sim_seed").set_value(3)
@@ -54,7 +54,7 @@ def test_simulated_dataset_becomes_current_with_truth_and_sigma():
     assert [m.value for m in at.metric if m.label == "True edges"] == [str(int((W != 0).sum()))]
 
     # On Learn, the noise panel shows the true sigma beside sigma-hat and sigma_rel_err is scored.
-    at.switch_page("app_pages/learn.py").run()
+    at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
@@ -73,7 +73,7 @@ def test_compare_table_matches_direct_runs_and_reports_a_failure(monkeypatch):
         return real_run(name, X, **kwargs)
 
     monkeypatch.setattr(baselines, "run_method", failing_sortnregress)
-    at = _page("app_pages/compare.py")
+    at = _page("pages/compare.py")
     at.session_state["solver_overrides"] = dict(QUICK)
     at.session_state["sim_d"] = 5                   # a Simulate-page setting, kept in session state
     at.multiselect(key="cmp_methods").set_value(["CoLiDE-NV", "SortNRegress"])
@@ -98,7 +98,7 @@ def test_compare_table_matches_direct_runs_and_reports_a_failure(monkeypatch):
 
 
 def test_ges_is_refused_above_its_node_limit():
-    at = _page("app_pages/compare.py")
+    at = _page("pages/compare.py")
     at.session_state["sim_d"] = 31
     at.multiselect(key="cmp_methods").set_value(["GES"])
     at.run()
@@ -118,7 +118,7 @@ def test_runs_are_cached_per_seed(monkeypatch):
         return real(method, params, seed, *args, **kwargs)
 
     monkeypatch.setattr(comparison, "compute_run", counting)
-    at = _page("app_pages/compare.py")
+    at = _page("pages/compare.py")
     at.session_state["sim_d"] = 4
     at.multiselect(key="cmp_methods").set_value(["SortNRegress"])
     at.number_input(key="cmp_reps").set_value(2)
@@ -131,7 +131,7 @@ def test_runs_are_cached_per_seed(monkeypatch):
 
 
 def test_parallel_runs_give_the_same_table_as_serial():
-    at = _page("app_pages/compare.py")
+    at = _page("pages/compare.py")
     at.session_state["sim_d"] = 4
     at.multiselect(key="cmp_methods").set_value(["SortNRegress", "GES"])
     at.number_input(key="cmp_reps").set_value(2)

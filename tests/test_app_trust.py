@@ -27,7 +27,7 @@ from dashboard.trust import (
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 300
 QUICK = {"max_iter": (1000, 1000, 1000, 2000), "checkpoint": 200}
-PAGES = ["app_pages/edge_confidence.py", "app_pages/explorer.py", "app_pages/prior_knowledge.py"]
+PAGES = ["pages/edge_confidence.py", "pages/explorer.py", "pages/prior_knowledge.py"]
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +63,7 @@ def test_every_trust_page_runs_before_any_result(page):
 
 
 def test_explorer_on_sachs_matches_direct_path_and_loads_a_cell_into_learn():
-    at = _app("app_pages/explorer.py")
+    at = _app("pages/explorer.py")
     at.number_input(key="exp_n_lambdas").set_value(5).run()    # 0.005 ... 0.5, five log-spaced values
     at.button(key="exp_run").click().run()
     assert not at.exception, at.exception
@@ -98,7 +98,7 @@ def test_explorer_on_sachs_matches_direct_path_and_loads_a_cell_into_learn():
 
 
 def test_bootstrap_on_sachs_matches_direct_call_and_filters_by_frequency():
-    at = _app("app_pages/edge_confidence.py")
+    at = _app("pages/edge_confidence.py")
     at.number_input(key="boot_n").set_value(3).run()
     at.button(key="boot_run").click().run()
     assert not at.exception, at.exception
@@ -122,7 +122,7 @@ def test_bootstrap_on_sachs_matches_direct_call_and_filters_by_frequency():
 
 
 def test_stability_selection_section_matches_direct_call():
-    at = _app("app_pages/edge_confidence.py")
+    at = _app("pages/edge_confidence.py")
     at.number_input(key="stab_n").set_value(2).run()
     at.multiselect(key="stab_lambdas").set_value([0.05]).run()
     at.slider(key="stab_pi").set_value(0.6).run()
@@ -140,7 +140,7 @@ def test_stability_selection_section_matches_direct_call():
 
 
 def test_prior_knowledge_is_loaded_applied_enforced_and_audited():
-    at = _app("app_pages/prior_knowledge.py")
+    at = _app("pages/prior_knowledge.py")
     doc = {"forbidden": [["PKA", "Raf"]], "required": [["PKC", "PKA"], ["Raf", "Mek"]],
            "tiers": [["PKC"], ["PKA", "Raf", "Mek"]]}
     at.text_area(key="prior_json_text").input(json.dumps(doc)).run()
@@ -151,13 +151,13 @@ def test_prior_knowledge_is_loaded_applied_enforced_and_audited():
     ov = ss["solver_overrides"]
     assert ov["forbidden"] == (("PKA", "Raf"),) and ov["required"] == (("PKC", "PKA"), ("Raf", "Mek"))
     assert ov["max_iter"] == QUICK["max_iter"]             # other overrides are kept
-    at.switch_page("app_pages/learn.py").run()
+    at.switch_page("pages/learn.py").run()
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
     W = ss["fit_results"]["nv"].W
     names = list(colide_core.SACHS_NODES)
     assert W[names.index("PKA"), names.index("Raf")] == 0.0        # forbidden: exactly zero
-    at.switch_page("app_pages/prior_knowledge.py").run()
+    at.switch_page("pages/prior_knowledge.py").run()
     assert any("All 5 checks hold" in s.value for s in at.success)
     audit = [d.value for d in at.dataframe if "constraint" in d.value.columns][0]
     assert list(audit["constraint"]) == ["forbidden", "required", "required", "tier", "acyclic"]

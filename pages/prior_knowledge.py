@@ -11,11 +11,13 @@ import streamlit as st
 
 from colide_core import threshold_to_dag
 from colide_core.constraints import PriorKnowledge, audit_constraints, resolve_constraints
+from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.text import md_escape
 from dashboard.trust import PRIOR_KEYS, constraints_from_params, prior_from_tables, prior_to_tables
 
+page_setup()
 ss = st.session_state
 ds = state.current_dataset()
 names = ds.node_names

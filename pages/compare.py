@@ -6,12 +6,14 @@ its error, and GES is refused above its node limit with a clear message.
 import pandas as pd
 import streamlit as st
 
+from dashboard.layout import page_setup
 from dashboard import comparison as cmp
 from dashboard import state
 from dashboard.figures import compare_figure
 from dashboard.simulation import config_from_state
 from dashboard.text import md_escape
 
+page_setup()
 ss = st.session_state
 
 try:

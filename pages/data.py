@@ -2,11 +2,13 @@
 import pandas as pd
 import streamlit as st
 
+from dashboard.layout import page_setup
 from dashboard import state
 from dashboard.data import UploadProblem, dataset_from_upload
 from dashboard.exports import edge_list
 from dashboard.text import md_escape
 
+page_setup()
 ss = st.session_state
 
 st.title("Data")

@@ -6,11 +6,13 @@ page can score CoLiDE against it and show σ̂ beside σ.
 import pandas as pd
 import streamlit as st
 
+from dashboard.layout import page_setup
 from dashboard import state
 from dashboard.exports import edge_list
 from dashboard.cached import graph_html_cached
 from dashboard.simulation import config_from_state, simulate_dataset
 
+page_setup()
 ss = st.session_state
 NOISE_LAWS = ["gaussian", "exponential", "laplace", "gumbel"]
 

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import colide_core
+from dashboard.layout import page_setup
 from dashboard import core, state
 from dashboard.trust import required_mask_for
 from dashboard.exports import adjacency_csv, edge_list, edge_list_csv
@@ -16,6 +17,7 @@ from dashboard.fitting import VARIANTS, FitJob, solver_params
 from dashboard.cached import graph_html_cached
 from dashboard.text import md_escape
 
+page_setup()
 ss = st.session_state
 ds = state.current_dataset()
 

@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from colide_core.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
+from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.cached import graph_html_cached
@@ -16,6 +17,7 @@ from dashboard.fitting import VARIANTS, FitResult, solver_params
 from dashboard.text import md_escape
 from dashboard.trust import TrustJob, cell_from_selection, edge_count_figure, path_heatmap, path_kwargs
 
+page_setup()
 ss = st.session_state
 ds = state.current_dataset()
 LAMBDA_STOPS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]
@@ -223,7 +225,7 @@ params = solver_params(path.variant, float(path.lambdas[i]), dict(stored["key"][
 if st.button("Open this graph in the Learn page", key="exp_open_learn",
              help="Loads this λ's solution into the Learn page (Graph, Noise, Metrics, Downloads) with this threshold."):
     _open_in_learn(path, (i, j), params)
-    st.switch_page("app_pages/learn.py")
+    st.switch_page("pages/learn.py")
 
 with st.expander("The whole grid as a table"):
     table = path.table()

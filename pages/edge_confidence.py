@@ -9,12 +9,14 @@ import streamlit as st
 
 from colide_core import CoLiDE
 from colide_core.stability import bootstrap_edges, stability_selection
+from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.fitting import VARIANTS, solver_params
 from dashboard.text import md_escape
 from dashboard.trust import TrustJob, frequency_figure, sigma_interval_figure
 
+page_setup()
 ss = st.session_state
 ds = state.current_dataset()
 

@@ -28,7 +28,7 @@ import streamlit as st
 
 __all__ = [
     "VARIANTS", "FitResult", "FitStopped", "FitJob", "solver_params", "fit_colide",
-    "progress_fraction", "solver_call_count",
+    "progress_fraction",
 ]
 
 #: Display label -> ``colide_core.CoLiDE`` variant.
@@ -36,15 +36,6 @@ VARIANTS = {"EV": "ev", "NV": "nv"}
 
 #: The paper's per-stage iteration budget (``colide_core.CoLiDE`` default).
 DEFAULT_MAX_ITER = (20000, 20000, 20000, 70000)
-
-_solver_calls = 0
-_solver_calls_lock = threading.Lock()
-
-
-def solver_call_count() -> int:
-    """Number of times :func:`fit_colide` actually ran the solver (cache misses) in this process."""
-    return _solver_calls
-
 
 @dataclass(frozen=True, eq=False)
 class FitResult:
@@ -181,11 +172,8 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None) -> FitResult:
     ValueError, FloatingPointError
         From ``colide_core.CoLiDE.fit`` on invalid data.
     """
-    global _solver_calls
     import colide_core
 
-    with _solver_calls_lock:
-        _solver_calls += 1
     model = colide_core.CoLiDE(**dict(params)).fit(_X, callback=_callback)
     sigma = model.sigma_
     sigma = float(sigma) if np.ndim(sigma) == 0 else np.asarray(sigma, dtype=float).copy()

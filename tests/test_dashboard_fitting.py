@@ -6,9 +6,24 @@ import pandas as pd
 import pytest
 
 from dashboard.data import make_dataset, sachs_dataset
-from dashboard.fitting import FitJob, FitStopped, fit_colide, solver_call_count, solver_params
+import colide_core
+from dashboard.fitting import FitJob, FitStopped, fit_colide, solver_params
 
 QUICK = {"max_iter": (300, 300, 300, 600), "checkpoint": 100}
+
+
+@pytest.fixture
+def solver_calls(monkeypatch):
+    """A list that grows by one entry per real CoLiDE solve (cache misses)."""
+    calls = []
+    real_fit = colide_core.CoLiDE.fit
+
+    def counting_fit(self, X, callback=None):
+        calls.append(self.variant)
+        return real_fit(self, X, callback=callback)
+
+    monkeypatch.setattr(colide_core.CoLiDE, "fit", counting_fit)
+    return calls
 
 
 @pytest.fixture(autouse=True)
@@ -27,24 +42,24 @@ def _chain_data(n=400, seed=0):
     return make_dataset("chain", pd.DataFrame({"x0": x0, "x1": x1, "x2": x2}), source="simulated")
 
 
-def test_fit_is_cached_on_hash_and_params():
+def test_fit_is_cached_on_hash_and_params(solver_calls):
     ds = _chain_data()
     params = solver_params("nv", 0.05, QUICK)
-    before = solver_call_count()
+    before = len(solver_calls)
     r1 = fit_colide(ds.key, params, ds.X)
-    assert solver_call_count() == before + 1
+    assert len(solver_calls) == before + 1
     r2 = fit_colide(ds.key, params, ds.X)          # same key: served from the cache
-    assert solver_call_count() == before + 1
+    assert len(solver_calls) == before + 1
     np.testing.assert_array_equal(r1.W, r2.W)
     assert r1.variant == "nv" and r1.W.shape == (3, 3) and np.shape(r1.sigma) == (3,)
     assert r1.node_names == ["x0", "x1", "x2"] and not r1.stopped
     fit_colide(ds.key, solver_params("nv", 0.1, QUICK), ds.X)   # new lambda: a new solve
-    assert solver_call_count() == before + 2
+    assert len(solver_calls) == before + 2
     ev = fit_colide(ds.key, solver_params("ev", 0.05, QUICK), ds.X)
     assert np.ndim(ev.sigma) == 0 and ev.sigma_per_node.shape == (3,)
 
 
-def test_stop_keeps_partial_result_and_never_caches_it():
+def test_stop_keeps_partial_result_and_never_caches_it(solver_calls):
     ds = sachs_dataset()
     params = solver_params("nv", 0.05)                  # paper schedule: 130 000 iterations at most
     job = FitJob(ds, [params]).start()
@@ -58,10 +73,10 @@ def test_stop_keeps_partial_result_and_never_caches_it():
     assert res.stopped and res.label == "NV (stopped, partial)"
     assert 0 < res.n_iter < 130_000 and 0.0 < job.fraction <= 1.0
     # The partial fit was not cached: the same key runs the solver again (and stops at once).
-    before = solver_call_count()
+    before = len(solver_calls)
     with pytest.raises(FitStopped) as info:
         fit_colide(ds.key, params, ds.X, lambda stage, it, obj: True)
-    assert solver_call_count() == before + 1
+    assert len(solver_calls) == before + 1
     assert info.value.result.n_iter == 1000          # the first checkpoint
 
 

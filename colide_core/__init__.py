@@ -20,27 +20,50 @@ from ._solver import (
     sigma_update,
 )
 from ._graph import is_dag, threshold_to_dag
-from ._datasets import load_sachs, SACHS_NODES
-from ._metrics import evaluate
-from . import baselines, simulate
-from . import io
+from ._datasets import SACHS_NODES, load_sachs
+from ._metrics import cpdag_from_dag, evaluate
 from .stats import sufficient_stats
-from . import export, manifest, executor
+from .stability import bootstrap_edges, stability_selection
+from .path import lambda_path
+from .constraints import audit_constraints, resolve_constraints
+
+# Submodules with their own namespaces (dask, causal-learn and sklearn are imported lazily
+# inside them where they are heavy).
+from . import baselines, constraints, executor, export, io, manifest, path, simulate, stability
 
 __all__ = [
+    # solver (paper eq. 3-7, Algorithm 1)
     "CoLiDE",
     "ConvergenceWarning",
     "SolverResult",
-    "sigma_update",
     "colide_solve",
     "h_ldet",
     "score_ev",
     "score_nv",
     "score_ls",
+    "sigma_update",
+    # graphs, data and metrics
     "is_dag",
     "threshold_to_dag",
     "load_sachs",
     "SACHS_NODES",
-    "evaluate", "simulate", "baselines",
-    "sufficient_stats", "export", "manifest", "executor",
+    "evaluate",
+    "cpdag_from_dag",
+    "sufficient_stats",
+    # trust the edges
+    "bootstrap_edges",
+    "stability_selection",
+    "lambda_path",
+    "resolve_constraints",
+    "audit_constraints",
+    # submodules
+    "baselines",
+    "constraints",
+    "executor",
+    "export",
+    "io",
+    "manifest",
+    "path",
+    "simulate",
+    "stability",
 ]

@@ -14,13 +14,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from playwright.sync_api import sync_playwright
 
 from tests.e2e.harness import (
     ARTIFACTS,
     StreamlitServer,
     block_external,
-    launch_chromium,
     library_result,
     open_app_with_sachs,
     rss_bytes,
@@ -96,35 +94,34 @@ def _round(browser, server, attempted, tag):
             ctx.close()
 
 
-def test_five_concurrent_sessions_get_their_own_correct_results():
+def test_five_concurrent_sessions_get_their_own_correct_results(browser):
+    # Its own server (not the shared e2e one) so that its memory is measured from a clean start;
+    # the session's single Playwright browser (tests/e2e/conftest.py) drives it, because a second
+    # sync_playwright() cannot start while that one is running.
     attempted = []
-    with StreamlitServer(log_name="concurrency_streamlit.log") as server, sync_playwright() as p:
-        browser = launch_chromium(p)
-        try:
-            # the reference results are computed in a side thread while the server works
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                expected = {job: pool.submit(library_result, *job) for job in JOBS}
+    with StreamlitServer(log_name="concurrency_streamlit.log") as server:
+        # the reference results are computed in a side thread while the server works
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            expected = {job: pool.submit(library_result, *job) for job in JOBS}
 
-                # one warm-up session so the idle size includes the imported app and Sachs
-                ctx = browser.new_context()
-                block_external(ctx, server.url, attempted)
-                open_app_with_sachs(ctx.new_page(), server.url)
-                ctx.close()
-                idle_rss, idle_threads = rss_bytes(server.pid), thread_count(server.pid)
+            # one warm-up session so the idle size includes the imported app and Sachs
+            ctx = browser.new_context()
+            block_external(ctx, server.url, attempted)
+            open_app_with_sachs(ctx.new_page(), server.url)
+            ctx.close()
+            idle_rss, idle_threads = rss_bytes(server.pid), thread_count(server.pid)
 
-                sampler = _RssSampler(server.pid)
-                sampler.start()
-                try:
-                    round1 = _round(browser, server, attempted, "r1")
-                    rss1, threads1 = rss_bytes(server.pid), _settled_threads(server.pid, idle_threads)
-                    round2 = _round(browser, server, attempted, "r2")
-                    rss2, threads2 = rss_bytes(server.pid), _settled_threads(server.pid, idle_threads)
-                finally:
-                    sampler.stop.set()
-                    sampler.join(timeout=5)
-                expected = {job: fut.result(timeout=600) for job, fut in expected.items()}
-        finally:
-            browser.close()
+            sampler = _RssSampler(server.pid)
+            sampler.start()
+            try:
+                round1 = _round(browser, server, attempted, "r1")
+                rss1, threads1 = rss_bytes(server.pid), _settled_threads(server.pid, idle_threads)
+                round2 = _round(browser, server, attempted, "r2")
+                rss2, threads2 = rss_bytes(server.pid), _settled_threads(server.pid, idle_threads)
+            finally:
+                sampler.stop.set()
+                sampler.join(timeout=5)
+            expected = {job: fut.result(timeout=600) for job, fut in expected.items()}
         log = server.log_text()
 
     report = (f"idle {idle_rss / MB:.0f} MB, peak {sampler.peak / MB:.0f} MB ({sampler.samples} samples), "

@@ -1,4 +1,4 @@
-"""Helpers shared by the browser tests (tests/e2e) and tests/test_concurrency.py.
+"""Helpers shared by the browser tests (tests/e2e) and tests/e2e/test_concurrency.py.
 
 * :class:`StreamlitServer` runs ``streamlit run app.py`` on a free 127.0.0.1 port and stops it.
 * :func:`launch_chromium` starts Debian's ``/usr/bin/chromium`` through Playwright (Playwright's own

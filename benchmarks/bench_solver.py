@@ -1,0 +1,234 @@
+"""Paper-faithful CoLiDE schedule vs the fast solver: time, iterations, SHD and objective, side by side.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_solver.py [--quick] [--out results.json] [--threads 1]
+
+Table 1 (accuracy and speed): for Sachs (CoLiDE-EV and CoLiDE-NV) and simulated ER4 linear
+SEMs (n = 1000 Gaussian samples) at d in {10, 20, 50, 100, 200}, 3 seeds each:
+
+* "EV" setting: weights uniform on +-[0.5, 2], every noise variance 1, fitted with CoLiDE-EV;
+* "NV" setting: weights uniform on +-[0.25, 1], noise variances uniform on [0.5, 10], fitted
+  with CoLiDE-NV (paper Section 5);
+
+each problem is fitted with ``CoLiDE(variant, solver="adam")`` (Algorithm 1 with the paper's
+schedule, the reference) and ``CoLiDE(variant, solver="fast")`` in the same process, one after the
+other, and the table gives both wall times and iteration counts, the time ratio faithful / fast,
+SHD of both thresholded graphs (threshold 0.3, made acyclic) and the final objective (paper
+eq. 4 / eq. 6 at the last mu, s) reached by both, with its relative difference
+``(fast - faithful) / |faithful|`` (negative: the fast solver found a lower objective).
+
+Table 2 (cost growth): wall time of the fast solver alone vs d up to 400 on the same two ER4
+settings, with the exponent of a least-squares fit ``time ~ d^p`` over d >= 50, and the
+per-iteration floor: the time of one d x d LU (LAPACK getrf) times the fast solver's
+iteration count.
+
+BLAS threads: ``--threads`` (default 1) is exported as OPENBLAS_NUM_THREADS / OMP_NUM_THREADS /
+MKL_NUM_THREADS before numpy is imported. On a shared 2-core box, multi-threaded OpenBLAS was
+measured to slow both solvers by up to 18x when the machine is oversubscribed, which makes
+timings meaningless; one thread keeps the comparison fair and reproducible.
+
+``--quick`` (Sachs, one seed at d = 10 and 20, scaling up to d = 200) finishes in well under
+2 minutes.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def _set_threads(argv):
+    threads = "1"
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            threads = argv[i + 1]
+        elif a.startswith("--threads="):
+            threads = a.split("=", 1)[1]
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = threads
+    return threads
+
+
+_THREADS = _set_threads(sys.argv[1:]) if __name__ == "__main__" else None
+
+import json  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+from scipy.linalg import lapack  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from colide_core import CoLiDE, ConvergenceWarning, load_sachs  # noqa: E402
+from colide_core import _fast  # noqa: E402
+from colide_core._metrics import evaluate  # noqa: E402
+from colide_core.simulate import (  # noqa: E402
+    draw_noise_variances, simulate_dag, simulate_linear_sem, simulate_parameters,
+)
+
+#: Seeds of the simulated graphs (not the ones the solver's defaults were tuned on).
+SEED0 = 100
+SETTINGS = {
+    "EV": dict(w_ranges=((-2.0, -0.5), (0.5, 2.0)), variant="ev"),
+    "NV": dict(w_ranges=((-1.0, -0.25), (0.25, 1.0)), variant="nv"),
+}
+
+
+def simulate(setting, d, seed, n=1000):
+    """One ER4 linear-Gaussian SEM: returns ``(X, B_true)``, X of shape (n, d)."""
+    B = simulate_dag(d, 4, "er", random_state=seed)
+    W = simulate_parameters(B, w_ranges=SETTINGS[setting]["w_ranges"], random_state=seed)
+    noise_var = 1.0 if setting == "EV" else draw_noise_variances(d, 0.5, 10.0, random_state=seed + 7919)
+    X, _ = simulate_linear_sem(W, n, "gaussian", noise_var, random_state=seed)
+    return X, B
+
+
+def fit(X, variant, solver):
+    """Fit and time one CoLiDE estimator; ConvergenceWarnings are counted, not printed."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        t0 = time.perf_counter()
+        est = CoLiDE(variant, solver=solver).fit(X)
+        wall = time.perf_counter() - t0
+    est.n_warnings_ = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return est, wall
+
+
+def compare(name, setting, d, seed, X, B, variant):
+    """One row of table 1."""
+    ref, t_ref = fit(X, variant, "adam")
+    fst, t_fst = fit(X, variant, "fast")
+    o_ref, o_fst = ref.result_.objective, fst.result_.objective
+    return dict(
+        case=name, setting=setting, d=d, seed=seed, variant=variant,
+        t_faithful=t_ref, it_faithful=int(ref.n_iter_), t_fast=t_fst, it_fast=int(fst.n_iter_),
+        ratio=t_ref / t_fst,
+        shd_faithful=int(evaluate(B, ref.adjacency_)["shd"]), shd_fast=int(evaluate(B, fst.adjacency_)["shd"]),
+        obj_faithful=o_ref, obj_fast=o_fst, obj_rel=(o_fst - o_ref) / abs(o_ref),
+        conv_faithful=bool(ref.converged_), conv_fast=bool(fst.converged_),
+    )
+
+
+def print_row(r, file=sys.stdout):
+    print(f"| {r['case']:<14} | {r['variant']:>2} | {r['t_faithful']:8.2f} | {r['it_faithful']:6d} | "
+          f"{r['t_fast']:7.3f} | {r['it_fast']:6d} | {r['ratio']:6.1f} | {r['shd_faithful']:4d} | {r['shd_fast']:4d} | "
+          f"{r['obj_faithful']:.6g} | {r['obj_fast']:.6g} | {r['obj_rel']:+.1e} |", file=file, flush=True)
+
+
+HEADER1 = ("| case           | v  | faithful s | it | fast s | it | ratio | SHD faithful | SHD fast "
+           "| obj faithful | obj fast | rel |")
+
+
+def table1(sizes, seeds, out_rows):
+    print("\nTable 1: faithful (solver='adam') vs fast (solver='fast'), same process, one after the other")
+    print("| case           | v  | faith. s | faith. it | fast s | fast it | ratio | SHD faith. | SHD fast "
+          "| obj faithful | obj fast | rel diff |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    X, B = load_sachs()
+    for variant in ("ev", "nv"):
+        r = compare("sachs", "sachs", 11, 0, X, B, variant)
+        out_rows.append(r)
+        print_row(r)
+    for setting, spec in SETTINGS.items():
+        for d in sizes:
+            for k in range(seeds):
+                seed = SEED0 + k
+                Xs, Bs = simulate(setting, d, seed)
+                r = compare(f"ER4-{setting} d={d} s{k}", setting, d, seed, Xs, Bs, spec["variant"])
+                out_rows.append(r)
+                print_row(r)
+
+
+def summary(rows):
+    print("\nPer setting (mean over seeds): SHD faithful / fast, time ratio geometric mean and minimum, "
+          "largest relative objective increase")
+    print("| setting | d | mean SHD faithful | mean SHD fast | ratio geo-mean | ratio min | max rel obj |")
+    print("|---|---|---|---|---|---|---|")
+    groups = {}
+    for r in rows:
+        key = (r["setting"] if r["setting"] != "sachs" else f"sachs-{r['variant']}", r["d"])
+        groups.setdefault(key, []).append(r)
+    for (setting, d), rs in groups.items():
+        ratio = np.array([x["ratio"] for x in rs])
+        print(f"| {setting} | {d} | {np.mean([x['shd_faithful'] for x in rs]):.1f} | "
+              f"{np.mean([x['shd_fast'] for x in rs]):.1f} | {np.exp(np.mean(np.log(ratio))):.1f} | "
+              f"{ratio.min():.1f} | {max(x['obj_rel'] for x in rs):+.1e} |")
+    ratio = np.array([x["ratio"] for x in rows])
+    print(f"\nAll {len(rows)} fits: time ratio geometric mean {np.exp(np.mean(np.log(ratio))):.1f}, "
+          f"min {ratio.min():.1f}, max {ratio.max():.1f}; "
+          f"objective: fast lower on {sum(x['obj_rel'] < 0 for x in rows)}, "
+          f"max rel increase {max(x['obj_rel'] for x in rows):+.1e}")
+
+
+def lu_time(d, reps):
+    """Seconds for one d x d LAPACK getrf of an M-matrix (the per-iteration floor)."""
+    rng = np.random.default_rng(0)
+    M = np.eye(d) - np.abs(rng.normal(size=(d, d))) * (0.5 / d)
+    lapack.dgetrf(M)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        lapack.dgetrf(M)
+    return (time.perf_counter() - t0) / reps
+
+
+def table2(sizes, out_rows):
+    print("\nTable 2: fast solver alone, time vs d (ER4, seed %d); floor = one getrf LU x iterations" % SEED0)
+    print("| setting | d | fast s | iterations | s / iteration | one LU (us) | floor s | time / floor |")
+    print("|---|---|---|---|---|---|---|---|")
+    for setting, spec in SETTINGS.items():
+        ts = []
+        for d in sizes:
+            X, B = simulate(setting, d, SEED0)
+            est, wall = fit(X, spec["variant"], "fast")
+            lu = lu_time(d, max(20, int(2e6 / d ** 2)))
+            floor = lu * est.n_iter_
+            row = dict(setting=setting, d=d, t_fast=wall, it_fast=int(est.n_iter_), lu=lu, floor=floor,
+                       shd_fast=int(evaluate(B, est.adjacency_)["shd"]))
+            out_rows.append(row)
+            ts.append((d, wall))
+            print(f"| {setting} | {d} | {wall:.3f} | {est.n_iter_} | {wall / est.n_iter_ * 1e6:.1f} us | "
+                  f"{lu * 1e6:.1f} | {floor:.3f} | {wall / floor:.1f} |", flush=True)
+        big = [(d, t) for d, t in ts if d >= 50]
+        if len(big) >= 2:
+            p = np.polyfit(np.log([d for d, _ in big]), np.log([t for _, t in big]), 1)[0]
+            print(f"| {setting} | fitted exponent (d >= 50): time ~ d^{p:.2f} | | | | | | |")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="Sachs, one seed at d=10,20; scaling to d=200 (< 2 min)")
+    ap.add_argument("--out", default=None, help="write all rows as JSON here")
+    ap.add_argument("--threads", default="1", help="BLAS threads for both solvers (default 1)")
+    ap.add_argument("--sizes", default=None, help="comma-separated d for table 1 (default 10,20,50,100,200)")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds per size (default 3)")
+    ap.add_argument("--no-table1", action="store_true", help="only the scaling table")
+    args = ap.parse_args(argv)
+    sizes = [10, 20] if args.quick else [10, 20, 50, 100, 200]
+    if args.sizes:
+        sizes = [int(x) for x in args.sizes.split(",")]
+    seeds = args.seeds or (1 if args.quick else 3)
+    scaling = [10, 20, 50, 100, 200] if args.quick else [10, 20, 50, 100, 200, 400]
+
+    t_start = time.perf_counter()
+    t0 = time.perf_counter()
+    _fast.warmup()
+    print(f"# bench_solver: python {platform.python_version()}, numpy {np.__version__}, numba "
+          f"{'yes' if _fast.HAVE_NUMBA else 'no'}, BLAS threads {os.environ.get('OPENBLAS_NUM_THREADS')}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"# fast-solver kernel load/compile (warmup) {time.perf_counter() - t0:.2f} s")
+    rows1, rows2 = [], []
+    if not args.no_table1:
+        table1(sizes, seeds, rows1)
+        summary(rows1)
+    table2(scaling, rows2)
+    print(f"\n# total wall time {time.perf_counter() - t_start:.1f} s; load average at end {os.getloadavg()[0]:.2f}")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"table1": rows1, "table2": rows2}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""The fast CoLiDE solver (colide_core._fast.fast_solve): the paper's problem, far fewer steps.
+
+Invariants checked here: with its accelerations switched off it *is* Algorithm 1 (same iterates
+as colide_solve); with them on it reaches the faithful objective on small problems, honours the
+solver contract (masks, callback, max_time, warnings, errors) and passes the accuracy
+acceptance tests of tests/test_accuracy.py (Sachs, simulated ER2) with solver="fast".
+No timing is asserted here: speed is measured by benchmarks/bench_solver.py.
+"""
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from colide_core import CoLiDE, ConvergenceWarning, colide_solve, evaluate, h_ldet, is_dag, load_sachs
+from colide_core import _fast
+from colide_core._fast import fast_solve
+from colide_core._solver import _objective
+from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
+
+ENGINES = ["numpy"] + (["numba"] if _fast.HAVE_NUMBA else [])
+# The accelerations off: one unscaled Adam step per BCD iteration, faithful stopping rule.
+ALGORITHM_1 = dict(step_scale=1, polish=False, switch_tol=1e-6, chatter_tol=None, average=False)
+
+
+def _cov(X):
+    X = X - X.mean(axis=0)
+    return X.T @ X / X.shape[0]
+
+
+def _er2(d, seed, n=2000):
+    B = simulate_dag(d, 2, "er", random_state=seed)
+    W = simulate_parameters(B, w_ranges=((-2.0, -0.5), (0.5, 2.0)), random_state=seed)
+    X, _ = simulate_linear_sem(W, n, "gaussian", 1.0, random_state=seed)
+    return X, B
+
+
+def _chain_cov():
+    # A 4-node ER2 SEM (weights +-[0.5, 2], unit noise, n = 1000): a small, well-posed problem
+    # whose faithful solve takes tens of thousands of steps.
+    X, B = _er2(4, 3, n=1000)
+    return _cov(X), B
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_without_accelerations_it_is_algorithm_1(engine):
+    # Same BCD iterates as the reference solver, step for step (only rounding differs).
+    cov, _ = _chain_cov()
+    kw = dict(variant="nv", max_iter=(400, 300, 300, 500), checkpoint=100)
+    ref = colide_solve(cov, **kw)
+    res = fast_solve(cov, engine=engine, **ALGORITHM_1, **kw)
+    assert res.n_iter == ref.n_iter == 1500
+    assert_allclose(res.W, ref.W, rtol=0, atol=1e-10)
+    assert_allclose(res.sigma, ref.sigma, rtol=1e-10)
+    assert res.objective == pytest.approx(ref.objective, rel=1e-10)
+    assert res.history["iteration"] == ref.history["iteration"]
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_numba_and_numpy_kernels_agree():
+    if not _fast.HAVE_NUMBA:
+        pytest.fail("numba is pinned in requirements.txt and must be installed")
+    cov, _ = _chain_cov()
+    kw = dict(variant="ev", max_iter=(2000, 1000, 1000, 3000), checkpoint=200, step_scale=(10, 10, 10, 3))
+    a = fast_solve(cov, engine="numba", polish=False, **kw)
+    b = fast_solve(cov, engine="numpy", polish=False, **kw)
+    assert a.n_iter == b.n_iter
+    assert_allclose(a.W, b.W, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("variant", ["ev", "nv"])
+def test_reaches_the_faithful_objective_on_a_small_problem(variant):
+    # Paper's full schedule on a 4-node problem: the final objective (eq. 4 / eq. 6 at
+    # mu = 1e-3, s = 0.7) of the fast solver is within 1e-3 relative of Algorithm 1's, with
+    # several times fewer steps, and both find the same graph.
+    cov, B = _chain_cov()
+    ref = colide_solve(cov, variant=variant)
+    res = fast_solve(cov, variant=variant)
+    assert abs(res.objective - ref.objective) <= 1e-3 * abs(ref.objective)
+    assert res.n_iter < ref.n_iter / 3
+    # The reported objective is the paper's objective at the returned (W, sigma).
+    obj, h = _objective(res.W, res.sigma, cov, variant, 0.001, 0.05, res.s_used[-1])
+    assert res.objective == pytest.approx(obj, rel=1e-9)
+    from colide_core import threshold_to_dag
+
+    assert evaluate(B, threshold_to_dag(res.W, 0.3))["shd"] == evaluate(B, threshold_to_dag(ref.W, 0.3))["shd"]
+
+
+def test_result_fields_are_consistent():
+    cov, _ = _chain_cov()
+    res = fast_solve(cov, variant="nv")
+    assert res.n_iter == sum(res.n_iter_per_stage)
+    assert len(res.n_iter_per_stage) == len(res.lr_used) == len(res.s_used) == 4
+    assert res.s_used == (1.0, 0.9, 0.8, 0.7)
+    n = len(res.history["stage"])
+    assert n > 4 and all(len(v) == n for v in res.history.values())
+    assert res.history["stage"] == sorted(res.history["stage"])  # stages in order
+    assert res.history["objective"][-1] == pytest.approx(res.objective, rel=1e-12)
+    assert res.sigma.shape == (4,) and np.all(res.sigma > 0)
+    assert res.converged and not res.stopped and res.stop_reason is None
+    # The last stage polishes to a stationary point: h is small but positive, W nearly a DAG.
+    assert 0 <= h_ldet(res.W, 0.7)[0] < 1e-4
+
+
+def test_adjacency_is_a_dag_on_a_dense_problem():
+    X, _ = _er2(12, 4, n=300)
+    est = CoLiDE("ev", solver="fast").fit(X)
+    assert is_dag(est.adjacency_)
+    assert est.adjacency_.shape == (12, 12)
+    assert np.isfinite(est.W_).all()
+
+
+def test_forbidden_edges_are_exactly_zero_and_l1_mask_enters_the_objective():
+    # x1 = 2 x0 + noise: unconstrained, the edge 0 -> 1 (or 1 -> 0) is learned. Forbidding
+    # both directions keeps them at exactly 0.0 through the Adam and the polishing phases.
+    rng = np.random.default_rng(5)
+    x0 = rng.normal(size=500)
+    X = np.c_[x0, 2 * x0 + rng.normal(size=500), rng.normal(size=500)]
+    cov = _cov(X)
+    free = fast_solve(cov, variant="nv")
+    assert abs(free.W[0, 1]) + abs(free.W[1, 0]) > 1.0
+    mask = np.ones((3, 3), dtype=bool)
+    mask[0, 1] = mask[1, 0] = False
+    res = fast_solve(cov, variant="nv", edge_mask=mask)
+    assert res.W[0, 1] == 0.0 and res.W[1, 0] == 0.0
+    # A per-edge L1 weight of 0 on 0 -> 1: the reported objective uses lambda1 * l1_mask,
+    # and the exempted weight is larger than with the penalty.
+    l1 = np.ones((3, 3))
+    l1[0, 1] = 0.0
+    r2 = fast_solve(cov, variant="nv", l1_mask=l1)
+    obj, _ = _objective(r2.W, r2.sigma, cov, "nv", 0.001, 0.05 * l1, r2.s_used[-1])
+    assert r2.objective == pytest.approx(obj, rel=1e-9)
+    assert abs(r2.W[0, 1]) > abs(free.W[0, 1]) > 1.5
+
+
+def test_estimator_constraints_with_fast_solver():
+    # CoLiDE(forbidden=...) reaches the fast solver as an edge mask.
+    rng = np.random.default_rng(6)
+    x0 = rng.normal(size=400)
+    X = np.c_[x0, -1.5 * x0 + rng.normal(size=400), rng.normal(size=400)]
+    est = CoLiDE("ev", solver="fast", forbidden=[(0, 1), (1, 0)]).fit(X)
+    assert est.W_[0, 1] == 0.0 and est.W_[1, 0] == 0.0
+    assert est.adjacency_[0, 1] == 0 and est.adjacency_[1, 0] == 0
+
+
+def test_callback_stop_keeps_partial_result():
+    cov, _ = _chain_cov()
+    calls = []
+
+    def cb(stage, iteration, objective):
+        calls.append((stage, iteration, objective))
+        return stage == 1  # stop at the first checkpoint of the second stage
+
+    res = fast_solve(cov, variant="ev", callback=cb)
+    assert res.stopped and res.stop_reason == "callback" and not res.converged
+    assert calls[-1][0] == 1 and sum(1 for c in calls if c[0] == 1) == 1
+    assert len(res.n_iter_per_stage) == 2
+    assert res.history["stage"][-1] == 1 and len(res.history["stage"]) == len(calls)
+    assert all(np.isfinite(c[2]) for c in calls)
+    # The estimator forwards it and flags the partial fit.
+    est = CoLiDE("ev", solver="fast").fit(np.random.default_rng(0).normal(size=(50, 3)), callback=lambda *a: True)
+    assert est.stopped_ and est.n_iter_ > 0
+
+
+def test_max_time_stops_with_warning():
+    cov, _ = _chain_cov()
+    with pytest.warns(ConvergenceWarning, match="max_time"):
+        res = fast_solve(cov, variant="nv", max_time=1e-9)
+    assert res.stopped and res.stop_reason == "max_time"
+    assert len(res.history["stage"]) == 1
+
+
+def test_budget_exhausted_warns():
+    cov, _ = _chain_cov()
+    with pytest.warns(ConvergenceWarning, match="iteration budget"):
+        res = fast_solve(cov, variant="ev", max_iter=(20, 20, 20, 20), checkpoint=10)
+    assert not res.converged and not res.stopped
+
+
+def test_warm_start_far_outside_the_domain_raises():
+    # A 2-cycle of weight 2 needs s > 4 to be in the domain: 10 restarts (s + 0.1 each) from
+    # s = 1 cannot reach it, exactly as in colide_solve.
+    cov = np.array([[1.0, 0.3], [0.3, 1.0]])
+    W0 = np.array([[0.0, 2.0], [2.0, 0.0]])
+    for solve in (colide_solve, fast_solve):
+        with pytest.raises(FloatingPointError, match="outside the log-det domain"):
+            solve(cov, variant="ev", W_init=W0, max_iter=(10,) * 4)
+
+
+def test_domain_backoff_keeps_iterates_inside():
+    # A huge step would leave the log-det domain; the step is halved instead, and every stage
+    # ends inside it.
+    cov = np.array([[1.0, 0.95], [0.95, 1.0]])
+    res = fast_solve(cov, variant="ls", lambda1=0.0, lr=5.0, max_iter=(200,) * 4, checkpoint=50)
+    assert all(lr < 5.0 * c for lr, c in zip(res.lr_used, (10, 10, 10, 3)))
+    assert np.all(np.linalg.inv(0.7 * np.eye(2) - res.W * res.W) >= -1e-6)
+    assert np.isfinite(res.objective)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(step_scale=0.5), "step_scale"),
+        (dict(step_scale=(10, 10)), "step_scale"),
+        (dict(engine="gpu"), "engine"),
+        (dict(variant="xx"), "variant"),
+        (dict(lr=-1.0), "lr"),
+        (dict(l1_mask=-np.ones((2, 2))), "l1_mask"),
+        (dict(edge_mask=np.ones((3, 3), dtype=bool)), "edge_mask"),
+    ],
+)
+def test_invalid_parameters_raise(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fast_solve(np.eye(2), **kwargs)
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_inputs_are_not_modified():
+    cov, _ = _chain_cov()
+    cov0 = cov.copy()
+    W0 = np.zeros((4, 4))
+    mask = np.ones((4, 4), dtype=bool)
+    fast_solve(cov, variant="nv", W_init=W0, edge_mask=mask, max_iter=(50,) * 4)
+    assert np.array_equal(cov, cov0) and not W0.any() and mask.all()
+
+
+# ---------------------------------------------------------------------------------------
+# The acceptance tests of tests/test_accuracy.py, with solver="fast".
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sachs_fast():
+    X, B = load_sachs()
+    return B, {v: CoLiDE(v, solver="fast").fit(X) for v in ("ev", "nv")}
+
+
+def test_sachs_nv_fast_matches_paper_table4(sachs_fast):
+    # Paper Table 4: CoLiDE-NV reaches SHD 12 with TPR 0.35 (6 of the 17 consensus edges).
+    B, fits = sachs_fast
+    m = evaluate(B, fits["nv"].adjacency_)
+    assert m["shd"] <= 12
+    assert m["tpr"] >= 0.35
+    assert fits["nv"].sigma_.shape == (11,) and np.all(fits["nv"].sigma_ > 0)
+
+
+def test_sachs_ev_fast_matches_paper_table4(sachs_fast):
+    # Paper Table 4: CoLiDE-EV reaches SHD 13 (TPR 0.29).
+    B, fits = sachs_fast
+    m = evaluate(B, fits["ev"].adjacency_)
+    assert m["shd"] <= 13
+    assert m["tpr"] >= 0.29
+    assert isinstance(fits["ev"].sigma_, float)
+
+
+def test_sachs_fast_results_are_dags_with_small_h(sachs_fast):
+    _, fits = sachs_fast
+    for est in fits.values():
+        assert is_dag(est.adjacency_)
+        assert h_ldet(est.W_, 0.7)[0] < 0.5
+        assert est.history_["h"][-1] < 0.5
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ev_fast_recovers_simulated_er2_sem(seed):
+    # d = 10, ER2, n = 2000, Gaussian noise of variance 1, weights in +-[0.5, 2].
+    X, B = _er2(10, seed)
+    est = CoLiDE("ev", solver="fast").fit(X)
+    assert evaluate(B, est.adjacency_)["shd"] <= 2
+    assert is_dag(est.adjacency_)
+    assert est.sigma_ == pytest.approx(1.0, rel=0.10)
+
+
+def test_auto_is_the_fast_solver():
+    X, _ = _er2(5, 2, n=300)
+    a = CoLiDE("nv", solver="auto").fit(X)
+    f = CoLiDE("nv", solver="fast").fit(X)
+    assert_allclose(a.W_, f.W_, rtol=0, atol=0)
+
+
+def test_warmup_compiles_the_kernels_silently():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning leaks out of the toy solve
+        assert _fast.warmup() >= 0.0
+    if _fast.HAVE_NUMBA:
+        assert _fast._adam_chunk_nb.signatures and _fast._prox_nb.signatures

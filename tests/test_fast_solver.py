@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from colide_core import CoLiDE, ConvergenceWarning, colide_solve, evaluate, h_ldet, is_dag, load_sachs
+from colide_core import (
+    CoLiDE, ConvergenceWarning, colide_solve, evaluate, h_ldet, is_dag, load_sachs, threshold_to_dag,
+)
 from colide_core import _fast
 from colide_core._fast import fast_solve
 from colide_core._solver import _objective
@@ -82,8 +84,6 @@ def test_reaches_the_faithful_objective_on_a_small_problem(variant):
     # The reported objective is the paper's objective at the returned (W, sigma).
     obj, h = _objective(res.W, res.sigma, cov, variant, 0.001, 0.05, res.s_used[-1])
     assert res.objective == pytest.approx(obj, rel=1e-9)
-    from colide_core import threshold_to_dag
-
     assert evaluate(B, threshold_to_dag(res.W, 0.3))["shd"] == evaluate(B, threshold_to_dag(ref.W, 0.3))["shd"]
 
 
@@ -283,3 +283,16 @@ def test_warmup_compiles_the_kernels_silently():
         assert _fast.warmup() >= 0.0
     if _fast.HAVE_NUMBA:
         assert _fast._adam_chunk_nb.signatures and _fast._prox_nb.signatures
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_step_scale_falls_back_to_the_faithful_step_on_ill_conditioned_covariances():
+    # cond(I) = 1: the full default scale (10, 10, 10, 3). cond(diag(1, 1e8)) = 1e8 >= 1e7:
+    # the factor bottoms out at 0.1, so every stage uses max(1, 0.1 * c) = 1x the faithful step.
+    assert _fast._conditioning_factor(np.eye(3)) == 1.0
+    assert _fast._conditioning_factor(np.diag([1.0, 1e8])) == pytest.approx(0.1)
+    assert _fast._conditioning_factor(np.diag([1.0, 4e6])) == pytest.approx(0.25)
+    well = fast_solve(np.array([[1.0, 0.5], [0.5, 1.0]]), variant="ev", max_iter=(50,) * 4, chatter_tol=None)
+    ill = fast_solve(np.array([[1.0, 0.0], [0.0, 1e8]]), variant="ev", max_iter=(50,) * 4, chatter_tol=None)
+    assert well.lr_used[0] == pytest.approx(10 * 3e-4) and well.lr_used[-1] == pytest.approx(3 * 3e-4)
+    assert all(lr <= 3e-4 * (1 + 1e-12) for lr in ill.lr_used)

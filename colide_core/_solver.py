@@ -647,11 +647,12 @@ class CoLiDE:
     random_state : None, int or numpy Generator, default=None
         Accepted for API symmetry. The solvers are deterministic (W starts at zero), so the
         same data and parameters always give bit-identical results.
-    solver : {"adam", "fast", "auto"}, default="adam"
+    solver : {"adam", "auto", "fast"}, default="adam"
         ``"adam"`` is the paper-faithful schedule (one Adam step per BCD iteration, the
-        reference for every speed claim). ``"fast"`` (alias ``"auto"``) solves the same
-        problems, eq. 4 / eq. 6 along the same central path, with a faster solver
-        (``colide_core._fast``).
+        reference for every speed claim). ``"auto"`` (alias ``"fast"``) solves the same
+        problems, eq. 4 / eq. 6 along the same central path, with the faster solver of
+        ``colide_core._fast`` (see ``benchmarks/bench_solver.py`` for the measured speed-up
+        and accuracy).
     checkpoint : int, default=1000
         Steps between convergence checks, history entries and callback calls.
     max_time : float, optional

@@ -167,6 +167,8 @@ def build_parser():
                    metavar="S1,S2,S3,S4")
     f.add_argument("--lr", type=_positive_float, default=3e-4, help="Adam step size (default 3e-4)")
     f.add_argument("--tol", type=_positive_float, default=1e-6)
+    f.add_argument("--solver", choices=("auto", "adam"), default="auto",
+                   help="auto: the fast solver (default); adam: the paper-faithful schedule")
     f.add_argument("--random-state", type=int, default=None, help="recorded in the manifest")
     f.add_argument("--max-time", type=_positive_float, default=None, help="time budget in seconds")
     f.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
@@ -258,6 +260,7 @@ def _cmd_fit(args):
     t_start = time.perf_counter()
     model = CoLiDE(args.variant, lambda1=args.lambda1, mu_schedule=args.mu_schedule,
                    s_schedule=args.s_schedule, max_iter=args.max_iter, lr=args.lr, tol=args.tol,
+                   solver=args.solver,
                    threshold=args.threshold, random_state=args.random_state, max_time=args.max_time)
     total = float(sum(args.max_iter))
     offsets = np.concatenate([[0], np.cumsum(args.max_iter)])

@@ -101,11 +101,12 @@ def test_dataframe_and_validated_data_give_the_same_W_as_the_array():
 def test_extreme_scales_end_cleanly(variant, scale):
     kind, out = _fit_outcome(_chain_data(scale=scale), variant=variant)
     assert kind == "ok"
-    # CoLiDE's scores are scale-invariant: the same graph as at unit scale, and sigma_ is in the
-    # units of the data (the noise sd of the chain is ~1 at unit scale).
-    ref = CoLiDE(variant, **FAST).fit(_chain_data()).adjacency_ != 0
-    assert np.array_equal(out.adjacency_ != 0, ref)
-    assert 0.1 * scale < np.max(out.sigma_) < 10 * scale
+    # The fit ends cleanly at every scale. It does NOT give the same graph at every scale, and
+    # should not be asked to: the profiled score grows like the data's scale while lambda1 |W|_1
+    # and h_ldet do not, so at 1e-8 the L1 term wins (empty graph) and at 1e8 the barrier
+    # loses; measured with the full paper schedule, both solvers return no edge on this chain at
+    # 1e-8 and at 1e8 (standardise such data first). sigma_ stays in the data's units.
+    assert np.max(out.sigma_) < 10 * scale
 
 
 @pytest.mark.parametrize("scale", [1e8, 1e100])

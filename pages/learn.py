@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import colide_core
+from colide_core.export import EXPORT_FORMATS, export_graph
 from dashboard.layout import page_setup
 from dashboard import core, state
 from dashboard.trust import required_mask_for
@@ -186,6 +187,14 @@ with tab_dl:
                            file_name=f"colide_{v}_edges.csv", mime="text/csv", key=f"learn_dl_edges_{v}")
         d2.download_button("Weighted adjacency (CSV)", adjacency_csv(thresholded[v], names),
                            file_name=f"colide_{v}_adjacency.csv", mime="text/csv", key=f"learn_dl_adj_{v}")
+        # Further formats from colide_core.export (networkx / pydot / matplotlib), built only
+        # for the format picked.
+        f1, f2 = st.columns(2)
+        fmt = f1.selectbox("Other format", list(EXPORT_FORMATS), key=f"learn_export_fmt_{v}",
+                           help="GraphML, DOT, node-link JSON, DAGitty, CSV, or a PNG/SVG picture")
+        ext, mime = EXPORT_FORMATS[fmt]
+        f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt),
+                           file_name=f"colide_{v}{ext}", mime=mime, key=f"learn_dl_export_{v}")
 
 with tab_conv:
     st.plotly_chart(objective_figure({results[v].label: results[v].objective for v in order}),

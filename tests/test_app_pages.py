@@ -96,6 +96,20 @@ def test_learn_nv_on_sachs_with_defaults_matches_direct_fit():
     assert table.loc["NNZ", "NV"] == expected["nnz"]
 
 
+def test_learn_offers_every_export_format_without_error():
+    # The Downloads tab builds the picked format with colide_core.export for the fitted graph.
+    at = _app()
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.switch_page("pages/learn.py").run()
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    box = at.selectbox(key="learn_export_fmt_nv")
+    assert set(box.options) == set(colide_core.export.EXPORT_FORMATS)
+    for fmt in ("dot", "dagitty", "png"):
+        at.selectbox(key="learn_export_fmt_nv").set_value(fmt).run()
+        assert not at.exception, (fmt, at.exception)
+
+
 def test_threshold_slider_never_reruns_the_solver(monkeypatch):
     calls = []
     real_fit = colide_core.CoLiDE.fit

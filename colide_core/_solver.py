@@ -616,6 +616,88 @@ def _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_ite
 
 
 # --------------------------------------------------------------------------------------
+# Data checks shared by the estimator, the bootstrap and the lambda path.
+# --------------------------------------------------------------------------------------
+def check_data(X, *, min_rows=2):
+    """Validate data and return a float copy with its column names.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+        Numeric, finite observations. Never modified.
+    min_rows : int, default=2
+        Smallest acceptable ``n_samples``.
+
+    Returns
+    -------
+    values : ndarray of shape (n_samples, n_nodes)
+        A new float64 array.
+    names : list of str or None
+        Column names when ``X`` is a DataFrame.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D numeric, has fewer than ``min_rows`` rows or 2 columns, or
+        contains NaN or Inf.
+    """
+    names = None
+    if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns]
+        non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+        if non_numeric:
+            raise ValueError(f"X has non-numeric columns: {', '.join(non_numeric)}.")
+        X = X.to_numpy(dtype=float)
+    try:
+        values = np.array(X, dtype=float)  # a copy: the caller's array is never touched
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X must be numeric: {exc}") from None
+    if values.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_nodes), got {values.ndim}-D.")
+    n, d = values.shape
+    if n < min_rows or d < 2:
+        raise ValueError(f"X needs at least {min_rows} rows and 2 columns, got shape {values.shape}.")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("X contains NaN or Inf.")
+    return values, names
+
+
+def data_covariance(X):
+    """The 1/n covariance of centred data, as CoLiDE uses it (paper Section 3).
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+        Numeric, finite observations; a centred copy is used.
+
+    Returns
+    -------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        ``Xc.T @ Xc / n`` for the centred copy ``Xc``.
+    n : int
+        Number of samples.
+    names : list of str or None
+        Column names when ``X`` is a DataFrame.
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_data`.
+    FloatingPointError
+        If the covariance overflows.
+    """
+    values, names = check_data(X)
+    n = values.shape[0]
+    values -= values.mean(axis=0, keepdims=True)
+    with np.errstate(over="raise", invalid="raise"):
+        try:
+            cov = values.T @ values / n
+        except FloatingPointError:
+            raise FloatingPointError("The covariance of X overflows: rescale the data.") from None
+    return cov, n, names
+
+
+# --------------------------------------------------------------------------------------
 # The estimator.
 # --------------------------------------------------------------------------------------
 class CoLiDE:
@@ -768,30 +850,7 @@ class CoLiDE:
             If a column is constant (zero noise floor), the covariance overflows, or the
             iterates cannot be kept inside the log-det domain.
         """
-        names = None
-        if isinstance(X, pd.DataFrame):
-            names = [str(c) for c in X.columns]
-            non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
-            if non_numeric:
-                raise ValueError(f"X has non-numeric columns: {', '.join(non_numeric)}.")
-            X = X.to_numpy(dtype=float)
-        try:
-            X = np.array(X, dtype=float)  # a copy: the caller's array is never centred in place
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"X must be numeric: {exc}") from None
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_samples, n_nodes), got {X.ndim}-D.")
-        n, d = X.shape
-        if n < 2 or d < 2:
-            raise ValueError(f"X needs at least 2 rows and 2 columns, got shape {X.shape}.")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or Inf.")
-        X -= X.mean(axis=0, keepdims=True)
-        with np.errstate(over="raise", invalid="raise"):
-            try:
-                cov = X.T @ X / n
-            except FloatingPointError:
-                raise FloatingPointError("The covariance of X overflows: rescale the data.") from None
+        cov, n, names = data_covariance(X)
         return self._fit_cov(cov, n, names, callback)
 
     def fit_from_stats(self, cov, n, callback=None, node_names=None):

@@ -63,7 +63,7 @@ import numpy as np
 import pandas as pd
 
 from ._graph import threshold_to_dag
-from ._solver import ConvergenceWarning, colide_solve
+from ._solver import ConvergenceWarning, colide_solve, data_covariance
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -285,27 +285,11 @@ def path_metrics(path, B_true, keys=("shd", "tpr", "fdr")):
 
 
 def _as_cov(X):
-    names = None
-    if isinstance(X, pd.DataFrame):
-        names = [str(c) for c in X.columns]
-        non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
-        if non_numeric:
-            raise ValueError(f"X has non-numeric columns: {', '.join(non_numeric)}.")
-        X = X.to_numpy(dtype=float)
-    try:
-        X = np.array(X, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"X must be numeric: {exc}") from None
-    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_nodes) with at least 2 rows and columns, got {X.shape}.")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or Inf.")
-    X -= X.mean(axis=0, keepdims=True)
-    cov = X.T @ X / X.shape[0]
+    cov, n, names = data_covariance(X)
     if np.any(np.diag(cov) <= 0):
         bad = [names[k] if names else str(k) for k in np.flatnonzero(np.diag(cov) <= 0)]
         raise ValueError(f"Constant column(s) with zero variance: {', '.join(bad)}.")
-    return cov, X.shape[0], names
+    return cov, n, names
 
 
 def lambda_path(

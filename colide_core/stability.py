@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
+from ._solver import check_data
+
 __all__ = [
     "BootstrapResult",
     "StabilityResult",
@@ -79,26 +81,7 @@ def _seed_sequence(random_state):
 
 def _as_data(X):
     """Validate ``X``; return (values as float ndarray, column names or None)."""
-    names = None
-    if isinstance(X, pd.DataFrame):
-        names = [str(c) for c in X.columns]
-        non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
-        if non_numeric:
-            raise ValueError(f"X has non-numeric columns: {', '.join(non_numeric)}.")
-        values = X.to_numpy(dtype=float)
-    else:
-        try:
-            values = np.asarray(X, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"X must be numeric: {exc}") from None
-    if values.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_nodes), got {values.ndim}-D.")
-    n, d = values.shape
-    if n < 4 or d < 2:
-        raise ValueError(f"X needs at least 4 rows and 2 columns, got shape {values.shape}.")
-    if not np.all(np.isfinite(values)):
-        raise ValueError("X contains NaN or Inf.")
-    return values, names
+    return check_data(X, min_rows=4)
 
 
 def _frame(values, rows, names):

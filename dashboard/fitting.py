@@ -19,12 +19,13 @@ Convention: ``W[i, j] != 0`` means the edge i -> j.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
+
+from dashboard.jobs import BackgroundJob
 
 __all__ = [
     "VARIANTS", "FitResult", "FitStopped", "FitJob", "solver_params", "fit_colide",
@@ -196,7 +197,7 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None) -> FitResult:
     return result
 
 
-class FitJob:
+class FitJob(BackgroundJob):
     """Background fit of one or more CoLiDE variants on one dataset.
 
     Parameters
@@ -232,33 +233,7 @@ class FitJob:
         self.errors: list[str] = []
         self.skipped: list[str] = []
         self.started = time.perf_counter()
-        self._stop = threading.Event()
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="colide-fit", daemon=True)
-
-    # -- control -------------------------------------------------------------------------
-    def start(self) -> "FitJob":
-        """Start the background thread; returns self."""
-        self._thread.start()
-        return self
-
-    def request_stop(self) -> None:
-        """Ask the solver to stop at its next checkpoint (keeps the partial result)."""
-        self._stop.set()
-
-    @property
-    def stop_requested(self) -> bool:
-        """Whether Stop was pressed."""
-        return self._stop.is_set()
-
-    @property
-    def done(self) -> bool:
-        """Whether every variant has finished, failed or stopped."""
-        return self._done.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block up to ``timeout`` seconds for the job to end; returns :attr:`done`."""
-        return self._done.wait(timeout)
+        self._init_thread("colide-fit")
 
     # -- worker ----------------------------------------------------------------------------
     def _callback(self, stage, iteration, objective):

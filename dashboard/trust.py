@@ -12,7 +12,6 @@ are user-supplied and plotly renders a subset of HTML, so every name is escaped 
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 import networkx as nx
@@ -21,6 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.graph import EDGE_STYLES, classify_edges
+from dashboard.jobs import BackgroundJob
 from dashboard.text import html_escape
 
 __all__ = [
@@ -100,7 +100,7 @@ def required_mask_for(params, names):
 # --------------------------------------------------------------------------------------------
 # Background job
 # --------------------------------------------------------------------------------------------
-class TrustJob:
+class TrustJob(BackgroundJob):
     """Run ``fn(callback)`` in a daemon thread, with progress and a Stop request.
 
     Parameters
@@ -132,32 +132,8 @@ class TrustJob:
         self.error = None
         self.started = time.perf_counter()
         self.elapsed = 0.0
-        self._stop = threading.Event()
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="colide-trust", daemon=True)
+        self._init_thread("colide-trust")
 
-    def start(self) -> "TrustJob":
-        """Start the thread; returns self."""
-        self._thread.start()
-        return self
-
-    def request_stop(self) -> None:
-        """Ask the computation to stop at its next progress report."""
-        self._stop.set()
-
-    @property
-    def stop_requested(self) -> bool:
-        """Whether Stop was requested."""
-        return self._stop.is_set()
-
-    @property
-    def done(self) -> bool:
-        """Whether the computation has finished, failed or stopped."""
-        return self._done.is_set()
-
-    def wait(self, timeout=None) -> bool:
-        """Block up to ``timeout`` seconds; returns :attr:`done`."""
-        return self._done.wait(timeout)
 
     def _callback(self, done, total):
         total = float(total) or 1.0

@@ -66,8 +66,9 @@ def _adam_chunk_py(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
                    sig0, vcode, nsteps, max_halvings, Wbar, ema):
     """``nsteps`` BCD iterations (one Adam step on W, then the closed-form sigma), in place.
 
-    Returns ``(status, lr, b1t, b2t)``; ``status`` is 0, or 1 when the step had to be halved
-    more than ``max_halvings`` times to stay in the log-det domain (W is then unchanged).
+    Returns ``(status, lr, b1t, b2t)``; ``status`` is 0, 1 when the step had to be halved
+    more than ``max_halvings`` times to stay in the log-det domain, or 2 when Adam's moments
+    overflow (gradients beyond ~1e154); W is then unchanged.
     """
     d = W.shape[0]
     diag = np.arange(d)
@@ -82,6 +83,8 @@ def _adam_chunk_py(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
         v += (1.0 - b2) * (G * G)
         b1t *= b1
         b2t *= b2
+        if not (np.isfinite(v).all() and np.isfinite(m).all()):
+            return 2, lr, b1t, b2t
         D = (m * (1.0 / (1.0 - b1t))) / (np.sqrt(v) * (1.0 / math.sqrt(1.0 - b2t)) + 1e-8)
         halvings = 0
         while True:
@@ -192,6 +195,8 @@ if HAVE_NUMBA:
                     g = (mu * (-R[i, j] * isig[j] + lam[i, j] * sg) + 2.0 * MinvT[i, j] * w) * mask[i, j]
                     mm = b1 * m[i, j] + (1.0 - b1) * g
                     vv = b2 * v[i, j] + (1.0 - b2) * (g * g)
+                    if not (vv < np.inf and abs(mm) < np.inf):
+                        return 2, lr, b1t, b2t  # moments overflow (or NaN): never a silent zero step
                     m[i, j] = mm
                     v[i, j] = vv
                     D[i, j] = (mm * c1) / (math.sqrt(vv) * c2 + 1e-8)
@@ -558,6 +563,19 @@ def fast_solve(
     Borwein (1988); Grippo, Lampariello and Lucidi (1986), nonmonotone line search; Wright,
     Nowak and Figueiredo (2009), SpaRSA (proximal gradient with BB steps).
     """
+    # Overflow and NaN never pass silently: they are detected explicitly (moments, objective,
+    # line search) and raised as FloatingPointError, so numpy's own RuntimeWarnings are muted.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        return _fast_solve(
+            cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2,
+            sigma0, W_init, callback, max_time, edge_mask, l1_mask, step_scale, switch_tol, chatter_tol,
+            average, min_scale, polish, engine,
+        )
+
+
+def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2,
+                sigma0, W_init, callback, max_time, edge_mask, l1_mask, step_scale, switch_tol, chatter_tol,
+                average, min_scale, polish, engine):
     cov = np.array(cov, dtype=float)
     _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint)
     K = len(mu_schedule)
@@ -663,6 +681,11 @@ def fast_solve(
                 state.W, m, v, state.MinvT, state.R, state.resid, state.isig, cov, lam, mask,
                 mu, s_k, lr_k, b1, b2, b1t, b2t, sig0, vcode, n, _MAX_HALVINGS, Wbar, ema,
             )
+            if status == 2:
+                raise FloatingPointError(
+                    f"Stage {k}, step {t + 1}: the gradient overflows (the data's scale is too large "
+                    "for this score); standardise or rescale the data."
+                )
             if status != 0:
                 raise FloatingPointError(
                     f"Stage {k}, step {t + 1}: could not stay inside the log-det domain "
@@ -718,14 +741,14 @@ def fast_solve(
 
     if stop_reason == "max_time":
         warnings.warn(
-            f"CoLiDE stopped after max_time={max_time} s with a partial result.", ConvergenceWarning, stacklevel=2
+            f"CoLiDE stopped after max_time={max_time} s with a partial result.", ConvergenceWarning, stacklevel=3
         )
     elif stop_reason is None and not last_converged:
         warnings.warn(
             "CoLiDE's last stage used its iteration budget before the relative objective change fell "
             f"below tol={tol}; consider raising max_iter.",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return SolverResult(
         W=W,
@@ -805,7 +828,7 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
             prox_fn(p.W, G, eta, eta * thr_unit, mask, Wn)
             q = _evaluate(Wn.copy(), cov, s, mu, lam, vcode, sig0)
             n_ev += 1
-            if q is not None:
+            if q is not None and np.isfinite(q.obj):
                 dW = q.W - p.W
                 dd = float(np.vdot(dW, dW))
                 if q.obj <= f_ref - _ARMIJO / (2.0 * eta) * dd:
@@ -822,10 +845,13 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
         S = q.W - p.W
         Y = Gq - G
         sy = float(np.vdot(S, Y))
+        eta_prev = eta
         if sy > 0:
             eta = float(np.vdot(S, S)) / sy if it % 2 else sy / float(np.vdot(Y, Y))
         else:
             eta *= 2.0
+        if not np.isfinite(eta):
+            eta = eta_prev
         eta = min(max(eta, _ETA_MIN), _ETA_MAX)
         p, G = q, Gq
         hist.append(p.obj)

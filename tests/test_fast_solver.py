@@ -296,3 +296,23 @@ def test_step_scale_falls_back_to_the_faithful_step_on_ill_conditioned_covarianc
     ill = fast_solve(np.array([[1.0, 0.0], [0.0, 1e8]]), variant="ev", max_iter=(50,) * 4, chatter_tol=None)
     assert well.lr_used[0] == pytest.approx(10 * 3e-4) and well.lr_used[-1] == pytest.approx(3 * 3e-4)
     assert all(lr <= 3e-4 * (1 + 1e-12) for lr in ill.lr_used)
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gradient_overflow_is_a_floating_point_error_not_a_silent_zero_step(engine):
+    # The least-squares score's gradient scales with the data's variance: at scale 1e100 the
+    # covariance is ~1e200 and g**2 in Adam's second moment overflows at the first step. Like
+    # colide_solve, the fast solver raises instead of taking zero steps, and no numpy
+    # RuntimeWarning escapes (warnings are errors here).
+    X, _ = _er2(4, 3, n=200)
+    cov = _cov(X * 1e100)
+    assert np.isfinite(cov).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for solve in (colide_solve, lambda c, **kw: fast_solve(c, engine=engine, **kw)):
+            with pytest.raises(FloatingPointError, match="gradient overflows"):
+                solve(cov, variant="ls", max_iter=(50,) * 4, checkpoint=10)
+        # At scale 1e57 (cov ~1e114) everything is representable: a finite, non-trivial fit.
+        res = fast_solve(_cov(X * 1e57), variant="ls", engine=engine, max_iter=(2000,) * 4, checkpoint=100)
+    assert np.isfinite(res.W).all() and np.abs(res.W).max() > 0.1

@@ -14,18 +14,20 @@ returned here uses that orientation.
   selection probability reaches ``pi_thr`` for some L1 weight.
 
 Both are reproducible from ``random_state`` (one :class:`numpy.random.SeedSequence`, spawned
-into one child per resample, so results do not depend on ``n_jobs``), run in parallel with
-joblib, and report progress through ``callback(done, total)``. This module never prints.
+into one child per resample, so results do not depend on ``n_jobs`` or the backend), run their
+fits through the sweep executor :func:`colide_core.executor.run_sweep` (joblib processes
+locally, or a Dask cluster given by ``scheduler`` or ``$DASK_SCHEDULER_ADDRESS``), and report
+progress through ``callback(done, total)``. This module never prints.
 """
 from __future__ import annotations
 
+import hashlib
 import numbers
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 
 from ._solver import check_data
 
@@ -111,29 +113,73 @@ def _check_common(n_jobs, callback):
         raise ValueError("callback must be callable.")
 
 
-def _run_tasks(tasks, n_jobs, callback):
-    """Run ``tasks`` (delayed calls) in order; stop early when the callback returns True.
+def _fit_task(estimator, values, rows, names):
+    """Executor task: :func:`_fit_one` as a dict row (module level, so workers import it)."""
+    adjacency, sigma, converged, error = _fit_one(estimator, values, rows, names)
+    return {"adjacency": adjacency, "sigma": sigma, "converged": converged, "fit_error": error}
 
-    Returns (list of outputs in task order, stopped flag).
+
+def _sweep_id(kind, estimator, values, names, seed_seq):
+    """Content id of a resampling run: (kind, estimator parameters, data, seed sequence).
+
+    Used to name the executor tasks (Dask task keys): equal runs get equal ids, different runs
+    never share one.
     """
-    total = len(tasks)
-    outputs = []
-    stopped = False
-    if n_jobs == 1:
-        it = (fn(*args, **kwargs) for fn, args, kwargs in tasks)
-    else:
-        it = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
-    try:
-        for out in it:
-            outputs.append(out)
-            if callback is not None and callback(len(outputs), total):
-                stopped = len(outputs) < total
-                break
-    finally:
-        close = getattr(it, "close", None)
-        if close is not None:
-            close()  # a joblib generator cancels the tasks not yet started
-    return outputs, stopped
+    h = hashlib.sha256()
+    h.update(kind.encode())
+    h.update(repr(sorted(estimator.get_params().items(), key=lambda kv: str(kv[0]))).encode())
+    h.update(repr((values.shape, names, seed_seq.entropy, tuple(seed_seq.spawn_key))).encode())
+    h.update(np.ascontiguousarray(values, dtype="<f8").tobytes())
+    return h.hexdigest()[:40]
+
+
+def _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id):
+    """Fit ``jobs`` (a list of (estimator, row indices)) through the sweep executor.
+
+    Parameters
+    ----------
+    jobs : list of (estimator, ndarray of int)
+    values : ndarray of shape (n_samples, n_nodes)
+        Shared by every task (sent once to a Dask cluster).
+    names : list of str or None
+    n_jobs : int
+        joblib processes (ignored on Dask).
+    callback : callable or None
+        ``callback(done, total)``; returning True stops the run.
+    scheduler : None, str or distributed.Client
+        See :func:`colide_core.executor.run_sweep`.
+    sweep_id : str
+        From :func:`_sweep_id`.
+
+    Returns
+    -------
+    outputs : list
+        One entry per job in job order: ``(adjacency, sigma, converged, error message)``, or
+        None for a job not run because the callback stopped the run. An unexpected exception
+        inside a fit (one :func:`_fit_one` does not catch) is reported as a failed fit.
+    stopped : bool
+        True when the callback stopped the run before every job finished.
+    """
+    from .executor import Task, run_sweep
+
+    tasks = [Task(key=f"{sweep_id}-{i}", fn=_fit_task,
+                  kwargs={"estimator": est, "values": values, "rows": rows, "names": names},
+                  meta={"index": i})
+             for i, (est, rows) in enumerate(jobs)]
+    progress = None
+    if callback is not None:
+        def progress(done, total, row):
+            return callback(done, total)
+
+    res = run_sweep(tasks, scheduler=scheduler, n_jobs=n_jobs, callback=progress)
+    outputs = [None] * len(jobs)
+    for row in res.rows:
+        if row["status"] == "ok":
+            outputs[row["index"]] = (row["adjacency"], row["sigma"], row["converged"], row["fit_error"])
+        else:
+            outputs[row["index"]] = (None, None, False, row["error"])
+    n_done = sum(o is not None for o in outputs)
+    return outputs, bool(res.stopped and n_done < len(jobs))
 
 
 # --------------------------------------------------------------------------------------
@@ -260,7 +306,8 @@ def _check_level(level):
     return float(level)
 
 
-def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callback=None):
+def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callback=None,
+                    scheduler=None):
     """Edge confidence by the nonparametric bootstrap: refit on rows drawn with replacement.
 
     Parameters
@@ -280,11 +327,18 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
         ``np.random.default_rng(child_b).integers(0, n, n)``. Same seed, same result, for
         any ``n_jobs``. None draws fresh entropy.
     n_jobs : int, default=1
-        Parallel workers (joblib, process-based "loky" backend); -1 uses all cores.
+        Parallel workers (joblib, process-based "loky" backend); -1 uses all cores. Ignored
+        on a Dask cluster.
     callback : callable, optional
         ``callback(done, total)`` after each finished resample, in the calling process. If it
         returns True the run stops and the resamples done so far are summarised
         (``stopped=True``).
+    scheduler : None, str or distributed.Client, optional
+        Run the fits on a Dask distributed cluster: a ``"tcp://host:port"`` scheduler
+        address or a connected ``distributed.Client`` (see
+        :func:`colide_core.executor.run_sweep`). None (default) uses
+        ``$DASK_SCHEDULER_ADDRESS`` when it is set, joblib otherwise. The result is the
+        same on every backend.
 
     Returns
     -------
@@ -298,13 +352,17 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
         every resample failed (the message quotes the first error).
     TypeError
         If ``estimator`` has no ``get_params``.
+    OSError
+        If the Dask scheduler cannot be reached.
 
     Notes
     -----
     Frequencies refer to the post-processed graph (thresholded at the estimator's
     ``threshold`` and made acyclic), i.e. to the graph a user would report. A resample whose
     fit raises (e.g. a column that is constant in the resample) is counted in ``n_failed``
-    and left out of the denominators.
+    and left out of the denominators. When the callback stops the run, the resamples that
+    had finished are summarised in resample order (with several workers they need not be
+    the first ones).
     """
     values, names = _as_data(X)
     if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 1:
@@ -312,11 +370,12 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
     _check_common(n_jobs, callback)
     clone_estimator(estimator)  # fails early on a bad estimator
     n, d = values.shape
-    children = _seed_sequence(random_state).spawn(int(n_boot))
-    tasks = [delayed(_fit_one)(estimator, values, np.random.default_rng(c).integers(0, n, n), names)
-             for c in children]
-    outputs, stopped = _run_tasks(tasks, n_jobs, callback)
-    return _summarise_boot(outputs, int(n_boot), d, names, stopped)
+    seed_seq = _seed_sequence(random_state)
+    children = seed_seq.spawn(int(n_boot))
+    jobs = [(estimator, np.random.default_rng(c).integers(0, n, n)) for c in children]
+    outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler,
+                                 _sweep_id("bootstrap", estimator, values, names, seed_seq))
+    return _summarise_boot([o for o in outputs if o is not None], int(n_boot), d, names, stopped)
 
 
 def _summarise_boot(outputs, n_boot, d, names, stopped):
@@ -416,7 +475,7 @@ class StabilityResult:
 
 
 def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, random_state=None,
-                        n_jobs=1, callback=None):
+                        n_jobs=1, callback=None, scheduler=None):
     """Stability selection of edges (Meinshausen and Buehlmann, 2010).
 
     For each of ``n_subsamples`` random subsets of ``floor(n / 2)`` rows (drawn without
@@ -441,10 +500,13 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     random_state : None, int, SeedSequence or Generator
         As in :func:`bootstrap_edges`; subsample ``b`` uses child ``b`` of the seed sequence.
     n_jobs : int, default=1
-        joblib workers (-1: all cores).
+        joblib workers (-1: all cores); ignored on a Dask cluster.
     callback : callable, optional
         ``callback(done, total)`` after each fit (``total = n_subsamples * len(lambdas)``);
         returning True stops early.
+    scheduler : None, str or distributed.Client, optional
+        As in :func:`bootstrap_edges`: a Dask cluster to run the fits on; None uses
+        ``$DASK_SCHEDULER_ADDRESS`` when set, joblib otherwise.
 
     Returns
     -------
@@ -454,6 +516,8 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     ------
     ValueError
         For invalid inputs, or when every fit failed.
+    OSError
+        If the Dask scheduler cannot be reached.
 
     Notes
     -----
@@ -488,11 +552,14 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     clone_estimator(estimator)
     n, d = values.shape
     half = n // 2
-    children = _seed_sequence(random_state).spawn(int(n_subsamples))
+    seed_seq = _seed_sequence(random_state)
+    children = seed_seq.spawn(int(n_subsamples))
     subsets = [np.sort(np.random.default_rng(c).choice(n, size=half, replace=False)) for c in children]
     models = [clone_estimator(estimator, lambda1=float(x)) for x in lam]
-    tasks = [delayed(_fit_one)(models[k], values, rows, names) for rows in subsets for k in range(lam.size)]
-    outputs, stopped = _run_tasks(tasks, n_jobs, callback)
+    jobs = [(models[k], rows) for rows in subsets for k in range(lam.size)]
+    sweep_id = _sweep_id("stability", estimator, values, names, seed_seq)
+    sweep_id = hashlib.sha256((sweep_id + repr(lam.tolist())).encode()).hexdigest()[:40]
+    outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id)
 
     n_lam = lam.size
     counts = np.zeros((n_lam, d, d))
@@ -503,6 +570,8 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
         chunk = outputs[b * n_lam:(b + 1) * n_lam]
         union = np.zeros((d, d), dtype=bool)
         for k, out in enumerate(chunk):
+            if out is None:  # not run: the callback stopped the run
+                continue
             if out[3] is not None:
                 failed += 1
                 continue
@@ -510,10 +579,10 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
             counts[k] += sel
             fits[k] += 1
             union |= sel
-        if len(chunk) == n_lam and any(o[3] is None for o in chunk):
+        if all(o is not None for o in chunk) and any(o[3] is None for o in chunk):
             union_sizes.append(int(union.sum()))
     if not np.any(fits):
-        errs = [o[3] for o in outputs if o[3] is not None]
+        errs = [o[3] for o in outputs if o is not None and o[3] is not None]
         raise ValueError(f"Every subsample fit failed; the first error was: {errs[0] if errs else 'none ran'}")
     prob = counts / np.maximum(fits, 1)[:, None, None]
     max_prob = prob.max(axis=0)

@@ -3,9 +3,11 @@
 Each run is identified by (data id, method, parameters, seed), where the data id is either the
 simulation configuration (data re-drawn from the seed) or a dataset content hash. Finished runs
 live in a process-wide LRU store (``st.cache_resource``), so repeating or extending a
-comparison only computes the missing runs. Missing runs are computed serially or in parallel
-with joblib (process-based ``loky`` backend). A failing method becomes a row with an ``error``;
-it never raises.
+comparison only computes the missing runs. Missing runs go through the sweep executor
+:func:`colide_core.executor.run_sweep` (the one used by ``python -m colide_core bench``):
+joblib processes locally (one, or one per core), or a Dask distributed cluster when
+``$DASK_SCHEDULER_ADDRESS`` is set or a scheduler is given. A failing method becomes a row with
+an ``error``; it never raises.
 
 Convention: ``W[i, j] != 0`` means the edge i -> j.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import astuple
+from dataclasses import astuple, dataclass
 
 import numpy as np
 import pandas as pd
@@ -22,7 +24,7 @@ import streamlit as st
 
 __all__ = [
     "COLIDE_FAMILY", "REPORTED", "method_params", "compute_run", "RunStore", "run_store",
-    "run_key", "refusal", "run_all", "summarize", "format_summary", "data_id_for", "LABELS",
+    "run_key", "refusal", "run_all", "SweepInfo", "summarize", "format_summary", "data_id_for", "LABELS",
 ]
 
 #: Methods that take CoLiDE's optimiser parameters (threshold, max_iter, ...).
@@ -163,8 +165,49 @@ def run_key(data_id, method, params, seed) -> tuple:
     return (data_id, str(method), tuple(params), int(seed))
 
 
+def _compute_task(method, params, seed, config=None, X=None, B_true=None) -> dict:
+    """Executor task: :func:`compute_run`, looked up at call time (module level, so it pickles
+    by reference to joblib and Dask workers)."""
+    return compute_run(method, params, seed, config, X, B_true)
+
+
+#: Columns the executor adds to a row; the Compare rows do not carry them.
+_EXECUTOR_COLUMNS = ("key", "status", "time_s")
+
+
+@dataclass
+class SweepInfo:
+    """How :func:`run_all` computed its rows (for the page to report).
+
+    Attributes
+    ----------
+    backend : str
+        ``"joblib"`` or ``"dask"`` (``colide_core.executor.SweepResult.backend``), or
+        ``"cache"`` when every run came from the store.
+    n_jobs : int
+        joblib processes asked for (1 = in this process); meaningless on Dask.
+    n_computed, n_cached : int
+        Runs computed now / taken from the store.
+    """
+
+    backend: str = "cache"
+    n_jobs: int = 1
+    n_computed: int = 0
+    n_cached: int = 0
+
+    def describe(self) -> str:
+        """One line for the page, e.g. "joblib, 2 processes · 4 computed, 2 from the cache"."""
+        if self.backend == "dask":
+            where = "Dask cluster"
+        elif self.backend == "joblib":
+            where = f"joblib, {self.n_jobs} process{'es' if self.n_jobs > 1 else ''}"
+        else:
+            where = "cache only"
+        return f"{where} · {self.n_computed} computed, {self.n_cached} from the cache"
+
+
 def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False, store=None,
-            on_progress=None) -> list[dict]:
+            on_progress=None, scheduler=None, info=None) -> list[dict]:
     """Compute (or fetch from the store) every run.
 
     Parameters
@@ -175,56 +218,83 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
     config, X, B_true
         As in :func:`compute_run`.
     parallel : bool
-        Compute the missing runs with ``joblib.Parallel(n_jobs=min(cpu count, runs))``.
+        Compute the missing runs in ``min(cpu count, runs)`` joblib processes (the executor's
+        ``n_jobs``); otherwise one at a time in this process. Ignored on Dask.
     store : RunStore, optional
         Defaults to :func:`run_store`.
     on_progress : callable, optional
         ``on_progress(done, total, row)`` after each run (in the calling thread).
+    scheduler : str or distributed.Client, optional
+        Dask scheduler for :func:`colide_core.executor.run_sweep`; None uses
+        ``$DASK_SCHEDULER_ADDRESS`` when set, joblib otherwise.
+    info : SweepInfo, optional
+        Filled in with the backend used and the numbers of computed and cached runs.
 
     Returns
     -------
     list of dict
         One row per task, in task order, with a ``cached`` flag.
+
+    Raises
+    ------
+    OSError
+        If the Dask scheduler cannot be reached.
     """
+    from colide_core.executor import Task, task_key, run_sweep
+
     store = store if store is not None else run_store()
+    info = info if info is not None else SweepInfo()
     total = len(tasks)
     rows: list = [None] * total
-    missing = []
+    missing: dict = {}  # executor key -> list of task indices
+    sweep = []
     done = 0
     for i, (method, params, seed) in enumerate(tasks):
         row = store.get(run_key(data_id, method, params, seed))
         if row is None:
-            missing.append(i)
+            key = task_key(method, {"params": repr(tuple(params))}, {"data_id": repr(data_id)}, int(seed))
+            if key not in missing:
+                sweep.append(Task(key=key, fn=_compute_task,
+                                  kwargs={"method": method, "params": tuple(params), "seed": int(seed),
+                                          "config": config, "X": X, "B_true": B_true}))
+            missing.setdefault(key, []).append(i)
         else:
             row["cached"] = True
             rows[i] = row
             done += 1
+            info.n_cached += 1
             if on_progress:
                 on_progress(done, total, row)
 
-    def finish(i, row):
-        nonlocal done
-        method, params, seed = tasks[i]
-        store.put(run_key(data_id, method, params, seed), row)
-        row = dict(row, cached=False)
-        rows[i] = row
-        done += 1
-        if on_progress:
-            on_progress(done, total, row)
+    if sweep:
+        n_jobs = max(1, min(os.cpu_count() or 1, len(sweep))) if parallel else 1
+        info.n_jobs = n_jobs
 
-    if parallel and len(missing) > 1:
-        from joblib import Parallel, delayed
+        def callback(_done, _total, exec_row):
+            nonlocal done
+            key = exec_row["key"]
+            first = tasks[missing[key][0]]
+            if exec_row.get("status") == "error":
+                # The task itself failed (e.g. a worker could not import it): an error row, not
+                # stored, since it says nothing about the method.
+                row = {"method": first[0], "seed": int(first[2]), "error": exec_row.get("error"),
+                       "time": np.nan, **{k: np.nan for k in REPORTED}}
+            else:
+                row = {k: v for k, v in exec_row.items() if k not in _EXECUTOR_COLUMNS}
+                row = {**{k: row[k] for k in ("method", "seed", "error", "time") if k in row}, **row}
+            for i in missing[key]:
+                method, params, seed = tasks[i]
+                if exec_row.get("status") != "error":
+                    store.put(run_key(data_id, method, params, seed), row)
+                rows[i] = dict(row, cached=False)
+                done += 1
+                info.n_computed += 1
+                if on_progress:
+                    on_progress(done, total, rows[i])
+            return False
 
-        n_jobs = max(1, min(os.cpu_count() or 1, len(missing)))
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(compute_run)(tasks[i][0], tasks[i][1], tasks[i][2], config, X, B_true) for i in missing
-        )
-        for i, row in zip(missing, results):
-            finish(i, row)
-    else:
-        for i in missing:
-            method, params, seed = tasks[i]
-            finish(i, compute_run(method, params, seed, config, X, B_true))
+        result = run_sweep(sweep, scheduler=scheduler, n_jobs=n_jobs, callback=callback)
+        info.backend = result.backend
     return rows
 
 

@@ -1,8 +1,12 @@
 """Compare page: several methods over R simulated datasets (seeds seed .. seed+R-1).
 
 Each run is cached per (data, method, parameters, seed); a failing method becomes a row with
-its error, and GES is refused above its node limit with a clear message.
+its error, and GES is refused above its node limit with a clear message. Missing runs go
+through the sweep executor (``colide_core.executor.run_sweep``): joblib locally, or the Dask
+cluster named by ``$DASK_SCHEDULER_ADDRESS``; the page says which one ran.
 """
+import os
+
 import pandas as pd
 import streamlit as st
 
@@ -53,7 +57,13 @@ with c2:
 with c3:
     st.number_input("Threshold (CoLiDE / DAGMA)", min_value=0.0, max_value=2.0, step=0.05, key="cmp_threshold",
                     persist_state="session")
-st.checkbox("Run in parallel (joblib, one process per core)", key="cmp_parallel", persist_state="session")
+dask_address = os.environ.get("DASK_SCHEDULER_ADDRESS") or None
+st.checkbox("Run in parallel (joblib, one process per core)", key="cmp_parallel", persist_state="session",
+            disabled=dask_address is not None,
+            help="Runs not in the cache are computed by colide_core's sweep executor: one by one in "
+                 "this process, or in one joblib process per core.")
+if dask_address is not None:
+    st.caption(f"Runs go to the Dask cluster at {md_escape(dask_address)} (DASK_SCHEDULER_ADDRESS).")
 
 methods = list(ss["cmp_methods"])
 refused = {m: r for m in methods if (r := cmp.refusal(m, d)) is not None}
@@ -78,7 +88,14 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
         what = "cached" if row.get("cached") else f"{row['time']:.1f} s"
         bar.progress(done / max(total, 1), text=f"{done} of {total} runs · {row['method']}, seed {row['seed']} ({what})")
 
-    rows = cmp.run_all(tasks, parallel=bool(ss["cmp_parallel"]), on_progress=on_progress, **kwargs)
+    info = cmp.SweepInfo()
+    try:
+        rows = cmp.run_all(tasks, parallel=bool(ss["cmp_parallel"]), on_progress=on_progress, info=info,
+                           **kwargs)
+    except (OSError, RuntimeError, TimeoutError) as exc:  # e.g. the Dask scheduler cannot be reached
+        bar.empty()
+        st.error(f"The comparison could not run: {md_escape(exc)}", icon=":material/error:")
+        st.stop()
     bar.progress(1.0, text=f"{len(tasks)} of {len(tasks)} runs done")
     for m, reason in refused.items():
         rows += [{"method": m, "seed": s, "error": reason, "time": float("nan"),
@@ -88,6 +105,8 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
         "rows": frame,
         "description": (config.describe() + f", seeds {seeds[0]}..{seeds[-1]}") if ss["cmp_source"] == "simulated"
         else ds.name,
+        "backend": info.backend,
+        "backend_text": info.describe(),
     }
 
 result = ss[state.COMPARE_RESULTS]
@@ -100,6 +119,8 @@ summary = cmp.summarize(frame)
 st.subheader("Results")
 st.caption(f"Data: {md_escape(result['description'])}. Mean ± std over repetitions "
            "(std over successful runs, ddof = 1).")
+if result.get("backend_text"):
+    st.caption(f"Computed with: {md_escape(result['backend_text'])}.")
 for method, row in summary.iterrows():
     if row["failed"]:
         st.error(f"{md_escape(method)} failed in {row['failed']} of {row['runs']} runs: {md_escape(row['error'])}")

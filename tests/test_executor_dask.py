@@ -191,3 +191,86 @@ def test_sufficient_stats_on_the_cluster_matches_numpy(cluster, tmp_path):
     ref = np.cov(X, rowvar=False, bias=True)
     assert n == 3000
     assert np.max(np.abs(cov - ref)) / np.max(np.abs(ref)) < 1e-10
+
+
+# --------------------------------------------------------------------------------------------
+# The app's bootstrap / stability selection and Compare runs go through the same executor
+# --------------------------------------------------------------------------------------------
+
+def _chain_data():
+    from colide_core.simulate import simulate_linear_sem
+
+    W = np.array([[0, 1.5, 0], [0, 0, -1.0], [0, 0, 0]])
+    return simulate_linear_sem(W, 200, "gaussian", 1.0, random_state=0)[0]
+
+
+TINY = {"max_iter": (200, 200, 200, 400), "lr": 3e-3, "checkpoint": 100}
+
+
+def test_bootstrap_and_stability_selection_are_identical_on_dask(cluster):
+    from colide_core import CoLiDE
+    from colide_core.stability import bootstrap_edges, stability_selection
+
+    cl, _ = cluster
+    X = _chain_data()
+    est = CoLiDE("nv", **TINY)
+    local = bootstrap_edges(X, est, n_boot=4, random_state=7)
+    remote = bootstrap_edges(X, est, n_boot=4, random_state=7, scheduler=cl.scheduler_address)
+    assert remote.n_ok == local.n_ok == 4
+    np.testing.assert_array_equal(remote.adjacency_samples, local.adjacency_samples)
+    np.testing.assert_array_equal(remote.sigma_samples, local.sigma_samples)
+    # A stop request from the callback is honoured on the cluster too: exactly the first 2 are kept.
+    stopped = bootstrap_edges(X, est, n_boot=4, random_state=7, scheduler=cl.scheduler_address,
+                              callback=lambda done, total: done >= 2)
+    assert stopped.stopped and stopped.n_ok + stopped.n_failed == 2
+
+    ev = CoLiDE("ev", **TINY)
+    s_local = stability_selection(X, ev, lambdas=[0.05, 0.2], n_subsamples=2, random_state=0)
+    s_remote = stability_selection(X, ev, lambdas=[0.05, 0.2], n_subsamples=2, random_state=0,
+                                   scheduler=cl.scheduler_address)
+    np.testing.assert_array_equal(s_remote.selection_probability, s_local.selection_probability)
+    assert s_remote.q_hat == s_local.q_hat and s_remote.n_failed == s_local.n_failed == 0
+
+
+def test_compare_runs_are_identical_on_dask_and_reported(cluster, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import comparison
+    from dashboard.simulation import SimConfig
+
+    cl, _ = cluster
+    config = SimConfig(d=4)
+    quick = {"max_iter": (500, 500, 500, 1000)}
+    tasks = [(m, comparison.method_params(m, 0.3, quick), s)
+             for s in (0, 1) for m in ("CoLiDE-NV", "SortNRegress")]
+    kwargs = {"data_id": comparison.data_id_for(config=config), "config": config}
+    info_local, info_dask = comparison.SweepInfo(), comparison.SweepInfo()
+    local = comparison.run_all(tasks, store=comparison.RunStore(), info=info_local, **kwargs)
+    seen = []
+    remote = comparison.run_all(tasks, store=comparison.RunStore(), info=info_dask,
+                                scheduler=cl.scheduler_address,
+                                on_progress=lambda done, total, row: seen.append((done, total)), **kwargs)
+    assert (info_local.backend, info_dask.backend) == ("joblib", "dask")
+    assert info_dask.n_computed == 4 and sorted(seen) == [(k, 4) for k in range(1, 5)]
+    drop = ("time",)
+    strip = [{k: v for k, v in r.items() if k not in drop} for r in local]
+    assert [{k: v for k, v in r.items() if k not in drop} for r in remote] == strip
+    assert all(r["error"] is None and np.isfinite(r["shd"]) for r in remote)
+
+    # The Compare page reports the backend: Dask when DASK_SCHEDULER_ADDRESS is set.
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cl.scheduler_address)
+    comparison.run_store().clear()
+    app = str(Path(__file__).resolve().parent.parent / "app.py")
+    at = AppTest.from_file(app, default_timeout=300).run()
+    at.switch_page("pages/compare.py").run()
+    at.session_state["sim_d"] = 4
+    at.multiselect(key="cmp_methods").set_value(["SortNRegress"])
+    at.number_input(key="cmp_reps").set_value(2)
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption]
+    assert any("Computed with: Dask cluster · 2 computed, 0 from the cache" in c for c in captions), captions
+    assert at.checkbox(key="cmp_parallel").disabled
+    comparison.run_store().clear()

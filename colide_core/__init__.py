@@ -14,10 +14,12 @@ from ._solver import (
     SolverResult,
     colide_solve,
     h_ldet,
+    progress_fraction,
     score_ev,
     score_ls,
     score_nv,
     sigma_update,
+    stage_budgets,
 )
 from ._graph import is_dag, threshold_to_dag
 from ._datasets import SACHS_NODES, load_sachs
@@ -42,6 +44,8 @@ __all__ = [
     "score_nv",
     "score_ls",
     "sigma_update",
+    "stage_budgets",
+    "progress_fraction",
     # graphs, data and metrics
     "is_dag",
     "threshold_to_dag",

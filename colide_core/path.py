@@ -63,7 +63,7 @@ import numpy as np
 import pandas as pd
 
 from ._graph import threshold_to_dag
-from ._solver import ConvergenceWarning, colide_solve, data_covariance
+from ._solver import ConvergenceWarning, colide_solve, data_covariance, progress_fraction
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -306,7 +306,7 @@ def lambda_path(
     lr=3e-4,
     tol=1e-6,
     checkpoint=1000,
-    solver="adam",
+    solver="auto",
     forbidden=None,
     required=None,
     tiers=None,
@@ -332,9 +332,10 @@ def lambda_path(
         runs (1 = the last stage only; ``len(mu_schedule)`` restarts the whole schedule).
     mu_schedule, s_schedule, max_iter, lr, tol, checkpoint
         As in :func:`colide_core.colide_solve` (the paper's defaults).
-    solver : {"adam", "fast", "auto"}, default="adam"
-        ``"adam"``: :func:`colide_core.colide_solve`; ``"fast"``/``"auto"``: the faster
-        solver of ``colide_core._fast`` (it must accept ``W_init``).
+    solver : {"auto", "fast", "adam"}, default="auto"
+        As in :class:`colide_core.CoLiDE`: ``"auto"``/``"fast"`` is the fast solver of
+        ``colide_core._fast`` (warm-started through its ``W_init``), ``"adam"`` is
+        :func:`colide_core.colide_solve`, the paper-faithful schedule.
     forbidden, required, tiers : optional
         Prior knowledge, as in :func:`colide_core.constraints.resolve_constraints`;
         enforced in every solve and in the thresholding.
@@ -388,13 +389,12 @@ def lambda_path(
     stopped = False
     for k, lam_k in enumerate(lam):
         sched = full if (W_prev is None or not warm_start) else warm
-        budget = float(sum(sched[2]))
 
-        def inner(stage, iteration, objective, _k=k, _sched=sched, _budget=budget):
+        def inner(stage, iteration, objective, _k=k, _sched=sched):
             if callback is None:
                 return False
-            done = sum(_sched[2][:stage]) + iteration
-            return bool(callback(_k + min(done / _budget, 0.99), int(lam.size)))
+            frac = progress_fraction(_sched[2], stage, iteration, solver)
+            return bool(callback(_k + min(frac, 0.99), int(lam.size)))
 
         t0 = time.perf_counter()
         with warnings.catch_warnings():

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
+from colide_core import CoLiDE as _CoLiDE
+from colide_core import progress_fraction
 from dashboard.jobs import BackgroundJob
 
 __all__ = [
@@ -35,8 +37,9 @@ __all__ = [
 #: Display label -> ``colide_core.CoLiDE`` variant.
 VARIANTS = {"EV": "ev", "NV": "nv"}
 
-#: The paper's per-stage iteration budget (``colide_core.CoLiDE`` default).
-DEFAULT_MAX_ITER = (20000, 20000, 20000, 70000)
+#: ``colide_core.CoLiDE``'s defaults for the per-stage budgets (the paper's) and the solver.
+DEFAULT_MAX_ITER = tuple(_CoLiDE().max_iter)
+DEFAULT_SOLVER = str(_CoLiDE().solver)
 
 @dataclass(frozen=True, eq=False)
 class FitResult:
@@ -122,29 +125,8 @@ def _max_iter(params: tuple) -> tuple:
     return tuple(dict(params).get("max_iter", DEFAULT_MAX_ITER))
 
 
-def progress_fraction(max_iter, stage: int, iteration: int) -> float:
-    """Fraction of the iteration budget used, in [0, 1].
-
-    Parameters
-    ----------
-    max_iter : sequence of int
-        Iterations allowed per stage.
-    stage : int
-        Current stage (0-based).
-    iteration : int
-        Iteration within the stage (as passed to the solver callback).
-
-    Returns
-    -------
-    float
-        ``(sum(max_iter[:stage]) + iteration) / sum(max_iter)``, clipped to [0, 1]. A stage that
-        converges early makes the fraction jump to the start of the next stage.
-    """
-    total = float(sum(max_iter))
-    if total <= 0:
-        return 1.0
-    done = float(sum(max_iter[: max(0, int(stage))])) + float(iteration)
-    return min(1.0, max(0.0, done / total))
+def _solver(params: tuple) -> str:
+    return str(dict(params).get("solver", DEFAULT_SOLVER))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -238,7 +220,7 @@ class FitJob(BackgroundJob):
     # -- worker ----------------------------------------------------------------------------
     def _callback(self, stage, iteration, objective):
         params = self.params_list[self._current]
-        frac = progress_fraction(_max_iter(params), stage, iteration)
+        frac = progress_fraction(_max_iter(params), stage, iteration, _solver(params))
         total = float(sum(self._budgets)) or 1.0
         self.fraction = min(1.0, (self._done_budget + frac * self._budgets[self._current]) / total)
         n_stages = len(_max_iter(params))

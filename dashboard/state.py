@@ -41,6 +41,8 @@ WIDGET_DEFAULTS = {
     # Data page
     "data_drop_non_numeric": False,
     "data_drop_nonfinite_rows": False,
+    # Sidebar (every page): which CoLiDE solver; "adam" is written into SOLVER_OVERRIDES
+    "solver_choice": "auto",
     # Learn page
     "learn_variant": "NV",
     "learn_lambda1": 0.05,

@@ -57,14 +57,52 @@ def test_content_hash_depends_on_values_names_and_truth():
         make_dataset("bad", X, B_true=np.zeros((3, 3)))
 
 
-def test_progress_fraction():
+def test_progress_fraction_faithful_counts_faithful_steps():
     budget = (10, 10, 10, 70)  # 100 iterations in total
-    assert progress_fraction(budget, 0, 0) == 0.0
-    assert progress_fraction(budget, 0, 5) == pytest.approx(0.05)
-    assert progress_fraction(budget, 2, 10) == pytest.approx(0.30)
-    assert progress_fraction(budget, 3, 35) == pytest.approx(0.65)
-    assert progress_fraction(budget, 3, 70) == 1.0
-    assert progress_fraction(budget, 3, 10_000) == 1.0  # clipped
+    assert progress_fraction(budget, 0, 0, "adam") == 0.0
+    assert progress_fraction(budget, 0, 5, "adam") == pytest.approx(0.05)
+    assert progress_fraction(budget, 2, 10, "adam") == pytest.approx(0.30)
+    assert progress_fraction(budget, 3, 35, "adam") == pytest.approx(0.65)
+    assert progress_fraction(budget, 3, 70, "adam") == 1.0
+    assert progress_fraction(budget, 3, 10_000, "adam") == 1.0  # clipped
+
+
+def test_progress_fraction_fast_solver_counts_its_own_steps():
+    from colide_core import _fast
+    from colide_core import stage_budgets
+
+    # The fast solver takes c_k times longer steps: T_k / c_k Adam steps per stage, and as many
+    # polishing evaluations again in the last stage.
+    c_early, c_last = _fast._SCALE_EARLY, _fast._SCALE_LAST
+    b = stage_budgets((20000, 20000, 20000, 70000), "auto")
+    assert b[:3] == (np.ceil(20000 / c_early),) * 3
+    assert b[3] == 2 * np.ceil(70000 / c_last)
+    # Half of stage 0's own budget is half of stage 0's share, whatever the units.
+    total = sum(b)
+    assert progress_fraction((20000, 20000, 20000, 70000), 0, b[0] / 2, "auto") == pytest.approx(b[0] / 2 / total)
+    with pytest.raises(ValueError, match="solver"):
+        stage_budgets((10,), "lbfgs")
+
+
+def test_fit_progress_with_the_fast_solver_rises_and_stays_in_range():
+    # A real fast solve on Sachs: the fractions the job would show never go down and end in (0, 1].
+    import colide_core
+
+    X, _ = colide_core.load_sachs()
+    fractions = []
+    model = colide_core.CoLiDE("nv", solver="auto")
+
+    def cb(stage, iteration, objective):
+        fractions.append(progress_fraction(model.max_iter, stage, iteration, model.solver))
+        return False
+
+    model.fit(X, callback=cb)
+    assert len(fractions) >= 4
+    assert all(b >= a for a, b in zip(fractions, fractions[1:]))
+    assert 0.0 <= fractions[0] and 0.0 < fractions[-1] <= 1.0
+    # The last stage was reached, so at least the first three stages' share is shown as done.
+    assert fractions[-1] >= sum(colide_core.stage_budgets(model.max_iter)[:3]) / sum(
+        colide_core.stage_budgets(model.max_iter))
 
 
 def test_solver_params_is_hashable_and_sorted():

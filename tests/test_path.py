@@ -63,12 +63,16 @@ def test_bic_matches_a_direct_regression_and_prefers_the_true_graph():
 
 
 # --- the path ----------------------------------------------------------------------------------------
-def test_warm_path_gives_the_same_graphs_as_independent_fits_with_fewer_iterations():
+@pytest.mark.parametrize("solver, saving", [("adam", 0.6), ("auto", 0.8)])
+def test_warm_path_gives_the_same_graphs_as_independent_fits_with_fewer_iterations(solver, saving):
     # Acceptance 3. Converged solves (paper schedule lengths, tol 1e-6; lr 3e-3 so that they converge
     # quickly): the warm path (increasing lambda, last stage only) and independent fits agree.
+    # The fast solver spends most of a full solve in its last stage (smaller step scale, then the
+    # polishing phase), so skipping the first three stages saves less: measured 31% of its
+    # iterations here against 40%+ for the faithful schedule.
     X, _ = _sem(d=6, seed=0)
     lambdas = np.geomspace(0.01, 0.1, 4)
-    kw = {"lr": 3e-3, "checkpoint": 200}
+    kw = {"lr": 3e-3, "checkpoint": 200, "solver": solver}
     warm = lambda_path(X, lambdas, (0.1, 0.3, 0.5), "nv", **kw)
     indep = lambda_path(X, lambdas, (0.1, 0.3, 0.5), "nv", warm_start=False, **kw)
     assert indep.converged.all() and warm.converged.all()
@@ -77,7 +81,7 @@ def test_warm_path_gives_the_same_graphs_as_independent_fits_with_fewer_iteratio
     np.testing.assert_allclose(warm.objective, indep.objective, rtol=1e-3)
     # "faster", counted in solver iterations (wall time is in benchmarks/bench_path.py)
     assert warm.n_iter[0] == indep.n_iter[0]                        # the first lambda is a full solve
-    assert warm.n_iter.sum() < 0.6 * indep.n_iter.sum()
+    assert warm.n_iter.sum() < saving * indep.n_iter.sum()
 
 
 def test_thresholds_are_applied_without_re_solving(monkeypatch):
@@ -91,7 +95,7 @@ def test_thresholds_are_applied_without_re_solving(monkeypatch):
     monkeypatch.setattr(cpath, "colide_solve", counting)
     X, _ = _sem(d=5, seed=1, n=200)
     thresholds = (0.5, 0.0, 0.2, 0.3, 1.0)
-    path = lambda_path(X, [0.1, 0.02, 0.05], thresholds, "ev", **TINY)
+    path = lambda_path(X, [0.1, 0.02, 0.05], thresholds, "ev", solver="adam", **TINY)
     assert calls == [0.02, 0.05, 0.1]                 # one solve per lambda, in increasing order
     np.testing.assert_array_equal(path.lambdas, [0.02, 0.05, 0.1])
     np.testing.assert_array_equal(path.thresholds, [0.0, 0.2, 0.3, 0.5, 1.0])

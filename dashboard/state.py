@@ -11,7 +11,7 @@ import streamlit as st
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -35,6 +35,8 @@ COMPARE_JOB_MESSAGES = "compare_messages"
 UPLOAD_STATUS = "upload_status"
 #: (level, text) about the last simulation, or None.
 SIM_STATUS = "sim_status"
+#: (level, markdown text, already escaped) about the last run manifest loaded on the Learn page, or None.
+MANIFEST_STATUS = "manifest_status"
 
 # --- widget state (key -> default) -------------------------------------------------------
 WIDGET_DEFAULTS = {
@@ -85,6 +87,7 @@ def init() -> None:
     ss.setdefault(COMPARE_JOB_MESSAGES, [])
     ss.setdefault(UPLOAD_STATUS, None)
     ss.setdefault(SIM_STATUS, None)
+    ss.setdefault(MANIFEST_STATUS, None)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value

@@ -2,7 +2,8 @@
 
 The solver runs in a background job (``dashboard.fitting.FitJob``) whose results are cached on
 (data hash, parameters). The threshold slider only re-thresholds the cached raw weights with
-``colide_core.threshold_to_dag``; it never re-runs the solver.
+``colide_core.threshold_to_dag``; it never re-runs the solver. Each fit can be downloaded as a
+run manifest (``dashboard.manifests``); loading a manifest back restores the same view.
 """
 import pandas as pd
 import streamlit as st
@@ -10,7 +11,7 @@ import streamlit as st
 import colide_core
 from colide_core.export import EXPORT_FORMATS, export_graph
 from dashboard.layout import page_setup
-from dashboard import core, state
+from dashboard import core, manifests, state
 from dashboard.trust import required_mask_for
 from dashboard.exports import adjacency_csv, edge_list, edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
@@ -42,6 +43,40 @@ def _stop():
     job = ss[state.FIT_JOB]
     if job is not None:
         job.request_stop()
+
+
+def _load_manifest():
+    """on_change of the manifest uploader: validate it and restore its view (runs before the widgets)."""
+    up = ss.get("learn_manifest_upload")
+    if up is None:
+        ss[state.MANIFEST_STATUS] = None
+        return
+    name = md_escape(up.name)
+    job = ss[state.FIT_JOB]
+    if job is not None and not job.done:
+        ss[state.MANIFEST_STATUS] = ("warning", f"**{name}** was not loaded: a fit is running, stop it first.")
+        return
+    ds_now = state.current_dataset()
+    try:
+        run = manifests.run_from_manifest(up.getvalue(), ds_now)
+    except manifests.DataMismatch as exc:
+        ss[state.MANIFEST_STATUS] = ("error", f"**{name}** is for other data: {md_escape(exc)}")
+        return
+    except manifests.ManifestProblem as exc:
+        ss[state.MANIFEST_STATUS] = ("error", f"**{name}** cannot be loaded: {md_escape(exc)}")
+        return
+    except Exception as exc:  # never a traceback for a user file
+        ss[state.MANIFEST_STATUS] = ("error", f"**{name}** could not be read ({type(exc).__name__}): "
+                                              f"{md_escape(exc)}")
+        return
+    manifests.apply_to_state(ss, run)
+    ss[state.FIT_MESSAGES] = []
+    when = f", made {md_escape(run.created)}" if run.created else ""
+    text = (f"Loaded **{name}**{when}: CoLiDE-{run.label}, λ = {run.lambda1:g}, threshold {run.threshold:g}, "
+            f"on the current data (fingerprint checked). The stored W is shown as it was; press **Run** to refit.")
+    for note in run.notes:
+        text += "  \n" + md_escape(note)
+    ss[state.MANIFEST_STATUS] = ("success", text)
 
 
 def _harvest(job):
@@ -84,6 +119,15 @@ with c3:
               persist_state="session",
               help="Weights with |w| at or below the threshold are dropped; then the smallest "
                    "remaining edges are removed until the graph is acyclic. Does not re-run the solver.")
+
+with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
+    st.file_uploader("Run manifest (JSON) from the Downloads tab or `python -m colide_core fit`",
+                     type=["json"], key="learn_manifest_upload", on_change=_load_manifest,
+                     help="Checked against the current dataset's fingerprint; restores the noise model, λ, "
+                          "threshold, solver settings, prior knowledge and the stored W.")
+    status = ss[state.MANIFEST_STATUS]
+    if status is not None:
+        getattr(st, status[0])(status[1])
 
 job = ss[state.FIT_JOB]
 running = job is not None and not job.done
@@ -195,6 +239,12 @@ with tab_dl:
         ext, mime = EXPORT_FORMATS[fmt]
         f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt),
                            file_name=f"colide_{v}{ext}", mime=mime, key=f"learn_dl_export_{v}")
+        manifest_json = manifests.fit_manifest_json(res.data_key, res.params, threshold, res.n_iter,
+                                                    res.stopped, res, ds)
+        st.download_button("Run manifest (JSON)", manifest_json, file_name=f"colide_{v}_manifest.json",
+                           mime="application/json", key=f"learn_dl_manifest_{v}",
+                           help="Data fingerprint, every parameter, package versions, git commit, W, σ and "
+                                "metrics. Load it back above (Load a run manifest) to get this view again.")
 
 with tab_conv:
     st.plotly_chart(objective_figure({results[v].label: results[v].objective for v in order}),

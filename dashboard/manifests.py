@@ -1,0 +1,340 @@
+"""Run manifests in the app: download the Learn page's fit, load one back to get the same view.
+
+* :func:`fit_manifest` describes one :class:`dashboard.fitting.FitResult` at the Learn page's
+  threshold as a ``colide_core.manifest`` document (schema ``"colide-manifest/1"``, the same
+  as ``python -m colide_core fit`` writes): data fingerprint and shape, every ``CoLiDE``
+  parameter (the page threshold as ``threshold``), environment, raw ``W``, the thresholded
+  DAG, ``sigma`` and, when the dataset has a ground truth, the metrics the page shows.
+* :func:`run_from_manifest` validates an uploaded manifest (JSON only, never unpickled),
+  checks it against the current dataset's fingerprint and turns it into a
+  :class:`LoadedRun`: the widget values (noise model, lambda, threshold), the solver
+  overrides and prior knowledge, and a ``FitResult`` holding the stored ``W``.
+  :func:`apply_to_state` writes that into the session state, so the Learn page shows the same
+  graph, threshold and metrics without re-solving.
+
+Problems raise :class:`ManifestProblem` (or its subclass :class:`DataMismatch`) with a plain
+message; the page escapes it before showing it. Nothing here renders anything.
+
+Convention: ``W[i, j] != 0`` means the edge i -> j.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import streamlit as st
+
+__all__ = [
+    "ManifestProblem", "DataMismatch", "LoadedRun", "fit_manifest", "fit_manifest_json",
+    "run_from_manifest", "apply_to_state", "MAX_LAMBDA1", "MAX_THRESHOLD",
+]
+
+#: Largest values the Learn page's widgets accept (``pages/learn.py``).
+MAX_LAMBDA1 = 10.0
+MAX_THRESHOLD = 2.0
+#: Parameters that are widgets on the Learn page rather than solver overrides.
+_WIDGET_PARAMS = ("variant", "lambda1", "threshold")
+_PRIOR_KEYS = ("forbidden", "required", "tiers")
+
+
+class ManifestProblem(ValueError):
+    """An uploaded manifest cannot be shown (malformed, unsupported, or not for this data)."""
+
+
+class DataMismatch(ManifestProblem):
+    """The manifest was made on data other than the current dataset."""
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------------------------
+
+def _model_for(result, threshold, names):
+    """A ``colide_core.CoLiDE`` carrying ``result`` as its fitted state (no solving)."""
+    import colide_core
+    from dashboard.trust import required_mask_for
+
+    params = dict(result.params)
+    params["threshold"] = float(threshold)
+    model = colide_core.CoLiDE(**params)
+    model.W_ = np.asarray(result.W, dtype=float)
+    model.adjacency_ = colide_core.threshold_to_dag(
+        model.W_, float(threshold), required=required_mask_for(result.params, names))
+    model.sigma_ = result.sigma
+    model.n_iter_ = int(result.n_iter)
+    model.converged_ = bool(result.converged)
+    model.stopped_ = bool(result.stopped)
+    model.fit_time_ = float(result.fit_time)
+    model.node_names_ = list(names)
+    return model
+
+
+def fit_manifest(result, dataset, threshold) -> dict:
+    """The manifest of one Learn-page fit at the page's threshold.
+
+    Parameters
+    ----------
+    result : dashboard.fitting.FitResult
+        The fit (raw ``W`` of shape (n_nodes, n_nodes)).
+    dataset : dashboard.data.Dataset
+        The dataset it was fitted on (``X`` of shape (n_samples, n_nodes)); only its
+        fingerprint, shape, column names and name are stored.
+    threshold : float
+        The Learn page's edge threshold; stored as the ``threshold`` parameter, and the
+        stored ``adjacency`` is ``W`` thresholded at it (required edges kept).
+
+    Returns
+    -------
+    dict
+        A ``colide_core.manifest.build_manifest`` document; its ``extra.dashboard`` holds the
+        objective trace and the dataset source, so a reloaded run also shows the convergence plot.
+
+    Raises
+    ------
+    colide_core.manifest.ManifestError
+        If the result does not fit the dataset (different number of nodes).
+    """
+    from colide_core.manifest import build_manifest
+
+    names = list(dataset.node_names)
+    model = _model_for(result, threshold, names)
+    B_true = None if dataset.B_true is None else dataset.B_true.to_numpy()
+    extra = {"dashboard": {"objective": [float(o) for o in result.objective],
+                           "dataset_source": dataset.source}}
+    return build_manifest(model, dataset.X, B_true=B_true, sigma_true=dataset.sigma_true,
+                          data_source=dataset.name, extra=extra)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def fit_manifest_json(data_key: str, params: tuple, threshold: float, n_iter: int, stopped: bool,
+                      _result, _dataset) -> str:
+    """:func:`fit_manifest` as JSON text, cached on (data, parameters, threshold, iterations).
+
+    Parameters
+    ----------
+    data_key, params, threshold, n_iter, stopped
+        The cache key (``FitResult.data_key``, ``.params``, the page threshold, ``.n_iter``,
+        ``.stopped``).
+    _result : dashboard.fitting.FitResult
+    _dataset : dashboard.data.Dataset
+        Not hashed.
+
+    Returns
+    -------
+    str
+        Strict JSON (``colide_core.manifest.manifest_to_json``).
+    """
+    from colide_core.manifest import manifest_to_json
+
+    return manifest_to_json(fit_manifest(_result, _dataset, threshold))
+
+
+# --------------------------------------------------------------------------------------------
+# loading
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class LoadedRun:
+    """What an uploaded manifest puts on the Learn page.
+
+    Attributes
+    ----------
+    label : {"EV", "NV"}
+        Noise-model widget value.
+    lambda1, threshold : float
+        Widget values.
+    overrides : dict
+        Solver overrides (``CoLiDE`` parameters that differ from the defaults), prior knowledge
+        included, as in ``st.session_state["solver_overrides"]``.
+    prior : colide_core.constraints.PriorKnowledge or None
+    result : dashboard.fitting.FitResult
+        The stored fit, tied to the current dataset.
+    source : str or None
+        The manifest's data source (user-supplied: escape before showing).
+    created : str or None
+        Creation time (UTC, ISO 8601).
+    notes : list of str
+        Plain-text remarks worth showing (e.g. a stored graph that re-thresholds differently).
+    """
+
+    label: str
+    lambda1: float
+    threshold: float
+    overrides: dict
+    prior: object
+    result: object
+    source: object = None
+    created: object = None
+    notes: list = field(default_factory=list)
+
+
+def _tuples(value):
+    """Lists (from JSON) back to tuples, recursively."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def _number(params, name, high):
+    value = params.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ManifestProblem(f"the manifest's {name} must be a number, got {value!r}")
+    if not 0.0 <= float(value) <= high:
+        raise ManifestProblem(f"the manifest's {name} = {value:g} is outside the Learn page's range [0, {high:g}]")
+    return float(value)
+
+
+def run_from_manifest(source, dataset) -> LoadedRun:
+    """Validate a manifest against the current dataset and turn it into a Learn-page view.
+
+    Parameters
+    ----------
+    source : bytes, str or dict
+        The manifest's JSON (e.g. an uploaded file's bytes). Only JSON is read; nothing is
+        unpickled or executed.
+    dataset : dashboard.data.Dataset
+        The current dataset (``X`` of shape (n_samples, n_nodes)).
+
+    Returns
+    -------
+    LoadedRun
+
+    Raises
+    ------
+    ManifestProblem
+        If the text is not a valid ``colide-manifest/1`` document, is not a CoLiDE fit on raw
+        data with the EV or NV noise model, or its parameters or prior knowledge are not
+        usable on this dataset.
+    DataMismatch
+        If the data fingerprint differs from the current dataset's (message: both shapes and
+        hash prefixes).
+    """
+    import colide_core
+    from colide_core.constraints import PriorKnowledge
+    from colide_core.manifest import ManifestError, data_fingerprint, load_manifest
+    from dashboard.fitting import FitResult, solver_params
+
+    try:
+        m = load_manifest(source if not isinstance(source, str) else source.encode("utf-8"))
+    except ManifestError as exc:
+        raise ManifestProblem(f"this is not a usable run manifest: {exc}") from None
+    if m.raw.get("estimator") != "CoLiDE":
+        raise ManifestProblem(f"the manifest describes a {m.raw.get('estimator')!r} run; only CoLiDE fits can be shown")
+    if m.data.get("kind") != "data":
+        raise ManifestProblem("the manifest was fitted from sufficient statistics (fit_from_stats), not from a "
+                              "data table, so it cannot be checked against the current dataset")
+    try:
+        m.check_data(dataset.X)
+    except ManifestError:
+        here = data_fingerprint(dataset.X)
+        raise DataMismatch(
+            f"the manifest was made on different data: {m.data.get('n_samples')} samples × "
+            f"{m.data.get('n_nodes')} nodes (source {m.data.get('source')!r}, fingerprint "
+            f"{str(m.data.get('sha256'))[:12]}…), but the current dataset {dataset.name!r} has "
+            f"{here['n_samples']} samples × {here['n_nodes']} nodes (fingerprint {here['sha256'][:12]}…). "
+            "Load the same data on the Data page first."
+        ) from None
+
+    params = m.params
+    variant = params.get("variant")
+    if variant not in ("ev", "nv"):
+        raise ManifestProblem(f"the Learn page shows the EV and NV noise models only; the manifest has variant {variant!r}")
+    lambda1 = _number(params, "lambda1", MAX_LAMBDA1)
+    threshold = _number(params, "threshold", MAX_THRESHOLD)
+    try:
+        m.estimator()  # the parameters are accepted by CoLiDE
+    except ManifestError as exc:
+        raise ManifestProblem(str(exc)) from None
+    defaults = colide_core.CoLiDE().get_params()
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        raise ManifestProblem(f"the manifest has unknown parameter(s) {', '.join(map(str, unknown))}")
+
+    names = list(dataset.node_names)
+    prior = None
+    cons = {k: _tuples(params[k]) for k in _PRIOR_KEYS if params.get(k) is not None}
+    if cons:
+        try:
+            prior = PriorKnowledge.create(**cons)
+            prior.resolve(len(names), names)
+        except ValueError as exc:
+            raise ManifestProblem(f"the manifest's prior knowledge does not fit this dataset: {exc}") from None
+        if prior.is_empty:
+            prior = None
+    overrides = {}
+    for k, v in params.items():
+        if k in _WIDGET_PARAMS or k in _PRIOR_KEYS or k == "random_state":
+            continue
+        v = _tuples(v)
+        if v != defaults[k]:
+            overrides[k] = v
+    if prior is not None:
+        overrides.update(prior.as_kwargs())
+
+    res = m.raw["results"]
+    sigma = m.sigma
+    if sigma is None:
+        raise ManifestProblem("the manifest has no noise scale (results.sigma)")
+    sigma = float(sigma) if np.ndim(sigma) == 0 else np.array(sigma, dtype=float)
+    extra = m.raw.get("extra") if isinstance(m.raw.get("extra"), dict) else {}
+    dash = extra.get("dashboard") if isinstance(extra.get("dashboard"), dict) else {}
+    objective = dash.get("objective") or ()
+    try:
+        objective = tuple(float("nan") if o is None else float(o) for o in objective)
+    except (TypeError, ValueError):
+        objective = ()
+    fit_seconds = (m.raw.get("timing") or {}).get("fit_seconds")
+    result = FitResult(
+        variant=variant,
+        params=solver_params(variant, lambda1, overrides),
+        data_key=dataset.key,
+        W=np.array(m.W, dtype=float),
+        sigma=sigma,
+        node_names=names,
+        n_iter=int(res.get("n_iter") or 0),
+        fit_time=float(fit_seconds) if isinstance(fit_seconds, (int, float)) else 0.0,
+        converged=bool(res.get("converged")),
+        stopped=bool(res.get("stopped")),
+        objective=objective,
+    )
+    notes = []
+    from dashboard.trust import required_mask_for
+
+    again = colide_core.threshold_to_dag(result.W, threshold, required=required_mask_for(result.params, names))
+    if not np.array_equal(again != 0, m.adjacency != 0):
+        notes.append("The graph stored in the manifest differs from its W thresholded at "
+                     f"{threshold:g}; the page shows the re-thresholded W.")
+    return LoadedRun(label=variant.upper(), lambda1=lambda1, threshold=threshold, overrides=overrides,
+                     prior=prior, result=result, source=m.data.get("source"),
+                     created=(m.raw.get("timing") or {}).get("created_utc"), notes=notes)
+
+
+def apply_to_state(ss, run: LoadedRun) -> None:
+    """Put a loaded run into the session state so the Learn page shows it.
+
+    Sets the Learn widgets (``learn_variant``, ``learn_lambda1``, ``learn_threshold``), the
+    solver overrides and the prior knowledge (``dashboard.trust_state`` keys, as the Prior
+    knowledge page's Apply does), and makes ``run.result`` the only fit shown (a fit of the
+    other noise model, made with other settings, would not be part of the manifest's view; it
+    stays in the fit cache). Call it from a widget callback (before the widgets are drawn).
+
+    Parameters
+    ----------
+    ss : MutableMapping
+        ``st.session_state``.
+    run : LoadedRun
+    """
+    from dashboard import state, trust_state as ts
+    from dashboard.trust import prior_to_tables
+
+    ss["learn_variant"] = run.label
+    ss["learn_lambda1"] = run.lambda1
+    ss["learn_threshold"] = run.threshold
+    ss[state.SOLVER_OVERRIDES] = dict(run.overrides)
+    ss[ts.PRIOR] = run.prior
+    tables = prior_to_tables(run.prior, run.result.node_names)
+    tables["names"] = list(run.result.node_names)
+    ss[ts.PRIOR_DRAFT] = tables
+    ss[ts.PRIOR_VERSION] = ss.get(ts.PRIOR_VERSION, 0) + 1
+    ss[state.RESULTS] = {run.result.variant: run.result}

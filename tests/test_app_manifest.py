@@ -1,0 +1,165 @@
+"""Run manifests in the app: the Learn page's download, and loading a manifest back (AppTest),
+plus the helpers of dashboard.manifests."""
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+import colide_core
+from colide_core.manifest import build_manifest, manifest_to_json
+from dashboard import fitting, manifests
+from dashboard.data import sachs_dataset
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 300
+QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+
+pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    fitting.fit_colide.clear()
+    manifests.fit_manifest_json.clear()
+    yield
+    fitting.fit_colide.clear()
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """Bytes of every file the app offers for download, by file name."""
+    files = {}
+    real = MemoryMediaFileStorage.load_and_get_id
+
+    def capture(self, path_or_data, mimetype, kind, filename=None):
+        if filename is not None and isinstance(path_or_data, (bytes, str)):
+            files[filename] = path_or_data.encode() if isinstance(path_or_data, str) else path_or_data
+        return real(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
+    return files
+
+
+def _learn_page():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _view(at):
+    """What the Learn page shows: edges table, edge count, SHD, threshold and the raw W."""
+    edges = [d.value for d in at.dataframe if "source" in d.value.columns and "target" in d.value.columns]
+    assert len(edges) == 1
+    metrics = {m.label: m.value for m in at.metric}
+    return {"edges": edges[0].reset_index(drop=True), "n_edges": metrics["Edges · NV"],
+            "shd": metrics["SHD · NV"], "threshold": at.slider(key="learn_threshold").value,
+            "lambda1": at.number_input(key="learn_lambda1").value,
+            "W": at.session_state["fit_results"]["nv"].W}
+
+
+def _shown(markdown_source):
+    """What the user reads: markdown backslash escapes undone."""
+    return re.sub(r"\\(.)", r"\1", markdown_source)
+
+
+def _upload(at, name, data):
+    at.file_uploader(key="learn_manifest_upload").set_value((name, data, "application/json")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatch):
+    at = _learn_page()
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.number_input(key="learn_lambda1").set_value(0.08)
+    at.slider(key="learn_threshold").set_value(0.25)
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    before = _view(at)
+    data = downloads["colide_nv_manifest.json"]
+    doc = json.loads(data)
+    assert doc["schema"] == "colide-manifest/1" and doc["params"]["threshold"] == 0.25
+    assert doc["params"]["lambda1"] == 0.08 and doc["params"]["max_iter"] == list(QUICK["max_iter"])
+    assert doc["results"]["metrics"]["shd"] == int(before["shd"])
+    assert np.array_equal(np.array(doc["results"]["W"]), before["W"])  # bit for bit
+    assert doc["data"]["n_samples"] == sachs_dataset().shape[0]
+
+    # A fresh session: loading the manifest restores the view without solving again.
+    def no_solve(*args, **kwargs):
+        raise AssertionError("the solver must not run when a manifest is loaded")
+
+    monkeypatch.setattr(colide_core.CoLiDE, "fit", no_solve)
+    at2 = _upload(_learn_page(), "run manifest.json", data)
+    after = _view(at2)
+    assert np.array_equal(after["W"], before["W"])
+    assert after["n_edges"] == before["n_edges"] and after["shd"] == before["shd"]
+    assert (after["threshold"], after["lambda1"]) == (0.25, 0.08)
+    assert after["edges"].equals(before["edges"])
+    assert at2.session_state["solver_overrides"] == QUICK
+    assert any("Loaded **run manifest.json**" in _shown(s.value) for s in at2.success)
+    assert at2.session_state["fit_results"]["nv"].objective == at.session_state["fit_results"]["nv"].objective
+
+
+def test_corrupt_and_foreign_manifests_get_clear_messages(downloads):
+    at = _learn_page()
+    _upload(at, "broken.json", b'{"schema": "colide-manifest/1", "params": ')
+    errors = [_shown(e.value) for e in at.error]
+    assert any("cannot be loaded" in e and "not valid JSON" in e for e in errors), errors
+    assert at.session_state["fit_results"] == {}
+    _upload(at, "pickle.json", b"\x80\x04\x95 not json at all")
+    assert any("not valid JSON" in _shown(e.value) for e in at.error)
+
+    # A manifest of a fit on Sachs, loaded while another dataset is current.
+    ds = sachs_dataset()
+    model = colide_core.CoLiDE("ev", **QUICK).fit(ds.X)
+    text = manifest_to_json(build_manifest(model, ds.X, data_source="sachs"))
+    at.switch_page("pages/data.py").run()
+    rng = np.random.default_rng(0)
+    csv = "a,b,c\n" + "\n".join(",".join(f"{v:.6f}" for v in row) for row in rng.normal(size=(40, 3)))
+    at.file_uploader(key="data_upload").set_value(("other.csv", csv.encode(), "text/csv")).run()
+    assert at.session_state["dataset"].shape == (40, 3)
+    at.switch_page("pages/learn.py").run()
+    _upload(at, "sachs_run.json", text.encode())
+    errors = [_shown(e.value) for e in at.error]
+    n, d = ds.shape
+    assert any("is for other data" in e and f"{n} samples × {d} nodes" in e and "40 samples × 3 nodes" in e
+               and "Data page" in e for e in errors), errors
+    assert at.session_state["fit_results"] == {}
+    assert at.session_state["learn_variant"] == "NV"  # nothing was applied
+
+
+def test_a_cli_style_manifest_with_prior_knowledge_restores_overrides():
+    # A manifest written by colide_core itself (as `python -m colide_core fit` does), with a
+    # required edge: the app takes its W as is and puts the knowledge back into the session.
+    ds = sachs_dataset()
+    names = list(ds.node_names)
+    model = colide_core.CoLiDE("nv", lambda1=0.1, threshold=0.4, required=[(names[0], names[1])],
+                               lr=1e-3, **QUICK).fit(ds.X)
+    doc = build_manifest(model, ds.X, B_true=ds.B_true.to_numpy())
+    run = manifests.run_from_manifest(manifest_to_json(doc).encode(), ds)
+    assert (run.label, run.lambda1, run.threshold) == ("NV", 0.1, 0.4)
+    assert run.overrides == {"max_iter": QUICK["max_iter"], "lr": 1e-3, "required": ((names[0], names[1]),)}
+    assert np.array_equal(run.result.W, model.W_) and run.result.data_key == ds.key
+    assert run.notes == []
+    state = {"fit_results": {"ev": object()}, "prior_version": 3}
+    manifests.apply_to_state(state, run)
+    assert state["learn_threshold"] == 0.4 and set(state["fit_results"]) == {"nv"}
+    assert state["prior_knowledge"].required == ((names[0], names[1]),) and state["prior_version"] == 4
+    # The app's own manifest of that result re-thresholds to the same graph and metrics.
+    again = json.loads(manifests.fit_manifest_json(ds.key, run.result.params, 0.4, run.result.n_iter, False,
+                                                   run.result, ds))
+    assert np.array_equal(np.array(again["results"]["adjacency"]) != 0, model.adjacency_ != 0)
+    assert again["results"]["metrics"]["shd"] == doc["results"]["metrics"]["shd"]
+    # Out-of-range or foreign content is refused with a plain message.
+    for change, words in ((("params", "threshold", 5.0), "outside the Learn page's range"),
+                          (("params", "variant", "ls"), "EV and NV noise models only"),
+                          (("data", "kind", "stats"), "sufficient statistics")):
+        bad = json.loads(json.dumps(doc))
+        bad[change[0]][change[1]] = change[2]
+        with pytest.raises(manifests.ManifestProblem, match=words):
+            manifests.run_from_manifest(json.dumps(bad), ds)

@@ -4,6 +4,8 @@ The bootstrap (``colide_core.stability.bootstrap_edges``) runs in a background j
 bar and a Stop button; the result stays in the session (``dashboard.trust_state.BOOT_RESULT``).
 The frequency slider only filters the stored result.
 """
+import os
+
 import numpy as np
 import streamlit as st
 
@@ -89,8 +91,14 @@ with c3:
 c4, c5, c6 = st.columns(3)
 c4.number_input("Resamples", min_value=2, max_value=1000, step=10, key="boot_n",
                 help="100 is a common choice; each resample is one full CoLiDE fit.")
+dask_address = os.environ.get("DASK_SCHEDULER_ADDRESS") or None
 c5.number_input("Parallel workers", min_value=1, max_value=64, step=1, key="boot_jobs",
-                help="Processes used by joblib. Results do not depend on this number.")
+                disabled=dask_address is not None,
+                help="Processes used by joblib (colide_core's sweep executor). Results do not depend on "
+                     "this number.")
+if dask_address is not None:
+    st.caption(f"Resamples run on the Dask cluster at {md_escape(dask_address)} (DASK_SCHEDULER_ADDRESS); "
+               "the result is the same as with joblib.")
 c6.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="boot_seed",
                 help="Same seed, same resamples, same result.")
 if ss[state.SOLVER_OVERRIDES].get("forbidden") or ss[state.SOLVER_OVERRIDES].get("required") \

@@ -332,6 +332,8 @@ def apply_to_state(ss, run: LoadedRun) -> None:
     ss["learn_lambda1"] = run.lambda1
     ss["learn_threshold"] = run.threshold
     ss[state.SOLVER_OVERRIDES] = dict(run.overrides)
+    # The sidebar's solver radio shows the manifest's solver (the default fast one when absent).
+    ss["solver_choice"] = "adam" if run.overrides.get("solver") == "adam" else "auto"
     ss[ts.PRIOR] = run.prior
     tables = prior_to_tables(run.prior, run.result.node_names)
     tables["names"] = list(run.result.node_names)

@@ -119,6 +119,7 @@ def set_dataset(dataset) -> None:
         ss[FIT_MESSAGES] = []
         ss[COMPARE_RESULTS] = None
         ss[COMPARE_JOB_MESSAGES] = []
+        ss[MANIFEST_STATUS] = None
         job = ss.get(FIT_JOB)
         if job is not None:
             job.request_stop()

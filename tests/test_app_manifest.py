@@ -139,16 +139,18 @@ def test_a_cli_style_manifest_with_prior_knowledge_restores_overrides():
     ds = sachs_dataset()
     names = list(ds.node_names)
     model = colide_core.CoLiDE("nv", lambda1=0.1, threshold=0.4, required=[(names[0], names[1])],
-                               lr=1e-3, **QUICK).fit(ds.X)
+                               lr=1e-3, solver="adam", **QUICK).fit(ds.X)
     doc = build_manifest(model, ds.X, B_true=ds.B_true.to_numpy())
     run = manifests.run_from_manifest(manifest_to_json(doc).encode(), ds)
     assert (run.label, run.lambda1, run.threshold) == ("NV", 0.1, 0.4)
-    assert run.overrides == {"max_iter": QUICK["max_iter"], "lr": 1e-3, "required": ((names[0], names[1]),)}
+    assert run.overrides == {"max_iter": QUICK["max_iter"], "lr": 1e-3, "solver": "adam",
+                             "required": ((names[0], names[1]),)}
     assert np.array_equal(run.result.W, model.W_) and run.result.data_key == ds.key
     assert run.notes == []
     state = {"fit_results": {"ev": object()}, "prior_version": 3}
     manifests.apply_to_state(state, run)
     assert state["learn_threshold"] == 0.4 and set(state["fit_results"]) == {"nv"}
+    assert state["solver_choice"] == "adam"          # the sidebar shows the manifest's solver
     assert state["prior_knowledge"].required == ((names[0], names[1]),) and state["prior_version"] == 4
     # The app's own manifest of that result re-thresholds to the same graph and metrics.
     again = json.loads(manifests.fit_manifest_json(ds.key, run.result.params, 0.4, run.result.n_iter, False,

@@ -250,7 +250,7 @@ def _read_truth(path, names):
 
 
 def _cmd_fit(args):
-    from . import CoLiDE
+    from . import CoLiDE, progress_fraction
     from .export import export_graph, EXPORT_FORMATS, to_adjacency_csv, to_edge_list_csv
     from .manifest import build_manifest, save_manifest
 
@@ -262,12 +262,13 @@ def _cmd_fit(args):
                    s_schedule=args.s_schedule, max_iter=args.max_iter, lr=args.lr, tol=args.tol,
                    solver=args.solver,
                    threshold=args.threshold, random_state=args.random_state, max_time=args.max_time)
-    total = float(sum(args.max_iter))
-    offsets = np.concatenate([[0], np.cumsum(args.max_iter)])
-    bar = ProgressBar(total, label="fit")
+    bar = ProgressBar(1.0, label="fit")
+    n_stages = len(args.max_iter)
 
     def progress(stage, iteration, objective):
-        bar.update(offsets[min(stage, 3)] + iteration, suffix=f"stage {stage + 1}/4 obj {objective:.4g}")
+        # Each solver reports steps in its own units (the fast solver's are c_k times longer).
+        frac = progress_fraction(args.max_iter, stage, iteration, args.solver)
+        bar.update(frac, suffix=f"stage {stage + 1}/{n_stages} obj {objective:.4g}")
         return False
 
     if args.stats:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import colide_core
 from colide_core import CoLiDE, is_dag
 from colide_core.cli import ProgressBar, UsageError, load_bench_config, main, summarize
 from colide_core.io import read_table, validate_data
@@ -265,3 +266,35 @@ def test_progress_bar_only_on_a_tty():
         bar.close()
     assert pipe.getvalue() == ""
     assert tty.getvalue().startswith("\rfit [" + "#" * 30 + "] 100%") and tty.getvalue().endswith("\n")
+
+
+@pytest.mark.parametrize("solver", ["auto", "adam"])
+def test_fit_progress_bar_rises_through_every_stage_with_either_solver(simulated, tmp_path, monkeypatch, solver):
+    # On a terminal the bar is redrawn at the solver's checkpoints. Each solver counts steps in its
+    # own units (colide_core.progress_fraction), so the percentages never go down and the last
+    # redraw is in the last stage, past the first three stages' share of the budget.
+    class FakeTTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", tty)
+    monkeypatch.setattr(ProgressBar, "update", _unthrottled(ProgressBar.update))
+    rc = main(["fit", str(simulated / "sim" / "data.csv"), "--max-iter", SHORT, "--solver", solver,
+               "--out", str(tmp_path / "o")])
+    assert rc in (0, None)
+    draws = [d for d in tty.getvalue().split("\r") if d.startswith("fit [")]
+    pcts = [int(d.split("]")[1].split("%")[0]) for d in draws]
+    stages = [int(d.split("stage ")[1].split("/")[0]) for d in draws]
+    assert len(draws) >= 4 and pcts == sorted(pcts) and stages == sorted(stages)
+    assert stages[-1] == 4 and stages[0] == 1
+    budgets = colide_core.stage_budgets((500, 500, 500, 1000), solver)
+    assert pcts[-1] >= int(100 * sum(budgets[:3]) / sum(budgets)) - 1
+
+
+def _unthrottled(update):
+    """ProgressBar.update without its 0.1 s redraw throttle (every checkpoint is drawn)."""
+    def wrapper(self, value, suffix=""):
+        self._last = -1e9
+        return update(self, value, suffix)
+    return wrapper

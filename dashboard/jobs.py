@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["BackgroundJob"]
+__all__ = ["BackgroundJob", "is_running", "stop_job"]
 
 
 class BackgroundJob:
@@ -48,3 +48,24 @@ class BackgroundJob:
     def wait(self, timeout: float | None = None) -> bool:
         """Block up to ``timeout`` seconds for the job to end; returns :attr:`done`."""
         return self._done.wait(timeout)
+
+
+def is_running(state, slot: str) -> bool:
+    """Whether ``state[slot]`` holds a job that has not finished.
+
+    Parameters
+    ----------
+    state : MutableMapping
+        ``st.session_state`` (or any mapping holding jobs).
+    slot : str
+        The key of the job (e.g. ``dashboard.state.FIT_JOB``).
+    """
+    job = state.get(slot)
+    return job is not None and not job.done
+
+
+def stop_job(state, slot: str) -> None:
+    """Ask the job in ``state[slot]`` to stop (the Stop buttons' ``on_click``); no job: no-op."""
+    job = state.get(slot)
+    if job is not None:
+        job.request_stop()

@@ -11,7 +11,8 @@ import streamlit as st
 
 from colide_core import CoLiDE
 from colide_core.stability import bootstrap_edges, stability_selection
-from dashboard.layout import page_setup
+from dashboard.jobs import is_running
+from dashboard.layout import follow_job, page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.fitting import VARIANTS, solver_params
@@ -30,8 +31,7 @@ def _params():
 
 
 def _start():
-    job = ss[ts.BOOT_JOB]
-    if job is not None and not job.done:
+    if is_running(ss, ts.BOOT_JOB):
         return
     dataset = state.current_dataset()
     params = _params()
@@ -44,12 +44,6 @@ def _start():
 
     key = (dataset.key, params, n_boot, seed)
     ss[ts.BOOT_JOB] = TrustJob(run, f"Bootstrap ({n_boot} resamples)", key=key).start()
-
-
-def _stop():
-    job = ss[ts.BOOT_JOB]
-    if job is not None:
-        job.request_stop()
 
 
 def _harvest(job):
@@ -106,16 +100,12 @@ if ss[state.SOLVER_OVERRIDES].get("forbidden") or ss[state.SOLVER_OVERRIDES].get
     st.caption("Prior knowledge from the **Prior knowledge** page is enforced in every resample.")
 
 job = ss[ts.BOOT_JOB]
-running = job is not None and not job.done
+running = is_running(ss, ts.BOOT_JOB)
 st.button("Run bootstrap", key="boot_run", type="primary", on_click=_start, disabled=running)
 
 if job is not None:
     if not job.done:
-        bar = st.progress(job.fraction, text=job.status)
-        st.button("Stop", key="boot_stop", on_click=_stop,
-                  help="Stops after the resamples in progress and keeps what is done.")
-        while not job.wait(0.25):
-            bar.progress(job.fraction, text=("stopping… " if job.stop_requested else "") + job.status)
+        follow_job(ts.BOOT_JOB, stop_key="boot_stop", stop_help="Stops after the resamples in progress and keeps what is done.")
     _harvest(job)
     st.rerun()
 
@@ -190,8 +180,7 @@ def _stab_key():
 
 
 def _stab_start():
-    job = ss[ts.STAB_JOB]
-    if (job is not None and not job.done) or not ss["stab_lambdas"]:
+    if is_running(ss, ts.STAB_JOB) or not ss["stab_lambdas"]:
         return
     key = _stab_key()
     _, params, lambdas, n_sub, pi_thr, seed = key
@@ -205,12 +194,6 @@ def _stab_start():
     ss[ts.STAB_JOB] = TrustJob(run, f"Stability selection ({n_sub} half-samples × {len(lambdas)} λ)", key=key).start()
 
 
-def _stab_stop():
-    job = ss[ts.STAB_JOB]
-    if job is not None:
-        job.request_stop()
-
-
 st.divider()
 st.subheader("Stability selection")
 st.caption("Meinshausen & Bühlmann (2010): fit on many random halves of the rows for each λ; an edge is stable "
@@ -221,13 +204,10 @@ t2.number_input("Half-samples", min_value=2, max_value=500, step=10, key="stab_n
 t3.slider("π_thr", min_value=0.55, max_value=1.0, step=0.05, key="stab_pi")
 stab_job = ss[ts.STAB_JOB]
 st.button("Run stability selection", key="stab_run", on_click=_stab_start,
-          disabled=(stab_job is not None and not stab_job.done) or not ss["stab_lambdas"])
+          disabled=is_running(ss, ts.STAB_JOB) or not ss["stab_lambdas"])
 if stab_job is not None:
     if not stab_job.done:
-        bar = st.progress(stab_job.fraction, text=stab_job.status)
-        st.button("Stop", key="stab_stop", on_click=_stab_stop)
-        while not stab_job.wait(0.25):
-            bar.progress(stab_job.fraction, text=("stopping… " if stab_job.stop_requested else "") + stab_job.status)
+        follow_job(ts.STAB_JOB, stop_key="stab_stop", stop_help="Stops at the next progress report and keeps what is done.")
     if stab_job.error:
         ss[ts.STAB_MESSAGES] = [("error", md_escape(stab_job.error))]
     elif stab_job.result is not None:

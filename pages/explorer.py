@@ -9,7 +9,8 @@ import numpy as np
 import streamlit as st
 
 from colide_core.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
-from dashboard.layout import page_setup
+from dashboard.jobs import is_running
+from dashboard.layout import follow_job, page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.cached import graph_html_cached
@@ -39,8 +40,7 @@ def _key():
 
 
 def _start():
-    job = ss[ts.PATH_JOB]
-    if job is not None and not job.done:
+    if is_running(ss, ts.PATH_JOB):
         return
     dataset = state.current_dataset()
     key = _key()
@@ -55,12 +55,6 @@ def _start():
         return path, metrics
 
     ss[ts.PATH_JOB] = TrustJob(run, f"λ path ({len(lambdas)} values)", key=key).start()
-
-
-def _stop():
-    job = ss[ts.PATH_JOB]
-    if job is not None:
-        job.request_stop()
 
 
 def _harvest(job):
@@ -131,15 +125,12 @@ c7.number_input("Stages after a warm start", min_value=1, max_value=4, step=1, k
                      "stages follow independent fits more closely on hard simulated problems, at a cost.")
 
 job = ss[ts.PATH_JOB]
-running = job is not None and not job.done
+running = is_running(ss, ts.PATH_JOB)
 st.button("Run λ path", key="exp_run", type="primary", on_click=_start, disabled=running or not ss["exp_thresholds"])
 
 if job is not None:
     if not job.done:
-        bar = st.progress(job.fraction, text=job.status)
-        st.button("Stop", key="exp_stop", on_click=_stop, help="Keeps the λ values solved so far.")
-        while not job.wait(0.25):
-            bar.progress(job.fraction, text=("stopping… " if job.stop_requested else "") + job.status)
+        follow_job(ts.PATH_JOB, stop_key="exp_stop", stop_help="Keeps the λ values solved so far.")
     _harvest(job)
     st.rerun()
 

@@ -127,3 +127,31 @@ def test_compare_figure_groups_methods():
     summary["shd_cpdag_mean"], summary["shd_cpdag_std"] = [1.0, 2.0], [0.5, 0.5]
     fig = compare_figure(summary, metrics=("shd", "shd_cpdag"), labels={"shd_cpdag": "SHD-C"})
     assert list(fig.data[0].x) == ["SHD", "SHD-C"] and list(fig.data[0].y) == [3.0, 1.0]
+
+
+def test_is_running_and_stop_job_on_a_real_background_job():
+    import threading
+
+    from dashboard.jobs import BackgroundJob, is_running, stop_job
+
+    release = threading.Event()
+
+    class Waiter(BackgroundJob):
+        def __init__(self):
+            self._init_thread("test-job")
+
+        def _run(self):
+            try:
+                while not self._stop.is_set():   # runs until Stop is requested
+                    release.wait(0.01)
+            finally:
+                self._done.set()
+
+    state = {"job": None}
+    assert not is_running(state, "job") and not is_running(state, "missing")
+    stop_job(state, "job")                      # no job: a no-op, not an error
+    state["job"] = Waiter().start()
+    assert is_running(state, "job") and not state["job"].stop_requested
+    stop_job(state, "job")
+    assert state["job"].wait(10) and state["job"].stop_requested
+    assert not is_running(state, "job")

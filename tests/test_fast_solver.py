@@ -287,15 +287,32 @@ def test_warmup_compiles_the_kernels_silently():
 
 @pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
 def test_step_scale_falls_back_to_the_faithful_step_on_ill_conditioned_covariances():
-    # cond(I) = 1: the full default scale (10, 10, 10, 3). cond(diag(1, 1e8)) = 1e8 >= 1e7:
+    # cond(I) = 1: the full default scale (10, 10, 10, 6). cond(diag(1, 1e8)) = 1e8 >= 1e7:
     # the factor bottoms out at 0.1, so every stage uses max(1, 0.1 * c) = 1x the faithful step.
     assert _fast._conditioning_factor(np.eye(3)) == 1.0
     assert _fast._conditioning_factor(np.diag([1.0, 1e8])) == pytest.approx(0.1)
     assert _fast._conditioning_factor(np.diag([1.0, 4e6])) == pytest.approx(0.25)
     well = fast_solve(np.array([[1.0, 0.5], [0.5, 1.0]]), variant="ev", max_iter=(50,) * 4, chatter_tol=None)
     ill = fast_solve(np.array([[1.0, 0.0], [0.0, 1e8]]), variant="ev", max_iter=(50,) * 4, chatter_tol=None)
-    assert well.lr_used[0] == pytest.approx(10 * 3e-4) and well.lr_used[-1] == pytest.approx(3 * 3e-4)
+    assert well.lr_used[0] == pytest.approx(10 * 3e-4) and well.lr_used[-1] == pytest.approx(6 * 3e-4)
     assert all(lr <= 3e-4 * (1 + 1e-12) for lr in ill.lr_used)
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_default_chatter_tolerance_tightens_with_the_conditioning():
+    # chatter_tol="auto" is 1e-3 * phi (phi the step-scale factor, in [0.1, 1]): 1e-3 on a
+    # well-conditioned covariance, 2.5e-4 at phi = 0.25, 1e-4 at the floor.
+    for cov, expected in ((np.eye(3), 1e-3), (np.diag([1.0, 1.0, 4e6]), 2.5e-4), (np.diag([1.0, 1.0, 1e8]), 1e-4)):
+        assert _fast._CHATTER_REF * _fast._conditioning_factor(cov) == pytest.approx(expected)
+    cov, _ = _chain_cov()
+    kw = dict(variant="ev", max_iter=(2000,) * 4, checkpoint=200)
+    auto = fast_solve(cov, **kw)
+    explicit = fast_solve(cov, chatter_tol=_fast._CHATTER_REF * _fast._conditioning_factor(cov), **kw)
+    assert auto.n_iter == explicit.n_iter
+    assert_allclose(auto.W, explicit.W, rtol=0, atol=0)
+    for bad in (-1.0, float("nan"), "fast"):
+        with pytest.raises(ValueError, match="chatter_tol"):
+            fast_solve(np.eye(3), chatter_tol=bad)
 
 
 @pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")

@@ -12,7 +12,7 @@ import threading
 import streamlit as st
 
 from dashboard import state
-from dashboard.jobs import stop_job
+from dashboard.jobs import is_running, stop_job
 from dashboard.text import md_escape
 
 __all__ = ["page_setup", "start_solver_warmup", "follow_job"]
@@ -82,10 +82,10 @@ def page_setup() -> None:
                  on_change=_apply_solver_choice, persist_state="session",
                  help="Both solve the paper's problem (eq. 4 / eq. 6) along the same central path. "
                       "The fast solver reaches the same objective (to about 1e-3 relative) 10-50x "
-                      "faster on small graphs; the paper-faithful one is Algorithm 1 as published "
+                      "faster up to about 20 nodes (Sachs: 0.1 s instead of 3-4 s), less on larger "
+                      "graphs; the paper-faithful one is Algorithm 1 as published "
                       "(one Adam step of 3e-4 per iteration, up to 130,000 iterations).")
-        job = st.session_state[state.FIT_JOB]
-        if job is not None and not job.done:
+        if is_running(st.session_state, state.FIT_JOB):
             st.caption("A CoLiDE fit is running (see the Learn page).")
         st.caption("CoLiDE: Saboksayr, Mateos & Tepper, *Concomitant Linear DAG Estimation*, ICLR 2024.")
 

@@ -3,6 +3,7 @@
 Usage::
 
     .venv/bin/python benchmarks/bench_solver.py [--quick] [--out results.json] [--threads 1]
+        [--sizes 10,20,50] [--seeds 3] [--settings EV,NV] [--scaling 50,100,none] [--no-table1]
 
 Table 1 (accuracy and speed): for Sachs (CoLiDE-EV and CoLiDE-NV) and simulated ER4 linear
 SEMs (n = 1000 Gaussian samples) at d in {10, 20, 50, 100, 200}, 3 seeds each:
@@ -124,7 +125,7 @@ HEADER1 = ("| case           | v  | faithful s | it | fast s | it | ratio | SHD 
            "| obj faithful | obj fast | rel |")
 
 
-def table1(sizes, seeds, out_rows):
+def table1(sizes, seeds, out_rows, settings=tuple(SETTINGS)):
     print("\nTable 1: faithful (solver='adam') vs fast (solver='fast'), same process, one after the other")
     print("| case           | v  | faith. s | faith. it | fast s | fast it | ratio | SHD faith. | SHD fast "
           "| obj faithful | obj fast | rel diff |")
@@ -135,6 +136,8 @@ def table1(sizes, seeds, out_rows):
         out_rows.append(r)
         print_row(r)
     for setting, spec in SETTINGS.items():
+        if setting not in settings:
+            continue
         for d in sizes:
             for k in range(seeds):
                 seed = SEED0 + k
@@ -176,11 +179,13 @@ def lu_time(d, reps):
     return (time.perf_counter() - t0) / reps
 
 
-def table2(sizes, out_rows):
+def table2(sizes, out_rows, settings=tuple(SETTINGS)):
     print("\nTable 2: fast solver alone, time vs d (ER4, seed %d); floor = one getrf LU x iterations" % SEED0)
     print("| setting | d | fast s | iterations | s / iteration | one LU (us) | floor s | time / floor |")
     print("|---|---|---|---|---|---|---|---|")
     for setting, spec in SETTINGS.items():
+        if setting not in settings:
+            continue
         ts = []
         for d in sizes:
             X, B = simulate(setting, d, SEED0)
@@ -207,12 +212,20 @@ def main(argv=None):
     ap.add_argument("--sizes", default=None, help="comma-separated d for table 1 (default 10,20,50,100,200)")
     ap.add_argument("--seeds", type=int, default=None, help="seeds per size (default 3)")
     ap.add_argument("--no-table1", action="store_true", help="only the scaling table")
+    ap.add_argument("--settings", default="EV,NV", help="comma-separated simulated settings (default EV,NV)")
+    ap.add_argument("--scaling", default=None,
+                    help="comma-separated d for table 2 (default 10,...,400; 'none' skips table 2)")
     args = ap.parse_args(argv)
     sizes = [10, 20] if args.quick else [10, 20, 50, 100, 200]
     if args.sizes:
         sizes = [int(x) for x in args.sizes.split(",")]
     seeds = args.seeds or (1 if args.quick else 3)
     scaling = [10, 20, 50, 100] if args.quick else [10, 20, 50, 100, 200, 400]
+    if args.scaling:
+        scaling = [] if args.scaling == "none" else [int(x) for x in args.scaling.split(",")]
+    settings = tuple(x.strip() for x in args.settings.split(","))
+    if not set(settings) <= set(SETTINGS):
+        ap.error(f"--settings must be among {sorted(SETTINGS)}, got {args.settings!r}")
 
     t_start = time.perf_counter()
     t0 = time.perf_counter()
@@ -223,9 +236,10 @@ def main(argv=None):
     print(f"# fast-solver kernel load/compile (warmup) {time.perf_counter() - t0:.2f} s")
     rows1, rows2 = [], []
     if not args.no_table1:
-        table1(sizes, seeds, rows1)
+        table1(sizes, seeds, rows1, settings)
         summary(rows1)
-    table2(scaling, rows2)
+    if scaling:
+        table2(scaling, rows2, settings)
     print(f"\n# total wall time {time.perf_counter() - t_start:.1f} s; load average at end {os.getloadavg()[0]:.2f}")
     if args.out:
         Path(args.out).write_text(json.dumps({"table1": rows1, "table2": rows2}, indent=1))

@@ -63,25 +63,27 @@ def test_bic_matches_a_direct_regression_and_prefers_the_true_graph():
 
 
 # --- the path ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("solver, saving", [("adam", 0.6), ("auto", 0.8)])
-def test_warm_path_gives_the_same_graphs_as_independent_fits_with_fewer_iterations(solver, saving):
-    # Acceptance 3. Converged solves (paper schedule lengths, tol 1e-6; lr 3e-3 so that they converge
-    # quickly): the warm path (increasing lambda, last stage only) and independent fits agree.
-    # The fast solver spends most of a full solve in its last stage (smaller step scale, then the
-    # polishing phase), so skipping the first three stages saves less: measured 31% of its
-    # iterations here against 40%+ for the faithful schedule.
+@pytest.mark.parametrize("solver, lr, w_tol", [("adam", 3e-3, 0.02), ("auto", 3e-4, 0.05)])
+def test_warm_path_gives_the_same_graphs_as_independent_fits_with_fewer_iterations(solver, lr, w_tol):
+    # Acceptance 3. Converged solves (paper schedule lengths, tol 1e-6): the warm path (increasing
+    # lambda, last stage only) and independent fits agree. The faithful solver runs with lr 3e-3 so
+    # that it converges quickly; the fast one with the paper's 3e-4, its design point (it already
+    # takes 6-10x longer steps: with 3e-3 its warm-started last stage chatters and measured no
+    # saving at all, 11,526 against 10,722 iterations). Both stop on a relative objective change;
+    # the objective is flat enough that the fast solver's weights differ by up to 0.03 between the
+    # two (objectives within 6e-6), hence its looser weight tolerance.
     X, _ = _sem(d=6, seed=0)
     lambdas = np.geomspace(0.01, 0.1, 4)
-    kw = {"lr": 3e-3, "checkpoint": 200, "solver": solver}
+    kw = {"lr": lr, "checkpoint": 200, "solver": solver}
     warm = lambda_path(X, lambdas, (0.1, 0.3, 0.5), "nv", **kw)
     indep = lambda_path(X, lambdas, (0.1, 0.3, 0.5), "nv", warm_start=False, **kw)
     assert indep.converged.all() and warm.converged.all()
     np.testing.assert_array_equal(warm.adjacency != 0, indep.adjacency != 0)   # every cell, same graph
-    assert np.abs(warm.W - indep.W).max() < 0.02
+    assert np.abs(warm.W - indep.W).max() < w_tol
     np.testing.assert_allclose(warm.objective, indep.objective, rtol=1e-3)
     # "faster", counted in solver iterations (wall time is in benchmarks/bench_path.py)
     assert warm.n_iter[0] == indep.n_iter[0]                        # the first lambda is a full solve
-    assert warm.n_iter.sum() < saving * indep.n_iter.sum()
+    assert warm.n_iter.sum() < 0.6 * indep.n_iter.sum()
 
 
 def test_thresholds_are_applied_without_re_solving(monkeypatch):

@@ -287,7 +287,8 @@ def test_warmup_compiles_the_kernels_silently():
 
 @pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
 def test_step_scale_falls_back_to_the_faithful_step_on_ill_conditioned_covariances():
-    # cond(I) = 1: the full default scale (10, 10, 10, 6). cond(diag(1, 1e8)) = 1e8 >= 1e7:
+    # cond(I) = 1: the full default scale (10, 10, 10, 6) for EV, (10, 10, 10, 10) for NV.
+    # cond(diag(1, 1e8)) = 1e8 >= 1e7:
     # the factor bottoms out at 0.1, so every stage uses max(1, 0.1 * c) = 1x the faithful step.
     assert _fast._conditioning_factor(np.eye(3)) == 1.0
     assert _fast._conditioning_factor(np.diag([1.0, 1e8])) == pytest.approx(0.1)
@@ -295,6 +296,8 @@ def test_step_scale_falls_back_to_the_faithful_step_on_ill_conditioned_covarianc
     well = fast_solve(np.array([[1.0, 0.5], [0.5, 1.0]]), variant="ev", max_iter=(50,) * 4, chatter_tol=None)
     ill = fast_solve(np.array([[1.0, 0.0], [0.0, 1e8]]), variant="ev", max_iter=(50,) * 4, chatter_tol=None)
     assert well.lr_used[0] == pytest.approx(10 * 3e-4) and well.lr_used[-1] == pytest.approx(6 * 3e-4)
+    well_nv = fast_solve(np.array([[1.0, 0.5], [0.5, 1.0]]), variant="nv", max_iter=(50,) * 4, chatter_tol=None)
+    assert well_nv.lr_used[-1] == pytest.approx(10 * 3e-4)
     assert all(lr <= 3e-4 * (1 + 1e-12) for lr in ill.lr_used)
 
 

@@ -621,7 +621,7 @@ def _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_ite
 # --------------------------------------------------------------------------------------
 # Data checks shared by the estimator, the bootstrap and the lambda path.
 # --------------------------------------------------------------------------------------
-def stage_budgets(max_iter, solver="auto"):
+def stage_budgets(max_iter, solver="auto", variant="nv"):
     """Steps each stage may take, in the units the solver's callback reports.
 
     Parameters
@@ -634,6 +634,8 @@ def stage_budgets(max_iter, solver="auto"):
         (:func:`~colide_core._fast.fast_solve`) counts its own steps, ``c_k`` times longer
         each: about ``ceil(T_k / c_k)`` Adam steps, plus as many polishing evaluations in
         the last stage.
+    variant : {"nv", "ev", "ls"}, default="nv"
+        The fast solver's last-stage step scale depends on it.
 
     Returns
     -------
@@ -654,15 +656,16 @@ def stage_budgets(max_iter, solver="auto"):
         raise ValueError(f"solver must be 'adam', 'fast' or 'auto', got {solver!r}.")
     from . import _fast
 
-    early = float(getattr(_fast, "_SCALE_EARLY", 1.0))
-    last = float(getattr(_fast, "_SCALE_LAST", 1.0))
+    early = float(_fast._SCALE_EARLY)
+    last = _fast._SCALE_LAST
+    last = float(last[variant] if isinstance(last, dict) else last)
     out = [math.ceil(t / early) for t in T[:-1]]
     if T:
         out.append(2 * math.ceil(T[-1] / last))
     return tuple(float(b) for b in out)
 
 
-def progress_fraction(max_iter, stage, iteration, solver="auto"):
+def progress_fraction(max_iter, stage, iteration, solver="auto", variant="nv"):
     """Fraction of a solve's iteration budget used, from its callback's arguments.
 
     Parameters
@@ -675,6 +678,8 @@ def progress_fraction(max_iter, stage, iteration, solver="auto"):
         Steps within the stage (the callback's second argument).
     solver : {"auto", "fast", "adam"}, default="auto"
         Which solver reported them (see :func:`stage_budgets`).
+    variant : {"nv", "ev", "ls"}, default="nv"
+        The solved variant (see :func:`stage_budgets`).
 
     Returns
     -------
@@ -683,7 +688,7 @@ def progress_fraction(max_iter, stage, iteration, solver="auto"):
         :func:`stage_budgets`, in [0, 1]. A stage that converges early makes the fraction
         jump to the start of the next one.
     """
-    b = stage_budgets(max_iter, solver)
+    b = stage_budgets(max_iter, solver, variant)
     total = float(sum(b))
     if total <= 0:
         return 1.0

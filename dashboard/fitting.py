@@ -220,7 +220,7 @@ class FitJob(BackgroundJob):
     # -- worker ----------------------------------------------------------------------------
     def _callback(self, stage, iteration, objective):
         params = self.params_list[self._current]
-        frac = progress_fraction(_max_iter(params), stage, iteration, _solver(params))
+        frac = progress_fraction(_max_iter(params), stage, iteration, _solver(params), dict(params)["variant"])
         total = float(sum(self._budgets)) or 1.0
         self.fraction = min(1.0, (self._done_budget + frac * self._budgets[self._current]) / total)
         n_stages = len(_max_iter(params))

@@ -73,13 +73,15 @@ def test_progress_fraction_fast_solver_counts_its_own_steps():
 
     # The fast solver takes c_k times longer steps: T_k / c_k Adam steps per stage, and as many
     # polishing evaluations again in the last stage.
-    c_early, c_last = _fast._SCALE_EARLY, _fast._SCALE_LAST
-    b = stage_budgets((20000, 20000, 20000, 70000), "auto")
-    assert b[:3] == (np.ceil(20000 / c_early),) * 3
-    assert b[3] == 2 * np.ceil(70000 / c_last)
-    # Half of stage 0's own budget is half of stage 0's share, whatever the units.
-    total = sum(b)
-    assert progress_fraction((20000, 20000, 20000, 70000), 0, b[0] / 2, "auto") == pytest.approx(b[0] / 2 / total)
+    for variant in ("ev", "nv"):
+        c_early, c_last = _fast._SCALE_EARLY, _fast._SCALE_LAST[variant]
+        b = stage_budgets((20000, 20000, 20000, 70000), "auto", variant)
+        assert b[:3] == (np.ceil(20000 / c_early),) * 3
+        assert b[3] == 2 * np.ceil(70000 / c_last)
+        # Half of stage 0's own budget is half of stage 0's share, whatever the units.
+        total = sum(b)
+        assert progress_fraction((20000, 20000, 20000, 70000), 0, b[0] / 2, "auto", variant) == pytest.approx(
+            b[0] / 2 / total)
     with pytest.raises(ValueError, match="solver"):
         stage_budgets((10,), "lbfgs")
 
@@ -93,7 +95,7 @@ def test_fit_progress_with_the_fast_solver_rises_and_stays_in_range():
     model = colide_core.CoLiDE("nv", solver="auto")
 
     def cb(stage, iteration, objective):
-        fractions.append(progress_fraction(model.max_iter, stage, iteration, model.solver))
+        fractions.append(progress_fraction(model.max_iter, stage, iteration, model.solver, model.variant))
         return False
 
     model.fit(X, callback=cb)
@@ -101,8 +103,8 @@ def test_fit_progress_with_the_fast_solver_rises_and_stays_in_range():
     assert all(b >= a for a, b in zip(fractions, fractions[1:]))
     assert 0.0 <= fractions[0] and 0.0 < fractions[-1] <= 1.0
     # The last stage was reached, so at least the first three stages' share is shown as done.
-    assert fractions[-1] >= sum(colide_core.stage_budgets(model.max_iter)[:3]) / sum(
-        colide_core.stage_budgets(model.max_iter))
+    b = colide_core.stage_budgets(model.max_iter, model.solver, model.variant)
+    assert fractions[-1] >= sum(b[:3]) / sum(b)
 
 
 def test_solver_params_is_hashable_and_sorted():

@@ -113,13 +113,13 @@ def test_every_true_edge_is_stable_on_a_strong_d8_sem():
     B = simulate_dag(8, 1.5, "er", random_state=0)
     W = simulate_parameters(B, w_ranges=((-2.0, -1.0), (1.0, 2.0)), random_state=0)
     X, _ = simulate_linear_sem(W, 1000, "gaussian", 1.0, random_state=0)
-    est = CoLiDE("ev", max_iter=(500, 500, 500, 1000), lr=3e-3, checkpoint=100)
+    est = CoLiDE("ev")                       # the default (fast) solver, the paper's schedule
     res = bootstrap_edges(X, est, n_boot=20, random_state=0, n_jobs=2)
     assert B.sum() == 12
     assert res.frequency[B != 0].min() >= 0.9
     assert np.all((res.frequency >= 0) & (res.frequency <= 1))
-    # the bagged weights point the right way and are within 30 % of the truth (L1 shrinks them
-    # a little, and this short schedule is not fully converged)
+    # the bagged weights point the right way and are within 30 % of the truth (L1 shrinks them:
+    # the full-data fit is off by up to 26 %, with either solver)
     assert np.all(np.sign(res.weight_mean[B != 0]) == np.sign(W[B != 0]))
     assert np.max(np.abs(res.weight_mean[B != 0] - W[B != 0]) / np.abs(W[B != 0])) < 0.3
     assert res.sigma_samples.shape == (20,) and abs(np.median(res.sigma_samples) - 1.0) < 0.1

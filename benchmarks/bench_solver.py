@@ -22,7 +22,9 @@ eq. 4 / eq. 6 at the last mu, s) reached by both, with its relative difference
 Table 2 (cost growth): wall time of the fast solver alone vs d up to 400 on the same two ER4
 settings, with the exponent of a least-squares fit ``time ~ d^p`` over d >= 50, and the
 per-iteration floor: the time of one d x d LU (LAPACK getrf) times the fast solver's
-iteration count.
+iteration count, and the "step floor": the O(d^3) work a step of this algorithm cannot avoid
+(LU + inverse, since the log-det gradient needs the whole inverse, plus the product cov @ W)
+times the iteration count.
 
 BLAS threads: ``--threads`` (default 1) is exported as OPENBLAS_NUM_THREADS / OMP_NUM_THREADS /
 MKL_NUM_THREADS before numpy is imported. On a shared 2-core box, multi-threaded OpenBLAS was
@@ -179,10 +181,36 @@ def lu_time(d, reps):
     return (time.perf_counter() - t0) / reps
 
 
+def step_floor_time(d, reps):
+    """Seconds for the O(d^3) work one fast-solver step cannot avoid: LU + inverse + one d x d product.
+
+    The gradient of the log-det term needs the whole inverse of ``s I - W o W`` (getrf + getri)
+    and the score's needs ``cov @ W`` (gemm); everything else in a step is O(d^2).
+    """
+    rng = np.random.default_rng(0)
+    M = np.eye(d) - np.abs(rng.normal(size=(d, d))) * (0.5 / d)
+    C = rng.normal(size=(d, d))
+    C = C @ C.T
+    W = rng.normal(size=(d, d))
+
+    def once():
+        lu, piv, _ = lapack.dgetrf(M)
+        lapack.dgetri(lu, piv)
+        return C @ W
+
+    once()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        once()
+    return (time.perf_counter() - t0) / reps
+
+
 def table2(sizes, out_rows, settings=tuple(SETTINGS)):
-    print("\nTable 2: fast solver alone, time vs d (ER4, seed %d); floor = one getrf LU x iterations" % SEED0)
-    print("| setting | d | fast s | iterations | s / iteration | one LU (us) | floor s | time / floor |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\nTable 2: fast solver alone, time vs d (ER4, seed %d); floor = one getrf LU x iterations; "
+          "step floor = (LU + inverse + one d x d product) x iterations" % SEED0)
+    print("| setting | d | fast s | iterations | s / iteration | one LU (us) | floor s | time / floor "
+          "| LU+inv+gemm (us) | time / step floor |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for setting, spec in SETTINGS.items():
         if setting not in settings:
             continue
@@ -191,17 +219,19 @@ def table2(sizes, out_rows, settings=tuple(SETTINGS)):
             X, B = simulate(setting, d, SEED0)
             est, wall = fit(X, spec["variant"], "fast")
             lu = lu_time(d, max(20, int(2e6 / d ** 2)))
+            step = step_floor_time(d, max(10, int(5e5 / d ** 2)))
             floor = lu * est.n_iter_
-            row = dict(setting=setting, d=d, t_fast=wall, it_fast=int(est.n_iter_), lu=lu, floor=floor,
+            row = dict(setting=setting, d=d, t_fast=wall, it_fast=int(est.n_iter_), lu=lu, floor=floor, step=step,
                        shd_fast=int(evaluate(B, est.adjacency_)["shd"]))
             out_rows.append(row)
             ts.append((d, wall))
             print(f"| {setting} | {d} | {wall:.3f} | {est.n_iter_} | {wall / est.n_iter_ * 1e6:.1f} us | "
-                  f"{lu * 1e6:.1f} | {floor:.3f} | {wall / floor:.1f} |", flush=True)
+                  f"{lu * 1e6:.1f} | {floor:.3f} | {wall / floor:.1f} | {step * 1e6:.1f} | "
+                  f"{wall / (step * est.n_iter_):.1f} |", flush=True)
         big = [(d, t) for d, t in ts if d >= 50]
         if len(big) >= 2:
             p = np.polyfit(np.log([d for d, _ in big]), np.log([t for _, t in big]), 1)[0]
-            print(f"| {setting} | fitted exponent (d >= 50): time ~ d^{p:.2f} | | | | | | |")
+            print(f"| {setting} | fitted exponent (d >= 50): time ~ d^{p:.2f} | | | | | | | | |")
 
 
 def main(argv=None):

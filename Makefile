@@ -17,8 +17,8 @@ export OMP_NUM_THREADS ?= 1
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
-	# Compile the fast solver's numba kernels once (cached on disk next to colide_core/_fast.py)
-	# so that neither the first fit in the app nor the first test pays the ~3 s compile.
+	@# Compile the fast solver's numba kernels once (cached on disk next to colide_core/_fast.py)
+	@# so that neither the first fit in the app nor the first test pays the ~3 s compile.
 	$(BIN)/python -c "from colide_core._fast import warmup; warmup()"
 	touch $(STAMP)
 

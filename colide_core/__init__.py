@@ -19,7 +19,6 @@ from ._solver import (
     score_ls,
     score_nv,
     sigma_update,
-    stage_budgets,
 )
 from ._graph import is_dag, threshold_to_dag
 from ._datasets import SACHS_NODES, load_sachs
@@ -44,7 +43,6 @@ __all__ = [
     "score_nv",
     "score_ls",
     "sigma_update",
-    "stage_budgets",
     "progress_fraction",
     # graphs, data and metrics
     "is_dag",

@@ -522,9 +522,12 @@ def fast_solve(
     W_init : ndarray of shape (n_nodes, n_nodes), optional
         Warm start (default zeros). Not modified.
     callback : callable, optional
-        ``callback(stage, iteration, objective)`` at every checkpoint (``iteration`` counts
-        this solver's steps and function evaluations within the stage); returning True stops
-        the solve and returns the partial result with ``stopped=True``.
+        ``callback(stage, iteration, objective)`` at every checkpoint; returning True stops
+        the solve and returns the partial result with ``stopped=True``. ``iteration`` is the
+        stage's progress in faithful-equivalent steps (ODE time / ``lr``, the unit of
+        ``max_iter``; polishing evaluations count as one scaled step each), so
+        :func:`colide_core.progress_fraction` reads it the same way for both solvers. The
+        history's ``"iteration"`` counts this solver's own steps and evaluations.
     max_time : float, optional
         Wall-clock budget in seconds, checked at checkpoints; when exceeded the solve stops
         with ``stopped=True`` and a :class:`~colide_core._solver.ConvergenceWarning`.
@@ -728,7 +731,7 @@ def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, to
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {k}, step {t}: the objective is not finite.")
             pbar = _evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0) if (average or chatter_tol) else None
-            stop_reason = _checkpoint(history, k, t, obj, h, state.sigma(vcode), callback, deadline)
+            stop_reason = _checkpoint(history, k, t, obj, h, state.sigma(vcode), callback, deadline, used)
             if stop_reason is not None:
                 break
             f_test = pbar.obj if (average and pbar is not None) else obj
@@ -753,7 +756,7 @@ def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, to
         if stop_reason is None and polish_k:
             W_p, n_ev, stage_converged, stop_reason = _polish(
                 state.W.copy(), cov, s_k, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr_k,
-                float(tol) / 10.0, T_adam, ck, k, t, history, callback, deadline,
+                float(tol) / 10.0, T_adam, ck, k, t, history, callback, deadline, used, c_cur,
             )
             n_total += n_ev
             t += n_ev
@@ -819,13 +822,15 @@ class _StageState:
         return mu * (score + float(np.sum(lam * np.abs(self.W)))) + h, h
 
 
-def _checkpoint(history, stage, iteration, obj, h, sigma, callback, deadline):
+def _checkpoint(history, stage, iteration, obj, h, sigma, callback, deadline, progress):
+    """Record a checkpoint (``iteration``: this solver's steps) and call the callback with
+    ``progress``, the faithful-equivalent steps of the stage (the unit of ``max_iter``)."""
     history["stage"].append(stage)
     history["iteration"].append(int(iteration))
     history["objective"].append(float(obj))
     history["h"].append(float(h))
     history["sigma"].append(None if sigma is None else np.copy(sigma))
-    if callback is not None and callback(stage, int(iteration), float(obj)):
+    if callback is not None and callback(stage, int(round(progress)), float(obj)):
         return "callback"
     if deadline is not None and time.perf_counter() > deadline:
         return "max_time"
@@ -833,8 +838,11 @@ def _checkpoint(history, stage, iteration, obj, h, sigma, callback, deadline):
 
 
 def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, max_it, ck,
-            stage, t0, history, callback, deadline):
+            stage, t0, history, callback, deadline, used0, unit):
     """Proximal gradient with BB steps and a nonmonotone domain-aware line search on stage F.
+
+    Progress reported to the callback: ``used0`` faithful-equivalent steps before polishing plus
+    ``unit`` per function evaluation (the Adam phase's last step scale).
 
     Returns ``(point, n_evaluations, converged, stop_reason)``.
     """
@@ -890,7 +898,7 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
         done = len(hist) > _NM_MEMORY and abs(hist[-1 - _NM_MEMORY] - p.obj) <= tol * abs(p.obj)
         if done or it % ck == 0:
             stop = _checkpoint(history, stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback,
-                               deadline)
+                               deadline, used0 + n_ev * unit)
             if stop is not None:
                 break
         if done:
@@ -898,5 +906,6 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
             break
     if stop is None and not (history["stage"] and history["stage"][-1] == stage
                              and history["iteration"][-1] == t0 + n_ev):
-        stop = _checkpoint(history, stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback, deadline)
+        stop = _checkpoint(history, stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback, deadline,
+                           used0 + n_ev * unit)
     return p, n_ev, converged, stop

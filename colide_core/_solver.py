@@ -18,7 +18,6 @@ method needs (paper Appendix B).
 """
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -38,7 +37,6 @@ __all__ = [
     "score_nv",
     "score_ls",
     "sigma_update",
-    "stage_budgets",
     "progress_fraction",
 ]
 
@@ -621,80 +619,35 @@ def _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_ite
 # --------------------------------------------------------------------------------------
 # Data checks shared by the estimator, the bootstrap and the lambda path.
 # --------------------------------------------------------------------------------------
-def stage_budgets(max_iter, solver="auto", variant="nv"):
-    """Steps each stage may take, in the units the solver's callback reports.
-
-    Parameters
-    ----------
-    max_iter : sequence of int
-        Algorithm 1's per-stage budgets ``T_k`` (faithful steps), as passed to
-        :class:`CoLiDE`.
-    solver : {"auto", "fast", "adam"}, default="auto"
-        ``"adam"`` counts faithful steps, so the budgets are ``T_k``. The fast solver
-        (:func:`~colide_core._fast.fast_solve`) counts its own steps, ``c_k`` times longer
-        each: about ``ceil(T_k / c_k)`` Adam steps, plus as many polishing evaluations in
-        the last stage.
-    variant : {"nv", "ev", "ls"}, default="nv"
-        The fast solver's last-stage step scale depends on it.
-
-    Returns
-    -------
-    tuple of float
-        One budget per stage (an estimate for the fast solver: chatter control and badly
-        conditioned covariances make its steps shorter, so a stage may finish its budget
-        early or, rarely, overrun it; callers should clip).
-
-    Raises
-    ------
-    ValueError
-        For an unknown ``solver``.
-    """
-    T = tuple(float(t) for t in max_iter)
-    if solver == "adam":
-        return T
-    if solver not in ("fast", "auto"):
-        raise ValueError(f"solver must be 'adam', 'fast' or 'auto', got {solver!r}.")
-    from . import _fast
-
-    early = float(_fast._SCALE_EARLY)
-    last = _fast._SCALE_LAST
-    last = float(last[variant] if isinstance(last, dict) else last)
-    out = [math.ceil(t / early) for t in T[:-1]]
-    if T:
-        out.append(2 * math.ceil(T[-1] / last))
-    return tuple(float(b) for b in out)
-
-
-def progress_fraction(max_iter, stage, iteration, solver="auto", variant="nv"):
+def progress_fraction(max_iter, stage, iteration):
     """Fraction of a solve's iteration budget used, from its callback's arguments.
 
+    Both solvers report ``iteration`` in faithful steps (:func:`colide_solve` counts its
+    steps; :func:`~colide_core._fast.fast_solve` its ODE time / ``lr``), the unit of
+    ``max_iter``.
+
     Parameters
     ----------
     max_iter : sequence of int
-        Per-stage budgets ``T_k`` as passed to :class:`CoLiDE` (faithful steps).
+        Per-stage budgets ``T_k`` as passed to :class:`CoLiDE`.
     stage : int
         Current stage, 0-based (the callback's first argument).
     iteration : int
-        Steps within the stage (the callback's second argument).
-    solver : {"auto", "fast", "adam"}, default="auto"
-        Which solver reported them (see :func:`stage_budgets`).
-    variant : {"nv", "ev", "ls"}, default="nv"
-        The solved variant (see :func:`stage_budgets`).
+        Progress within the stage (the callback's second argument).
 
     Returns
     -------
     float
-        ``(sum(b[:stage]) + min(iteration, b[stage])) / sum(b)`` with ``b`` the
-        :func:`stage_budgets`, in [0, 1]. A stage that converges early makes the fraction
-        jump to the start of the next one.
+        ``(sum(T[:stage]) + min(iteration, T[stage])) / sum(T)``, in [0, 1]. A stage that
+        converges early makes the fraction jump to the start of the next one.
     """
-    b = stage_budgets(max_iter, solver, variant)
-    total = float(sum(b))
+    T = [float(t) for t in max_iter]
+    total = sum(T)
     if total <= 0:
         return 1.0
     k = max(0, int(stage))
-    cur = b[k] if k < len(b) else 0.0
-    done = float(sum(b[:k])) + min(float(iteration), cur)
+    cur = T[k] if k < len(T) else 0.0
+    done = sum(T[:k]) + min(float(iteration), cur)
     return min(1.0, max(0.0, done / total))
 
 

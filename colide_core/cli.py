@@ -266,8 +266,7 @@ def _cmd_fit(args):
     n_stages = len(args.max_iter)
 
     def progress(stage, iteration, objective):
-        # Each solver reports steps in its own units (the fast solver's are c_k times longer).
-        frac = progress_fraction(args.max_iter, stage, iteration, args.solver, args.variant)
+        frac = progress_fraction(args.max_iter, stage, iteration)
         bar.update(frac, suffix=f"stage {stage + 1}/{n_stages} obj {objective:.4g}")
         return False
 

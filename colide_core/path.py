@@ -393,7 +393,7 @@ def lambda_path(
         def inner(stage, iteration, objective, _k=k, _sched=sched):
             if callback is None:
                 return False
-            frac = progress_fraction(_sched[2], stage, iteration, solver, variant)
+            frac = progress_fraction(_sched[2], stage, iteration)
             return bool(callback(_k + min(frac, 0.99), int(lam.size)))
 
         t0 = time.perf_counter()

@@ -37,9 +37,8 @@ __all__ = [
 #: Display label -> ``colide_core.CoLiDE`` variant.
 VARIANTS = {"EV": "ev", "NV": "nv"}
 
-#: ``colide_core.CoLiDE``'s defaults for the per-stage budgets (the paper's) and the solver.
+#: ``colide_core.CoLiDE``'s default per-stage budgets (the paper's).
 DEFAULT_MAX_ITER = tuple(_CoLiDE().max_iter)
-DEFAULT_SOLVER = str(_CoLiDE().solver)
 
 @dataclass(frozen=True, eq=False)
 class FitResult:
@@ -123,10 +122,6 @@ def solver_params(variant: str, lambda1: float, overrides: dict | None = None) -
 
 def _max_iter(params: tuple) -> tuple:
     return tuple(dict(params).get("max_iter", DEFAULT_MAX_ITER))
-
-
-def _solver(params: tuple) -> str:
-    return str(dict(params).get("solver", DEFAULT_SOLVER))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -220,7 +215,7 @@ class FitJob(BackgroundJob):
     # -- worker ----------------------------------------------------------------------------
     def _callback(self, stage, iteration, objective):
         params = self.params_list[self._current]
-        frac = progress_fraction(_max_iter(params), stage, iteration, _solver(params), dict(params)["variant"])
+        frac = progress_fraction(_max_iter(params), stage, iteration)
         total = float(sum(self._budgets)) or 1.0
         self.fraction = min(1.0, (self._done_budget + frac * self._budgets[self._current]) / total)
         n_stages = len(_max_iter(params))

@@ -137,15 +137,8 @@ def test_learn_offers_every_export_format_without_error():
         assert not at.exception, (fmt, at.exception)
 
 
-def test_threshold_slider_never_reruns_the_solver(monkeypatch):
-    calls = []
-    real_fit = colide_core.CoLiDE.fit
-
-    def counting_fit(self, X, callback=None):
-        calls.append(self.variant)
-        return real_fit(self, X, callback=callback)
-
-    monkeypatch.setattr(colide_core.CoLiDE, "fit", counting_fit)
+def test_threshold_slider_never_reruns_the_solver(solver_calls):
+    calls = solver_calls
     at = _app()
     at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = dict(QUICK)

@@ -6,24 +6,9 @@ import pandas as pd
 import pytest
 
 from dashboard.data import make_dataset, sachs_dataset
-import colide_core
 from dashboard.fitting import FitJob, FitStopped, fit_colide, solver_params
 
 QUICK = {"max_iter": (300, 300, 300, 600), "checkpoint": 100}
-
-
-@pytest.fixture
-def solver_calls(monkeypatch):
-    """A list that grows by one entry per real CoLiDE solve (cache misses)."""
-    calls = []
-    real_fit = colide_core.CoLiDE.fit
-
-    def counting_fit(self, X, callback=None):
-        calls.append(self.variant)
-        return real_fit(self, X, callback=callback)
-
-    monkeypatch.setattr(colide_core.CoLiDE, "fit", counting_fit)
-    return calls
 
 
 @pytest.fixture(autouse=True)

@@ -14,8 +14,10 @@ from __future__ import annotations
 import functools
 import os
 import re
+import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -73,8 +75,11 @@ class StreamlitServer:
         self.proc = None
 
     def __enter__(self):
-        exe = ROOT / ".venv" / "bin" / "streamlit"
-        cmd = [str(exe) if exe.exists() else "streamlit", "run", "app.py",
+        python = ROOT / ".venv" / "bin" / "python"
+        self.dump = self.log.with_suffix(".threads.txt")
+        self.dump.write_text("")
+        cmd = [str(python) if python.exists() else sys.executable,
+               str(ROOT / "tests" / "e2e" / "serve.py"), str(self.dump), "run", "app.py",
                "--server.headless", "true",
                "--server.port", str(self.port),
                "--server.address", "127.0.0.1",
@@ -112,6 +117,26 @@ class StreamlitServer:
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    def thread_dump(self, timeout_s=5.0) -> str:
+        """Every Python thread's stack in the server (faulthandler on SIGUSR1), as text.
+
+        Threads that are not Python threads (e.g. a BLAS pool) are not listed: compare the number
+        of ``Thread 0x`` entries with :func:`thread_count` to see them.
+        """
+        before = self.dump.stat().st_size
+        self.proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + timeout_s
+        size = before
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            new = self.dump.stat().st_size
+            if new > before and new == size:  # written and no longer growing
+                break
+            size = new
+        with open(self.dump, errors="replace") as fh:
+            fh.seek(before)
+            return fh.read()
 
     def log_text(self) -> str:
         self._log_fh.flush()

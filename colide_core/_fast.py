@@ -168,27 +168,112 @@ _adam_chunk = _adam_chunk_py
 _grad = _grad_py
 _prox = _prox_py
 
+#: Blocks up to this size are inverted by scalar Gauss-Jordan in the block inverse of the
+#: numba kernels (measured: 16..32 equally fast for d = 50..400, slower outside).
+_INV_LEAF = 32
+
 if HAVE_NUMBA:
     _njit = _numba.njit(cache=True, nogil=True)
 
     @_njit
-    def _inv_into_nb(M, outT):  # pragma: no cover - compiled
-        """``outT = inv(M).T`` if M is inside the log-det domain (solver's test), else False."""
-        try:
-            inv = np.linalg.inv(M)
-        except Exception:  # noqa: BLE001 - numba only catches Exception
-            return False
-        invT = inv.T  # C-contiguous view: numba returns a Fortran-ordered inverse
+    def _gj_inv_nb(A):  # pragma: no cover - compiled
+        """``(ok, inv(A))`` for a small block by Gauss-Jordan without pivoting.
+
+        ``ok`` is False as soon as a pivot is not > 0: for a Z-matrix (all ``s I - W o W`` are)
+        the pivots are all positive exactly when it is a nonsingular M-matrix, i.e. when
+        ``s > rho(W o W)``, the log-det domain (the leading principal minors test).
+        """
+        b = A.shape[0]
+        P = A.copy()
+        for k in range(b):
+            p = P[k, k]
+            if not (p > 0.0):
+                return False, P
+            ip = 1.0 / p
+            for j in range(b):
+                P[k, j] *= ip
+            P[k, k] = ip
+            for i in range(b):
+                if i != k:
+                    f = P[i, k]
+                    if f != 0.0:
+                        for j in range(b):
+                            P[i, j] -= f * P[k, j]
+                        P[i, k] = -f * ip
+        return True, P
+
+    @_njit
+    def _block_inv_nb(M):  # pragma: no cover - compiled
+        """``(ok, inv(M))`` by 2 x 2 block recursion on Schur complements, no pivoting.
+
+        With ``M = [[A, B], [C, D]]`` and ``S = D - C A^-1 B``: ``inv(M) = [[A^-1 + A^-1 B
+        S^-1 C A^-1, -A^-1 B S^-1], [-S^-1 C A^-1, S^-1]]``. Six half-size products per level
+        put almost all of the 2 d^3 flops in BLAS gemm, which runs 3-4x faster than LAPACK's
+        getri here (d = 200: ~0.65 ms against ~1.5 ms for numba's ``np.linalg.inv``). Without
+        pivoting this is stable for M-matrices, whose Schur complements are again M-matrices;
+        the pivots of the leaves are those of the unpivoted LU of M, so ``ok`` is the exact
+        domain test of :func:`_gj_inv_nb` for the whole matrix.
+        """
         d = M.shape[0]
+        if d <= _INV_LEAF:
+            return _gj_inv_nb(M)
+        h = d // 2
+        A = M[:h, :h].copy()
+        B = M[:h, h:].copy()
+        C = M[h:, :h].copy()
+        D = M[h:, h:].copy()
+        ok, Ai = _block_inv_nb(A)
+        if not ok:
+            return False, M
+        CAi = C @ Ai
+        ok, Si = _block_inv_nb(D - CAi @ B)
+        if not ok:
+            return False, M
+        X12 = (Ai @ B) @ Si
+        out = np.empty((d, d))
+        out[:h, :h] = Ai + X12 @ CAi
+        out[:h, h:] = -X12
+        out[h:, :h] = -(Si @ CAi)
+        out[h:, h:] = Si
+        return True, out
+
+    @_njit
+    def _inv_into_nb(Mt, outT):  # pragma: no cover - compiled
+        """``outT = inv(Mt) = inv(M).T`` if M is inside the log-det domain, else False.
+
+        ``Mt`` is ``M.T`` (C-contiguous), so the inverse comes out already transposed. The
+        test is the solver's (a finite, entry-wise >= -1e-6 inverse) and the exact M-matrix
+        test of :func:`_block_inv_nb` (positive unpivoted pivots).
+        """
+        ok, inv = _block_inv_nb(Mt)
+        if not ok:
+            return False
+        d = Mt.shape[0]
         for i in range(d):
             for j in range(d):
-                x = invT[i, j]
+                x = inv[i, j]
                 if not (x >= _DOMAIN_TOL) or not (x < np.inf):
                     return False
         for i in range(d):
             for j in range(d):
-                outT[i, j] = invT[i, j]
+                outT[i, j] = inv[i, j]
         return True
+
+    @_njit
+    def _step_nb(W, D, lr, s, Wn, Mt):  # pragma: no cover - compiled
+        """``Wn = W - lr D`` and ``Mt = (s I - Wn o Wn).T``, in 32 x 32 tiles (cache-friendly)."""
+        d = W.shape[0]
+        for i0 in range(0, d, 32):
+            i1 = min(i0 + 32, d)
+            for j0 in range(0, d, 32):
+                j1 = min(j0 + 32, d)
+                for i in range(i0, i1):
+                    for j in range(j0, j1):
+                        wn = W[i, j] - lr * D[i, j]
+                        Wn[i, j] = wn
+                        Mt[j, i] = -wn * wn
+        for i in range(d):
+            Mt[i, i] += s
 
     @_njit
     def _adam_chunk_nb(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1, b2, b1t, b2t,
@@ -196,7 +281,7 @@ if HAVE_NUMBA:
         d = W.shape[0]
         D = np.empty_like(W)
         Wn = np.empty_like(W)
-        M = np.empty_like(W)
+        Mt = np.empty_like(W)  # (s I - Wn o Wn).T
         for _ in range(nsteps):
             b1t *= b1
             b2t *= b2
@@ -216,13 +301,8 @@ if HAVE_NUMBA:
                     D[i, j] = (mm * c1) / (math.sqrt(vv) * c2 + 1e-8)
             halvings = 0
             while True:
-                for i in range(d):
-                    for j in range(d):
-                        wn = W[i, j] - lr * D[i, j]
-                        Wn[i, j] = wn
-                        M[i, j] = -wn * wn
-                    M[i, i] += s
-                if _inv_into_nb(M, MinvT):
+                _step_nb(W, D, lr, s, Wn, Mt)
+                if _inv_into_nb(Mt, MinvT):
                     break
                 halvings += 1
                 if halvings > max_halvings:
@@ -233,14 +313,16 @@ if HAVE_NUMBA:
                     W[i, j] = Wn[i, j]
                     Wbar[i, j] += ema * (Wn[i, j] - Wbar[i, j])
             CW = cov @ W
-            tot = 0.0
             for j in range(d):
-                r = 0.0
-                for i in range(d):
+                resid[j] = 0.0
+            for i in range(d):  # row by row (cache order); per column the same sums as before
+                for j in range(d):
                     x = cov[i, j] - CW[i, j]
                     R[i, j] = x
-                    r -= W[i, j] * x
-                r += R[j, j]
+                    resid[j] -= W[i, j] * x
+            tot = 0.0
+            for j in range(d):
+                r = resid[j] + R[j, j]
                 resid[j] = r
                 tot += r
             if vcode == 0:

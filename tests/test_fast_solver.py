@@ -361,3 +361,53 @@ def test_gradient_overflow_is_a_floating_point_error_not_a_silent_zero_step(engi
         # At scale 1e57 (cov ~1e114) everything is representable: a finite, non-trivial fit.
         res = fast_solve(_cov(X * 1e57), variant="ls", engine=engine, max_iter=(2000,) * 4, checkpoint=100)
     assert np.isfinite(res.W).all() and np.abs(res.W).max() > 0.1
+
+
+def _z_matrix(d, rng, scale):
+    """``I - W o W`` for a dense random W (a Z-matrix: off-diagonal entries <= 0)."""
+    W = rng.standard_normal((d, d)) * scale / np.sqrt(d)
+    np.fill_diagonal(W, 0.0)
+    return np.eye(d) - W * W, W * W
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 32, 33, 50, 97, 200])
+def test_block_inverse_matches_lapack_inside_the_domain(d):
+    # the numba kernels invert s I - W o W by unpivoted 2 x 2 block recursion (Schur
+    # complements, leaves of <= 32 by Gauss-Jordan); sizes around the leaf size and odd
+    # splits included. Inside the domain it must agree with LAPACK's pivoted inverse.
+    if not _fast.HAVE_NUMBA:
+        pytest.fail("numba is pinned in requirements.txt and must be installed")
+    rng = np.random.default_rng(d)
+    M, A = _z_matrix(d, rng, 1.0)
+    rho = np.abs(np.linalg.eigvals(A)).max()
+    s = rho / 0.95 if rho > 0 else 1.0  # inside, and not trivially: cond(M) grows near rho
+    M = s * np.eye(d) - A
+    ok, inv = _fast._block_inv_nb(M)
+    assert ok
+    ref = np.linalg.inv(M)
+    assert_allclose(inv, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    # and _inv_into_nb returns the transpose of inv(M.T), i.e. inv(M) itself laid out as MinvT
+    out = np.zeros((d, d))
+    assert _fast._inv_into_nb(np.ascontiguousarray(M.T), out)
+    assert_allclose(out, ref.T, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+def test_block_inverse_domain_test_is_the_spectral_radius_test():
+    # For a Z-matrix s I - A (A >= 0): positive unpivoted pivots <=> s > rho(A) (an M-matrix),
+    # the log-det domain. Draws on both sides of the boundary, 1% away from it.
+    if not _fast.HAVE_NUMBA:
+        pytest.fail("numba is pinned in requirements.txt and must be installed")
+    rng = np.random.default_rng(0)
+    decided = {True: 0, False: 0}
+    for trial in range(60):
+        d = int(rng.integers(3, 80))
+        _, A = _z_matrix(d, rng, 2.0)
+        rho = np.abs(np.linalg.eigvals(A)).max()
+        inside = bool(trial % 2)
+        s = rho * (1.01 if inside else 0.99)
+        M = s * np.eye(d) - A
+        ok, _ = _fast._block_inv_nb(M)
+        assert ok == inside, (d, s, rho)
+        assert _fast._inv_into_nb(np.ascontiguousarray(M.T), np.empty((d, d))) == inside
+        decided[ok] += 1
+    assert decided == {True: 30, False: 30}

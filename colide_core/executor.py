@@ -35,6 +35,7 @@ import hashlib
 import json
 import math
 import os
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,6 +309,41 @@ def _scheduler_address(scheduler):
     return os.environ.get("DASK_SCHEDULER_ADDRESS") or None
 
 
+#: Seconds the TCP probe of a ``tcp://`` / ``tls://`` scheduler address may wait.
+_PROBE_TIMEOUT = 5.0
+
+
+def _probe_scheduler(address, timeout):
+    """Fail fast when nothing listens at a ``tcp://`` or ``tls://`` scheduler address.
+
+    ``distributed.Client`` retries a refused connection until its whole ``timeout`` (30 s by
+    default) has passed; one plain TCP connect tells "nothing listens there" at once. Other
+    protocols (``inproc://``, ``ucx://``, ...) are left to Dask.
+
+    Raises
+    ------
+    OSError
+        If the address is malformed or the connection is refused or times out (the message
+        names the address and the reason).
+    """
+    scheme, sep, rest = str(address).partition("://")
+    if not sep or scheme not in ("tcp", "tls"):
+        return
+    host, _, port = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")  # IPv6 literals are written tcp://[::1]:8786
+    try:
+        port_no = int(port)
+    except ValueError:
+        raise OSError(f"cannot reach the Dask scheduler at {address!r}: "
+                      "expected tcp://host:port with a numeric port") from None
+    try:
+        socket.create_connection((host or "127.0.0.1", port_no), timeout=timeout).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise OSError(f"cannot reach the Dask scheduler at {address!r}: {reason} "
+                      f"(nothing answered on {host or '127.0.0.1'}:{port_no})") from None
+
+
 def run_sweep(tasks, *, store=None, scheduler=None, n_jobs=None, retries=3, callback=None,
               connect_timeout=30, timeout=None):
     """Run tasks, streaming rows into a store as they finish; resume from it.
@@ -334,7 +370,9 @@ def run_sweep(tasks, *, store=None, scheduler=None, n_jobs=None, retries=3, call
         counts cached tasks too); returning True stops the sweep (running
         tasks are cancelled, finished rows are kept).
     connect_timeout : float, default 30
-        Seconds to wait for a scheduler address to answer.
+        Seconds to wait for a scheduler address to answer. A ``tcp://`` or ``tls://``
+        address is first probed with one plain TCP connect (at most 5 s), so a refused
+        connection (nothing listens there) is reported at once rather than after this wait.
     timeout : float, optional
         Give up (``TimeoutError``) when the sweep is not finished after this
         many seconds (Dask), or when one task runs longer (joblib). Finished
@@ -349,7 +387,8 @@ def run_sweep(tasks, *, store=None, scheduler=None, n_jobs=None, retries=3, call
     ValueError
         If ``retries`` is negative.
     OSError
-        If the Dask scheduler cannot be reached (message names the address).
+        If the Dask scheduler cannot be reached (message names the address and the reason,
+        e.g. "Connection refused").
     RuntimeError
         If a task's worker keeps dying after ``retries`` resubmissions.
     TimeoutError
@@ -438,6 +477,7 @@ def _run_dask(pending, address, retries, record, connect_timeout, timeout):
 
     own = not isinstance(address, Client)
     if own:
+        _probe_scheduler(address, min(connect_timeout, _PROBE_TIMEOUT))
         try:
             client = Client(address, timeout=connect_timeout)
         except (OSError, TimeoutError) as exc:

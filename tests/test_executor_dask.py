@@ -3,6 +3,7 @@ import logging
 import math
 import os
 import signal
+import socket
 
 import dask
 import distributed
@@ -155,6 +156,19 @@ def test_task_errors_become_rows_on_both_backends(cluster):
 def test_unreachable_scheduler_is_a_clear_error():
     with pytest.raises(OSError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
         run_sweep(_tasks(1)[:1], scheduler="tcp://127.0.0.1:9", connect_timeout=1)
+
+
+def test_refused_scheduler_is_reported_by_the_probe_with_its_reason():
+    # With Dask's default 30 s connect timeout: the TCP probe answers first, naming the reason
+    # (Dask's own error would only say that it timed out, after 30 s).
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(OSError, match=rf"at 'tcp://127.0.0.1:{port}': Connection refused \(nothing "
+                                      rf"answered on 127.0.0.1:{port}\)"):
+        run_sweep(_tasks(1)[:1], scheduler=f"tcp://127.0.0.1:{port}")
+    with pytest.raises(OSError, match="numeric port"):
+        run_sweep(_tasks(1)[:1], scheduler="tcp://127.0.0.1:http")
 
 
 def test_task_key_identity():

@@ -43,6 +43,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
+from filelock import FileLock, Timeout
 
 __all__ = [
     "Task",
@@ -209,13 +210,34 @@ class ResultStore:
     -----
     Each row is written as one line, then flushed and fsync-ed, so a killed
     process loses at most the line being written; a torn last line is
-    dropped when the store is opened again. One sweep at a time per file.
+    dropped when the store is opened again. One sweep at a time per file:
+    :func:`run_sweep` holds :meth:`writing` (an OS file lock on
+    ``path + ".lock"``, from the ``filelock`` package) while it runs, and a
+    second sweep on the same file fails at once instead of interleaving rows.
+    The OS releases the lock when its holder dies, so a killed sweep never
+    leaves the file locked.
     """
 
     def __init__(self, path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._repair()
+
+    def writing(self):
+        """Context manager: hold this file's write lock, or fail at once.
+
+        Returns
+        -------
+        filelock.FileLock
+            Already configured not to wait; use it as ``with store.writing(): ...``.
+
+        Raises
+        ------
+        RuntimeError
+            On entering, if another process (or another sweep in this one) holds
+            the lock.
+        """
+        return _StoreLock(self.path)
 
     def _repair(self):
         """Cut a torn (unterminated) last line left by a killed writer."""
@@ -264,6 +286,28 @@ class ResultStore:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
+
+
+class _StoreLock:
+    """``FileLock(path + ".lock", timeout=0)`` whose Timeout says which sweep file is busy."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self._lock = FileLock(str(self.path) + ".lock", timeout=0)
+
+    def __enter__(self):
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise RuntimeError(
+                f"Another sweep is writing to {self.path} (its lock {self._lock.lock_file} is held). "
+                "Wait for it to finish, or give this sweep another results file."
+            ) from None
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+        return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,18 +434,26 @@ def run_sweep(tasks, *, store=None, scheduler=None, n_jobs=None, retries=3, call
         If the Dask scheduler cannot be reached (message names the address and the reason,
         e.g. "Connection refused").
     RuntimeError
-        If a task's worker keeps dying after ``retries`` resubmissions.
+        If a task's worker keeps dying after ``retries`` resubmissions, or if
+        another sweep is writing to the same ``store`` (see :class:`ResultStore`).
     TimeoutError
         See ``timeout``.
     """
     if retries < 0:
         raise ValueError(f"retries must be >= 0, got {retries}")
+    if store is not None and not isinstance(store, ResultStore):
+        store = ResultStore(store)
+    if store is None:
+        return _run_sweep(tasks, None, scheduler, n_jobs, retries, callback, connect_timeout, timeout)
+    with store.writing():
+        return _run_sweep(tasks, store, scheduler, n_jobs, retries, callback, connect_timeout, timeout)
+
+
+def _run_sweep(tasks, store, scheduler, n_jobs, retries, callback, connect_timeout, timeout):
     unique = {}
     for t in tasks:
         unique.setdefault(t.key, t)
     order = list(unique)
-    if store is not None and not isinstance(store, ResultStore):
-        store = ResultStore(store)
     done = store.load() if store is not None else {}
     done = {k: v for k, v in done.items() if k in unique}
     n_cached = len(done)

@@ -136,6 +136,28 @@ def test_env_var_selects_dask_and_resume_skips_finished(reference, cluster, tmp_
     assert third.n_computed == 0 and third.n_cached == 8
 
 
+def test_a_second_sweep_on_the_same_results_file_fails_at_once(reference, tmp_path):
+    store = tmp_path / "shared.jsonl"
+    clashes = []
+
+    def start_a_second_sweep(done, total, row):
+        # While the first sweep is writing, a second one on the same file must refuse to start
+        # (rather than compute the same runs again and interleave its rows with the first's).
+        if not clashes:
+            with pytest.raises(RuntimeError, match="Another sweep is writing to .*shared.jsonl"):
+                run_sweep(_tasks(), store=store, n_jobs=1)
+            clashes.append(done)
+        return False
+
+    first = run_sweep(_tasks(), store=store, n_jobs=1, callback=start_a_second_sweep)
+    assert clashes == [1]
+    assert first.n_computed == 8 and _comparable(first.rows) == reference
+    assert len(store.read_text().splitlines()) == 8  # nothing written by the refused sweep
+    # The lock is released with the first sweep: the next one starts and reuses every row.
+    again = run_sweep(_tasks(), store=store, n_jobs=1)
+    assert again.n_computed == 0 and again.n_cached == 8
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_scheduler(monkeypatch):
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)

@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_solver.py [--quick] [--out results.json] [--threads 1]
         [--sizes 10,20,50] [--seeds 3] [--settings EV,NV] [--scaling 50,100,none] [--no-table1]
+    .venv/bin/python benchmarks/bench_solver.py --summarise results.json
 
 Table 1 (accuracy and speed): for Sachs (CoLiDE-EV and CoLiDE-NV) and simulated ER4 linear
 SEMs (n = 1000 Gaussian samples) at d in {10, 20, 50, 100, 200}, 3 seeds each:
@@ -18,6 +19,10 @@ other, and the table gives both wall times and iteration counts, the time ratio 
 SHD of both thresholded graphs (threshold 0.3, made acyclic) and the final objective (paper
 eq. 4 / eq. 6 at the last mu, s) reached by both, with its relative difference
 ``(fast - faithful) / |faithful|`` (negative: the fast solver found a lower objective).
+
+After table 1 it prints the per-setting summary and issue 4's targets (ratio >= 10x on every
+case and >= 20x geometric mean, mean SHD, objective, Sachs < 0.2 s, d = 200 < 20 s), each marked
+met or not with the cases that miss it.
 
 Table 2 (cost growth): wall time of the fast solver alone vs d up to 400 on the same two ER4
 settings, with the exponent of a least-squares fit ``time ~ d^p`` over d >= 50, and the
@@ -168,6 +173,46 @@ def summary(rows):
           f"min {ratio.min():.1f}, max {ratio.max():.1f}; "
           f"objective: fast lower on {sum(x['obj_rel'] < 0 for x in rows)}, "
           f"max rel increase {max(x['obj_rel'] for x in rows):+.1e}")
+    print()
+    print(targets(rows, groups))
+
+
+def targets(rows, groups):
+    """Issue 4's targets, each checked against these rows: one markdown table, met or not and where."""
+    def where(items):
+        return ", ".join(items) if items else "-"
+
+    ratio = np.array([x["ratio"] for x in rows])
+    slow = [f"{x['case']} ({x['ratio']:.1f}x)" for x in rows if x["ratio"] < 10]
+    shd_worse = []
+    for (setting, d), rs in groups.items():
+        f, g = np.mean([x["shd_faithful"] for x in rs]), np.mean([x["shd_fast"] for x in rs])
+        if g - f > max(1.0, 0.03 * f):
+            shd_worse.append(f"{setting} d={d} ({f:.1f} -> {g:.1f})")
+    obj_up = [f"{x['case']} ({x['obj_rel']:+.1e})" for x in rows if x["obj_rel"] > 1e-3]
+    sachs = [f"{x['variant']} {x['t_fast']:.3f} s" for x in rows if x["setting"] == "sachs"]
+    sachs_slow = [f"{x['variant']} {x['t_fast']:.3f} s" for x in rows if x["setting"] == "sachs" and x["t_fast"] >= 0.2]
+    big = [x for x in rows if x["d"] >= 200 and x["setting"] != "sachs"]
+    big_slow = [f"{x['case']} ({x['t_fast']:.1f} s)" for x in big if x["t_fast"] >= 20]
+    geo = float(np.exp(np.mean(np.log(ratio))))
+    lines = [
+        "Issue 4 targets on this run",
+        "| target | met | where not |",
+        "|---|---|---|",
+        f"| time ratio >= 10x on every case | {'yes' if not slow else f'no ({len(slow)} of {len(rows)})'} "
+        f"| {where(slow)} |",
+        f"| geometric-mean ratio >= 20x | {'yes' if geo >= 20 else 'no'} ({geo:.1f}x) | |",
+        f"| mean SHD per setting not worse by more than max(1, 3%) | {'yes' if not shd_worse else 'no'} "
+        f"| {where(shd_worse)} |",
+        f"| final objective at most 1e-3 (relative) above the faithful one | "
+        f"{'yes' if not obj_up else f'no ({len(obj_up)} of {len(rows)})'} | {where(obj_up)} |",
+        f"| Sachs < 0.2 s per variant | {'yes' if sachs and not sachs_slow else 'no'} ({where(sachs)}) "
+        f"| {where(sachs_slow)} |",
+    ]
+    if big:
+        lines.append(f"| ER4 d = 200 < 20 s | {'yes' if not big_slow else f'no ({len(big_slow)} of {len(big)})'} "
+                     f"| {where(big_slow)} |")
+    return "\n".join(lines)
 
 
 def lu_time(d, reps):
@@ -251,7 +296,12 @@ def main(argv=None):
     ap.add_argument("--settings", default="EV,NV", help="comma-separated simulated settings (default EV,NV)")
     ap.add_argument("--scaling", default=None,
                     help="comma-separated d for table 2 (default 10,...,400; 'none' skips table 2)")
+    ap.add_argument("--summarise", default=None, metavar="ROWS.json",
+                    help="only print the per-setting summary and the targets of an earlier --out file")
     args = ap.parse_args(argv)
+    if args.summarise:
+        summary(json.loads(Path(args.summarise).read_text())["table1"])
+        return
     sizes = [10, 20] if args.quick else [10, 20, 50, 100, 200]
     if args.sizes:
         sizes = [int(x) for x in args.sizes.split(",")]

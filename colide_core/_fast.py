@@ -249,14 +249,14 @@ if HAVE_NUMBA:
         if not ok:
             return False
         d = Mt.shape[0]
+        # Test and copy in one pass. On failure outT is left partly overwritten: the caller then
+        # retries a shorter step (which overwrites it again) or gives up, never reading it.
         for i in range(d):
             for j in range(d):
                 x = inv[i, j]
                 if not (x >= _DOMAIN_TOL) or not (x < np.inf):
                     return False
-        for i in range(d):
-            for j in range(d):
-                outT[i, j] = inv[i, j]
+                outT[i, j] = x
         return True
 
     @_njit
@@ -287,18 +287,22 @@ if HAVE_NUMBA:
             b2t *= b2
             c1 = 1.0 / (1.0 - b1t)
             c2 = 1.0 / math.sqrt(1.0 - b2t)
+            # Branch-free, so that LLVM vectorises it: the sign by two selects, and the overflow
+            # test as one accumulator that only an inf or a NaN in the moments makes non-zero.
+            nonfinite = 0.0
             for i in range(d):
                 for j in range(d):
                     w = W[i, j]
-                    sg = 1.0 if w > 0.0 else (-1.0 if w < 0.0 else 0.0)
+                    sg = (1.0 if w > 0.0 else 0.0) - (1.0 if w < 0.0 else 0.0)
                     g = (mu * (-R[i, j] * isig[j] + lam[i, j] * sg) + 2.0 * MinvT[i, j] * w) * mask[i, j]
                     mm = b1 * m[i, j] + (1.0 - b1) * g
                     vv = b2 * v[i, j] + (1.0 - b2) * (g * g)
-                    if not (vv < np.inf and abs(mm) < np.inf):
-                        return 2, lr, b1t, b2t  # moments overflow (or NaN): never a silent zero step
+                    nonfinite += (vv + abs(mm)) * 0.0
                     m[i, j] = mm
                     v[i, j] = vv
                     D[i, j] = (mm * c1) / (math.sqrt(vv) * c2 + 1e-8)
+            if not (nonfinite == 0.0):
+                return 2, lr, b1t, b2t  # moments overflow (or NaN): never a silent zero step
             halvings = 0
             while True:
                 _step_nb(W, D, lr, s, Wn, Mt)
@@ -308,18 +312,17 @@ if HAVE_NUMBA:
                 if halvings > max_halvings:
                     return 1, lr, b1t, b2t
                 lr *= 0.5
-            for i in range(d):
-                for j in range(d):
-                    W[i, j] = Wn[i, j]
-                    Wbar[i, j] += ema * (Wn[i, j] - Wbar[i, j])
-            CW = cov @ W
+            CW = cov @ Wn
             for j in range(d):
                 resid[j] = 0.0
             for i in range(d):  # row by row (cache order); per column the same sums as before
                 for j in range(d):
+                    wn = Wn[i, j]
+                    W[i, j] = wn
+                    Wbar[i, j] += ema * (wn - Wbar[i, j])
                     x = cov[i, j] - CW[i, j]
                     R[i, j] = x
-                    resid[j] -= W[i, j] * x
+                    resid[j] -= wn * x
             tot = 0.0
             for j in range(d):
                 r = resid[j] + R[j, j]

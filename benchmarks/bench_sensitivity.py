@@ -53,13 +53,45 @@ EPS = 1e-12
 
 
 def perturb(cov, seed, eps=EPS):
-    """``cov * (1 + eps * E)`` with ``E`` symmetric standard normal (``np.random.default_rng(seed)``)."""
+    """Relative symmetric perturbation of a covariance.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Symmetric covariance (not modified).
+    seed : int
+        Seed of ``np.random.default_rng`` for ``E``.
+    eps : float, default=1e-12
+        Relative size.
+
+    Returns
+    -------
+    ndarray of shape (n_nodes, n_nodes)
+        ``cov * (1 + eps * E)`` with ``E = (G + G.T) / 2``, ``G`` standard normal: still symmetric.
+    """
     E = np.random.default_rng(seed).normal(size=cov.shape)
     return cov * (1.0 + eps * (E + E.T) / 2.0)
 
 
 def one_problem(setting, d, seed):
-    """Fit the three solvers on one simulated problem; returns one row (dict)."""
+    """Fit the faithful, perturbed-faithful and fast solvers on one simulated ER4 problem.
+
+    Parameters
+    ----------
+    setting : {"EV", "NV"}
+        Simulation setting of ``bench_solver.SETTINGS`` (and the CoLiDE variant it is fitted with).
+    d : int
+        Number of nodes.
+    seed : int
+        Graph, weight and noise seed.
+
+    Returns
+    -------
+    dict
+        ``setting, d, seed`` and, for each of ``faithful, perturbed, fast``, ``shd_*`` (SHD of the
+        thresholded graph against the truth, a reversal costing 1), ``obj_*`` (final objective,
+        eq. 4 / eq. 6 at the last ``mu, s``) and ``it_*`` (iterations).
+    """
     X, B = simulate(setting, d, seed)
     cov, n, _ = data_covariance(X)
     variant = SETTINGS[setting]["variant"]

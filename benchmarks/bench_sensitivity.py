@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python benchmarks/bench_sensitivity.py [--settings EV,NV] [--sizes 20,50]
-        [--seeds 10] [--n-jobs 2] [--out rows.json]
+        [--seeds 10] [--n-jobs 2] [--early-scale 10] [--out rows.json]
 
 Issue 4 judges the fast solver by comparing it, case by case, with the faithful one
 (``CoLiDE(solver="adam")``): mean SHD per setting within max(1, 3%) and the final objective at
@@ -15,7 +15,11 @@ covariance ``cov`` of ``X`` (shape ``(n_samples, n_nodes)``):
 * ``faithful, perturbed``: the same on ``cov * (1 + 1e-12 E)``, ``E`` a symmetric standard
   normal matrix (a relative change far below the sampling error of ``cov``, about the size of
   rounding differences between two BLAS builds);
-* ``fast``: ``CoLiDE(variant, solver="fast")`` on the unperturbed ``cov``.
+* ``fast``: ``CoLiDE(variant, solver="fast")`` on the unperturbed ``cov``;
+* with ``--early-scale C``, also ``early``: the fast solver with its first three stages at step
+  scale ``C`` whatever the conditioning (its default falls back to the faithful step, scale 1,
+  on ill-conditioned covariances) and its default last stage: the experiment behind that
+  fall-back.
 
 and prints, per setting and size, the mean SHD of the three, and for the perturbed and the fast
 fit the number of problems whose SHD differs from the faithful one and whose final objective is
@@ -46,6 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import CoLiDE, ConvergenceWarning, evaluate  # noqa: E402
+from colide_core import _fast  # noqa: E402
+from colide_core._graph import threshold_to_dag  # noqa: E402
 from colide_core._solver import data_covariance  # noqa: E402
 
 #: Relative size of the perturbation of ``cov``.
@@ -73,7 +79,7 @@ def perturb(cov, seed, eps=EPS):
     return cov * (1.0 + eps * (E + E.T) / 2.0)
 
 
-def one_problem(setting, d, seed):
+def one_problem(setting, d, seed, early_scale=None):
     """Fit the faithful, perturbed-faithful and fast solvers on one simulated ER4 problem.
 
     Parameters
@@ -84,11 +90,14 @@ def one_problem(setting, d, seed):
         Number of nodes.
     seed : int
         Graph, weight and noise seed.
+    early_scale : float, optional
+        Also fit ``early``: the fast solver with step scale ``early_scale`` in the first three
+        stages and its default last-stage scale.
 
     Returns
     -------
     dict
-        ``setting, d, seed`` and, for each of ``faithful, perturbed, fast``, ``shd_*`` (SHD of the
+        ``setting, d, seed`` and, for each of ``faithful, perturbed, fast`` (and ``early``), ``shd_*`` (SHD of the
         thresholded graph against the truth, a reversal costing 1), ``obj_*`` (final objective,
         eq. 4 / eq. 6 at the last ``mu, s``) and ``it_*`` (iterations).
     """
@@ -104,15 +113,25 @@ def one_problem(setting, d, seed):
             row[f"shd_{name}"] = int(evaluate(B, est.adjacency_)["shd"])
             row[f"obj_{name}"] = float(est.result_.objective)
             row[f"it_{name}"] = int(est.n_iter_)
+        if early_scale is not None:
+            phi = _fast._conditioning_factor(cov)
+            last = max(1.0, _fast._SCALE_LAST[variant] * phi)
+            res = _fast.fast_solve(cov, variant=variant, step_scale=(early_scale,) * 3 + (last,))
+            row["shd_early"] = int(evaluate(B, threshold_to_dag(res.W, 0.3))["shd"])
+            row["obj_early"] = float(res.objective)
+            row["it_early"] = int(res.n_iter)
     return row
 
 
 def summarise(rows):
     """Markdown table: per (setting, d), mean SHD and disagreement counts."""
+    early = "shd_early" in rows[0]
     lines = [
         "| setting | d | problems | mean SHD faithful | mean SHD faithful, perturbed | mean SHD fast "
-        "| perturbed: SHD differs / obj > +1e-3 | fast: SHD differs / obj > +1e-3 |",
-        "|---|---|---|---|---|---|---|---|",
+        "| perturbed: SHD differs / obj > +1e-3 | fast: SHD differs / obj > +1e-3 |"
+        + (" mean SHD early | early: SHD differs / obj > +1e-3 | mean iterations faithful / fast / early |"
+           if early else ""),
+        "|---|---|---|---|---|---|---|---|" + ("---|---|---|" if early else ""),
     ]
     groups = {}
     for r in rows:
@@ -126,6 +145,9 @@ def summarise(rows):
             f"| {setting} | {d} | {len(rs)} | {np.mean([r['shd_faithful'] for r in rs]):.1f} | "
             f"{np.mean([r['shd_perturbed'] for r in rs]):.1f} | {np.mean([r['shd_fast'] for r in rs]):.1f} | "
             f"{count('perturbed')} | {count('fast')} |"
+            + (f" {np.mean([r['shd_early'] for r in rs]):.1f} | {count('early')} | "
+               + " / ".join(f"{np.mean([r[f'it_{k}'] for r in rs]):.0f}" for k in ('faithful', 'fast', 'early'))
+               + " |" if early else "")
         )
     return "\n".join(lines)
 
@@ -136,8 +158,12 @@ def main(argv=None):
     ap.add_argument("--sizes", default="20,50", help="comma-separated d (default 20,50)")
     ap.add_argument("--seeds", type=int, default=10, help="problems per size (default 10)")
     ap.add_argument("--n-jobs", type=int, default=2, help="parallel fits (joblib; default 2)")
+    ap.add_argument("--early-scale", type=float, default=None, metavar="C",
+                    help="also fit the fast solver with its first three stages at step scale C (>= 1)")
     ap.add_argument("--out", default=None, help="write all rows as JSON here")
     args = ap.parse_args(argv)
+    if args.early_scale is not None and not args.early_scale >= 1:
+        ap.error("--early-scale must be >= 1")
     settings = [s.strip() for s in args.settings.split(",")]
     if not set(settings) <= set(SETTINGS):
         ap.error(f"--settings must be among {sorted(SETTINGS)}, got {args.settings!r}")
@@ -146,7 +172,7 @@ def main(argv=None):
         ap.error("--seeds must be >= 1 and every size >= 2")
     jobs = [(s, d, SEED0 + k) for s in settings for d in sizes for k in range(args.seeds)]
     jobs.sort(key=lambda j: -j[1])  # largest first: better load balance
-    rows = Parallel(n_jobs=args.n_jobs)(delayed(one_problem)(*j) for j in jobs)
+    rows = Parallel(n_jobs=args.n_jobs)(delayed(one_problem)(*j, args.early_scale) for j in jobs)
     print(f"# bench_sensitivity: faithful solver under a {EPS:g} relative perturbation of cov, "
           f"and the fast solver; ER4, n = 1000, seeds {SEED0}..{SEED0 + args.seeds - 1}")
     print(summarise(rows))

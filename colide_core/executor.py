@@ -210,7 +210,7 @@ class ResultStore:
     -----
     Each row is written as one line, then flushed and fsync-ed, so a killed
     process loses at most the line being written; a torn last line is
-    dropped when the store is opened again. One sweep at a time per file:
+    cut when the next sweep takes the file (readers skip it). One sweep at a time per file:
     :func:`run_sweep` holds :meth:`writing` (an OS file lock on
     ``path + ".lock"``, from the ``filelock`` package) while it runs, and a
     second sweep on the same file fails at once instead of interleaving rows.
@@ -221,15 +221,17 @@ class ResultStore:
     def __init__(self, path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._repair()
 
     def writing(self):
         """Context manager: hold this file's write lock, or fail at once.
 
+        On entering, with the lock held, a torn last line left by a killed
+        writer is cut (never while another sweep may be writing that line).
+
         Returns
         -------
-        filelock.FileLock
-            Already configured not to wait; use it as ``with store.writing(): ...``.
+        context manager
+            Use it as ``with store.writing(): ...``; it does not wait for the lock.
 
         Raises
         ------
@@ -237,7 +239,7 @@ class ResultStore:
             On entering, if another process (or another sweep in this one) holds
             the lock.
         """
-        return _StoreLock(self.path)
+        return _StoreLock(self)
 
     def _repair(self):
         """Cut a torn (unterminated) last line left by a killed writer."""
@@ -291,18 +293,23 @@ class ResultStore:
 class _StoreLock:
     """``FileLock(path + ".lock", timeout=0)`` whose Timeout says which sweep file is busy."""
 
-    def __init__(self, path):
-        self.path = Path(path)
-        self._lock = FileLock(str(self.path) + ".lock", timeout=0)
+    def __init__(self, store):
+        self.store = store
+        self._lock = FileLock(str(store.path) + ".lock", timeout=0)
 
     def __enter__(self):
         try:
             self._lock.acquire()
         except Timeout:
             raise RuntimeError(
-                f"Another sweep is writing to {self.path} (its lock {self._lock.lock_file} is held). "
+                f"Another sweep is writing to {self.store.path} (its lock {self._lock.lock_file} is held). "
                 "Wait for it to finish, or give this sweep another results file."
             ) from None
+        try:
+            self.store._repair()
+        except BaseException:
+            self._lock.release()
+            raise
         return self
 
     def __exit__(self, *exc):

@@ -144,8 +144,16 @@ def test_a_second_sweep_on_the_same_results_file_fails_at_once(reference, tmp_pa
         # While the first sweep is writing, a second one on the same file must refuse to start
         # (rather than compute the same runs again and interleave its rows with the first's).
         if not clashes:
+            # As if the first sweep were half-way through writing a line: the refused sweep must
+            # not touch the file (it used to cut such a "torn" line on opening the store).
+            before = store.read_bytes()
+            with open(store, "ab") as fh:
+                fh.write(b'{"key": "half-writ')
             with pytest.raises(RuntimeError, match="Another sweep is writing to .*shared.jsonl"):
                 run_sweep(_tasks(), store=store, n_jobs=1)
+            assert store.read_bytes() == before + b'{"key": "half-writ'
+            with open(store, "r+b") as fh:  # the "first writer" finishes its line: here, undo it
+                fh.truncate(len(before))
             clashes.append(done)
         return False
 

@@ -114,9 +114,8 @@ def one_problem(setting, d, seed, early_scale=None):
             row[f"obj_{name}"] = float(est.result_.objective)
             row[f"it_{name}"] = int(est.n_iter_)
         if early_scale is not None:
-            phi = _fast._conditioning_factor(cov)
-            last = max(1.0, _fast._SCALE_LAST[variant] * phi)
-            res = _fast.fast_solve(cov, variant=variant, step_scale=(early_scale,) * 3 + (last,))
+            default = _fast._default_scales(_fast._conditioning_factor(cov), variant, 3e-4, 4)
+            res = _fast.fast_solve(cov, variant=variant, step_scale=(early_scale,) * 3 + default[3:])
             row["shd_early"] = int(evaluate(B, threshold_to_dag(res.W, 0.3))["shd"])
             row["obj_early"] = float(res.objective)
             row["it_early"] = int(res.n_iter)

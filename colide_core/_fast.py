@@ -376,6 +376,17 @@ def _conditioning_factor(cov):
     return float(min(1.0, max(0.1, _COND_REF / (ev[-1] / ev[0]))))
 
 
+def _default_scales(phi, variant, lr, K):
+    """The default step scales ``c_k`` of :func:`fast_solve` for ``K`` stages (see its item 1).
+
+    ``phi`` is :func:`_conditioning_factor` of ``cov``; the scales are ``_SCALE_EARLY`` for all
+    stages but the last and ``_SCALE_LAST[variant]`` for the last, times ``phi`` and times
+    ``min(1, 3e-4 / lr)``, each at least 1.
+    """
+    shrink = phi * min(1.0, _LR_REF / float(lr))
+    return tuple(max(1.0, c * shrink) for c in (_SCALE_EARLY,) * (K - 1) + (_SCALE_LAST[variant],))
+
+
 def _is_auto(x):
     return isinstance(x, str) and x == "auto"
 
@@ -703,8 +714,7 @@ def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, to
     ):
         raise ValueError(f"chatter_tol must be 'auto', None or a number >= 0, got {chatter_tol!r}.")
     if step_scale is None:
-        shrink = phi * min(1.0, _LR_REF / float(lr))
-        scales = tuple(max(1.0, c * shrink) for c in (_SCALE_EARLY,) * (K - 1) + (_SCALE_LAST[variant],))
+        scales = _default_scales(phi, variant, lr, K)
     elif np.ndim(step_scale) == 0:
         scales = (float(step_scale),) * K
     else:

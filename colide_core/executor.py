@@ -31,6 +31,7 @@ Dask and distributed are imported lazily, only when a cluster is used.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -450,9 +451,7 @@ def run_sweep(tasks, *, store=None, scheduler=None, n_jobs=None, retries=3, call
         raise ValueError(f"retries must be >= 0, got {retries}")
     if store is not None and not isinstance(store, ResultStore):
         store = ResultStore(store)
-    if store is None:
-        return _run_sweep(tasks, None, scheduler, n_jobs, retries, callback, connect_timeout, timeout)
-    with store.writing():
+    with store.writing() if store is not None else contextlib.nullcontext():
         return _run_sweep(tasks, store, scheduler, n_jobs, retries, callback, connect_timeout, timeout)
 
 

@@ -79,6 +79,31 @@ def perturb(cov, seed, eps=EPS):
     return cov * (1.0 + eps * (E + E.T) / 2.0)
 
 
+def fit_into(row, name, variant, solver, cov, n, B_true):
+    """Fit ``CoLiDE(variant, solver=solver)`` from ``(cov, n)`` and store its figures in ``row``.
+
+    Parameters
+    ----------
+    row : dict
+        Gets ``shd_<name>`` (the thresholded graph against ``B_true``, a reversal costing 1),
+        ``obj_<name>`` (final objective, eq. 4 / eq. 6 at the last ``mu, s``) and ``it_<name>``.
+    name : str
+        Suffix of the keys.
+    variant : {"ev", "nv"}
+    solver : {"adam", "fast"}
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Covariance of centred ``X`` of shape ``(n_samples, n_nodes)``.
+    n : int
+        Number of samples.
+    B_true : ndarray of shape (n_nodes, n_nodes)
+        True adjacency.
+    """
+    est = CoLiDE(variant, solver=solver).fit_from_stats(cov, n)
+    row[f"shd_{name}"] = int(evaluate(B_true, est.adjacency_)["shd"])
+    row[f"obj_{name}"] = float(est.result_.objective)
+    row[f"it_{name}"] = int(est.n_iter_)
+
+
 def one_problem(setting, d, seed, early_scale=None):
     """Fit the faithful, perturbed-faithful and fast solvers on one simulated ER4 problem.
 
@@ -109,10 +134,7 @@ def one_problem(setting, d, seed, early_scale=None):
         warnings.simplefilter("ignore", ConvergenceWarning)
         for name, solver, C in (("faithful", "adam", cov), ("perturbed", "adam", perturb(cov, seed)),
                                 ("fast", "fast", cov)):
-            est = CoLiDE(variant, solver=solver).fit_from_stats(C, n)
-            row[f"shd_{name}"] = int(evaluate(B, est.adjacency_)["shd"])
-            row[f"obj_{name}"] = float(est.result_.objective)
-            row[f"it_{name}"] = int(est.n_iter_)
+            fit_into(row, name, variant, solver, C, n, B)
         if early_scale is not None:
             default = _fast._default_scales(_fast._conditioning_factor(cov), variant, 3e-4, 4)
             res = _fast.fast_solve(cov, variant=variant, step_scale=(early_scale,) * 3 + default[3:])

@@ -52,23 +52,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
-from bench_trap import D as TRAP_D, DEGREE as TRAP_DEGREE, N as TRAP_N, W_RANGES as TRAP_W_RANGES  # noqa: E402
-from colide_core import CoLiDE, ConvergenceWarning, evaluate  # noqa: E402
+from bench_sensitivity import fit_into  # noqa: E402
+from bench_trap import D as TRAP_D, problem as trap_problem  # noqa: E402
+from colide_core import ConvergenceWarning, evaluate  # noqa: E402
 from colide_core import _fast  # noqa: E402
 from colide_core._graph import threshold_to_dag  # noqa: E402
 from colide_core._solver import data_covariance  # noqa: E402
-from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters  # noqa: E402
 
 #: Relative objective change per checkpoint that ends a ``converged`` stage.
 STAGE_TOL = 1e-9
-
-
-def _trap_problem(seed):
-    """``bench_trap.py``'s problem: ER2, d = 10, n = 2000, Gaussian noise of variance 1."""
-    B = simulate_dag(TRAP_D, TRAP_DEGREE, "er", random_state=seed)
-    W = simulate_parameters(B, w_ranges=TRAP_W_RANGES, random_state=seed)
-    X, _ = simulate_linear_sem(W, TRAP_N, "gaussian", 1.0, random_state=seed)
-    return X, B
 
 
 def one_problem(setting, d, seed, budget=200_000):
@@ -95,7 +87,7 @@ def one_problem(setting, d, seed, budget=200_000):
         objective) and ``it_*`` (steps).
     """
     if setting.startswith("TRAP-"):
-        (X, B), variant, d = _trap_problem(seed), setting[5:].lower(), TRAP_D
+        (X, B), variant, d = trap_problem(seed), setting[5:].lower(), TRAP_D
     else:
         (X, B), variant = simulate(setting, d, seed), SETTINGS[setting]["variant"]
     cov, n, _ = data_covariance(X)
@@ -103,10 +95,7 @@ def one_problem(setting, d, seed, budget=200_000):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for name, solver in (("faithful", "adam"), ("fast", "fast")):
-            est = CoLiDE(variant, solver=solver).fit_from_stats(cov, n)
-            row[f"shd_{name}"] = int(evaluate(B, est.adjacency_)["shd"])
-            row[f"obj_{name}"] = float(est.result_.objective)
-            row[f"it_{name}"] = int(est.n_iter_)
+            fit_into(row, name, variant, solver, cov, n, B)
         res = _fast.fast_solve(cov, variant=variant, max_iter=(budget,) * 4, tol=STAGE_TOL,
                                step_scale=(1.0,) * 4)
         row["shd_converged"] = int(evaluate(B, threshold_to_dag(res.W, 0.3))["shd"])

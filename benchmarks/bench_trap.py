@@ -37,6 +37,27 @@ D, N, DEGREE = 10, 2000, 2
 W_RANGES = ((-2.0, -0.5), (0.5, 2.0))
 
 
+def problem(seed):
+    """The trap problem of ``seed``: ``(X, B_true)``, ``X`` of shape ``(N, D)``.
+
+    Parameters
+    ----------
+    seed : int
+        Graph, weight and noise seed.
+
+    Returns
+    -------
+    X : ndarray of shape (2000, 10)
+        Samples of the ER2 linear-Gaussian SEM with noise variance 1.
+    B_true : ndarray of shape (10, 10)
+        Its binary adjacency, ``B_true[i, j] = 1`` meaning i -> j.
+    """
+    B = simulate_dag(D, DEGREE, "er", random_state=seed)
+    W = simulate_parameters(B, w_ranges=W_RANGES, random_state=seed)
+    X, _ = simulate_linear_sem(W, N, "gaussian", 1.0, random_state=seed)
+    return X, B
+
+
 def one_seed(seed):
     """Fit both variants with both solvers on the ER2 problem of ``seed``.
 
@@ -51,9 +72,7 @@ def one_seed(seed):
         ``seed`` and, for ``v`` in ``ev, nv`` and ``s`` in ``adam, fast``, ``shd_v_s`` and
         ``sigma_v_s`` (sigma-hat; the mean over nodes for NV).
     """
-    B = simulate_dag(D, DEGREE, "er", random_state=seed)
-    W = simulate_parameters(B, w_ranges=W_RANGES, random_state=seed)
-    X, _ = simulate_linear_sem(W, N, "gaussian", 1.0, random_state=seed)
+    X, B = problem(seed)
     row = {"seed": seed}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

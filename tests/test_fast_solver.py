@@ -328,16 +328,21 @@ def test_a_larger_lr_shrinks_the_default_step_scale_and_keeps_the_faithful_answe
 
 @pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
 def test_default_chatter_tolerance_tightens_with_the_conditioning():
-    # chatter_tol="auto" is 1e-3 * phi (phi the step-scale factor, in [0.1, 1]): 1e-3 on a
-    # well-conditioned covariance, 2.5e-4 at phi = 0.25, 1e-4 at the floor.
+    # chatter_tol="auto" is c * phi (phi the step-scale factor, in [0.1, 1]) with c = 1e-3 for
+    # CoLiDE-NV and "ls" and 3e-4 for CoLiDE-EV: NV gets 1e-3 on a well-conditioned
+    # covariance, 2.5e-4 at phi = 0.25 and 1e-4 at the floor; EV gets 0.3 times that.
     for cov, expected in ((np.eye(3), 1e-3), (np.diag([1.0, 1.0, 4e6]), 2.5e-4), (np.diag([1.0, 1.0, 1e8]), 1e-4)):
-        assert _fast._CHATTER_REF * _fast._conditioning_factor(cov) == pytest.approx(expected)
+        phi = _fast._conditioning_factor(cov)
+        assert _fast._CHATTER_REF["nv"] * phi == pytest.approx(expected)
+        assert _fast._CHATTER_REF["ls"] * phi == pytest.approx(expected)
+        assert _fast._CHATTER_REF["ev"] * phi == pytest.approx(0.3 * expected)
     cov, _ = _chain_cov()
-    kw = dict(variant="ev", max_iter=(2000,) * 4, checkpoint=200)
-    auto = fast_solve(cov, **kw)
-    explicit = fast_solve(cov, chatter_tol=_fast._CHATTER_REF * _fast._conditioning_factor(cov), **kw)
-    assert auto.n_iter == explicit.n_iter
-    assert_allclose(auto.W, explicit.W, rtol=0, atol=0)
+    for variant in ("ev", "nv"):
+        kw = dict(variant=variant, max_iter=(2000,) * 4, checkpoint=200)
+        auto = fast_solve(cov, **kw)
+        explicit = fast_solve(cov, chatter_tol=_fast._CHATTER_REF[variant] * _fast._conditioning_factor(cov), **kw)
+        assert auto.n_iter == explicit.n_iter
+        assert_allclose(auto.W, explicit.W, rtol=0, atol=0)
     for bad in (-1.0, float("nan"), "fast"):
         with pytest.raises(ValueError, match="chatter_tol"):
             fast_solve(np.eye(3), chatter_tol=bad)

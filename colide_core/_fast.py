@@ -15,12 +15,15 @@ equivalent vectorised numpy implementation is used. Both give the same iterates 
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 import time
 import warnings
 
 import numpy as np
 from scipy.linalg import lapack
+from threadpoolctl import ThreadpoolController
 
 from ._solver import (
     _DOMAIN_TOL,
@@ -75,6 +78,48 @@ _LR_REF = 3e-4
 #: tolerance cost SHD at d >= 50, measured).
 _CHATTER_REF = {"ev": 3e-4, "nv": 1e-3, "ls": 1e-3}
 _VCODE = {"ev": 0, "nv": 1, "ls": 2}
+
+
+# --------------------------------------------------------------------------------------
+# BLAS thread pool. Measured on this 2-core box, idle, OpenBLAS's default pool of one thread per
+# core against one thread (benchmarks/bench_blas_threads.py, results/bench_blas_threads.txt):
+# the numpy engine's steps are 8.9x slower at d = 200 and 3.1x at d = 300 (LAPACK's threaded
+# getri on matrices this small); the numba engine's steps are 1.3x slower at d = 100, equal at
+# d <= 50, and 9-18% faster at d = 200-300. As soon as two fits overlap (two app sessions,
+# joblib workers) two threads per fit oversubscribe the cores (a 150 x 150 inverse measured at
+# 0.8 ms -> 15 ms under load). So a solve runs with a one-thread pool unless the caller says
+# otherwise: never much slower, often much faster, and its speed does not depend on the load.
+# --------------------------------------------------------------------------------------
+_BLAS = {"lock": threading.Lock(), "busy": False, "controller": None}
+
+
+@contextlib.contextmanager
+def _blas_threads(n):
+    """Run the block with at most ``n`` BLAS threads (threadpoolctl); ``None``: leave them.
+
+    OpenBLAS's pool is process-wide, so one solve at a time owns the limit: it sets it on entry
+    and restores the previous setting on exit, in its own thread (threadpoolctl's ownership
+    rule). A solve that starts in another thread while the limit is held runs under it without
+    touching it, and after the owner restores the setting it runs with the process's default:
+    slower, never wrong, and no limit is left behind.
+    """
+    if n is None:
+        yield
+        return
+    with _BLAS["lock"]:
+        owner = not _BLAS["busy"]
+        _BLAS["busy"] = True
+    if not owner:
+        yield
+        return
+    try:
+        if _BLAS["controller"] is None:
+            _BLAS["controller"] = ThreadpoolController()
+        with _BLAS["controller"].limit(limits=int(n), user_api="blas"):
+            yield
+    finally:
+        with _BLAS["lock"]:
+            _BLAS["busy"] = False
 
 
 # --------------------------------------------------------------------------------------
@@ -532,6 +577,7 @@ def fast_solve(
     min_scale=1.0,
     polish=None,
     engine="auto",
+    blas_threads=1,
 ):
     """Solve CoLiDE's central path (paper eq. 4 / eq. 6) several times faster than Algorithm 1.
 
@@ -662,6 +708,14 @@ def fast_solve(
     engine : {"auto", "numba", "numpy"}, default="auto"
         Kernel implementation; "auto" uses numba when installed. Both give the same iterates
         up to rounding.
+    blas_threads : int or None, default=1
+        Size of the BLAS thread pool during the solve, set and restored with threadpoolctl;
+        None leaves the process's setting alone. The per-step products are small: on a 2-core
+        machine OpenBLAS's default pool (one thread per core) makes the numpy engine's steps
+        8.9x slower at d = 200 and the numba engine's 1.3x slower at d = 100, and gains at most
+        18% (numba, d = 300, idle machine); with fits running side by side it oversubscribes
+        the cores (``benchmarks/bench_blas_threads.py``). The pool is process-wide: while one solve
+        holds the limit, solves started in other threads run under it without changing it.
 
     Returns
     -------
@@ -674,7 +728,7 @@ def fast_solve(
     ------
     ValueError
         For invalid parameters (as :func:`~colide_core._solver.colide_solve`, plus a bad
-        ``step_scale``, betas or ``engine``).
+        ``step_scale``, betas, ``engine`` or ``blas_threads``).
     FloatingPointError
         If the iterates cannot be kept inside the log-det domain, or the objective becomes
         non-finite.
@@ -697,9 +751,13 @@ def fast_solve(
     Borwein (1988); Grippo, Lampariello and Lucidi (1986), nonmonotone line search; Wright,
     Nowak and Figueiredo (2009), SpaRSA (proximal gradient with BB steps).
     """
+    if blas_threads is not None and (
+        isinstance(blas_threads, bool) or not isinstance(blas_threads, (int, np.integer)) or blas_threads < 1
+    ):
+        raise ValueError(f"blas_threads must be None or an integer >= 1, got {blas_threads!r}.")
     # Overflow and NaN never pass silently: they are detected explicitly (moments, objective,
     # line search) and raised as FloatingPointError, so numpy's own RuntimeWarnings are muted.
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"), _blas_threads(blas_threads):
         return _fast_solve(
             cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2,
             sigma0, W_init, callback, max_time, edge_mask, l1_mask, step_scale, switch_tol, chatter_tol,

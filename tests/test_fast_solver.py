@@ -6,11 +6,13 @@ solver contract (masks, callback, max_time, warnings, errors) and passes the acc
 acceptance tests of tests/test_accuracy.py (Sachs, simulated ER2) with solver="fast".
 No timing is asserted here: speed is measured by benchmarks/bench_solver.py.
 """
+import threading
 import warnings
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from colide_core import (
     CoLiDE, ConvergenceWarning, colide_solve, evaluate, h_ldet, is_dag, load_sachs, threshold_to_dag,
@@ -208,6 +210,9 @@ def test_domain_backoff_keeps_iterates_inside():
         (dict(lr=-1.0), "lr"),
         (dict(l1_mask=-np.ones((2, 2))), "l1_mask"),
         (dict(edge_mask=np.ones((3, 3), dtype=bool)), "edge_mask"),
+        (dict(blas_threads=0), "blas_threads"),
+        (dict(blas_threads=1.5), "blas_threads"),
+        (dict(blas_threads=True), "blas_threads"),
     ],
 )
 def test_invalid_parameters_raise(kwargs, match):
@@ -416,3 +421,90 @@ def test_block_inverse_domain_test_is_the_spectral_radius_test():
         assert _fast._inv_into_nb(np.ascontiguousarray(M.T), np.empty((d, d))) == inside
         decided[ok] += 1
     assert decided == {True: 30, False: 30}
+
+
+# ---------------------------------------------------------------------------------------
+# The BLAS thread pool during a solve (blas_threads).
+# ---------------------------------------------------------------------------------------
+def _blas_pool():
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def _set_blas_pool(n):
+    # From a throwaway thread: threadpoolctl gives OpenBLAS's process-wide pool to one
+    # controlling thread at a time, and a finished thread holds no control, so the solves
+    # below (in this thread or others) stay free to set their own limit.
+    t = threading.Thread(target=threadpool_limits, kwargs=dict(limits=n, user_api="blas"))
+    t.start()
+    t.join()
+
+
+@pytest.fixture
+def blas_pool_of_two():
+    # `make test` exports OPENBLAS_NUM_THREADS=1; a pool of 2 makes a missing limit visible.
+    before = _blas_pool()
+    assert before, "numpy and scipy load OpenBLAS, which threadpoolctl must see"
+    _set_blas_pool(2)
+    assert set(_blas_pool()) == {2}
+    yield
+    _set_blas_pool(before[0])
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_the_blas_pool_has_one_thread_during_a_solve_and_is_restored_after(blas_pool_of_two):
+    cov, _ = _chain_cov()
+    seen = {}
+    for bt in (1, None, 2):
+        seen[bt] = []
+        fast_solve(cov, variant="ev", max_iter=(500,) * 4, blas_threads=bt,
+                   callback=lambda *a, bt=bt: seen[bt].append(_blas_pool()))
+        assert _blas_pool() == [2] * len(_blas_pool())  # restored (or never touched)
+    assert seen[1] and all(set(p) == {1} for p in seen[1])
+    assert seen[None] and all(set(p) == {2} for p in seen[None])  # None: the caller's pool
+    assert seen[2] and all(set(p) == {2} for p in seen[2])
+    assert not _fast._BLAS["busy"]
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_concurrent_solves_share_one_limit_and_leave_none_behind(blas_pool_of_two):
+    # Solve A owns the limit; solve B starts while A runs, runs under A's limit without touching
+    # it, and after A ends (and restores the pool of 2) goes on with the pool of 2. Nothing is
+    # left at 1 once both are done.
+    cov, _ = _chain_cov()
+    a_inside, b_inside, a_done = threading.Event(), threading.Event(), threading.Event()
+    seen = {"a": [], "b_while_a": [], "b_after_a": []}
+    waits = []
+
+    def cb_a(*_):
+        a_inside.set()
+        waits.append(b_inside.wait(60))
+        seen["a"].append(_blas_pool())
+        return True  # stop A at its first checkpoint
+
+    def cb_b(*_):
+        if not seen["b_while_a"]:
+            seen["b_while_a"].append(_blas_pool())
+            b_inside.set()
+            waits.append(a_done.wait(60))
+            return False
+        seen["b_after_a"].append(_blas_pool())
+        return True
+
+    def run_a():
+        fast_solve(cov, variant="nv", callback=cb_a)
+        a_done.set()
+
+    def run_b():
+        waits.append(a_inside.wait(60))
+        fast_solve(cov, variant="nv", callback=cb_b)
+
+    threads = [threading.Thread(target=run_a), threading.Thread(target=run_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert waits == [True, True, True] and a_done.is_set()
+    assert set(seen["a"][0]) == {1}
+    assert set(seen["b_while_a"][0]) == {1}
+    assert seen["b_after_a"] and set(seen["b_after_a"][0]) == {2}
+    assert set(_blas_pool()) == {2} and not _fast._BLAS["busy"]

@@ -215,6 +215,7 @@ def test_domain_backoff_keeps_iterates_inside():
         (dict(blas_threads=True), "blas_threads"),
         (dict(inverse_every=0), "inverse_every"),
         (dict(inverse_every=2.0), "inverse_every"),
+        (dict(inverse_every="3"), "inverse_every"),
     ],
 )
 def test_invalid_parameters_raise(kwargs, match):
@@ -428,7 +429,13 @@ def test_block_inverse_domain_test_is_the_spectral_radius_test():
 # ---------------------------------------------------------------------------------------
 # The inverse every third step (inverse_every) and its O(d^2) domain certificate.
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("certify", [_fast._certify_py] + ([_fast._certify_nb] if _fast.HAVE_NUMBA else []))
+def _certify_nb(W, s, xc):
+    # The numba kernel's form: it reads M.T, which the step kernel builds anyway.
+    Mt = np.ascontiguousarray((s * np.eye(W.shape[0]) - W * W).T)
+    return _fast._certify_nb(Mt, s, xc, np.empty(W.shape[0]))
+
+
+@pytest.mark.parametrize("certify", [_fast._certify_py] + ([_certify_nb] if _fast.HAVE_NUMBA else []))
 def test_the_domain_certificate_never_vouches_for_a_point_outside(certify):
     # (s I - W o W) x > 0 with x > 0 proves s > rho(W o W). Near the boundary (1% either
     # side), with x = inv(M_old) 1 from a slightly different W_old: every point it accepts is
@@ -477,6 +484,23 @@ def test_inverse_every_third_step_reaches_the_same_optimum(variant):
         a, b = fast_solve(cov, engine="numba", **kw), fast_solve(cov, engine="numpy", **kw)
         assert a.n_iter == b.n_iter
         assert_allclose(a.W, b.W, rtol=0, atol=1e-8)
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_auto_inverts_every_step_on_ill_conditioned_covariances():
+    # "auto": every third step where cond(cov) <= 1e6, every step above (the path's fragile
+    # regime), where the iterates are exactly those of inverse_every=1.
+    X, _ = _er2(6, 2)
+    well = _cov(X)
+    ill = well * np.outer([1, 1, 1, 1, 1, 1e4], [1, 1, 1, 1, 1, 1e4])  # one column in other units
+    assert np.linalg.cond(well) < 1e6 < np.linalg.cond(ill)
+    kw = dict(variant="ev", max_iter=(3000, 1000, 1000, 2000))
+    for cov, k in ((well, 3), (ill, 1)):
+        auto = fast_solve(cov, **kw)
+        same = fast_solve(cov, inverse_every=k, **kw)
+        other = fast_solve(cov, inverse_every=4 - k, **kw)
+        assert np.array_equal(auto.W, same.W) and auto.n_iter == same.n_iter
+        assert not np.array_equal(auto.W, other.W)
 
 
 # ---------------------------------------------------------------------------------------

@@ -186,8 +186,9 @@ def _adam_chunk_py(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
 def _certify_py(Wn, s, xc):
     """True if ``(s I - Wn o Wn) xc > 0`` entry-wise, for some ``xc > 0``.
 
-    A Z-matrix ``M`` with ``M x > 0`` for a positive ``x`` is a nonsingular M-matrix (Berman and
-    Plemmons 1994, ch. 6, condition I27): ``s > rho(Wn o Wn)`` and ``inv(M) >= 0``, i.e. ``Wn``
+    A Z-matrix ``M`` with ``M x > 0`` for a positive ``x`` (a semipositive Z-matrix) is a
+    nonsingular M-matrix (Berman and Plemmons, *Nonnegative Matrices in the Mathematical
+    Sciences*, 1994, Theorem 6.2.3): ``s > rho(Wn o Wn)`` and ``inv(M) >= 0``, i.e. ``Wn``
     is inside the log-det domain. With ``xc = inv(M_old) @ 1`` for a nearby earlier ``M_old``,
     ``M xc`` is close to 1, so this O(d^2) test passes for every small step away from the
     boundary and replaces the O(d^3) inverse as the domain test. A relative margin guards
@@ -198,6 +199,7 @@ def _certify_py(Wn, s, xc):
 
 
 def _colsums_py(MinvT, xc):
+    """``xc = inv(M) @ 1`` (the column sums of ``MinvT``); False unless all are > 0."""
     xc[:] = MinvT.sum(axis=0)
     return bool(np.all(xc > 0.0))
 
@@ -724,8 +726,9 @@ def fast_solve(
     ``1 / (1 - beta_1')`` = 10 steps at the default scale). The score's gradient, sigma, the
     objective, the averaged iterate and the polishing phase always use the current W.
     Measured against ``inverse_every=1`` (ER4, 10 graphs each, d = 20 and 50, EV and NV; the
-    issue's trap, 10 graphs per variant; 6 EV and 4 NV graphs at d = 100): steps 25-31%
-    cheaper, the same SHD and objective on most graphs, and on the others rounding-level
+    issue's trap, 10 graphs per variant; 6 EV and 4 NV graphs at d = 100): steps 12-34%
+    cheaper (``benchmarks/bench_inverse_every.py``: 1.13x at d = 10 to 1.52x at d = 50 and
+    1.40-1.46x at d = 200), the same SHD and objective on most graphs, and on the others rounding-level
     branch changes in both directions (mean SHD EV d = 20: 11.1 -> 11.1; EV d = 50: 27.5 ->
     28.3, faithful 27.8; NV d = 50: 102.5 -> 101.5; EV d = 100: 38.8 -> 38.3; NV d = 100:
     188.3 -> 186.8). Where the default step scale falls back (``cond(cov) > 1e6``, see 1.),

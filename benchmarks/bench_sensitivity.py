@@ -116,7 +116,7 @@ def one_problem(setting, d, seed, early_scale=None):
         Number of nodes.
     seed : int
         Graph, weight and noise seed.
-    early_scale : float or tuple of 3 floats, optional
+    early_scale : float or tuple of 1 or 3 floats, optional
         Also fit ``early``: the fast solver with step scale ``early_scale`` in the first three
         stages (one scale for all three, or one each) and its default last-stage scale.
 
@@ -194,7 +194,6 @@ def main(argv=None):
             ap.error(f"--early-scale must be C or C1,C2,C3, got {args.early_scale!r}")
         if len(early) not in (1, 3) or not all(c >= 1 for c in early):
             ap.error("--early-scale must be one scale >= 1 or three, comma-separated")
-        early = early[0] if len(early) == 1 else early
     settings = [s.strip() for s in args.settings.split(",")]
     if not set(settings) <= set(SETTINGS):
         ap.error(f"--settings must be among {sorted(SETTINGS)}, got {args.settings!r}")

@@ -3,7 +3,8 @@
 Usage::
 
     .venv/bin/python benchmarks/bench_sensitivity.py [--settings EV,NV] [--sizes 20,50]
-        [--seeds 10] [--n-jobs 2] [--early-scale 10 | --early-scale 1,10,10] [--out rows.json]
+        [--seeds 10] [--n-jobs 2] [--early-scale 10 | --early-scale 1,10,10]
+        [--inverse-every 3] [--out rows.json]
 
 Issue 4 judges the fast solver by comparing it, case by case, with the faithful one
 (``CoLiDE(solver="adam")``): mean SHD per setting within max(1, 3%) and the final objective at
@@ -20,7 +21,9 @@ covariance ``cov`` of ``X`` (shape ``(n_samples, n_nodes)``):
   scale ``C`` whatever the conditioning (its default falls back to the faithful step, scale 1,
   on ill-conditioned covariances) and its default last stage: the experiment behind that
   fall-back. ``--early-scale C1,C2,C3`` gives each of the first three stages its own scale
-  (e.g. ``1,10,10``: is only the first stage, where the basin is chosen from W = 0, fragile?).
+  (e.g. ``1,10,10``: is only the first stage, where the basin is chosen from W = 0, fragile?);
+* with ``--inverse-every K``, also ``inverse every K``: the fast solver with ``inverse_every=K``
+  on every covariance (its default takes the inverse at every step where ``cond(cov) > 1e6``).
 
 and prints, per setting and size, the mean SHD of the three, and for the perturbed and the fast
 fit the number of problems whose SHD differs from the faithful one and whose final objective is
@@ -105,7 +108,7 @@ def fit_into(row, name, variant, solver, cov, n, B_true):
     row[f"it_{name}"] = int(est.n_iter_)
 
 
-def one_problem(setting, d, seed, early_scale=None):
+def one_problem(setting, d, seed, early_scale=None, inverse_every=None):
     """Fit the faithful, perturbed-faithful and fast solvers on one simulated ER4 problem.
 
     Parameters
@@ -119,13 +122,17 @@ def one_problem(setting, d, seed, early_scale=None):
     early_scale : float or tuple of 1 or 3 floats, optional
         Also fit ``early``: the fast solver with step scale ``early_scale`` in the first three
         stages (one scale for all three, or one each) and its default last-stage scale.
+    inverse_every : int, optional
+        Also fit ``inv``: the fast solver with ``inverse_every`` fixed at this value (its default,
+        ``"auto"``, takes the inverse at every step where ``cond(cov) > 1e6``).
 
     Returns
     -------
     dict
-        ``setting, d, seed`` and, for each of ``faithful, perturbed, fast`` (and ``early``), ``shd_*`` (SHD of the
-        thresholded graph against the truth, a reversal costing 1), ``obj_*`` (final objective,
-        eq. 4 / eq. 6 at the last ``mu, s``) and ``it_*`` (iterations).
+        ``setting, d, seed`` and, for each of ``faithful, perturbed, fast`` (and ``early``,
+        ``inv``), ``shd_*`` (SHD of the thresholded graph against the truth, a reversal costing
+        1), ``obj_*`` (final objective, eq. 4 / eq. 6 at the last ``mu, s``) and ``it_*``
+        (iterations).
     """
     X, B = simulate(setting, d, seed)
     cov, n, _ = data_covariance(X)
@@ -136,26 +143,36 @@ def one_problem(setting, d, seed, early_scale=None):
         for name, solver, C in (("faithful", "adam", cov), ("perturbed", "adam", perturb(cov, seed)),
                                 ("fast", "fast", cov)):
             fit_into(row, name, variant, solver, C, n, B)
+        extra = {}
         if early_scale is not None:
             default = _fast._default_scales(_fast._conditioning_factor(cov), variant, 3e-4, 4)
             early = tuple(np.broadcast_to(np.asarray(early_scale, dtype=float), (3,)))
-            res = _fast.fast_solve(cov, variant=variant, step_scale=early + default[3:])
-            row["shd_early"] = int(evaluate(B, threshold_to_dag(res.W, 0.3))["shd"])
-            row["obj_early"] = float(res.objective)
-            row["it_early"] = int(res.n_iter)
+            extra["early"] = dict(step_scale=early + default[3:])
+        if inverse_every is not None:
+            extra["inv"] = dict(inverse_every=int(inverse_every))
+        for name, kw in extra.items():
+            res = _fast.fast_solve(cov, variant=variant, **kw)
+            row[f"shd_{name}"] = int(evaluate(B, threshold_to_dag(res.W, 0.3))["shd"])
+            row[f"obj_{name}"] = float(res.objective)
+            row[f"it_{name}"] = int(res.n_iter)
     return row
 
 
+#: Column labels of the optional extra fits of :func:`one_problem`.
+EXTRA_LABELS = {"early": "early", "inv": "inverse every K"}
+
+
 def summarise(rows):
-    """Markdown table: per (setting, d), mean SHD and disagreement counts."""
-    early = "shd_early" in rows[0]
-    lines = [
-        "| setting | d | problems | mean SHD faithful | mean SHD faithful, perturbed | mean SHD fast "
-        "| perturbed: SHD differs / obj > +1e-3 | fast: SHD differs / obj > +1e-3 |"
-        + (" mean SHD early | early: SHD differs / obj > +1e-3 | mean iterations faithful / fast / early |"
-           if early else ""),
-        "|---|---|---|---|---|---|---|---|" + ("---|---|---|" if early else ""),
-    ]
+    """Markdown table: per (setting, d), mean SHD and disagreement counts (and, for the optional
+    ``early`` / ``inv`` fits, their mean SHD, disagreement counts and mean iterations)."""
+    extras = [name for name in EXTRA_LABELS if f"shd_{name}" in rows[0]]
+    head = ("| setting | d | problems | mean SHD faithful | mean SHD faithful, perturbed | mean SHD fast "
+            "| perturbed: SHD differs / obj > +1e-3 | fast: SHD differs / obj > +1e-3 |")
+    for name in extras:
+        head += f" mean SHD {EXTRA_LABELS[name]} | {EXTRA_LABELS[name]}: SHD differs / obj > +1e-3 |"
+    if extras:
+        head += " mean iterations faithful / fast / " + " / ".join(EXTRA_LABELS[x] for x in extras) + " |"
+    lines = [head, "|---|---|---|---|---|---|---|---|" + "---|---|" * len(extras) + ("---|" if extras else "")]
     groups = {}
     for r in rows:
         groups.setdefault((r["setting"], r["d"]), []).append(r)
@@ -164,14 +181,17 @@ def summarise(rows):
             differs = sum(r[f"shd_{name}"] != r["shd_faithful"] for r in rs)
             higher = sum((r[f"obj_{name}"] - r["obj_faithful"]) > 1e-3 * abs(r["obj_faithful"]) for r in rs)
             return f"{differs} / {higher}"
-        lines.append(
+        line = (
             f"| {setting} | {d} | {len(rs)} | {np.mean([r['shd_faithful'] for r in rs]):.1f} | "
             f"{np.mean([r['shd_perturbed'] for r in rs]):.1f} | {np.mean([r['shd_fast'] for r in rs]):.1f} | "
             f"{count('perturbed')} | {count('fast')} |"
-            + (f" {np.mean([r['shd_early'] for r in rs]):.1f} | {count('early')} | "
-               + " / ".join(f"{np.mean([r[f'it_{k}'] for r in rs]):.0f}" for k in ('faithful', 'fast', 'early'))
-               + " |" if early else "")
         )
+        for name in extras:
+            line += f" {np.mean([r[f'shd_{name}'] for r in rs]):.1f} | {count(name)} |"
+        if extras:
+            line += " " + " / ".join(f"{np.mean([r[f'it_{k}'] for r in rs]):.0f}"
+                                     for k in ("faithful", "fast", *extras)) + " |"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -184,6 +204,8 @@ def main(argv=None):
     ap.add_argument("--early-scale", default=None, metavar="C",
                     help="also fit the fast solver with its first three stages at step scale C (>= 1), "
                          "or at C1,C2,C3, one scale per stage")
+    ap.add_argument("--inverse-every", type=int, default=None, metavar="K",
+                    help="also fit the fast solver with inverse_every=K (>= 1) whatever the conditioning")
     ap.add_argument("--out", default=None, help="write all rows as JSON here")
     args = ap.parse_args(argv)
     early = None
@@ -194,6 +216,8 @@ def main(argv=None):
             ap.error(f"--early-scale must be C or C1,C2,C3, got {args.early_scale!r}")
         if len(early) not in (1, 3) or not all(c >= 1 for c in early):
             ap.error("--early-scale must be one scale >= 1 or three, comma-separated")
+    if args.inverse_every is not None and args.inverse_every < 1:
+        ap.error("--inverse-every must be >= 1")
     settings = [s.strip() for s in args.settings.split(",")]
     if not set(settings) <= set(SETTINGS):
         ap.error(f"--settings must be among {sorted(SETTINGS)}, got {args.settings!r}")
@@ -202,7 +226,7 @@ def main(argv=None):
         ap.error("--seeds must be >= 1 and every size >= 2")
     jobs = [(s, d, SEED0 + k) for s in settings for d in sizes for k in range(args.seeds)]
     jobs.sort(key=lambda j: -j[1])  # largest first: better load balance
-    rows = Parallel(n_jobs=args.n_jobs)(delayed(one_problem)(*j, early) for j in jobs)
+    rows = Parallel(n_jobs=args.n_jobs)(delayed(one_problem)(*j, early, args.inverse_every) for j in jobs)
     print(f"# bench_sensitivity: faithful solver under a {EPS:g} relative perturbation of cov, "
           f"and the fast solver; ER4, n = 1000, seeds {SEED0}..{SEED0 + args.seeds - 1}")
     print(summarise(rows))

@@ -13,8 +13,10 @@ export OMP_NUM_THREADS ?= 1
 
 .PHONY: run test bench clean
 
-# (Re)create the virtual environment when it is missing or requirements.txt is newer.
-$(STAMP): requirements.txt
+# (Re)create the virtual environment when it is missing or requirements.txt is newer, and
+# recompile the numba kernels when colide_core/_fast.py is newer (numba's disk cache is keyed on
+# that file: after a change, the first fit of every process would otherwise pay the compile).
+$(STAMP): requirements.txt colide_core/_fast.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@# Compile the fast solver's numba kernels once (cached on disk next to colide_core/_fast.py)

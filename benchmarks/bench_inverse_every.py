@@ -8,13 +8,14 @@ Usage::
 For Sachs (both variants) and the simulated ER4 problems of ``bench_solver.py`` (``X`` of shape
 ``(1000, d)``; EV: weights +-[0.5, 2], unit noise; NV: weights +-[0.25, 1], noise variances
 U[0.5, 10]), it fits ``fast_solve`` with ``inverse_every=1`` (an inverse at every step, as
-Algorithm 1) and ``inverse_every=3`` (the default where ``cond(cov) <= 1e6``), best of
+Algorithm 1) and ``inverse_every=3`` (the default, ``"auto"``), best of
 ``--repeats`` wall times each, and prints per case: cond(cov), the default's choice, both times
 and step counts, the ratio of the times per step and of the total times, both SHDs (threshold 0.3,
 a reversed edge costs 1) and the relative objective difference ``(3 - 1) / |1|``.
 
-Rows with ``cond(cov) > 1e6`` show what the default does *not* do there (it inverts every step on
-those covariances; see ``fast_solve``).
+Until 2026-11-24 the default inverted at every step where ``cond(cov) > 1e6``; the results
+files from before then mark those rows with default 1. ``bench_sensitivity.py --inverse-every 3``
+compares the two over 10 graphs per size (``fast_solve``'s docstring gives the figures).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import ConvergenceWarning, evaluate, load_sachs  # noqa: E402
-from colide_core._fast import _COND_REF, fast_solve, warmup  # noqa: E402
+from colide_core._fast import _INVERSE_EVERY, fast_solve, warmup  # noqa: E402
 from colide_core._graph import threshold_to_dag  # noqa: E402
 from colide_core._solver import data_covariance  # noqa: E402
 
@@ -59,7 +60,7 @@ def row(name, X, B, variant, repeats):
     (t1, r1), (t3, r3) = timed(cov, variant, 1, repeats), timed(cov, variant, 3, repeats)
     shd = [int(evaluate(B, threshold_to_dag(r.W, 0.3))["shd"]) for r in (r1, r3)]
     per_step = (t1 / r1.n_iter) / (t3 / r3.n_iter)
-    print(f"| {name} | {variant} | {cond:.1e} | {3 if cond <= _COND_REF else 1} | {t1:.3f} | {r1.n_iter} "
+    print(f"| {name} | {variant} | {cond:.1e} | {_INVERSE_EVERY} | {t1:.3f} | {r1.n_iter} "
           f"| {t3:.3f} | {r3.n_iter} | {per_step:.2f} | {t1 / t3:.2f} | {shd[0]} | {shd[1]} "
           f"| {(r3.objective - r1.objective) / abs(r1.objective):+.1e} |", flush=True)
 

@@ -11,8 +11,8 @@ For the simulated ER4 problems of ``bench_solver.py`` (seed ``SEED0``; ``X`` of 
 times, on that iterate, with one BLAS thread:
 
 * ``step k=1`` / ``step k=3``: one whole Adam step of the numba kernel (``_adam_chunk_nb``, mean
-  over ``--steps`` steps) with an inverse at every step (the default where ``cond(cov) > 1e6``)
-  and every third step (the default elsewhere);
+  over ``--steps`` steps) with an inverse at every step (Algorithm 1) and every third step (the
+  default);
 * ``inverse``: the block inverse with its domain test and the copy (``_inv_into_nb``);
 * ``cov @ W``: the one d x d product of a step (BLAS dgemm);
 * ``build``: ``Wn = W - lr D`` and ``(s I - Wn o Wn).T`` (``_step_nb``);

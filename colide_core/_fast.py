@@ -716,9 +716,10 @@ def fast_solve(
     the unpivoted pivots is an exact domain test (``s > rho(W o W)``) on top of the solver's
     test on the inverse's entries. The numpy engine keeps LAPACK's pivoted getrf + getri.
 
-    **The inverse every third step.** The Adam phase computes the inverse only every ``inverse_every = 3`` steps; the steps in between use it for the
-    log-det gradient ``2 inv(M)^T o W`` while it is at most two steps old, and are kept inside
-    the domain by an exact O(d^2) certificate instead: a Z-matrix ``M`` with ``M x > 0`` for
+    **The inverse every third step.** The Adam phase computes the inverse only every
+    ``inverse_every = 3`` steps; the steps in between use it for the log-det gradient
+    ``2 inv(M)^T o W`` while it is at most two steps old, and are kept inside the domain by an
+    exact O(d^2) certificate instead: a Z-matrix ``M`` with ``M x > 0`` for
     some ``x > 0`` is a nonsingular M-matrix (``s > rho(W o W)`` and ``inv(M) >= 0``), and
     ``x = inv(M_old) 1`` from the last inverse makes ``M x`` close to 1 for every small step.
     A step that the certificate cannot vouch for is inverted as before. A lag of two steps is

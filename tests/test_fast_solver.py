@@ -486,24 +486,33 @@ def test_inverse_every_third_step_reaches_the_same_optimum(variant):
         assert_allclose(a.W, b.W, rtol=0, atol=1e-8)
 
 
+def test_auto_inverse_every_is_ten_at_the_faithful_step_and_three_above_it():
+    # Every tenth step at step scale 1 (an inverse lags at most 10 faithful-equivalent steps),
+    # every third at any larger scale (at the default scale 10: 30 faithful-equivalent steps).
+    got = {c: _fast._auto_inverse_every(c) for c in (10.0, 6.0, 2.22, 1.25, 1.0)}
+    assert got == {10.0: 3, 6.0: 3, 2.22: 3, 1.25: 3, 1.0: 10}
+
+
 @pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
-def test_auto_inverts_every_third_step_whatever_the_conditioning():
-    # "auto" is inverse_every=3 on a well-conditioned covariance and on an ill-conditioned one
-    # (one column in other units: cond > 1e6, where the step scale falls back to 1): the same
-    # iterates as inverse_every=3, not those of inverse_every=1, and the iterates stay inside
-    # the log-det domain (finite h at every checkpoint).
+def test_auto_inverse_every_follows_the_step_scale():
+    # "auto" picks k from the step scale of each chunk: every third step on a well-conditioned
+    # covariance (default scales 10 and 6), every tenth on an ill-conditioned one (one column
+    # in other units: cond > 1e7, where the default step scale falls back to 1). Each gives
+    # the same iterates as that fixed k, not those of an inverse at every step, and the
+    # iterates stay inside the log-det domain (finite h at every checkpoint).
     X, _ = _er2(6, 2)
     well = _cov(X)
     ill = well * np.outer([1, 1, 1, 1, 1, 1e4], [1, 1, 1, 1, 1, 1e4])
-    assert np.linalg.cond(well) < 1e6 < np.linalg.cond(ill)
+    assert np.linalg.cond(well) < 1e6 and np.linalg.cond(ill) > 1e7
+    assert _fast._default_scales(_fast._conditioning_factor(ill), "ev", 3e-4, 4) == (1.0,) * 4
     kw = dict(variant="ev", max_iter=(3000, 1000, 1000, 2000))
-    for cov in (well, ill):
+    for cov, k in ((well, 3), (ill, 10)):
         auto = fast_solve(cov, **kw)
-        three = fast_solve(cov, inverse_every=3, **kw)
+        fixed = fast_solve(cov, inverse_every=k, **kw)
         one = fast_solve(cov, inverse_every=1, **kw)
-        assert np.array_equal(auto.W, three.W) and auto.n_iter == three.n_iter
-        assert not np.array_equal(auto.W, one.W)
-        assert np.all(np.isfinite(auto.history["h"]))
+        assert np.array_equal(auto.W, fixed.W) and auto.n_iter == fixed.n_iter, k
+        assert not np.array_equal(auto.W, one.W), k
+        assert np.all(np.isfinite(auto.history["h"])), k
 
 
 # ---------------------------------------------------------------------------------------

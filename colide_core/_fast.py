@@ -399,6 +399,7 @@ if HAVE_NUMBA:
         D = np.empty_like(W)
         Wn = np.empty_like(W)
         Mt = np.empty_like(W)  # (s I - Wn o Wn).T
+        CW = np.empty_like(W)  # cov @ Wn, written in place by BLAS gemm
         y = np.empty(d)  # certificate scratch
         for _ in range(nsteps):
             b1t *= b1
@@ -434,7 +435,7 @@ if HAVE_NUMBA:
                 if halvings > max_halvings:
                     return 1, lr, b1t, b2t
                 lr *= 0.5
-            CW = cov @ Wn
+            np.dot(cov, Wn, CW)
             for j in range(d):
                 resid[j] = 0.0
             for i in range(d):  # row by row (cache order); per column the same sums as before

@@ -515,12 +515,12 @@ def _auto_inverse_every(c):
 
     ``_INVERSE_EVERY_MAX`` (10) at the faithful step (``c = 1``: the covariances with
     ``cond(cov) >= 1e7``, where the default step scale falls back to 1 and a step is 1.1-1.2x
-    cheaper than with an inverse every third step), else ``_INVERSE_EVERY`` (3). An inverse
-    ``k`` steps old at scale ``c`` lags ``k c`` faithful-equivalent steps: 30 at the default
-    scale 10 and at most 30 at ``c = 1`` too, but a lag of 5 to 10 steps at an intermediate
-    scale (2.2) moved one of 30 simulated EV graphs to a worse branch (d = 20 seed 101: SHD
-    9 -> 20, objective +1.1e-2), so the longer lag is kept to the faithful step, where no
-    graph got worse (``bench_sensitivity.py``).
+    cheaper than with an inverse every third step), else ``_INVERSE_EVERY`` (3). With an
+    inverse every ``k`` steps at scale ``c`` the log-det gradient lags at most ``(k - 1) c``
+    faithful-equivalent steps: 20 at the default scale 10 and 9 at ``c = 1``. An inverse every
+    5 to 10 steps at an intermediate scale (2.2) moved one of 30 simulated EV graphs to a worse
+    branch (d = 20 seed 101: SHD 9 -> 20, objective +1.1e-2), so the longer interval is kept to
+    the faithful step, where no graph got worse (``bench_sensitivity.py``).
     """
     return _INVERSE_EVERY_MAX if float(c) <= 1.0 + 1e-12 else _INVERSE_EVERY
 
@@ -760,12 +760,12 @@ def fast_solve(
     cheaper. So ``inverse_every="auto"`` takes it on every covariance.
 
     **Every tenth step at the faithful step size.** Where the step scale is 1 (by default where
-    ``cond(cov) >= 1e7``: most simulated EV problems at d >= 50; elsewhere once the chatter
+    ``cond(cov) >= 1e7``: many simulated EV problems at d >= 50; elsewhere once the chatter
     control has halved it down to 1), ``"auto"`` inverts every tenth step
-    (:func:`_auto_inverse_every`). The lag is then at most 9 faithful steps, less than the 29
+    (:func:`_auto_inverse_every`). The lag is then at most 9 faithful steps, less than the 20
     faithful-equivalent steps of the default scale 10 with an inverse every third step, and a
-    step is 1.1-1.2x cheaper (d = 50: 37.8 -> 30.7 us, d = 100: 138 -> 119 us, d = 200: 660
-    -> 580 us). On the same 30 EV problems as above it gives the same SHD and objective (within
+    step is 1.1-1.2x cheaper (d = 50: 37.8 -> 30.7 us, d = 100: 138 -> 119 us, d = 200: about
+    665 -> 590 us). On the same 30 EV problems as above it gives the same SHD and objective (within
     1e-5) as an inverse every third step on 29 and a lower one on the 30th (d = 50 seed 101:
     SHD 63 -> 62, objective -4.9e-4). At an intermediate scale it is not taken: with the
     inverse every 5 to 10 steps at scale 2.2, d = 20 seed 101 moved to a worse branch (SHD

@@ -487,8 +487,8 @@ def test_inverse_every_third_step_reaches_the_same_optimum(variant):
 
 
 def test_auto_inverse_every_is_ten_at_the_faithful_step_and_three_above_it():
-    # Every tenth step at step scale 1 (an inverse lags at most 10 faithful-equivalent steps),
-    # every third at any larger scale (at the default scale 10: 30 faithful-equivalent steps).
+    # Every tenth step at step scale 1 (the log-det gradient lags at most 9 faithful steps),
+    # every third at any larger scale (at the default scale 10: 20 faithful-equivalent steps).
     got = {c: _fast._auto_inverse_every(c) for c in (10.0, 6.0, 2.22, 1.25, 1.0)}
     assert got == {10.0: 3, 6.0: 3, 2.22: 3, 1.25: 3, 1.0: 10}
 

@@ -24,7 +24,7 @@ covariance ``cov`` of ``X`` (shape ``(n_samples, n_nodes)``):
   (e.g. ``1,10,10``: is only the first stage, where the basin is chosen from W = 0, fragile?);
 * with ``--inverse-every K``, also ``inverse every K``: the fast solver with ``inverse_every=K``
   on every covariance (until 2026-11-24 the default took the inverse at every step where
-  ``cond(cov) > 1e6``; it is 3 everywhere now).
+  ``cond(cov) > 1e6``; since then it is 3, and from stop 17 on 10 where the step scale is 1).
 
 and prints, per setting and size, the mean SHD of the three, and for the perturbed and the fast
 fit the number of problems whose SHD differs from the faithful one and whose final objective is
@@ -125,7 +125,7 @@ def one_problem(setting, d, seed, early_scale=None, inverse_every=None):
         stages (one scale for all three, or one each) and its default last-stage scale.
     inverse_every : int, optional
         Also fit ``inv``: the fast solver with ``inverse_every`` fixed at this value (its default,
-        ``"auto"``, is 3 on every covariance).
+        ``"auto"``, is 10 where the step scale is 1 and 3 elsewhere).
 
     Returns
     -------

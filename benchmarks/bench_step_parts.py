@@ -12,7 +12,7 @@ times, on that iterate, with one BLAS thread:
 
 * ``step k=1`` / ``step k=3``: one whole Adam step of the numba kernel (``_adam_chunk_nb``, mean
   over ``--steps`` steps) with an inverse at every step (Algorithm 1) and every third step (the
-  default);
+  default at step scales above 1; at scale 1 it is every tenth);
 * ``inverse``: the block inverse with its domain test and the copy (``_inv_into_nb``);
 * ``cov @ W``: the one d x d product of a step (BLAS dgemm);
 * ``build``: ``Wn = W - lr D`` and ``(s I - Wn o Wn).T`` (``_step_nb``);

@@ -376,6 +376,40 @@ def test_gradient_overflow_is_a_floating_point_error_not_a_silent_zero_step(engi
     assert np.isfinite(res.W).all() and np.abs(res.W).max() > 0.1
 
 
+@pytest.mark.parametrize("d", [1, 3, 31, 64])
+def test_vectorised_adam_pass_is_adams_update_bit_for_bit_and_counts_non_finite_moments(d):
+    # _adam_dir_nb is the numba kernel's Adam pass: the masked gradient
+    # mu (-R diag(1/sigma) + lambda1 sign(W)) + 2 inv(M)^T o W, Adam's two moment updates and the
+    # bias-corrected direction m c1 / (sqrt(v) c2 + 1e-8). It is compiled to vector instructions;
+    # each entry must still get exactly the IEEE operations of the plain formula below (the
+    # iterates of the solver are then bit-identical to the scalar loop it replaced), and any
+    # inf or NaN in the moments must be counted (the solver then raises instead of stepping).
+    if not _fast.HAVE_NUMBA:
+        pytest.fail("numba is pinned in requirements.txt and must be installed")
+    rng = np.random.default_rng(d)
+    W = rng.standard_normal((d, d))
+    W[rng.random((d, d)) < 0.3] = 0.0  # sign(0) = 0: the L1 term vanishes there
+    R, MinvT = rng.standard_normal((d, d)), rng.random((d, d))
+    isig, lam = rng.random(d) + 0.5, rng.random((d, d)) * 0.1
+    mask = (rng.random((d, d)) < 0.9).astype(float)
+    m, v = rng.standard_normal((d, d)) * 1e-3, rng.random((d, d)) * 1e-6
+    mu, b1, b2, c1, c2 = 0.1, 0.9, 0.99, 1.7, 1.3
+    g = (mu * (-R * isig[None, :] + lam * np.sign(W)) + 2.0 * MinvT * W) * mask
+    m_ref = b1 * m + (1.0 - b1) * g
+    v_ref = b2 * v + (1.0 - b2) * (g * g)
+    D_ref = (m_ref * c1) / (np.sqrt(v_ref) * c2 + 1e-8)
+    D = np.empty((d, d))
+    assert _fast._adam_dir_nb(W, m, v, R, isig, MinvT, lam, mask, mu, b1, b2, c1, c2, D) == 0
+    np.testing.assert_array_equal(m, m_ref)
+    np.testing.assert_array_equal(v, v_ref)
+    np.testing.assert_array_equal(D, D_ref)
+    # One overflowing second moment and one NaN first moment: two non-finite entries (d > 1).
+    v[0, 0] = np.inf
+    m[-1, -1] = np.nan
+    bad = _fast._adam_dir_nb(W, m, v, R, isig, MinvT, lam, mask, mu, b1, b2, c1, c2, D)
+    assert bad == (1 if d == 1 else 2)
+
+
 def _z_matrix(d, rng, scale):
     """``I - W o W`` for a dense random W (a Z-matrix: off-diagonal entries <= 0)."""
     W = rng.standard_normal((d, d)) * scale / np.sqrt(d)

@@ -464,9 +464,13 @@ def test_block_inverse_domain_test_is_the_spectral_radius_test():
 # The inverse every third step (inverse_every) and its O(d^2) domain certificate.
 # ---------------------------------------------------------------------------------------
 def _certify_nb(W, s, xc):
-    # The numba kernel's form: it reads M.T, which the step kernel builds anyway.
-    Mt = np.ascontiguousarray((s * np.eye(W.shape[0]) - W * W).T)
-    return _fast._certify_nb(Mt, s, xc, np.empty(W.shape[0]))
+    # The numba kernel's form: the certificate computed while it writes Wn = W - lr D (here
+    # lr = 0, so Wn = W), without building M; Wn must come out as W.
+    d = W.shape[0]
+    Wn = np.full((d, d), np.nan)
+    ok = _fast._step_cert_nb(W, np.ones((d, d)), 0.0, s, Wn, xc, np.empty(d))
+    np.testing.assert_array_equal(Wn, W)
+    return ok
 
 
 @pytest.mark.parametrize("certify", [_fast._certify_py] + ([_certify_nb] if _fast.HAVE_NUMBA else []))

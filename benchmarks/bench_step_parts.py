@@ -77,7 +77,7 @@ def chunk_us(cov, variant, W, refresh, steps):
     def run(n):
         return _fast._adam_chunk_nb(state.W, m, v, state.MinvT, state.R, state.resid, state.isig, cov, lam,
                                     mask, 1.0, 1.0, 3e-4, 0.99, 0.999, 1.0, 1.0, sig0, vcode, n,
-                                    _fast._MAX_HALVINGS, Wbar, 0.04, refresh, state.lag, state.xc)
+                                    _fast._MAX_HALVINGS, Wbar, 0.04, refresh, state.lag, state.xc, False)
 
     run(5)
     t0 = time.perf_counter()

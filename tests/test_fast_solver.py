@@ -499,6 +499,45 @@ def test_the_domain_certificate_never_vouches_for_a_point_outside(certify):
     assert accepted_inside >= 20  # of the 40 draws inside, 1% from the boundary
 
 
+def _refine_nb(Wn, MinvT, s, xc):
+    d = Wn.shape[0]
+    y = np.empty(d)
+    _fast._mx_nb(Wn, s, xc, y)
+    return _fast._refine_cert_nb(Wn, MinvT, s, xc, y, np.empty(d), np.empty(d))
+
+
+@pytest.mark.parametrize("refine", [_fast._refine_cert_py] + ([_refine_nb] if _fast.HAVE_NUMBA else []))
+def test_the_refined_certificate_is_exact_and_vouches_for_steps_the_plain_one_rejects(refine):
+    # x2 = xc + inv(M_old) (1 - M xc) is another positive vector to test M x2 > 0 with: still
+    # a proof that s > rho(W o W) when it passes. Drawn 0.2% to 1% from the boundary on both
+    # sides, with W moved 0.1-1% from the W_old of the last inverse: it must never vouch for a
+    # point outside, and inside it must pass on steps where the plain certificate fails (the
+    # near-boundary steps that otherwise pay an inverse).
+    rng = np.random.default_rng(4)
+    rescued = 0
+    for trial in range(120):
+        d = int(rng.integers(3, 40))
+        _, A = _z_matrix(d, rng, 2.0)
+        W_old = np.sqrt(A) * np.where(rng.random((d, d)) < 0.5, -1.0, 1.0)
+        rho_old = np.abs(np.linalg.eigvals(W_old * W_old)).max()
+        s = rho_old * (1.0 + rng.uniform(0.002, 0.01))
+        W = W_old * (1.0 + rng.uniform(0.001, 0.01) * rng.standard_normal((d, d)))
+        rho = np.abs(np.linalg.eigvals(W * W)).max()
+        M_old = s * np.eye(d) - W_old * W_old
+        MinvT = np.ascontiguousarray(np.linalg.inv(M_old).T)
+        xc = np.linalg.solve(M_old, np.ones(d))
+        plain = _fast._certify_py(W, s, xc)
+        x_before = xc.copy()
+        ok = refine(W, MinvT, s, xc)
+        assert not (ok and not s > rho), (trial, d, s, rho)
+        if ok:
+            assert np.all(xc > 0) and np.all((s * np.eye(d) - W * W) @ xc > 0)  # xc is the refined vector
+        else:
+            np.testing.assert_array_equal(xc, x_before)  # a failed refinement leaves xc alone
+        rescued += ok and not plain
+    assert rescued >= 10
+
+
 @pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
 @pytest.mark.parametrize("variant", ["ev", "nv"])
 def test_inverse_every_third_step_reaches_the_same_optimum(variant):
@@ -531,26 +570,59 @@ def test_auto_inverse_every_is_ten_at_the_faithful_step_and_three_above_it():
     assert got == {10.0: 3, 6.0: 3, 2.22: 3, 1.25: 3, 1.0: 10}
 
 
-@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
-def test_auto_inverse_every_follows_the_step_scale():
-    # "auto" picks k from the step scale of each chunk: every third step on a well-conditioned
-    # covariance (default scales 10 and 6), every tenth on an ill-conditioned one (one column
-    # in other units: cond > 1e7, where the default step scale falls back to 1). Each gives
-    # the same iterates as that fixed k, not those of an inverse at every step, and the
-    # iterates stay inside the log-det domain (finite h at every checkpoint).
+def _well_and_ill_cov():
+    # A 6-node ER2 covariance, and the same with one column in other units (cond > 1e7, where
+    # the default step scale falls back to the faithful step, scale 1).
     X, _ = _er2(6, 2)
     well = _cov(X)
     ill = well * np.outer([1, 1, 1, 1, 1, 1e4], [1, 1, 1, 1, 1, 1e4])
     assert np.linalg.cond(well) < 1e6 and np.linalg.cond(ill) > 1e7
     assert _fast._default_scales(_fast._conditioning_factor(ill), "ev", 3e-4, 4) == (1.0,) * 4
+    return well, ill
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_auto_inverse_every_follows_the_step_scale(monkeypatch):
+    # "auto" picks k from the step scale of each chunk: every third step on a well-conditioned
+    # covariance (default scales 10 and 6), every tenth on an ill-conditioned one. With the
+    # certificate's refinement off (tested on its own below) each gives the same iterates as
+    # that fixed k, not those of an inverse at every step, and the iterates stay inside the
+    # log-det domain (finite h at every checkpoint).
+    well, ill = _well_and_ill_cov()
     kw = dict(variant="ev", max_iter=(3000, 1000, 1000, 2000))
     for cov, k in ((well, 3), (ill, 10)):
-        auto = fast_solve(cov, **kw)
+        with monkeypatch.context() as mp:
+            mp.setattr(_fast, "_auto_refine", lambda c: False)
+            auto = fast_solve(cov, **kw)
         fixed = fast_solve(cov, inverse_every=k, **kw)
         one = fast_solve(cov, inverse_every=1, **kw)
         assert np.array_equal(auto.W, fixed.W) and auto.n_iter == fixed.n_iter, k
         assert not np.array_equal(auto.W, one.W), k
         assert np.all(np.isfinite(auto.history["h"])), k
+
+
+def test_auto_refines_the_certificate_only_at_the_faithful_step():
+    got = {c: _fast._auto_refine(c) for c in (10.0, 6.0, 2.22, 1.25, 1.0)}
+    assert got == {10.0: False, 6.0: False, 2.22: False, 1.25: False, 1.0: True}
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_refined_certificate_changes_only_which_steps_invert(monkeypatch):
+    # On the ill-conditioned covariance (step scale 1) the plain certificate fails on some
+    # steps and the refined one vouches for them: the iterates differ from those without
+    # refinement (fewer inverses), stay inside the domain, and end at the same objective
+    # within issue 4's 1e-3 (relative; the short budgets here end the stages before they
+    # converge, so the two trajectories still differ by about 1e-4) and the same support.
+    _, ill = _well_and_ill_cov()
+    kw = dict(variant="ev", max_iter=(3000, 1000, 1000, 2000))
+    auto = fast_solve(ill, **kw)
+    with monkeypatch.context() as mp:
+        mp.setattr(_fast, "_auto_refine", lambda c: False)
+        plain = fast_solve(ill, **kw)
+    assert not np.array_equal(auto.W, plain.W)
+    assert np.all(np.isfinite(auto.history["h"]))
+    assert_allclose(auto.objective, plain.objective, rtol=1e-3)
+    np.testing.assert_array_equal(np.abs(auto.W) > 0.3, np.abs(plain.W) > 0.3)
 
 
 # ---------------------------------------------------------------------------------------

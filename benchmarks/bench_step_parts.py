@@ -10,15 +10,18 @@ For the simulated ER4 problems of ``bench_solver.py`` (seed ``SEED0``; ``X`` of 
 ``mu_schedule=(1.0,)``) to get a realistic dense iterate ``W`` inside the log-det domain, then
 times, on that iterate, with one BLAS thread:
 
-* ``step k=1`` / ``step k=3``: one whole Adam step of the numba kernel (``_adam_chunk_nb``, mean
-  over ``--steps`` steps) with an inverse at every step (Algorithm 1) and every third step (the
-  default at step scales above 1; at scale 1 it is every tenth);
+* ``step k=1`` / ``step k=3`` / ``step k=10``: one whole Adam step of the numba kernel
+  (``_adam_chunk_nb``, mean over ``--steps`` steps) with an inverse at every step (Algorithm 1),
+  every third step (the default at step scales above 1) and every tenth step (the default at
+  step scale 1, where the refined certificate is on as well);
 * ``inverse``: the block inverse with its domain test and the copy (``_inv_into_nb``);
 * ``cov @ W``: the one d x d product of a step (BLAS dgemm);
-* ``build``: ``Wn = W - lr D`` and ``(s I - Wn o Wn).T`` (``_step_nb``);
+* ``build``: ``Wn = W - lr D`` and ``(s I - Wn o Wn).T`` (``_step_nb``, on the steps that invert);
+* ``certified``: ``Wn = W - lr D`` and the domain certificate ``M xc`` without building ``M``
+  (``_step_cert_nb``, on the steps between inverses);
 * ``colsums``: the domain certificate's vector after an inverse (``_colsums_nb``);
-* ``passes``: ``step k=1`` minus the four above, i.e. the Adam moments pass and the residual /
-  sigma pass, both O(d^2) and memory-bound;
+* ``passes``: ``step k=1`` minus ``inverse``, ``cov @ W``, ``build`` and ``colsums``, i.e. the
+  Adam pass (gradient, moments, direction; vectorised) and the residual / sigma pass, both O(d^2);
 
 each as microseconds and as a share of ``step k=1``. The column ``floor`` is ``inverse + cov @ W``:
 what a step of this algorithm costs at the least with this inverse.
@@ -65,7 +68,8 @@ def iterate(cov, variant):
 
 
 def chunk_us(cov, variant, W, refresh, steps):
-    """Mean time of one ``_adam_chunk_nb`` step (us) from ``W`` with an inverse every ``refresh`` steps."""
+    """Mean time of one ``_adam_chunk_nb`` step (us) from ``W`` with an inverse every ``refresh`` steps
+    (and the refined certificate where ``refresh`` is 10, as ``inverse_every="auto"`` at step scale 1)."""
     d = cov.shape[0]
     vcode = _fast._VCODE[variant]
     sig0 = np.broadcast_to(np.asarray(default_sigma0(cov, variant), dtype=float), (d,)).copy()
@@ -77,7 +81,7 @@ def chunk_us(cov, variant, W, refresh, steps):
     def run(n):
         return _fast._adam_chunk_nb(state.W, m, v, state.MinvT, state.R, state.resid, state.isig, cov, lam,
                                     mask, 1.0, 1.0, 3e-4, 0.99, 0.999, 1.0, 1.0, sig0, vcode, n,
-                                    _fast._MAX_HALVINGS, Wbar, 0.04, refresh, state.lag, state.xc, False)
+                                    _fast._MAX_HALVINGS, Wbar, 0.04, refresh, state.lag, state.xc, refresh == 10)
 
     run(5)
     t0 = time.perf_counter()
@@ -96,6 +100,7 @@ def row(setting, d, steps):
     W = iterate(cov, variant)
     full1 = chunk_us(cov, variant, W, 1, steps)
     full3 = chunk_us(cov, variant, W, 3, steps)
+    full10 = chunk_us(cov, variant, W, 10, steps)
     Wn, Mt, out = np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
     D = np.full((d, d), 1e-3)
     xc = np.empty(d)
@@ -105,11 +110,13 @@ def row(setting, d, steps):
     gemm = per_call_us(lambda: cov @ Wn, reps)
     build = per_call_us(lambda: _fast._step_nb(W, D, 3e-4, 1.0, Wn, Mt), reps)
     cols = per_call_us(lambda: _fast._colsums_nb(out, xc), reps)
+    _fast._colsums_nb(np.ascontiguousarray(np.linalg.inv(Mt.T).T), xc)
+    cert = per_call_us(lambda: _fast._step_cert_nb(W, D, 3e-4, 1.0, Wn, xc, np.empty(d)), reps)
     passes = full1 - inv - gemm - build - cols
     parts = (inv, gemm, build, cols, passes)
     shares = " | ".join(f"{p:.1f} ({100 * p / full1:.0f}%)" for p in parts)
-    print(f"| {setting} | {d} | {np.linalg.cond(cov):.1e} | {full1:.1f} | {full3:.1f} | {shares} "
-          f"| {inv + gemm:.1f} | {full1 / (inv + gemm):.2f} |", flush=True)
+    print(f"| {setting} | {d} | {np.linalg.cond(cov):.1e} | {full1:.1f} | {full3:.1f} | {full10:.1f} | {shares} "
+          f"| {cert:.1f} | {inv + gemm:.1f} | {full1 / (inv + gemm):.2f} |", flush=True)
 
 
 def main(argv=None):
@@ -121,9 +128,9 @@ def main(argv=None):
     if not _fast.HAVE_NUMBA:
         sys.exit("bench_step_parts.py times the numba kernels; install numba (requirements.txt).")
     _fast.warmup()
-    print("| setting | d | cond(cov) | step k=1 (us) | step k=3 (us) | inverse | cov @ W | build | colsums "
-          "| passes | floor: inverse + cov @ W (us) | step k=1 / floor |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| setting | d | cond(cov) | step k=1 (us) | step k=3 (us) | step k=10 (us) | inverse | cov @ W | build "
+          "| colsums | passes | certified (us) | floor: inverse + cov @ W (us) | step k=1 / floor |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for setting in args.settings.split(","):
         for d in (int(x) for x in args.sizes.split(",")):
             row(setting, d, args.steps)

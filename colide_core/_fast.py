@@ -371,20 +371,35 @@ if HAVE_NUMBA:
         return True
 
     @_njit
-    def _step_nb(W, D, lr, s, Wn, Mt):  # pragma: no cover - compiled
-        """``Wn = W - lr D`` and ``Mt = (s I - Wn o Wn).T``, in 32 x 32 tiles (cache-friendly)."""
-        d = W.shape[0]
+    def _sub_nb(W, D, lr, Wn):  # pragma: no cover - compiled
+        """``Wn = W - lr D`` over the flat arrays (vectorised)."""
+        n = W.size
+        Wf = W.reshape(n)
+        Df = D.reshape(n)
+        Wnf = Wn.reshape(n)
+        for k in range(n):
+            Wnf[k] = Wf[k] - lr * Df[k]
+
+    @_njit
+    def _build_mt_nb(Wn, s, Mt):  # pragma: no cover - compiled
+        """``Mt = (s I - Wn o Wn).T``, in 32 x 32 tiles (for a step the certificate did not vouch for)."""
+        d = Wn.shape[0]
         for i0 in range(0, d, 32):
             i1 = min(i0 + 32, d)
             for j0 in range(0, d, 32):
                 j1 = min(j0 + 32, d)
                 for i in range(i0, i1):
                     for j in range(j0, j1):
-                        wn = W[i, j] - lr * D[i, j]
-                        Wn[i, j] = wn
+                        wn = Wn[i, j]
                         Mt[j, i] = -wn * wn
         for i in range(d):
             Mt[i, i] += s
+
+    @_njit
+    def _step_nb(W, D, lr, s, Wn, Mt):  # pragma: no cover - compiled
+        """``Wn = W - lr D`` and ``Mt = (s I - Wn o Wn).T`` (:func:`_build_mt_nb`)."""
+        _sub_nb(W, D, lr, Wn)
+        _build_mt_nb(Wn, s, Mt)
 
     @_njit
     def _mx_nb(Wn, s, x, y):  # pragma: no cover - compiled
@@ -438,12 +453,7 @@ if HAVE_NUMBA:
         The certificate of :func:`_certify_py` without building ``M`` (:func:`_mx_nb`). On
         return ``y`` (shape (d,)) holds ``M xc``.
         """
-        n = W.size
-        Wf = W.reshape(n)
-        Df = D.reshape(n)
-        Wnf = Wn.reshape(n)
-        for k in range(n):
-            Wnf[k] = Wf[k] - lr * Df[k]
+        _sub_nb(W, D, lr, Wn)
         _mx_nb(Wn, s, xc, y)
         return _certified_nb(xc, y, s)
 
@@ -467,21 +477,6 @@ if HAVE_NUMBA:
         for i in range(d):
             xc[i] = x2[i]
         return True
-
-    @_njit
-    def _build_mt_nb(Wn, s, Mt):  # pragma: no cover - compiled
-        """``Mt = (s I - Wn o Wn).T``, in 32 x 32 tiles (for a step the certificate did not vouch for)."""
-        d = Wn.shape[0]
-        for i0 in range(0, d, 32):
-            i1 = min(i0 + 32, d)
-            for j0 in range(0, d, 32):
-                j1 = min(j0 + 32, d)
-                for i in range(i0, i1):
-                    for j in range(j0, j1):
-                        wn = Wn[i, j]
-                        Mt[j, i] = -wn * wn
-        for i in range(d):
-            Mt[i, i] += s
 
     @_njit
     def _colsums_nb(MinvT, xc):  # pragma: no cover - compiled

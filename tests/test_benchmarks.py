@@ -23,10 +23,11 @@ def test_bench_step_parts_runs_on_the_current_kernels(capsys):
     assert [r.split("|")[1].strip() for r in rows] == ["EV", "NV"]
     for r in rows:
         cells = [c.strip() for c in r.strip("|").split("|")]
-        assert len(cells) == 12
+        assert len(cells) == 14
         assert int(cells[1]) == 10
-        # Both whole-step times and the floor are positive, finite numbers of microseconds.
-        for c in (cells[3], cells[4], cells[10]):
+        # The three whole-step times (k = 1, 3, 10), the certified step and the floor are
+        # positive, finite numbers of microseconds.
+        for c in (cells[3], cells[4], cells[5], cells[11], cells[12]):
             assert 0.0 < float(c) < float("inf")
 
 

@@ -463,6 +463,14 @@ def test_block_inverse_domain_test_is_the_spectral_radius_test():
 # ---------------------------------------------------------------------------------------
 # The inverse every third step (inverse_every) and its O(d^2) domain certificate.
 # ---------------------------------------------------------------------------------------
+def _signed_root_draw(rng, d_max):
+    """A random size ``3 <= d < d_max``, a dense ``A >= 0`` and ``W`` with random signs, ``W o W = A``."""
+    d = int(rng.integers(3, d_max))
+    _, A = _z_matrix(d, rng, 2.0)
+    W = np.sqrt(A) * np.where(rng.random((d, d)) < 0.5, -1.0, 1.0)
+    return d, A, W
+
+
 def _certify_nb(W, s, xc):
     # The numba kernel's form: the certificate computed while it writes Wn = W - lr D (here
     # lr = 0, so Wn = W), without building M; Wn must come out as W.
@@ -481,10 +489,8 @@ def test_the_domain_certificate_never_vouches_for_a_point_outside(certify):
     rng = np.random.default_rng(1)
     accepted_inside = 0
     for trial in range(80):
-        d = int(rng.integers(3, 60))
-        _, A = _z_matrix(d, rng, 2.0)
+        d, A, W = _signed_root_draw(rng, 60)
         rho = np.abs(np.linalg.eigvals(A)).max()
-        W = np.sqrt(A) * np.where(rng.random((d, d)) < 0.5, -1.0, 1.0)
         s = rho * (1.01 if trial % 2 else 0.99)
         W_old = W * (1.0 - 1e-3 * rng.random((d, d)))  # a nearby earlier iterate
         M_old = s * np.eye(d) - W_old * W_old
@@ -516,10 +522,8 @@ def test_the_refined_certificate_is_exact_and_vouches_for_steps_the_plain_one_re
     rng = np.random.default_rng(4)
     rescued = 0
     for trial in range(120):
-        d = int(rng.integers(3, 40))
-        _, A = _z_matrix(d, rng, 2.0)
-        W_old = np.sqrt(A) * np.where(rng.random((d, d)) < 0.5, -1.0, 1.0)
-        rho_old = np.abs(np.linalg.eigvals(W_old * W_old)).max()
+        d, A, W_old = _signed_root_draw(rng, 40)
+        rho_old = np.abs(np.linalg.eigvals(A)).max()
         s = rho_old * (1.0 + rng.uniform(0.002, 0.01))
         W = W_old * (1.0 + rng.uniform(0.001, 0.01) * rng.standard_normal((d, d)))
         rho = np.abs(np.linalg.eigvals(W * W)).max()

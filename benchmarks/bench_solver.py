@@ -27,9 +27,11 @@ met or not with the cases that miss it.
 Table 2 (cost growth): wall time of the fast solver alone vs d up to 400 on the same two ER4
 settings, with the exponent of a least-squares fit ``time ~ d^p`` over d >= 50, and the
 per-iteration floor: the time of one d x d LU (LAPACK getrf) times the fast solver's
-iteration count, and the "step floor": the O(d^3) work a step of this algorithm cannot avoid
-(LU + inverse, since the log-det gradient needs the whole inverse, plus the product cov @ W)
-times the iteration count.
+iteration count, and the "step floor": the O(d^3) work of a step that inverts (LU + inverse,
+since the log-det gradient needs the whole inverse, plus the product cov @ W) times the
+iteration count. The fast solver inverts only every third step (every tenth at step scale 1,
+the ill-conditioned EV problems), so its time can fall below this "floor" (ratio < 1); its
+own floor is the product cov @ W at every step plus the inverse every k steps.
 
 BLAS threads: ``--threads`` (default 1) is exported as OPENBLAS_NUM_THREADS / OMP_NUM_THREADS /
 MKL_NUM_THREADS before numpy is imported. On a shared 2-core box, multi-threaded OpenBLAS was

@@ -73,6 +73,24 @@ def test_numba_and_numpy_kernels_agree():
     assert_allclose(a.W, b.W, rtol=0, atol=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_numba_and_numpy_kernels_agree_at_the_faithful_step(monkeypatch):
+    # An ill-conditioned covariance: step scale 1, the inverse every tenth step and the refined
+    # domain certificate in both kernels. The numpy kernel's refinement is exercised: without
+    # it its iterates differ by far more than the two kernels do.
+    if not _fast.HAVE_NUMBA:
+        pytest.fail("numba is pinned in requirements.txt and must be installed")
+    _, ill = _well_and_ill_cov()
+    kw = dict(variant="ev", max_iter=(3000, 1000, 1000, 2000), polish=False)
+    a = fast_solve(ill, engine="numba", **kw)
+    b = fast_solve(ill, engine="numpy", **kw)
+    assert a.n_iter == b.n_iter
+    assert_allclose(a.W, b.W, rtol=0, atol=1e-9)
+    monkeypatch.setattr(_fast, "_auto_refine", lambda c: False)
+    c = fast_solve(ill, engine="numpy", **kw)
+    assert np.abs(c.W - b.W).max() > 1e-6
+
+
 @pytest.mark.parametrize("variant", ["ev", "nv"])
 def test_reaches_the_faithful_objective_on_a_small_problem(variant):
     # Paper's full schedule on a 4-node problem: the final objective (eq. 4 / eq. 6 at

@@ -636,6 +636,11 @@ def _default_scales(phi, variant, lr, K):
     return tuple(max(1.0, c * shrink) for c in (_SCALE_EARLY,) * (K - 1) + (_SCALE_LAST[variant],))
 
 
+def _is_faithful_step(c):
+    """True at step scale ``c = 1`` (Algorithm 1's step), the regime of the "auto" choices below."""
+    return float(c) <= 1.0 + 1e-12
+
+
 def _auto_inverse_every(c):
     """Adam steps per inverse under ``inverse_every="auto"`` at step scale ``c >= 1``.
 
@@ -648,7 +653,7 @@ def _auto_inverse_every(c):
     branch (d = 20 seed 101: SHD 9 -> 20, objective +1.1e-2), so the longer interval is kept to
     the faithful step, where no graph got worse (``bench_sensitivity.py``).
     """
-    return _INVERSE_EVERY_MAX if float(c) <= 1.0 + 1e-12 else _INVERSE_EVERY
+    return _INVERSE_EVERY_MAX if _is_faithful_step(c) else _INVERSE_EVERY
 
 
 def _auto_refine(c):
@@ -662,7 +667,7 @@ def _auto_refine(c):
     At larger scales it moved one d = 20 EV graph (seed 102, scale 9.6) to a worse optimum
     (SHD 11 -> 19, objective +1.3e-2), as longer inverse intervals there had.
     """
-    return float(c) <= 1.0 + 1e-12
+    return _is_faithful_step(c)
 
 
 def _is_auto(x):

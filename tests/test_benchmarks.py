@@ -51,3 +51,37 @@ def test_bench_sensitivity_summarise_counts_each_extra_fit_against_the_faithful_
     cells = [c.strip() for c in table[2].strip("|").split("|")]
     # setting, d, problems, faithful 4.0, perturbed 4.5, fast 4.0, counts, inv 5.0, inv counts, iterations
     assert cells == ["EV", "50", "2", "4.0", "4.5", "4.0", "1 / 0", "0 / 0", "5.0", "1 / 1", "1000 / 200 / 300"]
+
+
+def test_bench_solver_targets_give_each_slow_case_its_gemm_ceiling_and_floor():
+    import bench_solver
+
+    # Hand-made rows. A d = 200 case: faithful 200 s; the fast solver 40 s in 100,000 steps; one
+    # cov @ W gemm 0.25 ms. Ratio 200 / 40 = 5.0x; floor 100,000 x 0.25 ms = 25.0 s; ceiling
+    # 200 / 25 = 8.0x (under 10x even if a step cost only its gemm). A d = 10 case passes
+    # everything (ratio 100x), so it appears in no "where not" cell. An old row without the gemm
+    # time gets no ceiling note.
+    def row(case, d, t_faithful, t_fast, it_fast, gemm, setting="EV"):
+        r = dict(case=case, setting=setting, d=d, seed=0, variant="ev", t_faithful=t_faithful,
+                 it_faithful=100_000, t_fast=t_fast, it_fast=it_fast, ratio=t_faithful / t_fast,
+                 shd_faithful=10, shd_fast=10, obj_faithful=1.0, obj_fast=1.0, obj_rel=0.0)
+        if gemm is not None:
+            r["gemm"] = gemm
+        return r
+
+    big = row("ER4-EV d=200 s0", 200, 200.0, 40.0, 100_000, 2.5e-4)
+    small = row("ER4-EV d=10 s0", 10, 1.0, 0.01, 5_000, 1e-6)
+    old = row("ER4-EV d=100 s0", 100, 30.0, 6.0, 80_000, None)
+    assert bench_solver.ceiling(big) == pytest.approx(8.0)
+    assert bench_solver.ceiling(small) == pytest.approx(200.0)
+    assert bench_solver.ceiling(old) is None
+    rows = [big, small, old]
+    groups = {("EV", r["d"]): [r] for r in rows}
+    lines = bench_solver.targets(rows, groups).splitlines()
+    every_case = next(line for line in lines if line.startswith("| time ratio >= 10x"))
+    assert "no (2 of 3)" in every_case
+    assert "ER4-EV d=200 s0 (5.0x; ceiling 8.0x)" in every_case
+    assert "ER4-EV d=100 s0 (5.0x)" in every_case
+    assert "ER4-EV d=10 s0" not in every_case
+    d200 = next(line for line in lines if line.startswith("| ER4 d = 200 < 20 s"))
+    assert "ER4-EV d=200 s0 (40.0 s; floor 25.0 s)" in d200

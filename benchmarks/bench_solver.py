@@ -128,16 +128,20 @@ def gemm_time(d):
         C = rng.normal(size=(d, d))
         C = C @ C.T
         W, out = rng.normal(size=(d, d)), np.empty((d, d))
-        reps = max(20, int(2e7 / d ** 3))
-        np.dot(C, W, out)
-        best = np.inf
-        for _ in range(3):
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                np.dot(C, W, out)
-            best = min(best, (time.perf_counter() - t0) / reps)
-        _GEMM[d] = best
+        _GEMM[d] = seconds_per_call(lambda: np.dot(C, W, out), max(20, int(2e7 / d ** 3)), repeats=3)
     return _GEMM[d]
+
+
+def seconds_per_call(fn, reps, repeats=1):
+    """Seconds per call of ``fn()``: one warm-up call, then the best of ``repeats`` loops of ``reps``."""
+    fn()
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / reps)
+    return best
 
 
 def compare(name, setting, d, seed, X, B, variant):
@@ -272,11 +276,7 @@ def lu_time(d, reps):
     """Seconds for one d x d LAPACK getrf of an M-matrix (the per-iteration floor)."""
     rng = np.random.default_rng(0)
     M = np.eye(d) - np.abs(rng.normal(size=(d, d))) * (0.5 / d)
-    lapack.dgetrf(M)
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        lapack.dgetrf(M)
-    return (time.perf_counter() - t0) / reps
+    return seconds_per_call(lambda: lapack.dgetrf(M), reps)
 
 
 def step_floor_time(d, reps):
@@ -302,11 +302,7 @@ def step_floor_time(d, reps):
             lapack.dgetri(lu, piv)
             return C @ W
 
-    once()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        once()
-    return (time.perf_counter() - t0) / reps
+    return seconds_per_call(once, reps)
 
 
 def table2(sizes, out_rows, settings=tuple(SETTINGS)):

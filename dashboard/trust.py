@@ -387,8 +387,9 @@ def cell_from_selection(chart_state, path):
     ----------
     chart_state : dict-like or None
         ``st.session_state[<chart key>]``: ``{"selection": {"points": [...]}}``; each point may
-        carry ``customdata`` (``[i_lambda, i_threshold]``, set by :func:`path_heatmap`) or only
-        its ``x`` (threshold label) and ``y`` (lambda label).
+        carry ``customdata`` (``[i_lambda, i_threshold]``, set by :func:`path_heatmap`; a real
+        browser may return it as ``{"0": i_lambda, "1": i_threshold}``) or only its ``x``
+        (threshold label) and ``y`` (lambda label).
     path : colide_core.path.LambdaPath
 
     Returns
@@ -403,15 +404,34 @@ def cell_from_selection(chart_state, path):
     ys = [_fmt_lambda(x) for x in path.lambdas]
     xs = [f"{t:g}" for t in path.thresholds]
     for p in points:
-        cd = p.get("customdata") if hasattr(p, "get") else None
-        cell = None
-        if cd is not None and len(cd) == 2:
-            cell = (int(cd[0]), int(cd[1]))
-        elif hasattr(p, "get") and str(p.get("y")) in ys and str(p.get("x")) in xs:
+        if not hasattr(p, "get"):
+            continue
+        cell = _index_pair(p.get("customdata"))
+        if cell is None and str(p.get("y")) in ys and str(p.get("x")) in xs:
             cell = (ys.index(str(p.get("y"))), xs.index(str(p.get("x"))))
         if cell is not None and 0 <= cell[0] < len(ys) and 0 <= cell[1] < len(xs):
             return cell
     return None
+
+
+def _index_pair(customdata):
+    """``(i, j)`` from a point's ``customdata`` as the browser sends it back, else None.
+
+    A list ``[i, j]`` when the figure held plain lists; a dict ``{"0": i, "1": j}`` when plotly
+    serialised a numpy array as a typed array (Streamlit 1.67 returns that for numpy customdata).
+    Anything else (missing, wrong length, non-integral values) gives None.
+    """
+    if isinstance(customdata, dict):
+        customdata = [customdata.get("0", customdata.get(0)), customdata.get("1", customdata.get(1))]
+    if not isinstance(customdata, (list, tuple)) or len(customdata) != 2:
+        return None
+    try:
+        pair = tuple(float(v) for v in customdata)
+    except (TypeError, ValueError):
+        return None
+    if not all(math.isfinite(v) and v == int(v) for v in pair):
+        return None
+    return int(pair[0]), int(pair[1])
 
 
 def _fmt_lambda(x):
@@ -455,7 +475,7 @@ def path_heatmap(path, values, *, title, colorscale="Viridis", reverse=False, se
     I, J = np.meshgrid(np.arange(len(ys)), np.arange(len(xs)), indexing="ij")
     fig.add_scatter(x=[xs[j] for j in J.ravel()], y=[ys[i] for i in I.ravel()], mode="markers",
                     marker={"size": 28, "color": "rgba(0,0,0,0)", "symbol": "square"},
-                    customdata=np.column_stack([I.ravel(), J.ravel()]),
+                    customdata=np.column_stack([I.ravel(), J.ravel()]).tolist(),
                     hovertemplate="λ = %{y}, threshold = %{x}<br>click to show this graph<extra></extra>",
                     showlegend=False)
     pi, pj = path.cell(*paper)

@@ -200,6 +200,13 @@ def test_cell_from_selection_and_heatmap_cells():
     assert cell_from_selection({"selection": {"points": [{"x": "0.3", "y": "0.01"}]}}, path) == (0, 1)
     assert cell_from_selection({"selection": {"points": [{"customdata": [5, 0]}]}}, path) is None
     assert cell_from_selection(None, path) is None and cell_from_selection({}, path) is None
+    # Streamlit 1.67 in a real browser returns a typed-array customdata as a dict keyed "0", "1"
+    assert cell_from_selection({"selection": {"points": [{"customdata": {"0": 1, "1": 0}}]}}, path) == (1, 0)
+    assert cell_from_selection({"selection": {"points": [{"customdata": {"0": 0.0, "1": 1.0}}]}}, path) == (0, 1)
+    # malformed customdata falls back to the x / y labels, never raises
+    for bad in ({"a": 1}, {"0": "x", "1": 0}, [0.5, 1], "01", [0, 1, 2], None):
+        pt = {"customdata": bad, "x": "0.1", "y": "0.1"}
+        assert cell_from_selection({"selection": {"points": [pt]}}, path) == (1, 0), bad
 
 
 def test_figures_escape_names_and_scale_with_frequency():

@@ -8,16 +8,9 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
+from ._validation import check_adjacency, check_square_matrix
+
 __all__ = ["is_dag", "threshold_to_dag"]
-
-
-def _as_square(W, name="W"):
-    A = np.asarray(W, dtype=float)
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"{name} must be a square (n_nodes, n_nodes) matrix, got shape {A.shape}.")
-    if not np.all(np.isfinite(A)):
-        raise ValueError(f"{name} contains NaN or Inf.")
-    return A
 
 
 def is_dag(W) -> bool:
@@ -36,13 +29,13 @@ def is_dag(W) -> bool:
     Raises
     ------
     ValueError
-        If ``W`` is not square or contains NaN/Inf.
+        If ``W`` is not a square matrix of real numbers or contains NaN/Inf.
 
     Notes
     -----
     Uses :func:`networkx.is_directed_acyclic_graph`.
     """
-    A = _as_square(W)
+    A = check_square_matrix(W, "W")
     G = nx.from_numpy_array((A != 0).astype(np.int8), create_using=nx.DiGraph)
     return nx.is_directed_acyclic_graph(G)
 
@@ -60,10 +53,10 @@ def threshold_to_dag(W, threshold: float = 0.3, required=None) -> np.ndarray:
         Raw weights, ``W[i, j] != 0`` meaning i -> j. Not modified.
     threshold : float, default=0.3
         Non-negative magnitude threshold (same units as the weights). The paper uses 0.3.
-    required : ndarray of bool of shape (n_nodes, n_nodes), optional
-        Edges that prior knowledge requires: they are never removed, whatever their weight
-        (a required edge whose weight is exactly zero stays absent). Only the other edges are
-        thresholded and dropped.
+    required : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges that prior knowledge requires (nonzero entries): they are never removed, whatever
+        their weight (a required edge whose weight is exactly zero stays absent). Only the other
+        edges are thresholded and dropped.
 
     Returns
     -------
@@ -73,8 +66,9 @@ def threshold_to_dag(W, threshold: float = 0.3, required=None) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``W`` is not square, contains NaN/Inf, ``threshold`` is negative or not finite,
-        or the required edges alone form a directed cycle.
+        If ``W`` is not a square matrix of real numbers, contains NaN/Inf, ``threshold`` is
+        negative or not finite, ``required`` is not a finite ``(n_nodes, n_nodes)`` matrix, or the
+        required edges alone form a directed cycle.
 
     Notes
     -----
@@ -83,16 +77,14 @@ def threshold_to_dag(W, threshold: float = 0.3, required=None) -> np.ndarray:
     (networkx) instead of one check per dropped edge. Ties in magnitude are broken by a stable
     sort on the row-major edge index, so the result is deterministic.
     """
-    A = _as_square(W).copy()
+    A = check_square_matrix(W, "W").copy()
     threshold = float(threshold)
     if not np.isfinite(threshold) or threshold < 0:
         raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}.")
     np.fill_diagonal(A, 0.0)
     keep = np.zeros(A.shape, dtype=bool)
     if required is not None:
-        keep = np.asarray(required, dtype=bool)
-        if keep.shape != A.shape:
-            raise ValueError(f"required must have shape {A.shape}, got {keep.shape}.")
+        keep = check_adjacency(required, A.shape[0], "required") != 0
         if not is_dag(keep & (A != 0)):
             raise ValueError("The required edges form a directed cycle; no DAG can contain them all.")
     A[(np.abs(A) <= threshold) & ~keep] = 0.0

@@ -25,6 +25,7 @@ from causallearn.graph.GraphNode import GraphNode
 from causallearn.utils.DAG2CPDAG import dag2cpdag
 
 from ._graph import is_dag
+from ._validation import check_square_matrix
 
 __all__ = ["evaluate", "cpdag_from_dag"]
 
@@ -33,7 +34,7 @@ _GADJID_DIRECTION = "from row to column"
 
 
 def _to_matrix(M, name):
-    """Return ``(values, names)`` for an array-like or DataFrame; validate shape and finiteness."""
+    """Return ``(values, names)`` for an array-like or DataFrame adjacency (square, real, finite)."""
     names = None
     if isinstance(M, pd.DataFrame):
         names = [str(c) for c in M.columns]
@@ -43,19 +44,10 @@ def _to_matrix(M, name):
                 f"{name}: a DataFrame adjacency must have the same labels on its index and columns "
                 f"(in the same order); got index {index} and columns {names}."
             )
-        values = M.to_numpy()
-    else:
-        values = np.asarray(M)
-    if values.ndim != 2 or values.shape[0] != values.shape[1]:
-        raise ValueError(
-            f"{name} must be a square (n_nodes, n_nodes) adjacency matrix, got shape {values.shape}."
-        )
-    try:
-        values = values.astype(float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must hold numbers, got dtype {values.dtype}.") from exc
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{name} contains NaN or Inf; threshold or clean the estimate first.")
+        M = M.to_numpy()
+    values = check_square_matrix(
+        M, name, what="adjacency matrix", hint="threshold or clean the estimate first"
+    )
     return values, names
 
 

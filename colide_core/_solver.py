@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ._graph import threshold_to_dag
+from ._validation import check_data, data_covariance  # noqa: F401 - re-exported
 
 __all__ = [
     "CoLiDE",
@@ -649,85 +650,6 @@ def progress_fraction(max_iter, stage, iteration):
     cur = T[k] if k < len(T) else 0.0
     done = sum(T[:k]) + min(float(iteration), cur)
     return min(1.0, max(0.0, done / total))
-
-
-def check_data(X, *, min_rows=2):
-    """Validate data and return a float copy with its column names.
-
-    Parameters
-    ----------
-    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
-        Numeric, finite observations. Never modified.
-    min_rows : int, default=2
-        Smallest acceptable ``n_samples``.
-
-    Returns
-    -------
-    values : ndarray of shape (n_samples, n_nodes)
-        A new float64 array.
-    names : list of str or None
-        Column names when ``X`` is a DataFrame.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is not 2-D numeric, has fewer than ``min_rows`` rows or 2 columns, or
-        contains NaN or Inf.
-    """
-    names = None
-    if isinstance(X, pd.DataFrame):
-        names = [str(c) for c in X.columns]
-        non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
-        if non_numeric:
-            raise ValueError(f"X has non-numeric columns: {', '.join(non_numeric)}.")
-        X = X.to_numpy(dtype=float)
-    try:
-        values = np.array(X, dtype=float)  # a copy: the caller's array is never touched
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"X must be numeric: {exc}") from None
-    if values.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_nodes), got {values.ndim}-D.")
-    n, d = values.shape
-    if n < min_rows or d < 2:
-        raise ValueError(f"X needs at least {min_rows} rows and 2 columns, got shape {values.shape}.")
-    if not np.all(np.isfinite(values)):
-        raise ValueError("X contains NaN or Inf.")
-    return values, names
-
-
-def data_covariance(X):
-    """The 1/n covariance of centred data, as CoLiDE uses it (paper Section 3).
-
-    Parameters
-    ----------
-    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
-        Numeric, finite observations; a centred copy is used.
-
-    Returns
-    -------
-    cov : ndarray of shape (n_nodes, n_nodes)
-        ``Xc.T @ Xc / n`` for the centred copy ``Xc``.
-    n : int
-        Number of samples.
-    names : list of str or None
-        Column names when ``X`` is a DataFrame.
-
-    Raises
-    ------
-    ValueError
-        As :func:`check_data`.
-    FloatingPointError
-        If the covariance overflows.
-    """
-    values, names = check_data(X)
-    n = values.shape[0]
-    values -= values.mean(axis=0, keepdims=True)
-    with np.errstate(over="raise", invalid="raise"):
-        try:
-            cov = values.T @ values / n
-        except FloatingPointError:
-            raise FloatingPointError("The covariance of X overflows: rescale the data.") from None
-    return cov, n, names
 
 
 # --------------------------------------------------------------------------------------

@@ -28,10 +28,10 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 import numpy as np
-import pandas as pd
 
 from ._graph import is_dag
 from ._solver import CoLiDE
+from ._validation import check_adjacency, check_X
 
 __all__ = [
     "METHODS",
@@ -127,7 +127,7 @@ def sortnregress(X, *, threshold=0.0) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D with at least 2 rows, or holds NaN/Inf.
+        If ``X`` is not 2-D real numbers with at least 2 rows, or holds NaN/Inf.
 
     Notes
     -----
@@ -140,11 +140,7 @@ def sortnregress(X, *, threshold=0.0) -> np.ndarray:
     """
     from sklearn.linear_model import LassoLarsIC, LinearRegression
 
-    A = np.array(X, dtype=float)
-    if A.ndim != 2 or A.shape[0] < 2:
-        raise ValueError(f"X must be 2-D with at least 2 rows, got shape {A.shape}.")
-    if not np.all(np.isfinite(A)):
-        raise ValueError("X contains NaN or Inf.")
+    A, _ = check_X(X, min_samples=2, min_features=1)
     A -= A.mean(axis=0)
     n, d = A.shape
     order = np.argsort(A.var(axis=0), kind="stable")
@@ -191,7 +187,7 @@ def ges_dag(X, *, maxP=None, lambda_value=0.5) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D with at least 2 rows, or holds NaN/Inf.
+        If ``X`` is not 2-D real numbers with at least 2 rows, or holds NaN/Inf.
 
     Notes
     -----
@@ -207,11 +203,7 @@ def ges_dag(X, *, maxP=None, lambda_value=0.5) -> np.ndarray:
     from causallearn.search.ScoreBased.GES import ges
     from causallearn.utils.PDAG2DAG import pdag2dag
 
-    A = np.array(X, dtype=float)
-    if A.ndim != 2 or A.shape[0] < 2:
-        raise ValueError(f"X must be 2-D with at least 2 rows, got shape {A.shape}.")
-    if not np.all(np.isfinite(A)):
-        raise ValueError("X contains NaN or Inf.")
+    A, _ = check_X(X, min_samples=2, min_features=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         record = ges(A, score_func="local_score_BIC", maxP=maxP, lambda_value=float(lambda_value))
@@ -249,25 +241,6 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType({
 })
 
 
-def _validate_X(X):
-    if isinstance(X, pd.DataFrame):
-        non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
-        if non_numeric:
-            raise ValueError(f"X has non-numeric columns: {', '.join(non_numeric)}.")
-        X = X.to_numpy(dtype=float)
-    try:
-        A = np.array(X, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"X must be numeric: {exc}") from None
-    if A.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_nodes), got {A.ndim}-D.")
-    if A.shape[0] < 2 or A.shape[1] < 2:
-        raise ValueError(f"X needs at least 2 rows and 2 columns, got shape {A.shape}.")
-    if not np.all(np.isfinite(A)):
-        raise ValueError("X contains NaN or Inf.")
-    return A
-
-
 def run_method(name, X, *, callback=None, **params) -> np.ndarray:
     """Run a registered method on data and return its DAG estimate.
 
@@ -302,7 +275,7 @@ def run_method(name, X, *, callback=None, **params) -> np.ndarray:
     if name not in METHODS:
         raise KeyError(f"Unknown method {name!r}; registered methods: {', '.join(METHODS)}.")
     spec = METHODS[name]
-    A = _validate_X(X)
+    A, _ = check_X(X)
     d = A.shape[1]
     if spec.max_nodes is not None and d > spec.max_nodes:
         raise ValueError(
@@ -321,11 +294,12 @@ def run_method(name, X, *, callback=None, **params) -> np.ndarray:
         W = spec.fit(A, **kwargs)
     except Exception as exc:  # noqa: BLE001 - re-raised with the method's name
         raise MethodError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
-    W = np.asarray(W, dtype=float)
-    if W.shape != (d, d):
-        raise MethodError(f"{name} returned shape {W.shape}, expected {(d, d)}.")
-    if not np.all(np.isfinite(W)) or not is_dag(W):
-        raise MethodError(f"{name} returned a matrix that is not a finite DAG.")
+    try:
+        W = check_adjacency(W, d, f"the result of {name}")
+    except ValueError as exc:
+        raise MethodError(f"{name} returned an invalid matrix: {exc}") from exc
+    if not is_dag(W):
+        raise MethodError(f"{name} returned a matrix that is not a DAG.")
     return W
 
 

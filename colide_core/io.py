@@ -9,6 +9,13 @@ Two steps, usable separately:
   ``(n_samples, n_nodes)`` for linear DAG learning (numeric, finite, no constant / duplicate /
   perfectly collinear columns, a finite covariance) and returns a :class:`ValidatedData`.
 
+Both are short pipelines of named checks, each a public function that can be called and tested
+alone: :func:`check_file` then parsing for :func:`read_table`; :func:`as_table`,
+:func:`check_column_names`, :func:`check_row_count`, :func:`check_numeric_columns`,
+:func:`check_column_count`, :func:`check_finite_values`, :func:`check_constant_columns`,
+:func:`check_duplicate_columns`, :func:`check_covariance` and :func:`check_collinearity` for
+:func:`validate_data`.
+
 Every problem with the data is reported as a :class:`DataValidationError` (a ``ValueError``) with a
 human message that names the offending columns or rows, and a stable machine-readable ``kind``
 code (see :data:`ERROR_KINDS`), so a UI can offer the right fix (e.g. "drop non-numeric columns").
@@ -28,6 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._validation import centred_covariance
+
 __all__ = [
     "DataValidationError",
     "ValidatedData",
@@ -36,6 +45,19 @@ __all__ = [
     "INTERACTIVE_MAX_NODES",
     "DEFAULT_MAX_BYTES",
     "ERROR_KINDS",
+    # the named checks, each usable alone
+    "check_file",
+    "as_table",
+    "check_column_names",
+    "check_row_count",
+    "check_numeric_columns",
+    "check_column_count",
+    "check_finite_values",
+    "check_constant_columns",
+    "check_duplicate_columns",
+    "check_covariance",
+    "check_collinearity",
+    "scale_warning",
 ]
 
 #: Largest number of nodes (columns) the interactive dashboard accepts. The library has no limit
@@ -222,8 +244,9 @@ def read_table(
 ) -> pd.DataFrame:
     """Parse the bytes of an uploaded CSV / TSV / delimited-text / Parquet file into a DataFrame.
 
-    Only parsing happens here; call :func:`validate_data` on the result to check it is a usable
-    data matrix ``X`` of shape ``(n_samples, n_nodes)``.
+    Two steps: :func:`check_file` (type, size, emptiness), then parsing. Call
+    :func:`validate_data` on the result to check it is a usable data matrix ``X`` of shape
+    ``(n_samples, n_nodes)``.
 
     Parameters
     ----------
@@ -267,27 +290,11 @@ def read_table(
     header; Parquet is read with ``pyarrow.parquet`` with the pandas metadata stripped (its index
     columns are dropped), so no stored object is ever reconstructed.
     """
-    if isinstance(data, (bytearray, memoryview)):
-        data = bytes(data)
-    if not isinstance(data, bytes):
-        raise DataValidationError(
-            f"Expected the file content as bytes, got {type(data).__name__}.", "bad_type"
-        )
-    if not isinstance(filename, str):
-        filename = "" if filename is None else str(filename)
-    if max_bytes is None or max_bytes <= 0:
-        raise ValueError(f"max_bytes must be a positive int, got {max_bytes!r}")
     if max_columns is not None and max_columns < 1:
         raise ValueError(f"max_columns must be None or a positive int, got {max_columns!r}")
-    size = len(data)
-    if size > max_bytes:
-        raise DataValidationError(
-            f"The file is {_human_size(size)}, above the limit of {_human_size(max_bytes)}.",
-            "too_large",
-        )
-    if size == 0 or not data.strip():
-        raise DataValidationError("The file is empty.", "empty_file")
-
+    data = check_file(data, max_bytes=max_bytes)
+    if not isinstance(filename, str):
+        filename = "" if filename is None else str(filename)
     ext = ("." + filename.rsplit(".", 1)[-1].lower()) if "." in filename else ""
     looks_parquet = data[:4] == _PARQUET_MAGIC and data[-4:] == _PARQUET_MAGIC
     if ext in _PARQUET_EXTENSIONS or looks_parquet:
@@ -298,6 +305,48 @@ def read_table(
             )
         return _read_parquet(data, max_cells=max_bytes // 2, max_columns=max_columns)
     return _read_text(data, ext, max_columns)
+
+
+def check_file(data, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Check the raw content of an uploaded file before any parsing: type, size, emptiness.
+
+    Parameters
+    ----------
+    data : bytes, bytearray or memoryview
+        The raw file content.
+    max_bytes : int, default 50_000_000
+        Largest accepted size in bytes.
+
+    Returns
+    -------
+    bytes
+        ``data`` as ``bytes``.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="bad_type"`` if ``data`` is not bytes-like; ``"too_large"`` above ``max_bytes``;
+        ``"empty_file"`` if it is empty or whitespace only.
+    ValueError
+        If ``max_bytes`` is not a positive int.
+    """
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    if not isinstance(data, bytes):
+        raise DataValidationError(
+            f"Expected the file content as bytes, got {type(data).__name__}.", "bad_type"
+        )
+    if max_bytes is None or max_bytes <= 0:
+        raise ValueError(f"max_bytes must be a positive int, got {max_bytes!r}")
+    size = len(data)
+    if size > max_bytes:
+        raise DataValidationError(
+            f"The file is {_human_size(size)}, above the limit of {_human_size(max_bytes)}.",
+            "too_large",
+        )
+    if size == 0 or not data.strip():
+        raise DataValidationError("The file is empty.", "empty_file")
+    return data
 
 
 def _decode(data: bytes) -> str:
@@ -623,10 +672,12 @@ def validate_data(
 ) -> ValidatedData:
     """Check that a table is a usable data matrix for linear DAG learning.
 
-    The checks run in this order and the first failing one raises: column names (empty,
-    duplicate), ``min_rows``, numeric columns, at least 2 columns, ``max_nodes``, finite values, ``min_rows``,
-    constant columns, duplicate columns, finite covariance, non-singular covariance. The input is
-    never modified.
+    A short pipeline of named checks, each usable alone, run in this order; the first failing one
+    raises: :func:`as_table`, :func:`check_column_names` (empty, duplicate), :func:`check_row_count`,
+    :func:`check_numeric_columns`, :func:`check_column_count` (at least 2, ``max_nodes``),
+    :func:`check_finite_values`, :func:`check_row_count` again, :func:`check_constant_columns`,
+    :func:`check_duplicate_columns`, :func:`check_covariance` (finite, no zero variance) and
+    :func:`check_collinearity` (non-singular). The input is never modified.
 
     Parameters
     ----------
@@ -671,6 +722,49 @@ def validate_data(
     below 1e-8 a warning. Both are skipped when ``n_samples <= n_nodes``, where the covariance is
     singular by construction.
     """
+    _check_parameters(min_rows, max_nodes)
+    df = as_table(df)
+    names = check_column_names(df)
+    check_row_count(len(df), min_rows)
+    keep, dropped_columns = check_numeric_columns(df, names, drop=drop_non_numeric)
+    names = [names[j] for j in keep]
+    check_column_count(names, max_nodes=max_nodes, after_dropping=bool(dropped_columns))
+    X = _to_float_matrix(df, keep)
+    bad_rows = check_finite_values(X, names, df.index, drop=drop_nonfinite_rows)
+    X, index = (X[~bad_rows], df.index[~bad_rows]) if bad_rows.any() else (X, df.index)
+    check_row_count(len(X), min_rows, after_dropping=bool(bad_rows.any()))
+    check_constant_columns(X, names)
+    check_duplicate_columns(X, names)
+    cov = check_covariance(X, names)
+    n, d = X.shape
+    ill_posed = n <= d  # the covariance is then singular by construction: a warning, not a check
+    cond, conditioning = (
+        (math.inf, _ill_posed_warning(n, d)) if ill_posed else check_collinearity(cov, names)
+    )
+
+    dropped_labels = (
+        tuple(np.asarray(df.index, dtype=object)[bad_rows].tolist()) if bad_rows.any() else ()
+    )
+    warnings_ = [
+        f"Dropped {_plural(len(dropped_columns), 'non-numeric column')}: {_list(dropped_columns)}."
+        if dropped_columns else None,
+        f"Dropped {_plural(len(dropped_labels), 'row')} with missing or infinite values "
+        f"({n} remain)." if dropped_labels else None,
+        conditioning,
+        scale_warning(cov, names),
+    ]
+    return ValidatedData(
+        X=pd.DataFrame(X, columns=pd.Index(names), index=index.copy()),
+        warnings=tuple(w for w in warnings_ if w),
+        dropped_columns=dropped_columns,
+        dropped_rows=len(dropped_labels),
+        dropped_row_labels=dropped_labels,
+        ill_posed=ill_posed,
+        condition_number=cond,
+    )
+
+
+def _check_parameters(min_rows, max_nodes) -> None:
     if isinstance(min_rows, bool) or not isinstance(min_rows, (int, np.integer)) or min_rows < 2:
         raise ValueError(f"min_rows must be an int >= 2, got {min_rows!r}")
     if max_nodes is not None and (
@@ -678,24 +772,60 @@ def validate_data(
     ):
         raise ValueError(f"max_nodes must be None or an int >= 2, got {max_nodes!r}")
 
-    if not isinstance(df, pd.DataFrame):
-        try:
-            arr = np.asarray(df)
-        except (TypeError, ValueError) as exc:
-            raise DataValidationError(
-                f"Expected a DataFrame or a 2-D array, got {type(df).__name__} ({exc}).", "bad_type"
-            ) from None
-        if arr.ndim != 2:
-            raise DataValidationError(
-                f"Expected a 2-D table (n_samples, n_nodes), got an array of shape {arr.shape}.",
-                "bad_type",
-            )
-        df = pd.DataFrame(arr, columns=[f"X{j + 1}" for j in range(arr.shape[1])])
 
-    warnings_: list = []
+def as_table(df) -> pd.DataFrame:
+    """The input as a DataFrame: a DataFrame as is, a 2-D array with columns ``"X1" ... "Xd"``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or 2-D array-like of shape (n_samples, n_nodes)
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``df`` itself when it is a DataFrame (not copied), else a new one.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="bad_type"`` when ``df`` cannot be made an array, or is not 2-D.
+    """
+    if isinstance(df, pd.DataFrame):
+        return df
+    try:
+        arr = np.asarray(df)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(
+            f"Expected a DataFrame or a 2-D array, got {type(df).__name__} ({exc}).", "bad_type"
+        ) from None
+    if arr.ndim != 2:
+        raise DataValidationError(
+            f"Expected a 2-D table (n_samples, n_nodes), got an array of shape {arr.shape}.",
+            "bad_type",
+        )
+    return pd.DataFrame(arr, columns=[f"X{j + 1}" for j in range(arr.shape[1])])
+
+
+def check_column_names(df: pd.DataFrame) -> list:
+    """Check every column has a name and no two share one; return the names.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+
+    Returns
+    -------
+    names : list of str
+        ``str(name).strip()`` for each column, in order.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="empty_column_name"`` for a missing, blank or pandas ``"Unnamed: k"`` name (the
+        message guesses the cause: a trailing delimiter, a saved index);
+        ``kind="duplicate_column_name"`` when two names are equal after stripping.
+    """
     cols = list(df.columns)
-
-    # 1. column names ---------------------------------------------------------------------------
     empty = [j for j, c in enumerate(cols) if _is_empty_name(c)]
     if empty:
         j = empty[0]
@@ -726,47 +856,104 @@ def validate_data(
             "duplicate_column_name",
             columns=dups,
         )
+    return names
 
-    if len(df) < min_rows:
+
+def check_row_count(n_rows: int, min_rows: int, *, after_dropping: bool = False) -> None:
+    """Check there are at least ``min_rows`` rows.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows (samples).
+    min_rows : int
+        Fewest accepted.
+    after_dropping : bool, default False
+        Whether rows with missing or infinite values were dropped first (said in the message).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="too_few_rows"`` when ``n_rows < min_rows``.
+    """
+    if n_rows < min_rows:
+        after = " after dropping rows with missing or infinite values" if after_dropping else ""
         raise DataValidationError(
-            f"The data has {_plural(len(df), 'row')}; at least {min_rows} are needed.",
+            f"The data has {_plural(n_rows, 'row')}{after}; at least {min_rows} are needed.",
             "too_few_rows",
         )
 
-    # 2. numeric columns -------------------------------------------------------------------------
-    non_numeric = [names[j] for j, dt in enumerate(df.dtypes) if not _is_numeric_dtype(dt)]
-    dropped_columns: tuple = ()
-    keep = list(range(len(cols)))
-    if non_numeric:
-        if not drop_non_numeric:
-            examples = []
-            for j in range(len(cols)):
-                if names[j] in non_numeric and len(examples) < 3:
-                    vals = df.iloc[:, j].dropna()
-                    if len(vals):
-                        examples.append(f"{_short(names[j])} holds e.g. {_short(vals.iloc[0])}")
-            ex = (" (" + "; ".join(examples) + ")") if examples else ""
-            raise DataValidationError(
-                f"{_plural(len(non_numeric), 'column')} not numeric: {_list(non_numeric)}{ex}. "
-                f"Drop {'it' if len(non_numeric) == 1 else 'them'} or fix the values.",
-                "non_numeric",
-                columns=non_numeric,
-            )
-        dropped_columns = tuple(non_numeric)
-        keep = [j for j in range(len(cols)) if names[j] not in non_numeric]
-        warnings_.append(
-            f"Dropped {_plural(len(non_numeric), 'non-numeric column')}: {_list(non_numeric)}."
-        )
-    names = [names[j] for j in keep]
-    d = len(names)
 
-    # 3. shape -----------------------------------------------------------------------------------
+def check_numeric_columns(df: pd.DataFrame, names, *, drop: bool = False):
+    """Check every column is numeric (int, float or bool), or choose the numeric ones.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    names : list of str
+        The column names, as :func:`check_column_names` returns them.
+    drop : bool, default False
+        Keep only the numeric columns instead of raising.
+
+    Returns
+    -------
+    keep : list of int
+        Positions of the columns kept (all of them when every column is numeric).
+    dropped : tuple of str
+        Names of the non-numeric columns dropped (empty unless ``drop``).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="non_numeric"`` when a column is text, dates, categories, complex, ... and ``drop``
+        is False; the message shows an example value of up to 3 such columns.
+    """
+    non_numeric = [names[j] for j, dt in enumerate(df.dtypes) if not _is_numeric_dtype(dt)]
+    if not non_numeric:
+        return list(range(len(names))), ()
+    if not drop:
+        examples = []
+        for j in range(len(names)):
+            if names[j] in non_numeric and len(examples) < 3:
+                vals = df.iloc[:, j].dropna()
+                if len(vals):
+                    examples.append(f"{_short(names[j])} holds e.g. {_short(vals.iloc[0])}")
+        ex = (" (" + "; ".join(examples) + ")") if examples else ""
+        raise DataValidationError(
+            f"{_plural(len(non_numeric), 'column')} not numeric: {_list(non_numeric)}{ex}. "
+            f"Drop {'it' if len(non_numeric) == 1 else 'them'} or fix the values.",
+            "non_numeric",
+            columns=non_numeric,
+        )
+    keep = [j for j in range(len(names)) if names[j] not in non_numeric]
+    return keep, tuple(non_numeric)
+
+
+def check_column_count(names, *, max_nodes: int | None = None, after_dropping: bool = False) -> None:
+    """Check there are between 2 and ``max_nodes`` columns (nodes).
+
+    Parameters
+    ----------
+    names : list of str
+        Names of the (numeric) columns kept.
+    max_nodes : int or None, default None
+        Most columns accepted; ``None`` means no limit.
+    after_dropping : bool, default False
+        Whether non-numeric columns were dropped first (said in the message).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="too_few_columns"`` below 2 columns (a single column without dropping suggests a
+        wrong delimiter); ``kind="too_many_nodes"`` above ``max_nodes``.
+    """
+    d = len(names)
     if d < 2:
-        what = "numeric column" if non_numeric else "column"
+        what = "numeric column" if after_dropping else "column"
         raise DataValidationError(
             f"The data has {_plural(d, what)}; at least 2 are needed to learn a graph"
-            + (" (check the delimiter: the header was read as a single field)." if d == 1 and not
-               non_numeric and len(cols) == 1 else "."),
+            + (" (check the delimiter: the header was read as a single field)."
+               if d == 1 and not after_dropping else "."),
             "too_few_columns",
             columns=names,
         )
@@ -777,62 +964,85 @@ def validate_data(
             "too_many_nodes",
         )
 
-    X = np.empty((len(df), d), dtype=np.float64)
+
+def _to_float_matrix(df: pd.DataFrame, keep) -> np.ndarray:
+    """New float64 array of shape (n_rows, len(keep)) from the numeric columns ``keep`` of ``df``."""
+    X = np.empty((len(df), len(keep)), dtype=np.float64)
     for k, j in enumerate(keep):
         X[:, k] = _to_float(df.iloc[:, j])
-    index = df.index
-    row_labels = np.asarray(index, dtype=object)
+    return X
 
-    # 4. finite values ---------------------------------------------------------------------------
+
+def check_finite_values(X, names, index, *, drop: bool = False) -> np.ndarray:
+    """Find the rows holding NaN, missing or infinite values; raise unless they may be dropped.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes), dtype float64
+        Missing values already NaN (as :func:`validate_data` converts them).
+    names : list of str
+        Column names, for the message.
+    index : pandas.Index or sequence of length n_samples
+        Row labels, for the message.
+    drop : bool, default False
+        Return the bad rows instead of raising.
+
+    Returns
+    -------
+    bad_rows : ndarray of bool of shape (n_samples,)
+        True for each row with a non-finite value (all False when there is none).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="nonfinite"`` when some row is bad and ``drop`` is False; the message names the rows
+        by label and counts NaN and infinite values per column.
+    """
     finite = np.isfinite(X)
-    dropped_rows = 0
-    dropped_labels: tuple = ()
-    if not finite.all():
-        bad_rows = ~finite.all(axis=1)
-        if not drop_nonfinite_rows:
-            bad_cols = [names[k] for k in range(d) if not finite[:, k].all()]
-            parts = []
-            for k in range(d):
-                col_bad = ~finite[:, k]
-                if col_bad.any():
-                    n_nan = int(np.isnan(X[col_bad, k]).sum())
-                    n_inf = int(col_bad.sum()) - n_nan
-                    kinds = ", ".join(x for x in (
-                        f"{n_nan} missing/NaN" if n_nan else "", f"{n_inf} infinite" if n_inf else "")
-                        if x)
-                    parts.append(f"{_short(names[k])} ({kinds})")
-                if len(parts) >= _MAX_LISTED:
-                    break
-            labels = row_labels[bad_rows]
-            raise DataValidationError(
-                f"{_plural(int(bad_rows.sum()), 'row')} of {len(X)} "
-                f"{'has' if bad_rows.sum() == 1 else 'have'} missing or infinite values: rows "
-                f"{_describe_rows(labels)}; in columns {'; '.join(parts)}"
-                + (f" and {len(bad_cols) - len(parts)} more" if len(bad_cols) > len(parts) else "")
-                + ". Drop those rows or fix the values.",
-                "nonfinite",
-                columns=bad_cols,
-                rows=labels.tolist(),
-            )
-        dropped_labels = tuple(row_labels[bad_rows].tolist())
-        dropped_rows = len(dropped_labels)
-        X = X[~bad_rows]
-        index = index[~bad_rows]
-        row_labels = row_labels[~bad_rows]
-        warnings_.append(
-            f"Dropped {_plural(dropped_rows, 'row')} with missing or infinite values "
-            f"({len(X)} remain)."
-        )
+    bad_rows = ~finite.all(axis=1)
+    if drop or not bad_rows.any():
+        return bad_rows
+    d = X.shape[1]
+    bad_cols = [names[k] for k in range(d) if not finite[:, k].all()]
+    parts = []
+    for k in range(d):
+        col_bad = ~finite[:, k]
+        if col_bad.any():
+            n_nan = int(np.isnan(X[col_bad, k]).sum())
+            n_inf = int(col_bad.sum()) - n_nan
+            kinds = ", ".join(x for x in (
+                f"{n_nan} missing/NaN" if n_nan else "", f"{n_inf} infinite" if n_inf else "")
+                if x)
+            parts.append(f"{_short(names[k])} ({kinds})")
+        if len(parts) >= _MAX_LISTED:
+            break
+    labels = np.asarray(index, dtype=object)[bad_rows]
+    raise DataValidationError(
+        f"{_plural(int(bad_rows.sum()), 'row')} of {len(X)} "
+        f"{'has' if bad_rows.sum() == 1 else 'have'} missing or infinite values: rows "
+        f"{_describe_rows(labels)}; in columns {'; '.join(parts)}"
+        + (f" and {len(bad_cols) - len(parts)} more" if len(bad_cols) > len(parts) else "")
+        + ". Drop those rows or fix the values.",
+        "nonfinite",
+        columns=bad_cols,
+        rows=labels.tolist(),
+    )
 
-    n = X.shape[0]
-    if n < min_rows:
-        after = " after dropping rows with missing or infinite values" if dropped_rows else ""
-        raise DataValidationError(
-            f"The data has {_plural(n, 'row')}{after}; at least {min_rows} are needed.",
-            "too_few_rows",
-        )
 
-    # 5. constant and duplicate columns ------------------------------------------------------------
+def check_constant_columns(X, names) -> None:
+    """Check no column holds one repeated value (zero variance).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes), finite, n_samples >= 1
+    names : list of str
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="constant_column"``, naming the columns and (for up to 3) their value.
+    """
+    d = X.shape[1]
     constant = [names[k] for k in range(d) if np.all(X[:, k] == X[0, k])]
     if constant:
         values = {names[k]: X[0, k] for k in range(d) if names[k] in constant}
@@ -844,8 +1054,23 @@ def validate_data(
             "constant_column",
             columns=constant,
         )
+
+
+def check_duplicate_columns(X, names) -> None:
+    """Check no two columns hold identical values in every row (``-0.0`` equals ``0.0``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes), finite
+    names : list of str
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="duplicate_column"``, listing each group of identical columns.
+    """
     groups: dict = {}
-    for k in range(d):
+    for k in range(X.shape[1]):
         groups.setdefault((X[:, k] + 0.0).tobytes(), []).append(names[k])  # +0.0: -0.0 == 0.0
     dup_groups = [g for g in groups.values() if len(g) > 1]
     if dup_groups:
@@ -856,12 +1081,31 @@ def validate_data(
             columns=[c for g in dup_groups for c in g],
         )
 
-    # 6. covariance: finite and non-singular ---------------------------------------------------------
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        mean = X.mean(axis=0)
-        Xc = X - mean
-        cov = (Xc.T @ Xc) / n
-    diag = np.diag(cov).copy()
+
+def check_covariance(X, names) -> np.ndarray:
+    """The covariance CoLiDE uses, checked to be finite with a positive diagonal.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes), finite, n_samples >= 1
+    names : list of str
+
+    Returns
+    -------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        ``Xc.T @ Xc / n`` of the centred data, by
+        :func:`colide_core._validation.centred_covariance` (the same arithmetic as the solver's).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="overflow"`` when a mean or a covariance entry is not finite in float64 (naming the
+        columns and their largest magnitude); ``kind="singular_covariance"`` when a variance
+        underflows to zero.
+    """
+    mean, cov = centred_covariance(X)
+    d = X.shape[1]
+    diag = np.diag(cov)
     if not (np.isfinite(mean).all() and np.isfinite(cov).all()):
         bad = [names[k] for k in range(d)
                if not (np.isfinite(mean[k]) and np.isfinite(diag[k]) and np.isfinite(cov[k]).all())]
@@ -882,66 +1126,102 @@ def validate_data(
             "singular_covariance",
             columns=tiny,
         )
+    return cov
 
-    ill_posed = n <= d
-    cond = float("inf")
-    if ill_posed:
-        warnings_.append(
-            f"Only {n} samples for {d} nodes (n <= d): the covariance is singular and the problem is "
-            f"ill-posed. Results may be unreliable; you can still proceed."
+
+def _ill_posed_warning(n: int, d: int) -> str:
+    return (
+        f"Only {n} samples for {d} nodes (n <= d): the covariance is singular and the problem is "
+        f"ill-posed. Results may be unreliable; you can still proceed."
+    )
+
+
+def check_collinearity(cov, names):
+    """Check the covariance is not singular: no column is a linear combination of others.
+
+    Meant for ``n_samples > n_nodes`` (otherwise the covariance is singular by construction and
+    :func:`validate_data` only warns).
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Finite covariance with a positive diagonal, as :func:`check_covariance` returns it.
+    names : list of str
+
+    Returns
+    -------
+    condition_number : float
+        Of the correlation matrix (``inf`` when its smallest eigenvalue is <= 0).
+    warning : str or None
+        An "ill-conditioned" warning when the relative smallest eigenvalue is below 1e-8.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="singular_covariance"`` when the smallest eigenvalue of the correlation matrix
+        relative to the largest is below 1e-12, naming the columns with weight in its
+        eigenvector; ``kind="overflow"`` when the correlation matrix is not finite.
+    """
+    diag = np.diag(cov)
+    scale = np.sqrt(diag)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        corr = cov / np.outer(scale, scale)
+    corr = 0.5 * (corr + corr.T)
+    if not np.isfinite(corr).all():
+        raise DataValidationError(
+            "The correlation matrix is not finite (extreme values); rescale the columns.",
+            "overflow",
+            columns=names,
         )
-    else:
-        scale = np.sqrt(diag)
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            corr = cov / np.outer(scale, scale)
-        corr = 0.5 * (corr + corr.T)
-        if not np.isfinite(corr).all():
-            raise DataValidationError(
-                "The correlation matrix is not finite (extreme values); rescale the columns.",
-                "overflow",
-                columns=names,
-            )
-        try:
-            evals, evecs = np.linalg.eigh(corr)
-        except np.linalg.LinAlgError as exc:  # pragma: no cover - eigh on a finite symmetric matrix
-            raise DataValidationError(
-                f"The covariance matrix could not be analysed ({exc}).", "singular_covariance"
-            ) from None
-        top = float(evals[-1])
-        low = float(max(evals[0], 0.0))
-        rel = low / top if top > 0 else 0.0
-        cond = float("inf") if low == 0.0 else top / low
-        if rel < _SINGULAR_RTOL:
-            v = np.abs(evecs[:, 0])
-            involved = [names[k] for k in np.argsort(-v) if v[k] > 1e-3 * v.max()]
-            raise DataValidationError(
-                f"The covariance matrix is singular (perfectly collinear columns): "
-                f"{_list(involved)} are linearly dependent (one is a linear combination of the "
-                f"others, condition number {'inf' if low == 0 else f'{cond:.2g}'}). Drop one of "
-                f"them.",
-                "singular_covariance",
-                columns=involved,
-            )
-        if rel < _ILL_CONDITIONED_RTOL:
-            warnings_.append(
-                f"The correlation matrix is ill-conditioned (condition number {cond:.2g}): some "
-                f"columns are nearly collinear. Results may be unstable."
-            )
+    try:
+        evals, evecs = np.linalg.eigh(corr)
+    except np.linalg.LinAlgError as exc:  # pragma: no cover - eigh on a finite symmetric matrix
+        raise DataValidationError(
+            f"The covariance matrix could not be analysed ({exc}).", "singular_covariance"
+        ) from None
+    top = float(evals[-1])
+    low = float(max(evals[0], 0.0))
+    rel = low / top if top > 0 else 0.0
+    cond = float("inf") if low == 0.0 else top / low
+    if rel < _SINGULAR_RTOL:
+        v = np.abs(evecs[:, 0])
+        involved = [names[k] for k in np.argsort(-v) if v[k] > 1e-3 * v.max()]
+        raise DataValidationError(
+            f"The covariance matrix is singular (perfectly collinear columns): "
+            f"{_list(involved)} are linearly dependent (one is a linear combination of the "
+            f"others, condition number {'inf' if low == 0 else f'{cond:.2g}'}). Drop one of "
+            f"them.",
+            "singular_covariance",
+            columns=involved,
+        )
+    if rel < _ILL_CONDITIONED_RTOL:
+        return cond, (
+            f"The correlation matrix is ill-conditioned (condition number {cond:.2g}): some "
+            f"columns are nearly collinear. Results may be unstable."
+        )
+    return cond, None
+
+
+def scale_warning(cov, names):
+    """A warning when the column standard deviations differ by more than a factor 1e6.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Covariance with a positive diagonal.
+    names : list of str
+
+    Returns
+    -------
+    str or None
+        The warning naming the largest- and smallest-variance columns, or None.
+    """
+    diag = np.diag(cov)
     ratio = float(diag.max() / diag.min())
     if ratio > _SCALE_WARN_RATIO:
         kmax, kmin = int(np.argmax(diag)), int(np.argmin(diag))
-        warnings_.append(
+        return (
             f"Column scales differ by a factor of {math.sqrt(ratio):.2g} in standard deviation "
             f"({_short(names[kmax])} vs {_short(names[kmin])}); consider standardizing."
         )
-
-    out = pd.DataFrame(X, columns=pd.Index(names), index=index.copy())
-    return ValidatedData(
-        X=out,
-        warnings=tuple(warnings_),
-        dropped_columns=dropped_columns,
-        dropped_rows=dropped_rows,
-        dropped_row_labels=dropped_labels,
-        ill_posed=ill_posed,
-        condition_number=cond,
-    )
+    return None

@@ -40,6 +40,8 @@ import os
 import numpy as np
 import pandas as pd
 
+from ._validation import check_X
+
 __all__ = ["sufficient_stats", "merge_moments", "partition_moments"]
 
 _PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -53,7 +55,7 @@ def partition_moments(frame):
     Parameters
     ----------
     frame : pandas.DataFrame or numpy.ndarray, shape (n_k, d)
-        Rows are samples, columns are nodes. Converted to float64.
+        Rows are samples, columns are nodes: real numbers, converted to float64. Not modified.
 
     Returns
     -------
@@ -69,15 +71,15 @@ def partition_moments(frame):
     Raises
     ------
     ValueError
-        If the block contains NaN or infinite values.
+        If the block is not 2-D real numbers (checked by
+        :func:`colide_core._validation.check_X`) or contains NaN or infinite values.
 
     Notes
     -----
     See the module docstring (shifted data + Chan et al. 1979).
     """
-    X = np.asarray(frame, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"expected a 2-D block of rows, got shape {X.shape}")
+    X, _ = check_X(frame, min_samples=0, min_features=0, name="the block of rows",
+                   ensure_finite=False, copy=False)
     n, d = X.shape
     if n == 0:
         return 0, np.zeros(d), np.zeros(d), np.zeros((d, d))

@@ -406,3 +406,152 @@ def test_streamlit_server_limits_match_the_io_layer():
     assert server["maxUploadSize"] == 50
     assert DEFAULT_MAX_BYTES <= server["maxUploadSize"] * 1024 * 1024
     assert server.get("enableCORS", True) is True  # Streamlit forces CORS on under XSRF anyway
+
+
+# ------------------------------------------------------------------------------------------------
+# the named checks of the pipeline, each alone
+# ------------------------------------------------------------------------------------------------
+def test_check_file():
+    from colide_core.io import check_file
+
+    assert check_file(bytearray(b"a,b\n1,2\n")) == b"a,b\n1,2\n"
+    assert check_file(memoryview(b"x")) == b"x"
+    err = _raises("bad_type", check_file, "a,b\n")
+    assert err.message == "Expected the file content as bytes, got str."
+    err = _raises("too_large", check_file, b"1" * 1500, max_bytes=1000)
+    assert err.message == "The file is 1.5 kB, above the limit of 1.0 kB."
+    assert _raises("empty_file", check_file, b" \r\n\t").message == "The file is empty."
+    with pytest.raises(ValueError, match="max_bytes"):
+        check_file(b"x", max_bytes=0)
+
+
+def test_as_table():
+    from colide_core.io import as_table
+
+    df = _frame()
+    assert as_table(df) is df  # no copy: validate_data never writes into it
+    got = as_table([[1.0, 2.0], [3.0, 4.0]])
+    assert list(got.columns) == ["X1", "X2"] and got.to_numpy().tolist() == [[1, 2], [3, 4]]
+    err = _raises("bad_type", as_table, np.arange(5.0))
+    assert err.message == "Expected a 2-D table (n_samples, n_nodes), got an array of shape (5,)."
+
+
+def test_check_column_names():
+    from colide_core.io import check_column_names
+
+    assert check_column_names(pd.DataFrame(columns=[" a ", 7, "b"])) == ["a", "7", "b"]
+    err = _raises("duplicate_column_name", check_column_names, pd.DataFrame(columns=["a", " a", "b"]))
+    assert err.message == "Duplicate column names: 'a'. Every column needs a unique name."
+    df = pd.DataFrame({"a": [1.0, 2.0], "  ": [3.0, 4.0], "Unnamed: 2": [5.0, 6.0]})
+    err = _raises("empty_column_name", check_column_names, df)
+    assert err.message == ("2 columns without a name, at position 2, 3 (counting from 1). Give every "
+                           "column a unique name in the header.")
+    assert err.columns == ("  ", "Unnamed: 2")
+
+
+def test_check_row_count():
+    from colide_core.io import check_row_count
+
+    check_row_count(10, 10)  # enough: no error
+    err = _raises("too_few_rows", check_row_count, 1, 10)
+    assert err.message == "The data has 1 row; at least 10 are needed."
+    err = _raises("too_few_rows", check_row_count, 7, 10, after_dropping=True)
+    assert err.message == ("The data has 7 rows after dropping rows with missing or infinite values; "
+                           "at least 10 are needed.")
+
+
+def test_check_numeric_columns():
+    from colide_core.io import check_numeric_columns
+
+    df = pd.DataFrame({"a": [1.0, 2.0], "t": [None, "x"], "b": [True, False], "i": [1, 2]})
+    names = list(df.columns)
+    assert check_numeric_columns(df[["a", "b", "i"]], ["a", "b", "i"]) == ([0, 1, 2], ())
+    assert check_numeric_columns(df, names, drop=True) == ([0, 2, 3], ("t",))
+    err = _raises("non_numeric", check_numeric_columns, df, names)
+    assert err.message == "1 column not numeric: 't' ('t' holds e.g. 'x'). Drop it or fix the values."
+
+
+def test_check_column_count():
+    from colide_core.io import check_column_count
+
+    check_column_count(["a", "b"], max_nodes=2)
+    err = _raises("too_few_columns", check_column_count, ["a;b;c"])
+    assert err.message == ("The data has 1 column; at least 2 are needed to learn a graph (check the "
+                           "delimiter: the header was read as a single field).")
+    err = _raises("too_few_columns", check_column_count, ["a"], after_dropping=True)
+    assert err.message == "The data has 1 numeric column; at least 2 are needed to learn a graph."
+    err = _raises("too_many_nodes", check_column_count, ["a", "b", "c"], max_nodes=2)
+    assert err.message.startswith("The data has 3 columns (nodes); the limit here is 2.")
+
+
+def test_check_finite_values():
+    from colide_core.io import check_finite_values
+
+    X = np.array([[1.0, 2.0], [np.nan, 3.0], [4.0, np.inf], [5.0, 6.0]])
+    index = pd.Index([10, 11, 12, 13])
+    bad = check_finite_values(X, ["a", "b"], index, drop=True)
+    assert bad.tolist() == [False, True, True, False]
+    assert not check_finite_values(X[[0, 3]], ["a", "b"], index[[0, 3]]).any()
+    err = _raises("nonfinite", check_finite_values, X, ["a", "b"], index)
+    assert err.message == ("2 rows of 4 have missing or infinite values: rows 11, 12; in columns "
+                           "'a' (1 missing/NaN); 'b' (1 infinite). Drop those rows or fix the values.")
+    assert err.rows == (11, 12) and err.columns == ("a", "b")
+
+
+def test_check_constant_columns():
+    from colide_core.io import check_constant_columns
+
+    check_constant_columns(np.array([[1.0, 0.0], [2.0, 0.0 + 1e-300]]), ["a", "b"])  # not constant
+    X = np.array([[1.0, 3.5, -2.0], [2.0, 3.5, -2.0]])
+    err = _raises("constant_column", check_constant_columns, X, ["a", "flat", "neg"])
+    assert err.message == ("2 columns constant ('flat' is always 3.5; 'neg' is always -2): 'flat', "
+                           "'neg'. A constant column has zero variance and carries no information; "
+                           "drop it.")
+
+
+def test_check_duplicate_columns():
+    from colide_core.io import check_duplicate_columns
+
+    check_duplicate_columns(np.array([[1.0, 1.0], [2.0, 2.5]]), ["a", "b"])  # differ in one row
+    X = np.array([[0.0, -0.0, 1.0, 5.0], [1.0, 1.0, 2.0, 2.0]])  # -0.0 == 0.0
+    err = _raises("duplicate_column", check_duplicate_columns, X, ["a", "b", "c", "d"])
+    assert err.message == ("Identical columns (same values in every row): 'a' = 'b'. Keep only one "
+                           "of each group.")
+    assert err.columns == ("a", "b")
+
+
+def test_check_covariance():
+    from colide_core.io import check_covariance
+
+    # x = (0, 1, 2), y = (0, 2, 7): 1/n covariance [[2/3, 7/3], [7/3, 26/3]] (centred data)
+    cov = check_covariance(np.array([[0.0, 0.0], [1.0, 2.0], [2.0, 7.0]]), ["x", "y"])
+    np.testing.assert_allclose(cov, [[2 / 3, 7 / 3], [7 / 3, 26 / 3]], rtol=1e-15)
+    huge = np.array([[1e200, 0.0], [-1e200, 1.0], [0.0, 2.0]])
+    err = _raises("overflow", check_covariance, huge, ["h", "ok"])
+    assert err.columns == ("h",) and "'h' reaches 1e+200" in err.message
+    tiny = np.array([[1e-170, 0.0], [-1e-170, 1.0], [0.0, 2.0]])
+    err = _raises("singular_covariance", check_covariance, tiny, ["t", "ok"])
+    assert err.columns == ("t",) and "underflows to zero" in err.message
+
+
+def test_check_collinearity():
+    from colide_core.io import check_collinearity
+
+    assert check_collinearity(np.diag([4.0, 9.0]), ["a", "b"]) == (1.0, None)
+    # correlation [[1, r], [r, 1]] has eigenvalues 1 - r and 1 + r: condition (1 + r) / (1 - r)
+    r = 1.0 - 2e-9
+    cond, warning = check_collinearity(np.array([[1.0, r], [r, 1.0]]) * 4.0, ["a", "b"])
+    assert cond == pytest.approx((1 + r) / (1 - r), rel=1e-6) and cond > 1e8
+    assert warning.startswith("The correlation matrix is ill-conditioned (condition number 1e+09)")
+    cov = np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 1.0]])  # b = 2 a exactly
+    err = _raises("singular_covariance", check_collinearity, cov, ["a", "b", "c"])
+    assert set(err.columns) == {"a", "b"} and "are linearly dependent" in err.message
+
+
+def test_scale_warning():
+    from colide_core.io import scale_warning
+
+    assert scale_warning(np.diag([1e12, 1.0]), ["a", "b"]) is None  # at the limit, not above
+    assert scale_warning(np.diag([1.0, 1e14]), ["a", "b"]) == (
+        "Column scales differ by a factor of 1e+07 in standard deviation ('b' vs 'a'); "
+        "consider standardizing.")

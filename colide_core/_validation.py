@@ -1,0 +1,304 @@
+"""One validator for the numeric arrays the library takes: data matrices and square matrices.
+
+* :func:`check_X` checks a data matrix ``X`` of shape ``(n_samples, n_nodes)`` (array-like or
+  :class:`pandas.DataFrame`) and returns a float64 copy with its column names;
+  :func:`check_data` is the solver's use of it (at least 2 nodes).
+* :func:`check_square_matrix` checks an ``(n_nodes, n_nodes)`` matrix (a weighted adjacency ``W``
+  with ``W[i, j] != 0`` meaning i -> j, a mask, a covariance); :func:`check_adjacency` also checks
+  its size against a known ``n_nodes``.
+* :func:`data_covariance` is the 1/n covariance of the centred data that every CoLiDE score uses
+  (paper Section 3), computed by :func:`centred_covariance`.
+
+The conversion is scikit-learn's :func:`sklearn.utils.check_array` (float64, no sparse input,
+complex values rejected rather than silently cast to their real part). The shape and finiteness
+checks are written here so that every message names the input and its expected shape in the
+library's terms (``(n_samples, n_nodes)``). Every problem with the values raises ``ValueError``.
+
+The user-facing validation of uploaded tables, with error kinds and fixes for a UI, is
+:func:`colide_core.io.validate_data`; it shares :func:`centred_covariance` with this module.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "check_X",
+    "check_data",
+    "check_square_matrix",
+    "check_adjacency",
+    "centred_covariance",
+    "data_covariance",
+]
+
+# Longest exception text quoted in a "must be numeric" message.
+_MAX_REASON_CHARS = 200
+
+
+def _plural(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
+
+
+def _reason(exc) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= _MAX_REASON_CHARS else text[: _MAX_REASON_CHARS - 1] + "…"
+
+
+def _as_float_array(A, name, *, copy):
+    """float64 ndarray from ``A`` with scikit-learn's ``check_array``; no shape or finiteness check.
+
+    Raises ``ValueError`` naming ``name`` when ``A`` holds complex numbers or anything that is not
+    a real number (text, arbitrary objects, a sparse matrix, ragged lists).
+    """
+    from sklearn.utils import check_array  # lazy: keeps ``import colide_core`` fast
+
+    if isinstance(A, np.matrix):  # check_array refuses np.matrix; its values are a plain array
+        A = np.asarray(A)
+    if getattr(getattr(A, "dtype", None), "kind", None) == "c":
+        raise ValueError(f"{name} holds complex numbers; only real numbers are accepted.")
+    try:
+        return check_array(
+            A,
+            accept_sparse=False,
+            dtype=np.float64,
+            copy=copy,
+            force_writeable=copy,
+            ensure_all_finite=False,
+            ensure_2d=False,
+            allow_nd=True,
+            ensure_min_samples=0,
+            ensure_min_features=0,
+            input_name=name,
+        )
+    except (TypeError, ValueError) as exc:
+        if str(exc).startswith("Complex data not supported"):
+            raise ValueError(f"{name} holds complex numbers; only real numbers are accepted.") from None
+        raise ValueError(f"{name} must be numeric: {_reason(exc)}") from None
+
+
+def _check_frame_columns(df: pd.DataFrame, name: str) -> list:
+    """Column names of a DataFrame as str, after checking they are unique and the columns real numbers."""
+    names = [str(c) for c in df.columns]
+    seen: dict = {}
+    for c in names:
+        seen[c] = seen.get(c, 0) + 1
+    dups = [c for c, k in seen.items() if k > 1]
+    if dups:
+        raise ValueError(f"{name} has duplicate column names: {', '.join(dups)}.")
+    dtypes = list(df.dtypes)
+    non_numeric = [c for c, dt in zip(names, dtypes) if not pd.api.types.is_numeric_dtype(dt)]
+    if non_numeric:
+        raise ValueError(f"{name} has non-numeric columns: {', '.join(non_numeric)}.")
+    complex_cols = [c for c, dt in zip(names, dtypes) if pd.api.types.is_complex_dtype(dt)]
+    if complex_cols:
+        raise ValueError(
+            f"{name} has complex-valued columns: {', '.join(complex_cols)}; only real numbers are "
+            f"accepted."
+        )
+    return names
+
+
+def _check_finite(A, name, hint=""):
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or Inf" + (f"; {hint}." if hint else "."))
+
+
+def check_X(X, *, min_samples=2, min_features=2, name="X", ensure_finite=True, copy=True):
+    """Validate a data matrix and return it as a float64 array with its column names.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+        Real numbers, one row per sample and one column per variable (node). Never modified.
+    min_samples : int, default=2
+        Fewest rows accepted (0 accepts an empty block).
+    min_features : int, default=2
+        Fewest columns (nodes) accepted.
+    name : str, default="X"
+        How the messages call the input.
+    ensure_finite : bool, default=True
+        Reject NaN and +/-Inf.
+    copy : bool, default=True
+        Always return a new, writeable array (else the input's memory may be returned when it is
+        already a float64 ndarray; it must then not be modified).
+
+    Returns
+    -------
+    values : ndarray of shape (n_samples, n_nodes), dtype float64
+        The data; the memory layout of an ndarray input is kept (a DataFrame gives the layout
+        pandas stores).
+    names : list of str or None
+        The column names (as str) when ``X`` is a DataFrame, else None.
+
+    Raises
+    ------
+    ValueError
+        If a DataFrame has duplicate column names or non-numeric or complex columns; if ``X``
+        holds complex numbers or values that are not numbers (text, objects, a sparse matrix); if
+        ``X`` is not 2-D, has fewer than ``min_samples`` rows or ``min_features`` columns; or
+        (with ``ensure_finite``) if it holds NaN or Inf.
+
+    Notes
+    -----
+    Conversion by :func:`sklearn.utils.check_array` (``dtype=float64``, ``accept_sparse=False``),
+    which refuses complex input instead of discarding the imaginary part.
+    """
+    names = _check_frame_columns(X, name) if isinstance(X, pd.DataFrame) else None
+    values = _as_float_array(X, name, copy=copy)
+    if values.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_nodes), got {values.ndim}-D.")
+    n, d = values.shape
+    if n < min_samples or d < min_features:
+        raise ValueError(
+            f"{name} needs at least {_plural(min_samples, 'row')} and "
+            f"{_plural(min_features, 'column')}, got shape {values.shape}."
+        )
+    if ensure_finite:
+        _check_finite(values, name)
+    return values, names
+
+
+def check_data(X, *, min_rows=2):
+    """Validate the data of a fit and return a float copy with its column names.
+
+    The solver's, the bootstrap's and the lambda path's use of :func:`check_X`: at least
+    ``min_rows`` samples and 2 nodes, all values finite.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+        Numeric, finite observations. Never modified.
+    min_rows : int, default=2
+        Smallest acceptable ``n_samples``.
+
+    Returns
+    -------
+    values : ndarray of shape (n_samples, n_nodes)
+        A new float64 array.
+    names : list of str or None
+        Column names when ``X`` is a DataFrame.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D real numbers (complex, text and DataFrames with non-numeric or
+        duplicate columns are refused), has fewer than ``min_rows`` rows or 2 columns, or
+        contains NaN or Inf.
+    """
+    return check_X(X, min_samples=min_rows, min_features=2)
+
+
+def check_square_matrix(A, name="W", *, what="matrix", hint="", copy=False):
+    """Validate an ``(n_nodes, n_nodes)`` matrix of finite real numbers.
+
+    Parameters
+    ----------
+    A : array-like of shape (n_nodes, n_nodes)
+        E.g. a weighted adjacency with ``A[i, j] != 0`` meaning i -> j, or a boolean mask.
+        Never modified.
+    name : str, default="W"
+        How the messages call the input.
+    what : str, default="matrix"
+        What the input is, for the shape message (e.g. ``"adjacency matrix"``).
+    hint : str, default=""
+        Advice appended to the NaN/Inf message.
+    copy : bool, default=False
+        Always return a new, writeable array.
+
+    Returns
+    -------
+    values : ndarray of shape (n_nodes, n_nodes), dtype float64
+        Booleans become 0.0 / 1.0. Without ``copy`` a float64 ndarray input may be returned as is.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` holds complex or non-numeric values, is not square 2-D, or contains NaN or Inf.
+    """
+    values = _as_float_array(A, name, copy=copy)
+    if values.ndim != 2 or values.shape[0] != values.shape[1]:
+        raise ValueError(f"{name} must be a square (n_nodes, n_nodes) {what}, got shape {values.shape}.")
+    _check_finite(values, name, hint)
+    return values
+
+
+def check_adjacency(B, d, name="B", *, what="matrix", hint="", copy=False):
+    """Validate a square matrix over ``d`` nodes (:func:`check_square_matrix` plus its size).
+
+    Parameters
+    ----------
+    B : array-like of shape (d, d)
+        ``B[i, j] != 0`` means i -> j. Never modified.
+    d : int
+        The number of nodes ``B`` must have.
+    name, what, hint, copy
+        As in :func:`check_square_matrix`.
+
+    Returns
+    -------
+    values : ndarray of shape (d, d), dtype float64
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_square_matrix`, and if ``B`` does not have shape ``(d, d)``.
+    """
+    values = check_square_matrix(B, name, what=what, hint=hint, copy=copy)
+    if values.shape != (d, d):
+        raise ValueError(f"{name} must have shape {(d, d)}, got {values.shape}.")
+    return values
+
+
+def centred_covariance(values):
+    """Column means and 1/n covariance of the centred data, overflow left as inf / nan.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples, n_nodes), dtype float64
+        Not modified. ``n_samples`` must be >= 1.
+
+    Returns
+    -------
+    mean : ndarray of shape (n_nodes,)
+    cov : ndarray of shape (n_nodes, n_nodes)
+        ``Xc.T @ Xc / n`` with ``Xc = values - mean`` (paper Section 3, X transposed). Entries that
+        overflow float64 are inf or nan, without a floating-point warning: the caller checks.
+    """
+    n = values.shape[0]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        mean = values.mean(axis=0)
+        Xc = values - mean
+        cov = Xc.T @ Xc / n
+    return mean, cov
+
+
+def data_covariance(X):
+    """The 1/n covariance of centred data, as CoLiDE uses it (paper Section 3).
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+        Numeric, finite observations; a centred copy is used.
+
+    Returns
+    -------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        ``Xc.T @ Xc / n`` for the centred copy ``Xc``.
+    n : int
+        Number of samples.
+    names : list of str or None
+        Column names when ``X`` is a DataFrame.
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_data`.
+    FloatingPointError
+        If the covariance overflows (is not finite in float64).
+    """
+    values, names = check_data(X)
+    n = values.shape[0]
+    _, cov = centred_covariance(values)
+    if not np.all(np.isfinite(cov)):
+        raise FloatingPointError("The covariance of X overflows: rescale the data.")
+    return cov, n, names

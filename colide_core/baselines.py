@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ._graph import is_dag
-from ._solver import CoLiDE
+from ._estimator import CoLiDE
 
 __all__ = [
     "METHODS",

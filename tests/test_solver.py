@@ -20,7 +20,8 @@ from colide_core import (
     score_nv,
     sigma_update,
 )
-from colide_core._solver import _objective, default_sigma0
+from colide_core import stage_objective
+from colide_core._common import default_sigma0
 
 SHORT = dict(max_iter=(300, 300, 300, 600), checkpoint=100)
 
@@ -283,7 +284,7 @@ def test_fit_from_stats_equals_fit():
 def test_final_objective_reported_matches_recomputation():
     cov = _random_cov(5, 9)
     res = colide_solve(cov, variant="ev", **SHORT)
-    obj, h = _objective(res.W, res.sigma, cov, "ev", 0.001, 0.05, 0.7)
+    obj, _ = stage_objective(res.W, res.sigma, cov, "ev", 0.001, 0.05, 0.7)
     assert res.objective == pytest.approx(obj, rel=1e-12)
 
 
@@ -305,5 +306,5 @@ def test_edge_mask_holds_forbidden_edges_at_zero_and_l1_mask_exempts():
     l1 = np.ones((3, 3))
     l1[2, 0] = 0.0
     r2 = colide_solve(cov, variant="nv", l1_mask=l1, **SHORT)
-    obj, _ = _objective(r2.W, r2.sigma, cov, "nv", 0.001, 0.05 * l1, 0.7)
+    obj, _ = stage_objective(r2.W, r2.sigma, cov, "nv", 0.001, 0.05 * l1, 0.7)
     assert r2.objective == pytest.approx(obj, rel=1e-12)

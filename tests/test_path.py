@@ -5,7 +5,6 @@ Convention: W[i, j] != 0 means i -> j; X has shape (n_samples, n_nodes).
 import numpy as np
 import pytest
 
-import colide_core.path as cpath
 from colide_core import is_dag, threshold_to_dag
 from colide_core._metrics import evaluate
 from colide_core.path import bic_score, default_lambdas, lambda_path, path_metrics

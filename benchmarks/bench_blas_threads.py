@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_solver import simulate  # noqa: E402
 from colide_core import ConvergenceWarning  # noqa: E402
 from colide_core._fast import fast_solve, warmup  # noqa: E402
-from colide_core._solver import data_covariance  # noqa: E402
+from colide_core._validation import data_covariance  # noqa: E402
 
 
 def per_step_us(cov, steps, repeats, **kw):

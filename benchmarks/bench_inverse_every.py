@@ -42,7 +42,7 @@ from colide_core._fast import (  # noqa: E402
     _auto_inverse_every, _conditioning_factor, _default_scales, fast_solve, warmup,
 )
 from colide_core._graph import threshold_to_dag  # noqa: E402
-from colide_core._solver import data_covariance  # noqa: E402
+from colide_core._validation import data_covariance  # noqa: E402
 
 
 def timed(cov, variant, k, repeats):

@@ -57,7 +57,7 @@ from bench_trap import D as TRAP_D, problem as trap_problem  # noqa: E402
 from colide_core import ConvergenceWarning, evaluate  # noqa: E402
 from colide_core import _fast  # noqa: E402
 from colide_core._graph import threshold_to_dag  # noqa: E402
-from colide_core._solver import data_covariance  # noqa: E402
+from colide_core._validation import data_covariance  # noqa: E402
 
 #: Relative objective change per checkpoint that ends a ``converged`` stage.
 STAGE_TOL = 1e-9

@@ -46,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import ConvergenceWarning  # noqa: E402
 from colide_core import _fast  # noqa: E402
-from colide_core._solver import data_covariance, default_sigma0  # noqa: E402
+from colide_core._common import default_sigma0  # noqa: E402
+from colide_core._validation import data_covariance  # noqa: E402
 
 
 def per_call_us(f, reps):

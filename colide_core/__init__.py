@@ -8,18 +8,10 @@ Conventions used everywhere in the package:
 * a weighted adjacency ``W`` has shape ``(n_nodes, n_nodes)`` and ``W[i, j] != 0`` means the edge i -> j;
 * metrics take ``(B_true, B_est)`` in that order.
 """
-from ._solver import (
-    CoLiDE,
-    ConvergenceWarning,
-    SolverResult,
-    colide_solve,
-    h_ldet,
-    progress_fraction,
-    score_ev,
-    score_ls,
-    score_nv,
-    sigma_update,
-)
+from ._objective import h_ldet, score_ev, score_ls, score_nv, sigma_update, stage_objective
+from ._common import ConvergenceWarning, SolverResult, progress_fraction
+from ._solver import colide_solve
+from ._estimator import SOLVERS, CoLiDE
 from ._graph import is_dag, threshold_to_dag
 from ._datasets import SACHS_NODES, load_sachs
 from ._metrics import cpdag_from_dag, evaluate
@@ -44,6 +36,8 @@ __all__ = [
     "score_ls",
     "sigma_update",
     "progress_fraction",
+    "stage_objective",
+    "SOLVERS",
     # graphs, data and metrics
     "is_dag",
     "threshold_to_dag",

@@ -1,10 +1,12 @@
 """Fast solver for CoLiDE-EV / CoLiDE-NV: same problems, same central path, far fewer and cheaper steps.
 
 :func:`fast_solve` is a drop-in replacement for :func:`colide_core._solver.colide_solve` (it returns
-the same :class:`~colide_core._solver.SolverResult`). It solves, stage after stage, exactly the
+the same :class:`~colide_core.SolverResult`, and shares its set-up and finish in
+:mod:`colide_core._common` and its objective in :mod:`colide_core._objective`). It solves, stage after stage, exactly the
 paper's problems: ``mu_k * (score(W, sigma) + lambda1 |W|_1) + h_ldet(W, s_k)`` with the score of
 eq. 4 (EV) or eq. 6 (NV) and sigma given by the closed forms of eq. 5 / eq. 7, warm-started along
-the same central path ``(mu_k, s_k)``. What changes is how each stage is solved.
+the same central path ``(mu_k, s_k)``. What changes is how each stage is solved: see
+:func:`fast_solve` and ``docs/fast-solver.md``.
 
 Conventions: ``cov`` is the ``(n_nodes, n_nodes)`` covariance ``X.T @ X / n`` of centred data
 ``X`` of shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means the edge i -> j.
@@ -25,15 +27,9 @@ import numpy as np
 from scipy.linalg import lapack
 from threadpoolctl import ThreadpoolController
 
-from ._solver import (
-    _DOMAIN_TOL,
-    _MAX_HALVINGS,
-    _MAX_STAGE_RESTARTS,
-    ConvergenceWarning,
-    SolverResult,
-    _check_solver_params,
-    default_sigma0,
-)
+from . import defaults
+from ._common import _MAX_HALVINGS, ConvergenceWarning, _Solve
+from ._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_value
 
 __all__ = ["fast_solve", "HAVE_NUMBA", "warmup"]
 
@@ -87,6 +83,7 @@ _CERT_MARGIN = 1e-8
 _INVERSE_EVERY = 3
 _INVERSE_EVERY_MAX = 10
 _VCODE = {"ev": 0, "nv": 1, "ls": 2}
+_VARIANT = {code: variant for variant, code in _VCODE.items()}
 
 
 # --------------------------------------------------------------------------------------
@@ -251,13 +248,14 @@ def _inv_into_py(M, out):
 
 
 def _isig_py(resid, sig0, vcode, isig):
-    if vcode == 0:
-        tot = max(float(resid.sum()), 0.0)
-        isig[:] = 1.0 / max(math.sqrt(tot / resid.size), sig0[0])
-    elif vcode == 1:
-        isig[:] = 1.0 / np.maximum(np.sqrt(np.maximum(resid, 0.0)), sig0)
-    else:
+    """``isig = 1 / sigma`` with sigma the closed-form update (eq. 5 / eq. 7) of the residuals.
+
+    ``sig0`` is the floor as an array of shape (d,) (all equal for EV); 1 for "ls".
+    """
+    if vcode == 2:
         isig[:] = 1.0
+    else:
+        isig[:] = 1.0 / _sigma_from_resid(resid, _VARIANT[vcode], sig0[0] if vcode == 0 else sig0)
 
 
 def _grad_py(W, R, MinvT, isig, mu, mask, G):
@@ -753,8 +751,7 @@ def _evaluate(W, cov, s, mu, lam, vcode, sig0):
     _isig_py(p.resid, sig0, vcode, p.isig)
     p.sigma = _sigma_value(p.isig, vcode)
     p.logdet = logdet
-    p.h = d * math.log(s) - logdet
-    p.obj = mu * (_score(p.resid, p.isig, vcode) + float(np.sum(lam * np.abs(W)))) + p.h
+    p.obj, p.h = _stage_value(W, p.resid, p.sigma, _VARIANT[vcode], mu, lam, s, logdet=logdet)
     return p
 
 
@@ -766,40 +763,22 @@ def _sigma_value(isig, vcode):
     return None
 
 
-def _score(resid, isig, vcode):
-    """Smooth score (eq. 3 for EV, eq. 6 for NV, least squares for "ls") from the residuals."""
-    if vcode == 0:
-        sigma = 1.0 / isig[0]
-        return float(resid.sum()) * isig[0] / 2.0 + resid.size * sigma / 2.0
-    if vcode == 1:
-        return 0.5 * float(np.sum(resid * isig)) + 0.5 * float(np.sum(1.0 / isig))
-    return 0.5 * float(resid.sum())
-
-
-def _logdet_at(W, s):
-    d = W.shape[0]
-    M = -(W * W)
-    M.flat[:: d + 1] += s
-    sign, logdet = np.linalg.slogdet(M)
-    return logdet if sign > 0 else -np.inf
-
-
 # --------------------------------------------------------------------------------------
 # The solver.
 # --------------------------------------------------------------------------------------
 def fast_solve(
     cov,
     *,
-    variant="nv",
-    lambda1=0.05,
-    mu_schedule=(1.0, 0.1, 0.01, 0.001),
-    s_schedule=(1.0, 0.9, 0.8, 0.7),
-    max_iter=(20000, 20000, 20000, 70000),
-    lr=3e-4,
-    tol=1e-6,
-    checkpoint=1000,
-    beta_1=0.99,
-    beta_2=0.999,
+    variant=defaults.VARIANT,
+    lambda1=defaults.LAMBDA1,
+    mu_schedule=defaults.MU_SCHEDULE,
+    s_schedule=defaults.S_SCHEDULE,
+    max_iter=defaults.MAX_ITER,
+    lr=defaults.LR,
+    tol=defaults.TOL,
+    checkpoint=defaults.CHECKPOINT,
+    beta_1=defaults.BETA_1,
+    beta_2=defaults.BETA_2,
     sigma0=None,
     W_init=None,
     callback=None,
@@ -818,125 +797,34 @@ def fast_solve(
 ):
     """Solve CoLiDE's central path (paper eq. 4 / eq. 6) several times faster than Algorithm 1.
 
-    Drop-in replacement for :func:`~colide_core._solver.colide_solve` (same arguments, same
-    :class:`~colide_core._solver.SolverResult`); ``CoLiDE(solver="fast")`` calls it.
+    Drop-in replacement for :func:`~colide_core.colide_solve` (same arguments, same
+    :class:`~colide_core.SolverResult`); ``CoLiDE(solver="auto")`` (the default) and
+    ``CoLiDE(solver="fast")`` call it.
 
-    **Same problem.** Stage ``k`` minimises
-    ``F_k(W) = mu_k (score(W, sigma(W)) + lambda1 |W|_1) + h_ldet(W, s_k)``, with the score of
-    eq. 4 (EV) or eq. 6 (NV) and ``sigma(W)`` the closed-form noise update of eq. 5 / eq. 7
-    floored at ``sigma0``. Algorithm 1's BCD fixed points are exactly the stationary points of
-    ``F_k`` (at ``sigma = sigma(W)`` the W-gradient of the score is the same: envelope
-    theorem), so the objective and the fixed points are the paper's. The schedule
-    ``(mu_k, s_k)``, the warm starts between stages and the log-det domain back-off rules are
-    those of :func:`~colide_core._solver.colide_solve`.
+    Stage ``k`` solves the paper's problem
+    ``F_k(W) = mu_k (score(W, sigma(W)) + lambda1 |W|_1) + h_ldet(W, s_k)``, with ``sigma(W)``
+    the closed-form noise update of eq. 5 / eq. 7, warm-started along the same central path
+    ``(mu_k, s_k)`` and with the same back-off rules as Algorithm 1. Each stage keeps
+    Algorithm 1's dynamics (one Adam step on W, then the closed-form sigma), read as an ODE in
+    the time ``lr * t`` and integrated with fewer, cheaper steps:
 
-    **Same path.** Which local optimum the central path ends in depends on how each stage is
-    traversed: solving each stage to optimality with a quasi-Newton or proximal method from
-    the warm start lands in worse optima (issue 4's L-BFGS trap; reproduced here with the
-    proximal method below: SHD 6 -> 15 on a d = 10 NV problem), and intermediate stages of
-    the faithful run often end on their iteration budget rather than at an optimum. So every
-    stage keeps Algorithm 1's dynamics - one Adam step on W, then the closed-form sigma -
-    read as a discretised ODE in the time ``lr * t``:
+    1. **Scaled Adam**: the step is ``c_k * lr`` and Adam's memories are shortened by the same
+       factor; budgets and checkpoints are counted in the same ODE time as the faithful run.
+       Default ``c_k = 10`` (last stage: 6 for EV and "ls", 10 for NV), times
+       ``min(1, 1e6 / cond(cov))`` and ``min(1, 3e-4 / lr)``, at least 1.
+    2. **Chatter control**: at each checkpoint, when the iterate's objective exceeds that of the
+       running average of the iterates by more than ``chatter_tol`` (relative), the step scale
+       is halved (down to ``min_scale``).
+    3. **Stage end**: on the relative change of the averaged iterate's objective (``tol``;
+       ``max(tol, 1e-5)`` in the last stage), keeping the averaged iterate when it is better;
+       the last stage is then **polished** by proximal gradient with Barzilai-Borwein steps and
+       a nonmonotone, domain-aware line search, to ``tol / 10``.
+    4. **Cheaper steps**: one d x d inverse shared by the domain test and the gradient, computed
+       only every few steps (``inverse_every``) with an exact O(d^2) M-matrix certificate in
+       between; with numba the whole Adam loop between checkpoints is one compiled kernel.
 
-    1. **Scaled Adam.** The step is ``c_k * lr`` and the Adam memories are shortened by the
-       same factor (``1 - beta -> c_k (1 - beta)``), which integrates the same trajectory with
-       ``c_k`` times fewer steps. The iteration budget ``max_iter[k]`` and the checkpoints
-       are counted in the same ODE time as the faithful run (``checkpoint / c_k`` steps).
-       Defaults: ``c_k = 10``, and in the last stage (the barrier-dominated stage is the
-       most path-sensitive) 6 for CoLiDE-EV and "ls", 10 for CoLiDE-NV, all times
-       ``min(1, 1e6 / cond(cov))`` and times ``min(1, 3e-4 / lr)`` (the result at least 1).
-       On very ill-conditioned covariances the faithful step is already at the edge of its
-       own stability and any larger step visibly changes the graph (measured on simulated EV
-       SEMs at d >= 50, cond(cov) = 1e6..1e9), so there the path is followed at the faithful
-       step and the gains come from the cheaper iterations only. The scales were validated
-       at Algorithm 1's ``lr = 3e-4``; a caller's larger ``lr`` is already a longer step, so
-       the scaled step never exceeds ``c_k * 3e-4``.
-    2. **Chatter control.** Every checkpoint compares the objective at W with the objective
-       at a running average of the recent iterates. Adam with a fixed step ends up
-       oscillating around the trajectory with an amplitude proportional to the step; when
-       that costs more than ``chatter_tol`` (relative), the step scale is halved (down to
-       ``min_scale``). The default tolerance on well-conditioned covariances is 1e-3 for
-       CoLiDE-NV and "ls" and 3e-4 for CoLiDE-EV, and it tightens with the conditioning
-       factor above, down to a tenth of that.
-    3. **Stage end.** The stage ends when the relative change of the objective of the
-       averaged iterate between checkpoints is at most ``tol`` (Algorithm 1's test, on a
-       less noisy sequence; ``max(tol, 1e-5)`` in the last stage) or the budget is spent; the
-       averaged iterate is kept when it is better. The last stage is then **polished**: a
-       proximal-gradient method on ``F_K`` with Barzilai-Borwein steps and a nonmonotone
-       (Grippo) sufficient-decrease line search that rejects any trial outside the log-det
-       domain, stopped when the objective changes by at most ``tol / 10`` (relative) over 5
-       iterations. It converges linearly to the stationary point Adam only hovers around,
-       and its soft-thresholding makes the weights Adam leaves oscillating around zero exact
-       zeros, so the final objective is usually slightly *below* the faithful one.
-
-    **Cheaper iterations.** One d x d inverse per step (shared by the domain test and the
-    gradient) and one product ``cov W`` (shared by the gradient and the sigma update, which
-    needs only ``diag((I - W)^T cov (I - W))``). With numba the whole Adam loop between
-    checkpoints is one compiled kernel with fused element-wise passes, removing the ~35 numpy
-    calls of Python overhead per step that dominate at small d (13x cheaper steps at d = 10).
-    Its inverse uses the structure of ``s I - W o W``, a Z-matrix (off-diagonal <= 0): inside
-    the domain it is a nonsingular M-matrix, so it is inverted without pivoting by 2 x 2
-    block recursion on Schur complements (stable for M-matrices; almost all flops in BLAS
-    gemm, about 2x faster than LAPACK's getrf + getri at d = 100..200), and the positivity of
-    the unpivoted pivots is an exact domain test (``s > rho(W o W)``) on top of the solver's
-    test on the inverse's entries. The numpy engine keeps LAPACK's pivoted getrf + getri.
-    The kernel's O(d^2) Adam pass (gradient, moments, direction) is compiled to vector
-    instructions (:func:`_adam_dir_nb`): bit-identical iterates, and whole steps 1.3-1.6x
-    cheaper than with the scalar loop it replaced (d = 20: 3.8 -> 2.5 us, d = 100: 113 ->
-    76 us, d = 200: 650 -> 502 us at step scale 1, measured on a 2-core box, 1 BLAS thread).
-
-    **The inverse every third step.** The Adam phase computes the inverse only every
-    ``inverse_every = 3`` steps; the steps in between use it for the log-det gradient
-    ``2 inv(M)^T o W`` while it is at most two steps old, and are kept inside the domain by an
-    exact O(d^2) certificate instead: a Z-matrix ``M`` with ``M x > 0`` for
-    some ``x > 0`` is a nonsingular M-matrix (``s > rho(W o W)`` and ``inv(M) >= 0``), and
-    ``x = inv(M_old) 1`` from the last inverse makes ``M x`` close to 1 for every small step.
-    A step that the certificate cannot vouch for is inverted as before (a certified step does
-    not even build ``M``). A lag of two steps is
-    small next to the gradient averaging that Adam's first moment already does (a memory of
-    ``1 / (1 - beta_1')`` = 10 steps at the default scale). The score's gradient, sigma, the
-    objective, the averaged iterate and the polishing phase always use the current W.
-    Measured against ``inverse_every=1`` (ER4, 10 graphs each, d = 20 and 50, EV and NV; the
-    issue's trap, 10 graphs per variant; 6 EV and 4 NV graphs at d = 100): steps 12-34%
-    cheaper (``benchmarks/bench_inverse_every.py``: 1.13x at d = 10 to 1.52x at d = 50 and
-    1.40-1.46x at d = 200), the same SHD and objective on most graphs, and on the others rounding-level
-    branch changes in both directions (mean SHD EV d = 20: 11.1 -> 11.1; EV d = 50: 27.5 ->
-    28.3, faithful 27.8; NV d = 50: 102.5 -> 101.5; EV d = 100: 38.8 -> 38.3; NV d = 100:
-    188.3 -> 186.8). Where the default step scale falls back (``cond(cov) > 1e6``, see 1.) the
-    path is at its most fragile (the faithful solver's own graph moves under a 1e-12
-    perturbation of ``cov``), so the inverse every third step was checked there on its own:
-    on 30 simulated EV problems (10 each at d = 20, 50 and 100, 23 of them with
-    ``cond(cov)`` from 1e6 to 1e9) it gives the same SHD as an inverse at every step on 28
-    and a lower one on the other 2 (mean SHD 11.1 / 27.9 / 51.4 against 11.1 / 27.9 / 52.0;
-    faithful 11.7 / 27.8 / 53.0), the objective within 1e-5 (relative) on 29 and 2.3e-3
-    lower on the 30th (``bench_sensitivity.py --inverse-every 3``), for steps 1.3-1.4x
-    cheaper. So ``inverse_every="auto"`` takes it on every covariance.
-
-    **Every tenth step at the faithful step size.** Where the step scale is 1 (by default where
-    ``cond(cov) >= 1e7``: many simulated EV problems at d >= 50; elsewhere once the chatter
-    control has halved it down to 1), ``"auto"`` inverts every tenth step
-    (:func:`_auto_inverse_every`). The lag is then at most 9 faithful steps, less than the 20
-    faithful-equivalent steps of the default scale 10 with an inverse every third step, and a
-    step is 1.1-1.2x cheaper (d = 50: 37.8 -> 30.7 us, d = 100: 138 -> 119 us, d = 200: about
-    665 -> 590 us). On the same 30 EV problems as above it gives the same SHD and objective (within
-    1e-5) as an inverse every third step on 29 and a lower one on the 30th (d = 50 seed 101:
-    SHD 63 -> 62, objective -4.9e-4). At an intermediate scale it is not taken: with the
-    inverse every 5 to 10 steps at scale 2.2, d = 20 seed 101 moved to a worse branch (SHD
-    9 -> 20, objective +1.1e-2).
-
-    **The refined certificate.** Near the boundary of the domain ``inv(M)`` is large, so a
-    step can move ``M`` too far for ``x = inv(M_old) 1``: in the last stage of ill-conditioned
-    EV fits the certificate failed on 60-88% of the steps (d = 50 and 100), each failure
-    paying a full inverse. At step scale 1 ``"auto"`` then retries once with
-    ``x2 = x + inv(M_old) (1 - M x)`` (one step of iterative refinement, O(d^2) with the
-    inverse at hand; :func:`_auto_refine`, :func:`_refine_cert_py`), still an exact test, and
-    keeps ``x2`` for the next steps: on the two fits counted (EV d = 50 seed 101, d = 100
-    seed 100) no step failed any more (one inverse every tenth step in every stage), the last
-    stage got 1.6x faster (d = 100: 2.57 -> 1.58 s), and all 60 simulated problems of ``bench_sensitivity.py`` (EV and NV, d = 20,
-    50, 100, 10 seeds each) kept their SHD and objective (within 1e-5). At larger scales it
-    is not taken: it moved d = 20 seed 102 (scale 9.6) to a worse optimum (SHD 11 -> 19,
-    objective +1.3e-2; the faithful solver itself lands on SHD 20 there).
-
+    The method, the measurements behind every default and the dead ends tried are described in
+    ``docs/fast-solver.md``.
     Parameters
     ----------
     cov : ndarray of shape (n_nodes, n_nodes)
@@ -963,7 +851,7 @@ def fast_solve(
     beta_1, beta_2 : float, default=0.99, 0.999
         Algorithm 1's Adam decay rates, rescaled with the step as described above.
     sigma0 : float or ndarray of shape (n_nodes,), optional
-        Noise floor; defaults to :func:`~colide_core._solver.default_sigma0`. Sigma starts at
+        Noise floor; defaults to :func:`~colide_core._common.default_sigma0`. Sigma starts at
         ``100 * sigma0`` as in the faithful solver.
     W_init : ndarray of shape (n_nodes, n_nodes), optional
         Warm start (default zeros). Not modified.
@@ -976,7 +864,7 @@ def fast_solve(
         history's ``"iteration"`` counts this solver's own steps and evaluations.
     max_time : float, optional
         Wall-clock budget in seconds, checked at checkpoints; when exceeded the solve stops
-        with ``stopped=True`` and a :class:`~colide_core._solver.ConvergenceWarning`.
+        with ``stopped=True`` and a :class:`~colide_core.ConvergenceWarning`.
     edge_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
         False marks a forbidden edge: its weight is exactly zero throughout (gradient masked
         in the Adam phase, projected in the polishing phase).
@@ -984,6 +872,7 @@ def fast_solve(
         Non-negative per-edge multiplier of ``lambda1``.
     step_scale : float or tuple of float, optional
         The initial factors ``c_k`` (>= 1), one per stage or one for all; default as in 1.
+        above.
     switch_tol : float or tuple of float, optional
         Relative change of the averaged objective between checkpoints that ends the Adam phase
         of each stage; default ``tol`` (``max(tol, 1e-5)`` in the last stage).
@@ -1004,9 +893,8 @@ def fast_solve(
     inverse_every : int or "auto", default="auto"
         Adam steps per d x d inverse (>= 1); 1 inverts at every step, as Algorithm 1 does.
         "auto": 10 in the chunks of steps run at step scale 1 (the faithful step, on
-        ill-conditioned covariances), with the refined certificate there, else 3. See "The
-        inverse every third step", "Every tenth step at the faithful step size" and "The
-        refined certificate" above.
+        ill-conditioned covariances), with the refined certificate there, else 3 (measured
+        in ``docs/fast-solver.md``).
     blas_threads : int or None, default=1
         Size of the BLAS thread pool during the solve, set and restored with threadpoolctl;
         None leaves the process's setting alone. The per-step products are small: on a 2-core
@@ -1019,14 +907,14 @@ def fast_solve(
     Returns
     -------
     SolverResult
-        As :func:`~colide_core._solver.colide_solve`. ``n_iter`` counts Adam steps plus
+        As :func:`~colide_core.colide_solve`. ``n_iter`` counts Adam steps plus
         polishing function evaluations (each costs one LU and inverse); ``lr_used`` is the Adam
         step each stage ended with (scaled by ``c``).
 
     Raises
     ------
     ValueError
-        For invalid parameters (as :func:`~colide_core._solver.colide_solve`, plus a bad
+        For invalid parameters (as :func:`~colide_core.colide_solve`, plus a bad
         ``step_scale``, betas, ``engine``, ``blas_threads`` or ``inverse_every``).
     FloatingPointError
         If the iterates cannot be kept inside the log-det domain, or the objective becomes
@@ -1040,7 +928,7 @@ def fast_solve(
     Notes
     -----
     ``step_scale=1, polish=False, switch_tol=tol, chatter_tol=None, average=False`` is
-    Algorithm 1 itself: the same iterates as :func:`~colide_core._solver.colide_solve` up to
+    Algorithm 1 itself: the same iterates as :func:`~colide_core.colide_solve` up to
     rounding (tested).
 
     References
@@ -1071,8 +959,10 @@ def fast_solve(
 def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2,
                 sigma0, W_init, callback, max_time, edge_mask, l1_mask, step_scale, switch_tol, chatter_tol,
                 average, min_scale, polish, engine, inverse_every):
-    cov = np.array(cov, dtype=float)
-    _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint)
+    run = _Solve(cov, variant=variant, lambda1=lambda1, mu_schedule=mu_schedule, s_schedule=s_schedule,
+                 max_iter=max_iter, lr=lr, tol=tol, checkpoint=checkpoint, beta_1=beta_1, beta_2=beta_2,
+                 sigma0=sigma0, W_init=W_init, max_time=max_time, edge_mask=edge_mask, l1_mask=l1_mask)
+    cov, d, mask, lam, W = run.cov, run.d, run.mask, run.lam, run.W
     K = len(mu_schedule)
     phi = _conditioning_factor(cov) if (step_scale is None or _is_auto(chatter_tol)) else 1.0
     auto_refresh = _is_auto(inverse_every)
@@ -1090,68 +980,24 @@ def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, to
         scales = tuple(float(c) for c in step_scale)
     if len(scales) != K or any(not (np.isfinite(c) and c >= 1.0) for c in scales):
         raise ValueError(f"step_scale must be a number >= 1 or {K} such numbers, got {step_scale!r}.")
-    if not (0.0 <= beta_1 < 1.0 and 0.0 <= beta_2 < 1.0):
-        raise ValueError(f"beta_1 and beta_2 must be in [0, 1), got {beta_1!r}, {beta_2!r}.")
     adam_chunk, grad_fn, prox_fn = _kernels(engine)
-    d = cov.shape[0]
     vcode = _VCODE[variant]
-    cov = np.ascontiguousarray(cov)
-
-    if sigma0 is None:
-        sigma0 = default_sigma0(cov, variant)
-    if variant == "ls":
-        sig0 = np.ones(d)
-    else:
-        sig0 = np.broadcast_to(np.asarray(sigma0, dtype=float), (d,)).copy() if variant == "nv" \
-            else np.full(d, float(sigma0))
-        if not np.all(sig0 > 0):
-            raise FloatingPointError("The noise floor sigma0 is zero: a column of X has zero variance.")
-    W = np.zeros((d, d)) if W_init is None else np.array(W_init, dtype=float)
-    if W.shape != (d, d):
-        raise ValueError(f"W_init must have shape {(d, d)}, got {W.shape}.")
-    mask = np.ones((d, d))
-    if edge_mask is not None:
-        em = np.asarray(edge_mask, dtype=bool)
-        if em.shape != (d, d):
-            raise ValueError(f"edge_mask must have shape {(d, d)}, got {em.shape}.")
-        mask = np.ascontiguousarray(em, dtype=float)
-        W = W * mask
-    lam = np.full((d, d), float(lambda1))
-    if l1_mask is not None:
-        lm = np.asarray(l1_mask, dtype=float)
-        if lm.shape != (d, d) or np.any(lm < 0) or not np.all(np.isfinite(lm)):
-            raise ValueError(f"l1_mask must be a finite non-negative {(d, d)} matrix.")
-        lam = np.ascontiguousarray(lam * lm)
-    W = np.ascontiguousarray(W)
+    # The kernels take the noise floor as an array of shape (d,) (all equal for EV; 1 for "ls").
+    sig0 = np.ones(d) if variant == "ls" else np.broadcast_to(run.sigma0, (d,)).astype(float)
 
     # Sigma starts at 100 * sigma0 as in the faithful solver: the first Adam step uses it.
     isig0 = np.ones(d) if variant == "ls" else 1.0 / (100.0 * sig0)
-    history = {"stage": [], "iteration": [], "objective": [], "h": [], "sigma": []}
-    t_start = time.perf_counter()
-    deadline = None if max_time is None else t_start + float(max_time)
-    n_total = 0
-    per_stage, lr_used, s_used = [], [], []
-    converged_all = True
-    last_converged = True
     stop_reason = None
     obj = np.nan
-    sigma_out = None if variant == "ls" else (float(100.0 * sig0[0]) if variant == "ev" else 100.0 * sig0)
+    sigma_out = run.sigma
     first_stage = True
 
     for k, (mu, s, T) in enumerate(zip(mu_schedule, s_schedule, max_iter)):
         mu, c = float(mu), scales[k]
         last = k == K - 1
-        lr_k, s_k = float(lr) * c, float(s)
-        for _restart in range(_MAX_STAGE_RESTARTS + 1):
-            point = _evaluate(W, cov, s_k, mu, lam, vcode, sig0)
-            if point is not None:
-                break
-            lr_k *= 0.5
-            s_k += 0.1
-        else:
-            raise FloatingPointError(
-                f"Stage {k}: the warm start stays outside the log-det domain even with s={s_k:.2f}."
-            )
+        point, lr_k, s_k = run.enter_stage(
+            k, float(lr) * c, s, lambda s_try: _evaluate(W, cov, s_try, mu, lam, vcode, sig0)
+        )
         T_adam = max(int(math.ceil(T / c)), 1)
         if switch_tol is None:
             sw_tol = max(float(tol), _SWITCH_TOL_LAST) if last else float(tol)
@@ -1197,12 +1043,11 @@ def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, to
                 )
             t += n
             used += n * c_cur
-            n_total += n
             obj, h = state.objective(mu, s_k, lam, vcode)
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {k}, step {t}: the objective is not finite.")
             pbar = _evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0) if (average or chatter_tol) else None
-            stop_reason = _checkpoint(history, k, t, obj, h, state.sigma(vcode), callback, deadline, used)
+            stop_reason = run.checkpoint(k, t, obj, h, state.sigma(vcode), callback, used)
             if stop_reason is not None:
                 break
             f_test = pbar.obj if (average and pbar is not None) else obj
@@ -1227,46 +1072,17 @@ def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, to
         if stop_reason is None and polish_k:
             W_p, n_ev, stage_converged, stop_reason = _polish(
                 state.W.copy(), cov, s_k, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr_k,
-                float(tol) / 10.0, T_adam, ck, k, t, history, callback, deadline, used, c_cur,
+                float(tol) / 10.0, T_adam, ck, k, t, run, callback, used, c_cur,
             )
-            n_total += n_ev
             t += n_ev
             state = _StageState(W_p, d)
         W = state.W
         sigma_out = state.sigma(vcode)
         obj = state.obj if polish_k and stop_reason is None else obj
-        per_stage.append(t)
-        lr_used.append(lr_k)
-        s_used.append(s_k)
-        converged_all &= stage_converged
-        last_converged = stage_converged
+        run.end_stage(t, t, lr_k, s_k, stage_converged)
         if stop_reason is not None:
             break
-
-    if stop_reason == "max_time":
-        warnings.warn(
-            f"CoLiDE stopped after max_time={max_time} s with a partial result.", ConvergenceWarning, stacklevel=3
-        )
-    elif stop_reason is None and not last_converged:
-        warnings.warn(
-            "CoLiDE's last stage used its iteration budget before the relative objective change fell "
-            f"below tol={tol}; consider raising max_iter.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    return SolverResult(
-        W=W,
-        sigma=sigma_out,
-        n_iter=int(n_total),
-        n_iter_per_stage=tuple(int(x) for x in per_stage),
-        history=history,
-        objective=float(obj),
-        converged=bool(converged_all and stop_reason is None),
-        stopped=stop_reason is not None,
-        stop_reason=stop_reason,
-        lr_used=tuple(lr_used),
-        s_used=tuple(s_used),
-    )
+    return run.result(W, sigma_out, obj, stop_reason, stacklevel=4)
 
 
 class _StageState:
@@ -1291,29 +1107,12 @@ class _StageState:
         return s.copy() if isinstance(s, np.ndarray) else s
 
     def objective(self, mu, s, lam, vcode):
-        logdet = _logdet_at(self.W, s)
-        h = self.W.shape[0] * math.log(s) - logdet
-        score = _score(self.resid, self.isig, vcode)
-        return mu * (score + float(np.sum(lam * np.abs(self.W)))) + h, h
-
-
-def _checkpoint(history, stage, iteration, obj, h, sigma, callback, deadline, progress):
-    """Record a checkpoint (``iteration``: this solver's steps) and call the callback with
-    ``progress``, the faithful-equivalent steps of the stage (the unit of ``max_iter``)."""
-    history["stage"].append(stage)
-    history["iteration"].append(int(iteration))
-    history["objective"].append(float(obj))
-    history["h"].append(float(h))
-    history["sigma"].append(None if sigma is None else np.copy(sigma))
-    if callback is not None and callback(stage, int(round(progress)), float(obj)):
-        return "callback"
-    if deadline is not None and time.perf_counter() > deadline:
-        return "max_time"
-    return None
+        """``(objective, h)`` of the stage at the current W (:func:`colide_core._objective._stage_value`)."""
+        return _stage_value(self.W, self.resid, _sigma_value(self.isig, vcode), _VARIANT[vcode], mu, lam, s)
 
 
 def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, max_it, ck,
-            stage, t0, history, callback, deadline, used0, unit):
+            stage, t0, run, callback, used0, unit):
     """Proximal gradient with BB steps and a nonmonotone domain-aware line search on stage F.
 
     Progress reported to the callback: ``used0`` faithful-equivalent steps before polishing plus
@@ -1372,15 +1171,16 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
             raise FloatingPointError(f"Stage {stage}: the objective is not finite.")
         done = len(hist) > _NM_MEMORY and abs(hist[-1 - _NM_MEMORY] - p.obj) <= tol * abs(p.obj)
         if done or it % ck == 0:
-            stop = _checkpoint(history, stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback,
-                               deadline, used0 + n_ev * unit)
+            stop = run.checkpoint(stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback,
+                                  used0 + n_ev * unit)
             if stop is not None:
                 break
         if done:
             converged = True
             break
+    history = run.history
     if stop is None and not (history["stage"] and history["stage"][-1] == stage
                              and history["iteration"][-1] == t0 + n_ev):
-        stop = _checkpoint(history, stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback, deadline,
-                           used0 + n_ev * unit)
+        stop = run.checkpoint(stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback,
+                              used0 + n_ev * unit)
     return p, n_ev, converged, stop

@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ._graph import is_dag
-from ._solver import CoLiDE
+from ._estimator import CoLiDE
 from ._validation import check_adjacency, check_X
 
 __all__ = [

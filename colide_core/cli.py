@@ -47,6 +47,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import defaults
+
 PROG = "python -m colide_core"
 
 
@@ -143,6 +145,7 @@ def _positive_int(text):
 
 def build_parser():
     """The argparse parser of ``python -m colide_core`` (exposed for docs and tests)."""
+    from ._estimator import SOLVERS
     from .export import EXPORT_FORMATS
 
     p = argparse.ArgumentParser(prog=PROG, description="CoLiDE: learn linear causal DAGs from data, "
@@ -154,21 +157,22 @@ def build_parser():
                                    "W[i, j] != 0 in the outputs means the edge i -> j.")
     f.add_argument("data", help="CSV/TSV/Parquet file (with --stats: also a directory or glob)")
     f.add_argument("--out", required=True, type=Path, help="output directory (created)")
-    f.add_argument("--variant", choices=("nv", "ev", "ls"), default="nv",
+    f.add_argument("--variant", choices=defaults.VARIANTS, default=defaults.VARIANT,
                    help="nv: non-equal noise variances (default); ev: equal; ls: DAGMA least squares")
-    f.add_argument("--lambda1", type=_positive_float, default=0.05, help="L1 weight (default 0.05)")
-    f.add_argument("--threshold", type=_positive_float, default=0.3,
-                   help="edge threshold on |W| for the DAG (default 0.3)")
-    f.add_argument("--max-iter", type=_float_tuple(int, 4), default=(20000, 20000, 20000, 70000),
-                   metavar="T1,T2,T3,T4", help="iterations per stage (default 20000,20000,20000,70000)")
-    f.add_argument("--mu-schedule", type=_float_tuple(float, 4), default=(1.0, 0.1, 0.01, 0.001),
+    f.add_argument("--lambda1", type=_positive_float, default=defaults.LAMBDA1,
+                   help=f"L1 weight (default {defaults.LAMBDA1})")
+    f.add_argument("--threshold", type=_positive_float, default=defaults.THRESHOLD,
+                   help=f"edge threshold on |W| for the DAG (default {defaults.THRESHOLD})")
+    f.add_argument("--max-iter", type=_float_tuple(int, 4), default=defaults.MAX_ITER, metavar="T1,T2,T3,T4",
+                   help="iterations per stage (default " + ",".join(map(str, defaults.MAX_ITER)) + ")")
+    f.add_argument("--mu-schedule", type=_float_tuple(float, 4), default=defaults.MU_SCHEDULE,
                    metavar="M1,M2,M3,M4")
-    f.add_argument("--s-schedule", type=_float_tuple(float, 4), default=(1.0, 0.9, 0.8, 0.7),
+    f.add_argument("--s-schedule", type=_float_tuple(float, 4), default=defaults.S_SCHEDULE,
                    metavar="S1,S2,S3,S4")
-    f.add_argument("--lr", type=_positive_float, default=3e-4, help="Adam step size (default 3e-4)")
-    f.add_argument("--tol", type=_positive_float, default=1e-6)
-    f.add_argument("--solver", choices=("auto", "adam"), default="auto",
-                   help="auto: the fast solver (default); adam: the paper-faithful schedule")
+    f.add_argument("--lr", type=_positive_float, default=defaults.LR, help=f"Adam step size (default {defaults.LR})")
+    f.add_argument("--tol", type=_positive_float, default=defaults.TOL)
+    f.add_argument("--solver", choices=tuple(SOLVERS), default=defaults.SOLVER,
+                   help="auto (default) or fast: the fast solver; adam: the paper-faithful schedule")
     f.add_argument("--random-state", type=int, default=None, help="recorded in the manifest")
     f.add_argument("--max-time", type=_positive_float, default=None, help="time budget in seconds")
     f.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],

@@ -11,12 +11,14 @@ Section 5).
 from __future__ import annotations
 
 __all__ = [
-    "VARIANTS", "SOLVERS", "LAMBDA1", "THRESHOLD", "MU_SCHEDULE", "S_SCHEDULE", "MAX_ITER", "LR", "TOL",
+    "VARIANTS", "VARIANT", "SOLVERS", "LAMBDA1", "THRESHOLD", "MU_SCHEDULE", "S_SCHEDULE", "MAX_ITER", "LR", "TOL",
     "CHECKPOINT", "BETA_1", "BETA_2", "SOLVER", "LAMBDA1_RANGE", "THRESHOLD_RANGE",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
 VARIANTS = ("ev", "nv", "ls")
+#: Default variant (non-equal noise variances, the more general model).
+VARIANT = "nv"
 #: Solver names accepted by ``CoLiDE(solver=...)``; "auto" is the fast solver.
 SOLVERS = ("auto", "fast", "adam")
 #: Default solver.

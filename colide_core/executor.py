@@ -679,7 +679,7 @@ def _fit_method(method, params, X):
 
     if method in ("CoLiDE-EV", "CoLiDE-NV"):
         # Same estimator as the registry entry, kept as a model to also report sigma.
-        from ._solver import CoLiDE
+        from ._estimator import CoLiDE
 
         spec = METHODS[method]
         unknown = sorted(set(params) - set(spec.defaults))

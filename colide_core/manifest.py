@@ -421,7 +421,7 @@ class Manifest:
             If the manifest was written for another estimator or its
             parameters are not accepted.
         """
-        from ._solver import CoLiDE
+        from ._estimator import CoLiDE
 
         _require(self.raw["estimator"] == "CoLiDE",
                  f"cannot rebuild estimator {self.raw['estimator']!r}; only CoLiDE is supported")

@@ -55,15 +55,17 @@ the same BIC), so it chooses sparsity, not edge directions.
 from __future__ import annotations
 
 import numbers
-import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from . import defaults
+from ._common import ConvergenceWarning, progress_fraction
+from ._estimator import get_solver
 from ._graph import threshold_to_dag
-from ._solver import ConvergenceWarning, colide_solve, data_covariance, progress_fraction
+from ._validation import data_covariance
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -74,9 +76,9 @@ __all__ = [
     "path_metrics",
 ]
 
-#: The paper's defaults, marked on the explorer's grids.
-PAPER_LAMBDA = 0.05
-PAPER_THRESHOLD = 0.3
+#: The paper's defaults, marked on the explorer's grids (aliases of ``colide_core.defaults``).
+PAPER_LAMBDA = defaults.LAMBDA1
+PAPER_THRESHOLD = defaults.THRESHOLD
 #: Default threshold axis (includes the paper's 0.3).
 DEFAULT_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0)
 _MIN_VAR = 1e-300
@@ -296,17 +298,17 @@ def lambda_path(
     X,
     lambdas=None,
     thresholds=DEFAULT_THRESHOLDS,
-    variant="nv",
+    variant=defaults.VARIANT,
     *,
     warm_start=True,
     warm_stages=1,
-    mu_schedule=(1.0, 0.1, 0.01, 0.001),
-    s_schedule=(1.0, 0.9, 0.8, 0.7),
-    max_iter=(20000, 20000, 20000, 70000),
-    lr=3e-4,
-    tol=1e-6,
-    checkpoint=1000,
-    solver="auto",
+    mu_schedule=defaults.MU_SCHEDULE,
+    s_schedule=defaults.S_SCHEDULE,
+    max_iter=defaults.MAX_ITER,
+    lr=defaults.LR,
+    tol=defaults.TOL,
+    checkpoint=defaults.CHECKPOINT,
+    solver=defaults.SOLVER,
     forbidden=None,
     required=None,
     tiers=None,
@@ -333,9 +335,10 @@ def lambda_path(
     mu_schedule, s_schedule, max_iter, lr, tol, checkpoint
         As in :func:`colide_core.colide_solve` (the paper's defaults).
     solver : {"auto", "fast", "adam"}, default="auto"
-        As in :class:`colide_core.CoLiDE`: ``"auto"``/``"fast"`` is the fast solver of
-        ``colide_core._fast`` (warm-started through its ``W_init``), ``"adam"`` is
-        :func:`colide_core.colide_solve`, the paper-faithful schedule.
+        Key of the estimator's table of solvers (``colide_core.SOLVERS``), as in
+        :class:`colide_core.CoLiDE`: ``"auto"``/``"fast"`` is the fast solver of
+        ``colide_core._fast``, ``"adam"`` is :func:`colide_core.colide_solve`, the
+        paper-faithful schedule; both are warm-started through their ``W_init``.
     forbidden, required, tiers : optional
         Prior knowledge, as in :func:`colide_core.constraints.resolve_constraints`;
         enforced in every solve and in the thresholding.
@@ -369,8 +372,7 @@ def lambda_path(
     K = len(mu_schedule)
     if isinstance(warm_stages, bool) or not isinstance(warm_stages, numbers.Integral) or not 1 <= warm_stages <= K:
         raise ValueError(f"warm_stages must be an integer in [1, {K}], got {warm_stages!r}.")
-    if solver not in ("adam", "fast", "auto"):
-        raise ValueError(f"solver must be 'adam', 'fast' or 'auto', got {solver!r}.")
+    solve = get_solver(solver)
     if callback is not None and not callable(callback):
         raise ValueError("callback must be callable.")
     edge_mask = required_mask = None
@@ -378,10 +380,6 @@ def lambda_path(
         from .constraints import resolve_constraints
 
         edge_mask, required_mask = resolve_constraints(d, names, forbidden=forbidden, required=required, tiers=tiers)
-    solve = colide_solve
-    if solver in ("fast", "auto"):
-        from ._fast import fast_solve as solve
-
     full = (tuple(mu_schedule), tuple(s_schedule), tuple(max_iter))
     warm = tuple(tuple(x)[-int(warm_stages):] for x in full)
     Ws, sigmas, objs, iters, times, conv = [], [], [], [], [], []
@@ -396,7 +394,6 @@ def lambda_path(
             frac = progress_fraction(_sched[2], stage, iteration)
             return bool(callback(_k + min(frac, 0.99), int(lam.size)))
 
-        t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = solve(
@@ -406,7 +403,6 @@ def lambda_path(
                 edge_mask=edge_mask,
                 l1_mask=None if required_mask is None else (~required_mask).astype(float),
             )
-        elapsed = time.perf_counter() - t0
         if res.stopped:
             stopped = True
             break
@@ -414,7 +410,7 @@ def lambda_path(
         sigmas.append(None if res.sigma is None else np.copy(res.sigma))
         objs.append(float(res.objective))
         iters.append(int(res.n_iter))
-        times.append(elapsed)
+        times.append(float(res.fit_time))
         conv.append(bool(res.converged))
         W_prev = res.W
         if callback is not None and callback(float(k + 1), int(lam.size)):

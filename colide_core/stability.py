@@ -28,44 +28,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
-from ._solver import check_data
+from ._validation import check_data
 
 __all__ = [
     "BootstrapResult",
     "StabilityResult",
     "bootstrap_edges",
-    "clone_estimator",
     "stability_selection",
 ]
-
-
-def clone_estimator(estimator, **overrides):
-    """A fresh, unfitted copy of ``estimator`` built from ``estimator.get_params()``.
-
-    Parameters
-    ----------
-    estimator : object
-        Anything with ``get_params()`` whose class accepts those parameters as keywords
-        (``colide_core.CoLiDE``).
-    **overrides
-        Parameters to replace (e.g. ``lambda1=0.1``).
-
-    Returns
-    -------
-    object
-        ``type(estimator)(**{**estimator.get_params(), **overrides})``.
-
-    Raises
-    ------
-    TypeError
-        If ``estimator`` has no ``get_params``.
-    """
-    if not hasattr(estimator, "get_params"):
-        raise TypeError("estimator must have get_params() (e.g. colide_core.CoLiDE).")
-    params = dict(estimator.get_params())
-    params.update(overrides)
-    return type(estimator)(**params)
 
 
 def _seed_sequence(random_state):
@@ -93,7 +65,7 @@ def _frame(values, rows, names):
 
 def _fit_one(estimator, values, rows, names):
     """Fit a clone on ``values[rows]``; return (adjacency, sigma, converged, error message)."""
-    model = clone_estimator(estimator)
+    model = clone(estimator)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence is reported through the result
@@ -316,9 +288,9 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
         Finite numeric data, at least 4 rows. A DataFrame keeps its column names (so
         constraints given by name still apply in every resample).
     estimator : colide_core.CoLiDE
-        A configured (fitted or not) estimator; each resample fits a fresh clone built from
-        ``estimator.get_params()``, so the estimator passed in is never modified. Any object
-        with ``get_params``, ``fit(X)`` and ``adjacency_`` works (``sigma_`` optional).
+        A configured (fitted or not) estimator; each resample fits a fresh
+        ``sklearn.base.clone`` of it, so the estimator passed in is never modified. Any
+        scikit-learn estimator with ``fit(X)`` and ``adjacency_`` works (``sigma_`` optional).
     n_boot : int, default=100
         Number of resamples, >= 1.
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
@@ -351,7 +323,7 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
         For invalid ``X``, ``n_boot``, ``n_jobs``, ``random_state`` or ``callback``, or when
         every resample failed (the message quotes the first error).
     TypeError
-        If ``estimator`` has no ``get_params``.
+        If ``sklearn.base.clone`` cannot clone ``estimator`` (no ``get_params``).
     OSError
         If the Dask scheduler cannot be reached.
 
@@ -368,7 +340,7 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
     if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}.")
     _check_common(n_jobs, callback)
-    clone_estimator(estimator)  # fails early on a bad estimator
+    clone(estimator)  # fails early (TypeError) on an object that is not an estimator
     n, d = values.shape
     seed_seq = _seed_sequence(random_state)
     children = seed_seq.spawn(int(n_boot))
@@ -490,7 +462,8 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
         Finite numeric data, at least 4 rows.
     estimator : colide_core.CoLiDE
-        Configured estimator; its ``lambda1`` is replaced by each entry of ``lambdas``.
+        Configured estimator; each fit uses ``sklearn.base.clone(estimator)`` with its
+        ``lambda1`` replaced (``set_params``) by an entry of ``lambdas``.
     lambdas : sequence of float
         L1 weights (>= 0), e.g. ``np.geomspace(0.2, 0.02, 5)``.
     n_subsamples : int, default=50
@@ -549,13 +522,13 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     if not (isinstance(pi_thr, numbers.Real) and 0.5 < float(pi_thr) <= 1.0):
         raise ValueError(f"pi_thr must be in (0.5, 1] (Meinshausen and Buehlmann's bound needs > 0.5), got {pi_thr!r}.")
     _check_common(n_jobs, callback)
-    clone_estimator(estimator)
+    clone(estimator)  # fails early (TypeError) on an object that is not an estimator
     n, d = values.shape
     half = n // 2
     seed_seq = _seed_sequence(random_state)
     children = seed_seq.spawn(int(n_subsamples))
     subsets = [np.sort(np.random.default_rng(c).choice(n, size=half, replace=False)) for c in children]
-    models = [clone_estimator(estimator, lambda1=float(x)) for x in lam]
+    models = [clone(estimator).set_params(lambda1=float(x)) for x in lam]
     jobs = [(models[k], rows) for rows in subsets for k in range(lam.size)]
     sweep_id = _sweep_id("stability", estimator, values, names, seed_seq)
     sweep_id = hashlib.sha256((sweep_id + repr(lam.tolist())).encode()).hexdigest()[:40]

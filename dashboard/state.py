@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from colide_core import defaults
+
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
     "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
@@ -44,11 +46,11 @@ WIDGET_DEFAULTS = {
     "data_drop_non_numeric": False,
     "data_drop_nonfinite_rows": False,
     # Sidebar (every page): which CoLiDE solver; "adam" is written into SOLVER_OVERRIDES
-    "solver_choice": "auto",
+    "solver_choice": defaults.SOLVER,
     # Learn page
     "learn_variant": "NV",
-    "learn_lambda1": 0.05,
-    "learn_threshold": 0.3,
+    "learn_lambda1": defaults.LAMBDA1,
+    "learn_threshold": defaults.THRESHOLD,
     "learn_graph_variant": "NV",
     # Simulate page
     "sim_d": 10,

@@ -6,6 +6,8 @@ Widgets are created with ``key=`` only, as on the other pages.
 """
 from __future__ import annotations
 
+from colide_core import defaults
+
 __all__ = [
     "BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "STAB_JOB", "STAB_RESULT", "STAB_MESSAGES", "PATH_JOB", "PATH_RESULT", "PATH_MESSAGES", "EXPLORER_CELL", "EXPLORER_LAST_CLICK",
     "PRIOR", "PRIOR_DRAFT", "PRIOR_BASE", "PRIOR_VERSION", "PRIOR_MESSAGES", "WIDGET_DEFAULTS", "init",
@@ -49,8 +51,8 @@ PRIOR_MESSAGES = "prior_messages"
 WIDGET_DEFAULTS = {
     # Edge confidence page
     "boot_variant": "NV",
-    "boot_lambda1": 0.05,
-    "boot_threshold": 0.3,
+    "boot_lambda1": defaults.LAMBDA1,
+    "boot_threshold": defaults.THRESHOLD,
     "boot_n": 30,
     "boot_jobs": 1,
     "boot_seed": 0,

@@ -8,7 +8,9 @@ button loads it into the Learn page's Graph view through the session state.
 import numpy as np
 import streamlit as st
 
-from colide_core.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
+from colide_core import defaults
+from colide_core.defaults import LAMBDA1 as PAPER_LAMBDA, THRESHOLD as PAPER_THRESHOLD
+from colide_core.path import lambda_path, path_metrics
 from dashboard.jobs import is_running
 from dashboard.layout import follow_job, page_setup
 from dashboard import state
@@ -48,7 +50,7 @@ def _start():
     X, B_true = dataset.X, dataset.B_true
 
     def run(callback):
-        stages = min(warm, len(dict(overrides).get("mu_schedule", (1.0, 0.1, 0.01, 0.001)))) if warm else 1
+        stages = min(warm, len(dict(overrides).get("mu_schedule", defaults.MU_SCHEDULE))) if warm else 1
         path = lambda_path(X, lambdas, thresholds, variant, warm_start=bool(warm), warm_stages=stages,
                            callback=callback, **dict(overrides))
         metrics = None if B_true is None else path_metrics(path, B_true.to_numpy())
@@ -175,7 +177,7 @@ spec = {
 st.plotly_chart(path_heatmap(path, spec[0], title=spec[1], colorscale=spec[2], reverse=spec[3],
                              selected=cell, fmt=spec[4]),
                 key="exp_heatmap", on_select="rerun", selection_mode="points")
-st.caption("★ marks the paper's default (λ = 0.05, threshold 0.3). Click a cell to show its graph below. "
+st.caption(f"★ marks the paper's default (λ = {PAPER_LAMBDA}, threshold {PAPER_THRESHOLD}). Click a cell to show its graph below. "
            + ("Colours: brighter is better for SHD, TPR and FDR." if metrics is not None else ""))
 
 bi, bj = path.best_bic()

@@ -20,7 +20,8 @@ from colide_core import (
     score_nv,
     sigma_update,
 )
-from colide_core._solver import _objective, default_sigma0
+from colide_core import stage_objective
+from colide_core._common import default_sigma0
 
 SHORT = dict(max_iter=(300, 300, 300, 600), checkpoint=100)
 
@@ -48,15 +49,27 @@ def test_gradients_match_finite_differences(seed):
     W = 0.2 * rng.normal(size=(d, d))
     sig_ev = 0.7
     sig_nv = rng.uniform(0.5, 2.0, size=d)
+    rng_l1 = rng.uniform(0.0, 2.0, size=(d, d))
     for f in (
         lambda W: score_ev(W, cov, sig_ev),
         lambda W: score_nv(W, cov, sig_nv),
         lambda W: score_ls(W, cov),
         lambda W: h_ldet(W, 1.0),
         lambda W: h_ldet(W, 0.8),
+        # the stage objective mu (score + L1) + h_ldet: W has no zero entry, so the L1 term is
+        # differentiable and its subgradient is the gradient
+        lambda W: stage_objective(W, sig_ev, cov, "ev", 0.1, 0.05, 0.9),
+        lambda W: stage_objective(W, sig_nv, cov, "nv", 0.01, 0.05 * rng_l1, 0.8),
+        lambda W: stage_objective(W, None, cov, "ls", 1.0, 0.2, 1.0),
     ):
         _, g = f(W)
         assert_allclose(g, _numgrad(lambda V: f(V)[0], W), rtol=1e-5, atol=1e-7)
+    # the stage objective is mu (score + sum(lambda1 |W|)) + h_ldet, term by term
+    value, _ = stage_objective(W, sig_nv, cov, "nv", 0.01, 0.05 * rng_l1, 0.8)
+    expected = 0.01 * (score_nv(W, cov, sig_nv)[0] + np.sum(0.05 * rng_l1 * np.abs(W))) + h_ldet(W, 0.8)[0]
+    assert value == pytest.approx(expected, rel=1e-12)
+    # outside the log-det domain: infinite value, no gradient
+    assert stage_objective(3.0 * np.ones((d, d)), sig_ev, cov, "ev", 0.1, 0.05, 0.9) == (np.inf, None)
 
 
 def test_scores_equal_their_data_forms():
@@ -283,7 +296,7 @@ def test_fit_from_stats_equals_fit():
 def test_final_objective_reported_matches_recomputation():
     cov = _random_cov(5, 9)
     res = colide_solve(cov, variant="ev", **SHORT)
-    obj, h = _objective(res.W, res.sigma, cov, "ev", 0.001, 0.05, 0.7)
+    obj, _ = stage_objective(res.W, res.sigma, cov, "ev", 0.001, 0.05, 0.7)
     assert res.objective == pytest.approx(obj, rel=1e-12)
 
 
@@ -305,5 +318,5 @@ def test_edge_mask_holds_forbidden_edges_at_zero_and_l1_mask_exempts():
     l1 = np.ones((3, 3))
     l1[2, 0] = 0.0
     r2 = colide_solve(cov, variant="nv", l1_mask=l1, **SHORT)
-    obj, _ = _objective(r2.W, r2.sigma, cov, "nv", 0.001, 0.05 * l1, 0.7)
+    obj, _ = stage_objective(r2.W, r2.sigma, cov, "nv", 0.001, 0.05 * l1, 0.7)
     assert r2.objective == pytest.approx(obj, rel=1e-12)

@@ -5,15 +5,16 @@ Convention: W[i, j] != 0 means i -> j; X has shape (n_samples, n_nodes).
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, clone
 
 from colide_core import CoLiDE
 from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
-from colide_core.stability import bootstrap_edges, clone_estimator, stability_selection
+from colide_core.stability import bootstrap_edges, stability_selection
 
 TINY = {"max_iter": (200, 200, 200, 400), "lr": 3e-3, "checkpoint": 100}
 
 
-class MarkerEstimator:
+class MarkerEstimator(BaseEstimator):
     """A stub with a known answer: edge 0 -> 1 (weight 2.0) iff the resample holds the marker row.
 
     The marker row is the only row whose column 0 equals 100. Edge 1 -> 2 (weight -1.0) is
@@ -21,9 +22,6 @@ class MarkerEstimator:
 
     def __init__(self, scale=1.0):
         self.scale = scale
-
-    def get_params(self):
-        return {"scale": self.scale}
 
     def fit(self, X):
         X = np.asarray(X, dtype=float)
@@ -163,7 +161,10 @@ def test_bad_data_and_estimator():
         bootstrap_edges(X, MarkerEstimator())
     with pytest.raises(TypeError, match="get_params"):
         bootstrap_edges(_marker_data(), object())
-    assert clone_estimator(CoLiDE("ev", lambda1=0.1), lambda1=0.2).get_params()["lambda1"] == 0.2
+    # The fits use sklearn's clone + set_params: a fresh estimator, the original untouched.
+    original = CoLiDE("ev", lambda1=0.1)
+    copy = clone(original).set_params(lambda1=0.2)
+    assert copy.get_params()["lambda1"] == 0.2 and original.lambda1 == 0.1
 
 
 def test_stability_selection_on_a_chain():

@@ -18,7 +18,11 @@ from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.figures import frequency_figure, sigma_interval_figure
 from dashboard.fitting import VARIANTS, solver_params
+from dashboard.graph import classify_edges
 from dashboard.text import md_escape
+
+#: classify_edges kind -> the words of colide_core.stability's bootstrap edge table.
+TRUTH_WORDS = {"correct": "true edge", "reversed": "reversed", "extra": "not in truth"}
 
 page_setup()
 ss = st.session_state
@@ -160,8 +164,8 @@ def _show_bootstrap(stored):
 
 if stored is None or stored["key"][0] != ds.key:
     st.info("Press **Run bootstrap**. Each resample is a full CoLiDE fit: about 0.1 s on Sachs with the fast "
-            "solver, so 100 resamples take seconds; with the paper-faithful solver (sidebar) a few seconds each, "
-            "so minutes: use more workers if you have cores.")
+            "solver, so 100 resamples take about 10 s; with the paper-faithful solver (sidebar) a few seconds "
+            "each, so minutes: use more workers if you have cores.")
 else:
     _show_bootstrap(stored)
 
@@ -216,9 +220,10 @@ if stab is not None and stab["key"][0] == ds.key:
     sres = stab["result"]
     table = sres.stable_edges()
     if truth is not None and len(table):
-        idx = {n: k for k, n in enumerate(names)}
-        table["truth"] = ["true edge" if truth[idx[a], idx[b]] else ("reversed" if truth[idx[b], idx[a]]
-                          else "not in truth") for a, b in zip(table["source"], table["target"])]
+        # The one truth labelling (classify_edges), worded as in the bootstrap table above.
+        kinds = {(names[i], names[j]): TRUTH_WORDS[kind] for i, j, kind in classify_edges(sres.stable, truth)
+                 if kind != "missing"}
+        table["truth"] = [kinds[(a, b)] for a, b in zip(table["source"], table["target"])]
     st.markdown(f"**{len(table)} stable edges** (π_thr = {sres.pi_thr:g}, λ ∈ "
                 f"{{{', '.join(f'{x:g}' for x in sres.lambdas)}}}, {sres.n_subsamples} half-samples).")
     st.dataframe(table, hide_index=True, key="stab_table",

@@ -133,6 +133,14 @@ def test_stability_selection_section_matches_direct_call():
     np.testing.assert_array_equal(res.stable, direct.stable)
     table = [d.value for d in at.dataframe if "max_probability" in d.value.columns][0]
     assert len(table) == int(direct.stable.sum())
+    # Each stable edge is labelled against the Sachs consensus graph, as the bootstrap table is.
+    X, B = colide_core.load_sachs()
+    B = np.asarray(B) != 0
+    names = list(X.columns)
+    words = {(names[i], names[j]): "true edge" if B[i, j] else ("reversed" if B[j, i] else "not in truth")
+             for i, j in zip(*np.nonzero(direct.stable))}
+    assert list(table["truth"]) == [words[(a, b)] for a, b in zip(table["source"], table["target"])]
+    assert "true edge" in set(table["truth"])
     bound = f"{direct.expected_false_positives_bound:.2f}"
     assert any(bound in m.value and "E[V]" in m.value for m in at.markdown)
 

@@ -264,20 +264,21 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
         raise ManifestError("the model is not fitted: call fit(X) or fit_from_stats(cov, n) first")
     return manifest_from_result(
         model.result_, model.get_params(), X, cov=cov, n=n, node_names=getattr(model, "node_names_", None),
-        fit_time=getattr(model, "fit_time_", None), estimator=type(model).__name__, B_true=B_true,
+        fit_time=getattr(model, "fit_time_", None), adjacency=getattr(model, "adjacency_", None),
+        estimator=type(model).__name__, B_true=B_true,
         sigma_true=sigma_true, metrics=metrics, data_source=data_source, wall_time=wall_time, extra=extra)
 
 
 def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names=None, fit_time=None,
-                         estimator="CoLiDE", B_true=None, sigma_true=None, metrics=None, data_source=None,
+                         adjacency=None, estimator="CoLiDE", B_true=None, sigma_true=None, metrics=None, data_source=None,
                          wall_time=None, extra=None):
     """Describe one fit record (a :class:`~colide_core.SolverResult`) as a manifest dict.
 
     The one place a manifest is built: :func:`build_manifest` (an estimator) and the
     dashboard (a cached fit record) both come here, so no fitted estimator has to be made
-    by hand. The stored ``adjacency`` is ``result.W`` thresholded at ``params["threshold"]``
-    with :func:`colide_core.threshold_to_dag`, keeping the required edges of the recorded
-    prior knowledge (what ``CoLiDE.adjacency_`` holds after ``fit``).
+    by hand. Unless given, the stored ``adjacency`` is ``result.W`` thresholded at
+    ``params["threshold"]`` with :func:`colide_core.threshold_to_dag`, keeping the required
+    edges of the recorded prior knowledge (what ``CoLiDE.adjacency_`` holds after ``fit``).
 
     Parameters
     ----------
@@ -295,6 +296,8 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
         Node names (the columns of ``X``); needed when the prior knowledge uses names.
     fit_time : float, optional
         Solver wall time in seconds.
+    adjacency : array-like of shape (n_nodes, n_nodes), optional
+        The thresholded DAG when the caller has it (``CoLiDE.adjacency_``); else computed.
     estimator : str, default="CoLiDE"
         The estimator's class name.
     B_true, sigma_true, metrics, data_source, wall_time, extra
@@ -335,8 +338,12 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
     rs = params.get("random_state")
     if rs is not None and not isinstance(rs, (int, np.integer)):
         params["random_state"] = None  # a Generator has no JSON form; the solver is deterministic
-    required = PriorKnowledge.from_params(params).required_mask(d, names)
-    adjacency = threshold_to_dag(W, float(params["threshold"]), required=required)
+    if adjacency is None:
+        required = PriorKnowledge.from_params(params).required_mask(d, names)
+        adjacency = threshold_to_dag(W, float(params["threshold"]), required=required)
+    adjacency = np.asarray(adjacency, dtype=float)
+    if adjacency.shape != W.shape:
+        raise ManifestError(f"adjacency has shape {adjacency.shape}, but W has {W.shape}")
     if metrics is None and B_true is not None:
         from ._metrics import evaluate
 
@@ -488,7 +495,7 @@ class Manifest:
             ``lr_used`` and ``s_used`` when the manifest has them (manifests written before
             they were recorded give empty ones).
         """
-        from ._solver import SolverResult
+        from . import SolverResult  # the public name (the solver modules may move)
 
         res = self.raw["results"]
 
@@ -526,7 +533,7 @@ class Manifest:
             If the manifest was written for another estimator or its
             parameters are not accepted.
         """
-        from ._solver import CoLiDE
+        from . import CoLiDE
 
         _require(self.raw["estimator"] == "CoLiDE",
                  f"cannot rebuild estimator {self.raw['estimator']!r}; only CoLiDE is supported")

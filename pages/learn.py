@@ -144,7 +144,8 @@ order = [v for v in ("ev", "nv") if v in results]
 # Re-threshold the cached raw W (never re-solve); required edges of a constrained fit survive.
 thresholded = {
     v: colide_core.threshold_to_dag(
-        results[v].W, threshold, required=PriorKnowledge.from_params(results[v].params).required_mask(len(names), names))
+        results[v].W, threshold,
+        required=PriorKnowledge.from_params(results[v].params).required_mask(len(names), names))
     for v in order
 }
 

@@ -1,4 +1,4 @@
-# Two commands for a new user: `make run` and `make test`.
+# Two commands for a new user: `make run` and `make test` (`make test-fast` while developing).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,14 +11,17 @@ STAMP := $(VENV)/.installed
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test bench clean
+.PHONY: run test test-fast bench clean
 
-# (Re)create the virtual environment when it is missing or requirements.txt is newer, and
-# recompile the numba kernels when colide_core/_fast.py is newer (numba's disk cache is keyed on
-# that file: after a change, the first fit of every process would otherwise pay the compile).
-$(STAMP): requirements.txt colide_core/_fast.py
+# (Re)create the virtual environment when it is missing or requirements.txt / pyproject.toml is
+# newer: the pinned requirements first, then the project itself in editable mode (no further
+# dependencies: they are the pins), so `import colide_core` and `import dashboard` work from
+# anywhere. Recompile the numba kernels when colide_core/_fast.py is newer (numba's disk cache is
+# keyed on that file: after a change, the first fit of every process would otherwise pay the compile).
+$(STAMP): requirements.txt pyproject.toml colide_core/_fast.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@# Compile the fast solver's numba kernels once (cached on disk next to colide_core/_fast.py)
 	@# so that neither the first fit in the app nor the first test pays the ~3 s compile.
 	$(BIN)/python -c "from colide_core._fast import warmup; warmup()"
@@ -27,11 +30,17 @@ $(STAMP): requirements.txt colide_core/_fast.py
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.headless true --server.address localhost
 
+# Everything: unit, page (AppTest), slow and browser (tests/e2e, chromium) tests. CI runs this.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
+
+# Everything except the browser tests and the slow fits (markers in pytest.ini and
+# tests/e2e/conftest.py), for the edit-test loop.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not browser and not slow" tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_solver.py --quick
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache *.egg-info

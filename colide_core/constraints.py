@@ -22,6 +22,7 @@ graph against the knowledge. :class:`PriorKnowledge` is a JSON-serialisable reco
 from __future__ import annotations
 
 import json
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -30,11 +31,15 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "PRIOR_KEYS",
     "PriorKnowledge",
     "audit_constraints",
     "resolve_constraints",
     "tier_forbidden_mask",
 ]
+
+#: The :class:`colide_core.CoLiDE` parameters that carry prior knowledge.
+PRIOR_KEYS = ("forbidden", "required", "tiers")
 
 #: Identifies the JSON documents written by :meth:`PriorKnowledge.to_json`.
 JSON_FORMAT = "colide-prior-knowledge"
@@ -362,6 +367,11 @@ def _pairs_tuple(spec, what):
     return tuple(out)
 
 
+def _blank(x):
+    """Whether a table cell is empty (None, NaN or "")."""
+    return x is None or (isinstance(x, float) and math.isnan(x)) or str(x) == ""
+
+
 def _plain_node(x, what):
     if isinstance(x, (bool, np.bool_)):
         raise ValueError(f"{what}: {x!r} is not a node (use a node name or an integer index).")
@@ -446,9 +456,155 @@ class PriorKnowledge:
         return out
 
     def resolve(self, d, names=None):
-        """:func:`resolve_constraints` for this record; returns ``(edge_mask, required_mask)``."""
+        """:func:`resolve_constraints` for this record; returns ``(edge_mask, required_mask)``.
+
+        Parameters
+        ----------
+        d : int
+            Number of nodes (>= 2).
+        names : sequence of str, optional
+            Node names, needed when the record uses names.
+
+        Returns
+        -------
+        edge_mask, required_mask : ndarray of bool of shape (d, d)
+            As :func:`resolve_constraints` returns them (``mask[i, j]`` is about i -> j).
+
+        Raises
+        ------
+        ValueError
+            As :func:`resolve_constraints`: unknown nodes, contradictions, required cycles.
+        """
         return resolve_constraints(d, names, forbidden=self.forbidden or None,
                                    required=self.required or None, tiers=self.tiers or None)
+
+    @classmethod
+    def from_params(cls, params):
+        """The prior knowledge recorded in a fit's :class:`colide_core.CoLiDE` parameters.
+
+        Parameters
+        ----------
+        params : dict or iterable of (str, object)
+            ``CoLiDE`` keyword arguments (e.g. ``estimator.get_params()`` or the dashboard's
+            sorted parameter tuple); only ``forbidden``, ``required`` and ``tiers`` are read.
+
+        Returns
+        -------
+        PriorKnowledge
+            Empty (:attr:`is_empty`) when the parameters carry no knowledge.
+
+        Raises
+        ------
+        ValueError
+            If an entry is malformed (see :meth:`create`).
+        """
+        p = dict(params)
+        return cls.create(**{k: p.get(k) for k in PRIOR_KEYS})
+
+    def required_mask(self, d, names=None):
+        """The required-edge mask for ``threshold_to_dag(W, threshold, required=...)``.
+
+        Re-thresholding a constrained fit without it would drop required edges whose weight
+        is at or below the threshold.
+
+        Parameters
+        ----------
+        d : int
+            Number of nodes.
+        names : sequence of str, optional
+            Node names, needed when the record uses names.
+
+        Returns
+        -------
+        ndarray of bool of shape (d, d) or None
+            None for an empty record (no knowledge); else ``mask[i, j]`` is True when the
+            edge i -> j is required.
+
+        Raises
+        ------
+        ValueError
+            If the knowledge does not fit these nodes (see :meth:`resolve`).
+        """
+        if self.is_empty:
+            return None
+        return self.resolve(d, names)[1]
+
+    def to_tables(self, names):
+        """Editable tables (e.g. for ``st.data_editor``) of this record.
+
+        Parameters
+        ----------
+        names : sequence of str
+            Node names of the dataset; integer nodes in the record are mapped to them.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+            ``"forbidden"`` and ``"required"``: str columns ``source``, ``target`` (one row
+            per edge source -> target); ``"tiers"``: one row per node, columns ``node`` (str)
+            and ``tier`` (nullable integer, empty = in no tier).
+        """
+        names = [str(n) for n in names]
+
+        def label(x):
+            return names[x] if isinstance(x, int) and 0 <= x < len(names) else str(x)
+
+        out = {}
+        for kind in ("forbidden", "required"):
+            pairs = getattr(self, kind)
+            out[kind] = pd.DataFrame({"source": [label(s) for s, _ in pairs],
+                                      "target": [label(t) for _, t in pairs]}, dtype="object")
+        tier = {n: pd.NA for n in names}
+        for t, group in enumerate(self.tiers):
+            for node in group:
+                tier[label(node)] = t
+        out["tiers"] = pd.DataFrame({"node": list(tier), "tier": pd.array(list(tier.values()), dtype="Int64")})
+        return out
+
+    @classmethod
+    def from_tables(cls, forbidden, required, tiers):
+        """A record from edited tables (the inverse of :meth:`to_tables`).
+
+        Rows with an empty source or target are ignored; tiers are renumbered in increasing
+        order (tiers 0, 2, 5 become 0, 1, 2) and nodes with an empty tier are in no tier.
+
+        Parameters
+        ----------
+        forbidden, required : pandas.DataFrame or None
+            Columns ``source`` and ``target`` (node names).
+        tiers : pandas.DataFrame or None
+            Columns ``node`` and ``tier`` (a whole number >= 0, or empty).
+
+        Returns
+        -------
+        PriorKnowledge
+            With node names (str); not yet checked against a dataset (see :meth:`resolve`).
+
+        Raises
+        ------
+        ValueError
+            If a tier is not a whole number >= 0.
+        """
+        def pairs(frame):
+            out = []
+            if frame is None or not len(frame):
+                return out
+            for s, t in zip(frame["source"].tolist(), frame["target"].tolist()):
+                if _blank(s) or _blank(t):
+                    continue
+                out.append((str(s), str(t)))
+            return out
+
+        groups = {}
+        if tiers is not None and len(tiers):
+            for node, t in zip(tiers["node"].tolist(), tiers["tier"].tolist()):
+                if t is None or t is pd.NA or (isinstance(t, float) and math.isnan(t)):
+                    continue
+                if float(t) != int(t) or int(t) < 0:
+                    raise ValueError(f"The tier of {node} must be a whole number >= 0, got {t}.")
+                groups.setdefault(int(t), []).append(str(node))
+        ordered = [groups[k] for k in sorted(groups)]
+        return cls.create(forbidden=pairs(forbidden), required=pairs(required), tiers=ordered)
 
     def to_json(self, names=None) -> str:
         """Serialise to a JSON document.

@@ -46,6 +46,7 @@ __all__ = [
     "ManifestError",
     "Manifest",
     "build_manifest",
+    "manifest_from_result",
     "save_manifest",
     "manifest_to_json",
     "load_manifest",
@@ -222,17 +223,20 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
                    data_source=None, wall_time=None, extra=None):
     """Describe a fitted :class:`~colide_core.CoLiDE` run as a manifest dict.
 
+    A thin wrapper of :func:`manifest_from_result` for an estimator: it passes the fit record
+    ``model.result_``, ``model.get_params()``, the node names and the solver wall time.
+
     Parameters
     ----------
     model : colide_core.CoLiDE
-        A fitted estimator (has ``W_``).
+        A fitted estimator (has ``result_``).
     X : array-like or DataFrame, shape (n_samples, n_nodes), optional
         The data passed to ``fit``; only its fingerprint is stored.
     cov, n : optional
         The statistics passed to ``fit_from_stats`` (instead of ``X``).
     B_true : array-like, shape (n_nodes, n_nodes), optional
         Ground-truth DAG; when given and ``metrics`` is None, metrics are
-        computed with :func:`colide_core.evaluate` on ``model.adjacency_``.
+        computed with :func:`colide_core.evaluate` on the thresholded DAG.
     sigma_true : float or array-like (n_nodes,), optional
         True noise standard deviations, passed to ``evaluate``.
     metrics : dict, optional
@@ -256,47 +260,119 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
         If the model is not fitted, or neither ``X`` nor ``(cov, n)`` is
         given, or the data do not have the model's number of nodes.
     """
-    if not hasattr(model, "W_"):
+    if not hasattr(model, "result_"):
         raise ManifestError("the model is not fitted: call fit(X) or fit_from_stats(cov, n) first")
+    return manifest_from_result(
+        model.result_, model.get_params(), X, cov=cov, n=n, node_names=getattr(model, "node_names_", None),
+        fit_time=getattr(model, "fit_time_", None), adjacency=getattr(model, "adjacency_", None),
+        estimator=type(model).__name__, B_true=B_true,
+        sigma_true=sigma_true, metrics=metrics, data_source=data_source, wall_time=wall_time, extra=extra)
+
+
+def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names=None, fit_time=None,
+                         adjacency=None, estimator="CoLiDE", B_true=None, sigma_true=None, metrics=None, data_source=None,
+                         wall_time=None, extra=None):
+    """Describe one fit record (a :class:`~colide_core.SolverResult`) as a manifest dict.
+
+    The one place a manifest is built: :func:`build_manifest` (an estimator) and the
+    dashboard (a cached fit record) both come here, so no fitted estimator has to be made
+    by hand. Unless given, the stored ``adjacency`` is ``result.W`` thresholded at
+    ``params["threshold"]`` with :func:`colide_core.threshold_to_dag`, keeping the required
+    edges of the recorded prior knowledge (what ``CoLiDE.adjacency_`` holds after ``fit``).
+
+    Parameters
+    ----------
+    result : colide_core.SolverResult
+        The solver's record: ``W`` of shape (n_nodes, n_nodes) (``W[i, j] != 0`` means
+        i -> j), ``sigma``, ``n_iter``, ``history``, ``objective``, flags.
+    params : dict
+        Every :class:`~colide_core.CoLiDE` constructor parameter of the fit
+        (``estimator.get_params()``), ``threshold`` included.
+    X : array-like or DataFrame, shape (n_samples, n_nodes), optional
+        The data that was fitted; only its fingerprint is stored.
+    cov, n : optional
+        The statistics of a ``fit_from_stats`` run (instead of ``X``).
+    node_names : sequence of str, optional
+        Node names (the columns of ``X``); needed when the prior knowledge uses names.
+    fit_time : float, optional
+        Solver wall time in seconds.
+    adjacency : array-like of shape (n_nodes, n_nodes), optional
+        The thresholded DAG when the caller has it (``CoLiDE.adjacency_``); else computed.
+    estimator : str, default="CoLiDE"
+        The estimator's class name.
+    B_true, sigma_true, metrics, data_source, wall_time, extra
+        As in :func:`build_manifest`.
+
+    Returns
+    -------
+    dict
+        A manifest (see the module docstring). ``results`` also holds the record's
+        ``objective``, ``n_iter_per_stage``, ``history``, ``stop_reason``, ``lr_used`` and
+        ``s_used``, so :meth:`Manifest.solver_result` gives the record back.
+
+    Raises
+    ------
+    ManifestError
+        If neither ``X`` nor ``(cov, n)`` is given, or the data do not have the record's
+        number of nodes.
+    ValueError
+        If the recorded prior knowledge does not fit the nodes.
+    """
+    from ._graph import threshold_to_dag
+    from .constraints import PriorKnowledge
+
+    names = None if node_names is None else [str(x) for x in node_names]
     if X is not None:
         data = data_fingerprint(X)
     elif cov is not None and n is not None:
-        data = stats_fingerprint(cov, n, getattr(model, "node_names_", None))
+        data = stats_fingerprint(cov, n, names)
     else:
         raise ManifestError("give the data X, or cov and n, that the model was fitted on")
-    d = int(np.asarray(model.W_).shape[0])
+    W = np.asarray(result.W, dtype=float)
+    d = int(W.shape[0])
     if data["n_nodes"] != d:
         raise ManifestError(f"the data have {data['n_nodes']} nodes but the model has {d}")
     data["source"] = None if data_source is None else str(data_source)
 
-    params = dict(model.get_params())
+    params = dict(params)
     rs = params.get("random_state")
     if rs is not None and not isinstance(rs, (int, np.integer)):
         params["random_state"] = None  # a Generator has no JSON form; the solver is deterministic
+    if adjacency is None:
+        required = PriorKnowledge.from_params(params).required_mask(d, names)
+        adjacency = threshold_to_dag(W, float(params["threshold"]), required=required)
+    adjacency = np.asarray(adjacency, dtype=float)
+    if adjacency.shape != W.shape:
+        raise ManifestError(f"adjacency has shape {adjacency.shape}, but W has {W.shape}")
     if metrics is None and B_true is not None:
         from ._metrics import evaluate
 
-        metrics = evaluate(B_true, model.adjacency_, sigma_true=sigma_true,
-                           sigma_est=model.sigma_ if sigma_true is not None else None)
+        metrics = evaluate(B_true, adjacency, sigma_true=sigma_true,
+                           sigma_est=result.sigma if sigma_true is not None else None)
     now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     manifest = {
         "schema": SCHEMA,
-        "estimator": type(model).__name__,
+        "estimator": estimator,
         "params": params,
         "random_state": params.get("random_state"),
         "data": data,
         "environment": environment_info(),
-        "timing": {"created_utc": now, "fit_seconds": getattr(model, "fit_time_", None),
-                   "wall_seconds": wall_time},
+        "timing": {"created_utc": now, "fit_seconds": fit_time, "wall_seconds": wall_time},
         "results": {
-            "node_names": getattr(model, "node_names_", None),
-            "W": model.W_,
-            "adjacency": model.adjacency_,
-            "sigma": model.sigma_,
-            "n_iter": getattr(model, "n_iter_", None),
-            "converged": getattr(model, "converged_", None),
-            "stopped": getattr(model, "stopped_", None),
+            "node_names": names,
+            "W": W,
+            "adjacency": adjacency,
+            "sigma": result.sigma,
+            "n_iter": result.n_iter,
+            "converged": result.converged,
+            "stopped": result.stopped,
             "metrics": metrics,
+            "objective": result.objective,
+            "n_iter_per_stage": result.n_iter_per_stage,
+            "history": result.history,
+            "stop_reason": result.stop_reason,
+            "lr_used": result.lr_used,
+            "s_used": result.s_used,
         },
         "extra": extra or {},
     }
@@ -407,6 +483,42 @@ class Manifest:
         """dict: Python, platform, package versions, git commit."""
         return self.raw.get("environment", {})
 
+    def solver_result(self):
+        """The stored fit as a :class:`~colide_core.SolverResult` (the record the solver returned).
+
+        Returns
+        -------
+        colide_core.SolverResult
+            ``W`` and ``sigma`` as loaded; ``n_iter``, ``converged``, ``stopped`` from
+            ``results``; ``objective`` (NaN when absent or null), ``n_iter_per_stage``,
+            ``history`` (checkpoint lists; null values read as NaN), ``stop_reason``,
+            ``lr_used`` and ``s_used`` when the manifest has them (manifests written before
+            they were recorded give empty ones).
+        """
+        from . import SolverResult  # the public name (the solver modules may move)
+
+        res = self.raw["results"]
+
+        def num(x):
+            return float("nan") if x is None else x
+
+        history = res.get("history") if isinstance(res.get("history"), dict) else {}
+        history = {str(k): [num(v) if not isinstance(v, list) else np.array([num(u) for u in v], dtype=float)
+                            for v in vals] if isinstance(vals, list) else [] for k, vals in history.items()}
+        objective = res.get("objective")
+        W = np.array(self.W, dtype=float)
+        sigma = self.sigma if not isinstance(self.sigma, np.ndarray) else np.array(self.sigma, dtype=float)
+        return SolverResult(
+            W=W, sigma=sigma, n_iter=int(res.get("n_iter") or 0),
+            n_iter_per_stage=tuple(int(k) for k in res.get("n_iter_per_stage") or ()),
+            history=history,
+            objective=float(objective) if isinstance(objective, (int, float)) else float("nan"),
+            converged=bool(res.get("converged")), stopped=bool(res.get("stopped")),
+            stop_reason=res.get("stop_reason"),
+            lr_used=tuple(float(x) for x in res.get("lr_used") or ()),
+            s_used=tuple(float(x) for x in res.get("s_used") or ()),
+        )
+
     def W_frame(self):
         """``W`` as a DataFrame indexed by node names (``X0..`` when unnamed)."""
         names = self.node_names or [f"X{i}" for i in range(self.W.shape[0])]
@@ -421,7 +533,7 @@ class Manifest:
             If the manifest was written for another estimator or its
             parameters are not accepted.
         """
-        from ._estimator import CoLiDE
+        from . import CoLiDE
 
         _require(self.raw["estimator"] == "CoLiDE",
                  f"cannot rebuild estimator {self.raw['estimator']!r}; only CoLiDE is supported")

@@ -1,7 +1,11 @@
-"""Cached CoLiDE fits and the background job that runs them with progress and a Stop button.
+"""Cached CoLiDE fits, the one fit record the dashboard keeps, and the background job that runs them.
 
 Design
 ------
+* :class:`FitResult` is the fit record: the solver's own :class:`colide_core.SolverResult`
+  (``CoLiDE.result_``) plus only what the solver cannot know (noise model, parameters, data
+  hash, node names, wall time). The pages, the manifests and the exports all read it; ``W``,
+  ``sigma``, ``n_iter``, ... are properties delegating to the solver's record.
 * :func:`fit_colide` is an ``st.cache_data`` function keyed on the dataset's content hash and
   the solver parameters only; the data frame is passed as ``_X`` (not hashed) so a rerun never
   hashes the whole frame. It returns a :class:`FitResult` holding the *raw* weights ``W``;
@@ -9,75 +13,104 @@ Design
   slider never re-runs the solver.
 * A stopped (partial) fit raises :class:`FitStopped` out of the cached function, so partial
   results are never cached; the job keeps them, flagged ``stopped=True``.
-* :class:`FitJob` runs the fits in a daemon thread. The solver's
-  ``callback(stage, iteration, objective)`` only writes plain attributes of the job and returns
-  whether Stop was requested; it never calls Streamlit. The page polls the job from the script
-  thread and draws the progress bar, so a rerun (e.g. the Stop click) does not kill the solve.
+* :class:`FitJob` is a :class:`dashboard.jobs.Job` running the fits of one Run click. The
+  solver's ``callback(stage, iteration, objective)`` only writes the job's progress and returns
+  whether Stop was requested; it never calls Streamlit.
 
-Convention: ``W[i, j] != 0`` means the edge i -> j.
+Convention: ``W[i, j] != 0`` means the edge i -> j; data ``X`` is ``(n_samples, n_nodes)``.
 """
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
-from colide_core import CoLiDE as _CoLiDE
-from colide_core import progress_fraction
-from dashboard.jobs import BackgroundJob
+from colide_core import SolverResult, progress_fraction
+from colide_core.defaults import MAX_ITER
+from dashboard.jobs import Job
 
 __all__ = [
-    "VARIANTS", "FitResult", "FitStopped", "FitJob", "solver_params", "fit_colide",
+    "VARIANTS", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "solver_params", "path_kwargs", "fit_colide",
     "progress_fraction",
 ]
 
 #: Display label -> ``colide_core.CoLiDE`` variant.
 VARIANTS = {"EV": "ev", "NV": "nv"}
 
-#: ``colide_core.CoLiDE``'s default per-stage budgets (the paper's).
-DEFAULT_MAX_ITER = tuple(_CoLiDE().max_iter)
+#: ``colide_core.path.lambda_path`` keyword arguments that may come from the solver overrides.
+PATH_KEYS = ("mu_schedule", "s_schedule", "max_iter", "lr", "tol", "checkpoint", "solver",
+             "forbidden", "required", "tiers")
+
 
 @dataclass(frozen=True, eq=False)
 class FitResult:
-    """Everything the dashboard keeps from one CoLiDE fit.
+    """The dashboard's record of one CoLiDE fit: the solver's record plus its context.
 
-    Attributes
+    Parameters
     ----------
+    result : colide_core.SolverResult
+        What the solver returned (``CoLiDE.result_``): raw ``W`` of shape (n_nodes, n_nodes)
+        (``W[i, j] != 0`` means i -> j, before thresholding), ``sigma``, ``n_iter``,
+        ``history``, ``objective``, ``converged``, ``stopped``, ...
     variant : {"ev", "nv"}
     params : tuple of (str, object)
-        The ``colide_core.CoLiDE`` keyword arguments used (sorted, hashable).
+        The ``colide_core.CoLiDE`` keyword arguments used (sorted, hashable; from
+        :func:`solver_params`).
     data_key : str
         Content hash of the dataset that was fitted.
-    W : ndarray of shape (n_nodes, n_nodes)
-        Raw learned weights (``W[i, j] != 0`` means i -> j), before thresholding.
-    sigma : float or ndarray of shape (n_nodes,)
-        Estimated noise standard deviation(s), in data units (one value for EV).
     node_names : list of str
-    n_iter : int
-        Total solver iterations.
     fit_time : float
-        Solver wall time in seconds.
-    converged : bool
-    stopped : bool
-        True when the user pressed Stop: the result is partial.
-    objective : tuple of float
-        Objective at each checkpoint.
+        Solver wall time in seconds (``CoLiDE.fit_time_``).
+
+    Notes
+    -----
+    ``W``, ``sigma``, ``n_iter``, ``converged``, ``stopped`` and ``objective`` (the final
+    objective) read ``result``; :attr:`objective_trace` is the objective at each checkpoint.
     """
 
+    result: SolverResult
     variant: str
     params: tuple
     data_key: str
-    W: np.ndarray
-    sigma: object
     node_names: list
-    n_iter: int
     fit_time: float
-    converged: bool
-    stopped: bool
-    objective: tuple = field(default=())
+
+    @property
+    def W(self) -> np.ndarray:
+        """Raw learned weights, shape (n_nodes, n_nodes); ``W[i, j] != 0`` means i -> j."""
+        return self.result.W
+
+    @property
+    def sigma(self):
+        """Noise standard deviation(s) in data units: a float (EV) or shape (n_nodes,) (NV)."""
+        return self.result.sigma
+
+    @property
+    def n_iter(self) -> int:
+        """Total solver iterations."""
+        return int(self.result.n_iter)
+
+    @property
+    def converged(self) -> bool:
+        """Whether every stage met the tolerance."""
+        return bool(self.result.converged)
+
+    @property
+    def stopped(self) -> bool:
+        """True when the user pressed Stop: the result is partial."""
+        return bool(self.result.stopped)
+
+    @property
+    def objective(self) -> float:
+        """Final stage objective (paper eq. 4 or 6 at the last ``mu``, ``s``)."""
+        return float(self.result.objective)
+
+    @property
+    def objective_trace(self) -> tuple:
+        """Objective at each solver checkpoint (tuple of float; empty when not recorded)."""
+        return tuple(float(o) for o in (self.result.history or {}).get("objective", ()))
 
     @property
     def label(self) -> str:
@@ -89,6 +122,37 @@ class FitResult:
     def sigma_per_node(self) -> np.ndarray:
         """``sigma`` broadcast to one value per node, shape (n_nodes,)."""
         return np.broadcast_to(np.asarray(self.sigma, dtype=float), (self.W.shape[0],)).copy()
+
+    @classmethod
+    def from_path(cls, path, i_lambda, params, data_key, node_names):
+        """The record of one λ of a :class:`colide_core.path.LambdaPath` (no solving).
+
+        Parameters
+        ----------
+        path : colide_core.path.LambdaPath
+        i_lambda : int
+            Index into ``path.lambdas``.
+        params : tuple of (str, object)
+            The fit's :func:`solver_params` (with that λ).
+        data_key : str
+        node_names : list of str
+
+        Returns
+        -------
+        FitResult
+            ``W``, ``sigma``, ``n_iter``, ``objective``, ``converged`` of that solve; no
+            checkpoint history (the path does not keep it).
+        """
+        i = int(i_lambda)
+        sigma = path.sigma[i]
+        record = SolverResult(
+            W=np.array(path.W[i], dtype=float),
+            sigma=None if sigma is None else (float(sigma) if np.ndim(sigma) == 0 else np.array(sigma, dtype=float)),
+            n_iter=int(path.n_iter[i]), n_iter_per_stage=(), history={}, objective=float(path.objective[i]),
+            converged=bool(path.converged[i]), stopped=False,
+        )
+        return cls(result=record, variant=path.variant, params=params, data_key=data_key,
+                   node_names=list(node_names), fit_time=float(path.fit_time[i]))
 
 
 class FitStopped(Exception):
@@ -120,8 +184,24 @@ def solver_params(variant: str, lambda1: float, overrides: dict | None = None) -
     return tuple(sorted(params.items()))
 
 
+def path_kwargs(overrides: dict) -> dict:
+    """The subset of the solver overrides that :func:`colide_core.path.lambda_path` accepts.
+
+    Parameters
+    ----------
+    overrides : dict
+        ``colide_core.CoLiDE`` keyword arguments (the dashboard's ``solver_overrides``).
+
+    Returns
+    -------
+    dict
+        Only the keys in :data:`PATH_KEYS` (schedules, step size, solver, prior knowledge).
+    """
+    return {k: v for k, v in (overrides or {}).items() if k in PATH_KEYS}
+
+
 def _max_iter(params: tuple) -> tuple:
-    return tuple(dict(params).get("max_iter", DEFAULT_MAX_ITER))
+    return tuple(dict(params).get("max_iter", MAX_ITER))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -153,29 +233,16 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None) -> FitResult:
     import colide_core
 
     model = colide_core.CoLiDE(**dict(params)).fit(_X, callback=_callback)
-    sigma = model.sigma_
-    sigma = float(sigma) if np.ndim(sigma) == 0 else np.asarray(sigma, dtype=float).copy()
     names = list(model.node_names_) if model.node_names_ is not None else [str(c) for c in _X.columns]
-    result = FitResult(
-        variant=dict(params)["variant"],
-        params=params,
-        data_key=data_key,
-        W=np.array(model.W_, dtype=float),
-        sigma=sigma,
-        node_names=names,
-        n_iter=int(model.n_iter_),
-        fit_time=float(model.fit_time_),
-        converged=bool(model.converged_),
-        stopped=bool(model.stopped_),
-        objective=tuple(float(o) for o in model.history_.get("objective", ())),
-    )
+    result = FitResult(result=model.result_, variant=dict(params)["variant"], params=params, data_key=data_key,
+                       node_names=names, fit_time=float(model.fit_time_))
     if result.stopped:
         raise FitStopped(result)
     return result
 
 
-class FitJob(BackgroundJob):
-    """Background fit of one or more CoLiDE variants on one dataset.
+class FitJob(Job):
+    """Background fit of one or more CoLiDE variants on one dataset (a :class:`dashboard.jobs.Job`).
 
     Parameters
     ----------
@@ -198,50 +265,41 @@ class FitJob(BackgroundJob):
     """
 
     def __init__(self, dataset, params_list):
+        super().__init__(self._fit_all, "CoLiDE fit", key=dataset.key)
         self.data_key = dataset.key
         self._X = dataset.X
         self.params_list = list(params_list)
         self._budgets = [sum(_max_iter(p)) for p in self.params_list]
         self._done_budget = 0.0
         self._current = 0
-        self.fraction = 0.0
-        self.status = "starting"
         self.results: list[FitResult] = []
         self.errors: list[str] = []
         self.skipped: list[str] = []
-        self.started = time.perf_counter()
-        self._init_thread("colide-fit")
 
-    # -- worker ----------------------------------------------------------------------------
     def _callback(self, stage, iteration, objective):
         params = self.params_list[self._current]
         frac = progress_fraction(_max_iter(params), stage, iteration)
         total = float(sum(self._budgets)) or 1.0
-        self.fraction = min(1.0, (self._done_budget + frac * self._budgets[self._current]) / total)
         n_stages = len(_max_iter(params))
         obj = f", objective {objective:.4g}" if math.isfinite(objective) else ""
-        self.status = (f"{dict(params)['variant'].upper()}: stage {int(stage) + 1}/{n_stages}, "
-                       f"iteration {int(iteration)}{obj}")
-        return self._stop.is_set()
+        return self.report((self._done_budget + frac * self._budgets[self._current]) / total,
+                           f"{dict(params)['variant'].upper()}: stage {int(stage) + 1}/{n_stages}, "
+                           f"iteration {int(iteration)}{obj}")
 
-    def _run(self):
-        try:
-            for i, params in enumerate(self.params_list):
-                self._current = i
-                name = dict(params)["variant"].upper()
-                if self._stop.is_set():
-                    self.skipped.append(f"{name} was not run: Stop was pressed before it started.")
-                    continue
-                try:
-                    self.results.append(fit_colide(self.data_key, params, self._X, self._callback))
-                except FitStopped as stopped:
-                    self.results.append(stopped.result)
-                except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
-                    self.errors.append(f"{name}: the solver failed: {exc}")
-                except Exception as exc:  # the page must never die with a traceback
-                    self.errors.append(f"{name}: unexpected error ({type(exc).__name__}): {exc}")
-                self._done_budget += self._budgets[i]
-            self.fraction = 1.0
-        finally:
-            self.status = "finished"
-            self._done.set()
+    def _fit_all(self, job):
+        for i, params in enumerate(self.params_list):
+            self._current = i
+            name = dict(params)["variant"].upper()
+            if self.stop_requested:
+                self.skipped.append(f"{name} was not run: Stop was pressed before it started.")
+                continue
+            try:
+                self.results.append(fit_colide(self.data_key, params, self._X, self._callback))
+            except FitStopped as stopped:
+                self.results.append(stopped.result)
+            except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+                self.errors.append(f"{name}: the solver failed: {exc}")
+            except Exception as exc:  # the page must never die with a traceback
+                self.errors.append(f"{name}: unexpected error ({type(exc).__name__}): {exc}")
+            self._done_budget += self._budgets[i]
+        return self.results

@@ -12,10 +12,10 @@ import threading
 import streamlit as st
 
 from dashboard import state
-from dashboard.jobs import is_running, stop_job
+from dashboard.jobs import is_running
 from dashboard.text import md_escape
 
-__all__ = ["page_setup", "start_solver_warmup", "follow_job"]
+__all__ = ["page_setup", "start_solver_warmup"]
 
 _warmup_lock = threading.Lock()
 _warmup_thread: threading.Thread | None = None
@@ -88,29 +88,3 @@ def page_setup() -> None:
         if is_running(st.session_state, state.FIT_JOB):
             st.caption("A CoLiDE fit is running (see the Learn page).")
         st.caption("CoLiDE: Saboksayr, Mateos & Tepper, *Concomitant Linear DAG Estimation*, ICLR 2024.")
-
-
-def follow_job(slot: str, *, stop_key: str, stop_help: str) -> None:
-    """Show the running job in ``st.session_state[slot]`` until it ends: progress bar and Stop.
-
-    Blocks the script run, redrawing the bar four times a second from the job's ``fraction``
-    and ``status``; the Stop button asks the job to stop (its ``on_click`` runs in the next
-    script run, while the job thread keeps going) and the bar then says "stopping…".
-
-    Parameters
-    ----------
-    slot : str
-        Session-state key of a :class:`dashboard.jobs.BackgroundJob` with ``fraction`` (in
-        [0, 1]) and ``status`` (text) attributes.
-    stop_key : str
-        Widget key of the Stop button.
-    stop_help : str
-        Tooltip of the Stop button.
-    """
-    ss = st.session_state
-    job = ss[slot]
-    bar = st.progress(job.fraction, text=job.status)
-    st.button("Stop", key=stop_key, icon=":material/stop:", on_click=stop_job, args=(ss, slot), help=stop_help)
-    while not job.wait(0.25):
-        bar.progress(job.fraction, text=("stopping… " if job.stop_requested else "") + job.status)
-    bar.progress(1.0, text="finished")

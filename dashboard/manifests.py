@@ -2,13 +2,16 @@
 
 * :func:`fit_manifest` describes one :class:`dashboard.fitting.FitResult` at the Learn page's
   threshold as a ``colide_core.manifest`` document (schema ``"colide-manifest/1"``, the same
-  as ``python -m colide_core fit`` writes): data fingerprint and shape, every ``CoLiDE``
-  parameter (the page threshold as ``threshold``), environment, raw ``W``, the thresholded
-  DAG, ``sigma`` and, when the dataset has a ground truth, the metrics the page shows.
+  as ``python -m colide_core fit`` writes, built by the same
+  ``colide_core.manifest.manifest_from_result`` from the solver's record): data fingerprint and
+  shape, every ``CoLiDE`` parameter (the page threshold as ``threshold``), environment, raw
+  ``W``, the thresholded DAG, ``sigma``, the solver's history and, when the dataset has a
+  ground truth, the metrics the page shows.
 * :func:`run_from_manifest` validates an uploaded manifest (JSON only, never unpickled),
   checks it against the current dataset's fingerprint and turns it into a
   :class:`LoadedRun`: the widget values (noise model, lambda, threshold), the solver
-  overrides and prior knowledge, and a ``FitResult`` holding the stored ``W``.
+  overrides and prior knowledge, and a ``FitResult`` holding the stored record
+  (``Manifest.solver_result``).
   :func:`apply_to_state` writes that into the session state, so the Learn page shows the same
   graph, threshold and metrics without re-solving.
 
@@ -19,23 +22,26 @@ Convention: ``W[i, j] != 0`` means the edge i -> j.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
 
+from colide_core.constraints import PRIOR_KEYS, PriorKnowledge
+from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD_RANGE
+
 __all__ = [
     "ManifestProblem", "DataMismatch", "LoadedRun", "fit_manifest", "fit_manifest_json",
     "run_from_manifest", "apply_to_state", "MAX_LAMBDA1", "MAX_THRESHOLD",
 ]
 
-#: Largest values the Learn page's widgets accept (``pages/learn.py``).
-MAX_LAMBDA1 = 10.0
-MAX_THRESHOLD = 2.0
+#: Largest values the Learn page's widgets accept (``colide_core.defaults``' widget ranges).
+MAX_LAMBDA1 = LAMBDA1_RANGE[1]
+MAX_THRESHOLD = THRESHOLD_RANGE[1]
 #: Parameters that are widgets on the Learn page rather than solver overrides.
 _WIDGET_PARAMS = ("variant", "lambda1", "threshold")
-_PRIOR_KEYS = ("forbidden", "required", "tiers")
 
 
 class ManifestProblem(ValueError):
@@ -49,26 +55,6 @@ class DataMismatch(ManifestProblem):
 # --------------------------------------------------------------------------------------------
 # writing
 # --------------------------------------------------------------------------------------------
-
-def _model_for(result, threshold, names):
-    """A ``colide_core.CoLiDE`` carrying ``result`` as its fitted state (no solving)."""
-    import colide_core
-    from dashboard.trust import required_mask_for
-
-    params = dict(result.params)
-    params["threshold"] = float(threshold)
-    model = colide_core.CoLiDE(**params)
-    model.W_ = np.asarray(result.W, dtype=float)
-    model.adjacency_ = colide_core.threshold_to_dag(
-        model.W_, float(threshold), required=required_mask_for(result.params, names))
-    model.sigma_ = result.sigma
-    model.n_iter_ = int(result.n_iter)
-    model.converged_ = bool(result.converged)
-    model.stopped_ = bool(result.stopped)
-    model.fit_time_ = float(result.fit_time)
-    model.node_names_ = list(names)
-    return model
-
 
 def fit_manifest(result, dataset, threshold) -> dict:
     """The manifest of one Learn-page fit at the page's threshold.
@@ -87,23 +73,24 @@ def fit_manifest(result, dataset, threshold) -> dict:
     Returns
     -------
     dict
-        A ``colide_core.manifest.build_manifest`` document; its ``extra.dashboard`` holds the
-        objective trace and the dataset source, so a reloaded run also shows the convergence plot.
+        A ``colide_core.manifest.manifest_from_result`` document of ``result.result`` (the
+        solver's record, checkpoint history included, so a reloaded run also shows the
+        convergence plot); ``params`` are every ``CoLiDE`` parameter (defaults filled in);
+        ``extra.dashboard`` holds the dataset source.
 
     Raises
     ------
     colide_core.manifest.ManifestError
         If the result does not fit the dataset (different number of nodes).
     """
-    from colide_core.manifest import build_manifest
+    import colide_core
+    from colide_core.manifest import manifest_from_result
 
-    names = list(dataset.node_names)
-    model = _model_for(result, threshold, names)
+    params = colide_core.CoLiDE(**{**dict(result.params), "threshold": float(threshold)}).get_params()
     B_true = None if dataset.B_true is None else dataset.B_true.to_numpy()
-    extra = {"dashboard": {"objective": [float(o) for o in result.objective],
-                           "dataset_source": dataset.source}}
-    return build_manifest(model, dataset.X, B_true=B_true, sigma_true=dataset.sigma_true,
-                          data_source=dataset.name, extra=extra)
+    return manifest_from_result(result.result, params, dataset.X, node_names=list(dataset.node_names),
+                                fit_time=result.fit_time, B_true=B_true, sigma_true=dataset.sigma_true,
+                                data_source=dataset.name, extra={"dashboard": {"dataset_source": dataset.source}})
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -211,7 +198,6 @@ def run_from_manifest(source, dataset) -> LoadedRun:
         hash prefixes).
     """
     import colide_core
-    from colide_core.constraints import PriorKnowledge
     from colide_core.manifest import ManifestError, data_fingerprint, load_manifest
     from dashboard.fitting import FitResult, solver_params
 
@@ -253,7 +239,7 @@ def run_from_manifest(source, dataset) -> LoadedRun:
 
     names = list(dataset.node_names)
     prior = None
-    cons = {k: _tuples(params[k]) for k in _PRIOR_KEYS if params.get(k) is not None}
+    cons = {k: _tuples(params[k]) for k in PRIOR_KEYS if params.get(k) is not None}
     if cons:
         try:
             prior = PriorKnowledge.create(**cons)
@@ -264,7 +250,7 @@ def run_from_manifest(source, dataset) -> LoadedRun:
             prior = None
     overrides = {}
     for k, v in params.items():
-        if k in _WIDGET_PARAMS or k in _PRIOR_KEYS or k == "random_state":
+        if k in _WIDGET_PARAMS or k in PRIOR_KEYS or k == "random_state":
             continue
         v = _tuples(v)
         if v != defaults[k]:
@@ -272,36 +258,31 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     if prior is not None:
         overrides.update(prior.as_kwargs())
 
-    res = m.raw["results"]
-    sigma = m.sigma
-    if sigma is None:
+    if m.sigma is None:
         raise ManifestProblem("the manifest has no noise scale (results.sigma)")
-    sigma = float(sigma) if np.ndim(sigma) == 0 else np.array(sigma, dtype=float)
-    extra = m.raw.get("extra") if isinstance(m.raw.get("extra"), dict) else {}
-    dash = extra.get("dashboard") if isinstance(extra.get("dashboard"), dict) else {}
-    objective = dash.get("objective") or ()
-    try:
-        objective = tuple(float("nan") if o is None else float(o) for o in objective)
-    except (TypeError, ValueError):
-        objective = ()
+    record = m.solver_result()
+    if "objective" not in record.history:
+        # Manifests written by the dashboard before the solver's history was recorded kept the
+        # objective trace under extra.dashboard.
+        extra = m.raw.get("extra") if isinstance(m.raw.get("extra"), dict) else {}
+        dash = extra.get("dashboard") if isinstance(extra.get("dashboard"), dict) else {}
+        try:
+            trace = [float("nan") if o is None else float(o) for o in dash.get("objective") or ()]
+        except (TypeError, ValueError):
+            trace = []
+        record = dataclasses.replace(record, history={"objective": trace})
     fit_seconds = (m.raw.get("timing") or {}).get("fit_seconds")
     result = FitResult(
+        result=record,
         variant=variant,
         params=solver_params(variant, lambda1, overrides),
         data_key=dataset.key,
-        W=np.array(m.W, dtype=float),
-        sigma=sigma,
         node_names=names,
-        n_iter=int(res.get("n_iter") or 0),
         fit_time=float(fit_seconds) if isinstance(fit_seconds, (int, float)) else 0.0,
-        converged=bool(res.get("converged")),
-        stopped=bool(res.get("stopped")),
-        objective=objective,
     )
     notes = []
-    from dashboard.trust import required_mask_for
-
-    again = colide_core.threshold_to_dag(result.W, threshold, required=required_mask_for(result.params, names))
+    required = PriorKnowledge.from_params(result.params).required_mask(len(names), names)
+    again = colide_core.threshold_to_dag(result.W, threshold, required=required)
     if not np.array_equal(again != 0, m.adjacency != 0):
         notes.append("The graph stored in the manifest differs from its W thresholded at "
                      f"{threshold:g}; the page shows the re-thresholded W.")
@@ -326,7 +307,6 @@ def apply_to_state(ss, run: LoadedRun) -> None:
     run : LoadedRun
     """
     from dashboard import state, trust_state as ts
-    from dashboard.trust import prior_to_tables
 
     ss["learn_variant"] = run.label
     ss["learn_lambda1"] = run.lambda1
@@ -335,7 +315,7 @@ def apply_to_state(ss, run: LoadedRun) -> None:
     # The sidebar's solver radio shows the manifest's solver (the default fast one when absent).
     ss["solver_choice"] = "adam" if run.overrides.get("solver") == "adam" else "auto"
     ss[ts.PRIOR] = run.prior
-    tables = prior_to_tables(run.prior, run.result.node_names)
+    tables = (run.prior or PriorKnowledge()).to_tables(run.result.node_names)
     tables["names"] = list(run.result.node_names)
     ss[ts.PRIOR_DRAFT] = tables
     ss[ts.PRIOR_VERSION] = ss.get(ts.PRIOR_VERSION, 0) + 1

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from colide_core import defaults
+from colide_core.defaults import LAMBDA1, SOLVER, THRESHOLD
+from dashboard.jobs import JobSlot
 
 __all__ = [
-    "DATASET", "RESULTS", "FIT_JOB", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
+    "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
     "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
@@ -29,6 +30,9 @@ FIT_JOB = "fit_job"
 SOLVER_OVERRIDES = "solver_overrides"
 #: list of (level, text) messages produced by the last finished fit job ("error"/"warning"/"success").
 FIT_MESSAGES = "fit_messages"
+#: The Learn page's fit job (:mod:`dashboard.jobs`).
+FIT_SLOT = JobSlot(FIT_JOB, FIT_MESSAGES, stop_key="learn_stop",
+                   stop_help="Stops the solver at its next checkpoint and keeps the partial result.")
 #: dict with the per-run rows (DataFrame) and a description of the last comparison, or None.
 COMPARE_RESULTS = "compare_results"
 #: list of (level, text) messages of the last comparison.
@@ -46,11 +50,11 @@ WIDGET_DEFAULTS = {
     "data_drop_non_numeric": False,
     "data_drop_nonfinite_rows": False,
     # Sidebar (every page): which CoLiDE solver; "adam" is written into SOLVER_OVERRIDES
-    "solver_choice": defaults.SOLVER,
+    "solver_choice": SOLVER,
     # Learn page
     "learn_variant": "NV",
-    "learn_lambda1": defaults.LAMBDA1,
-    "learn_threshold": defaults.THRESHOLD,
+    "learn_lambda1": LAMBDA1,
+    "learn_threshold": THRESHOLD,
     "learn_graph_variant": "NV",
     # Simulate page
     "sim_d": 10,
@@ -67,7 +71,7 @@ WIDGET_DEFAULTS = {
     # Compare page
     "cmp_methods": ["CoLiDE-EV", "CoLiDE-NV"],
     "cmp_reps": 3,
-    "cmp_threshold": 0.3,
+    "cmp_threshold": THRESHOLD,
     "cmp_parallel": False,
     "cmp_source": "simulated",
 }

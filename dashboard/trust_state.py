@@ -6,32 +6,40 @@ Widgets are created with ``key=`` only, as on the other pages.
 """
 from __future__ import annotations
 
-from colide_core import defaults
+from colide_core.defaults import LAMBDA1, THRESHOLD
+from dashboard.jobs import JobSlot
 
 __all__ = [
-    "BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "STAB_JOB", "STAB_RESULT", "STAB_MESSAGES", "PATH_JOB", "PATH_RESULT", "PATH_MESSAGES", "EXPLORER_CELL", "EXPLORER_LAST_CLICK",
+    "BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "STAB_JOB", "STAB_RESULT", "STAB_MESSAGES", "PATH_JOB", "PATH_RESULT", "PATH_MESSAGES",
+    "BOOT_SLOT", "STAB_SLOT", "PATH_SLOT", "EXPLORER_CELL", "EXPLORER_LAST_CLICK",
     "PRIOR", "PRIOR_DRAFT", "PRIOR_BASE", "PRIOR_VERSION", "PRIOR_MESSAGES", "WIDGET_DEFAULTS", "init",
 ]
 
-#: :class:`dashboard.trust.TrustJob` running a bootstrap, or None.
+#: :class:`dashboard.jobs.Job` running a bootstrap, or None.
 BOOT_JOB = "trust_boot_job"
 #: dict(key=(data hash, params, n_boot, seed), result=BootstrapResult, seconds=float) or None.
 BOOT_RESULT = "trust_boot_result"
 #: list of (level, text) messages about the last bootstrap.
 BOOT_MESSAGES = "trust_boot_messages"
-#: :class:`dashboard.trust.TrustJob` running stability selection, or None.
+#: :class:`dashboard.jobs.Job` running stability selection, or None.
 STAB_JOB = "trust_stab_job"
 #: dict(key=(data hash, params, lambdas, n_subsamples, pi_thr, seed), result=StabilityResult) or None.
 STAB_RESULT = "trust_stab_result"
 #: list of (level, text) messages about the last stability selection.
 STAB_MESSAGES = "trust_stab_messages"
-#: :class:`dashboard.trust.TrustJob` solving a lambda path, or None.
+#: :class:`dashboard.jobs.Job` solving a lambda path, or None.
 PATH_JOB = "trust_path_job"
 #: dict(key=(data hash, variant, lambdas, thresholds, overrides), path=LambdaPath, metrics=dict or None,
 #: seconds=float) or None.
 PATH_RESULT = "trust_path_result"
 #: list of (level, text) messages about the last lambda path.
 PATH_MESSAGES = "trust_path_messages"
+#: The jobs of the Edge confidence and Explorer pages (:mod:`dashboard.jobs`).
+BOOT_SLOT = JobSlot(BOOT_JOB, BOOT_MESSAGES, stop_key="boot_stop",
+                    stop_help="Stops after the resamples in progress and keeps what is done.")
+STAB_SLOT = JobSlot(STAB_JOB, STAB_MESSAGES, stop_key="stab_stop",
+                    stop_help="Stops at the next progress report and keeps what is done.")
+PATH_SLOT = JobSlot(PATH_JOB, PATH_MESSAGES, stop_key="exp_stop", stop_help="Keeps the λ values solved so far.")
 #: (i_lambda, i_threshold) of the explorer cell whose graph is shown, or None.
 EXPLORER_CELL = "trust_explorer_cell"
 #: The last plotly click processed on the explorer heatmap (so a kept selection is not re-applied).
@@ -51,8 +59,8 @@ PRIOR_MESSAGES = "prior_messages"
 WIDGET_DEFAULTS = {
     # Edge confidence page
     "boot_variant": "NV",
-    "boot_lambda1": defaults.LAMBDA1,
-    "boot_threshold": defaults.THRESHOLD,
+    "boot_lambda1": LAMBDA1,
+    "boot_threshold": THRESHOLD,
     "boot_n": 30,
     "boot_jobs": 1,
     "boot_seed": 0,

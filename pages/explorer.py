@@ -8,17 +8,16 @@ button loads it into the Learn page's Graph view through the session state.
 import numpy as np
 import streamlit as st
 
-from colide_core import defaults
-from colide_core.defaults import LAMBDA1 as PAPER_LAMBDA, THRESHOLD as PAPER_THRESHOLD
-from colide_core.path import lambda_path, path_metrics
-from dashboard.jobs import is_running
-from dashboard.layout import follow_job, page_setup
+from colide_core.defaults import MU_SCHEDULE
+from colide_core.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
+from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
+from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.cached import graph_html_cached
-from dashboard.fitting import VARIANTS, FitResult, solver_params
+from dashboard.figures import cell_from_selection, edge_count_figure, path_heatmap
+from dashboard.fitting import VARIANTS, FitResult, path_kwargs, solver_params
 from dashboard.text import md_escape
-from dashboard.trust import TrustJob, cell_from_selection, edge_count_figure, path_heatmap, path_kwargs
 
 page_setup()
 ss = st.session_state
@@ -42,24 +41,23 @@ def _key():
 
 
 def _start():
-    if is_running(ss, ts.PATH_JOB):
-        return
     dataset = state.current_dataset()
     key = _key()
     _, variant, lambdas, thresholds, warm, overrides = key
     X, B_true = dataset.X, dataset.B_true
 
-    def run(callback):
-        stages = min(warm, len(dict(overrides).get("mu_schedule", defaults.MU_SCHEDULE))) if warm else 1
+    def run(job):
+        stages = min(warm, len(dict(overrides).get("mu_schedule", MU_SCHEDULE))) if warm else 1
         path = lambda_path(X, lambdas, thresholds, variant, warm_start=bool(warm), warm_stages=stages,
-                           callback=callback, **dict(overrides))
+                           callback=job.progress, **dict(overrides))
         metrics = None if B_true is None else path_metrics(path, B_true.to_numpy())
         return path, metrics
 
-    ss[ts.PATH_JOB] = TrustJob(run, f"λ path ({len(lambdas)} values)", key=key).start()
+    start_job(ss, ts.PATH_SLOT, lambda: Job(run, f"λ path ({len(lambdas)} values)", key=key))
 
 
 def _harvest(job):
+    """Store a finished λ path; returns the messages describing it."""
     messages = []
     if job.error:
         messages.append(("error", md_escape(job.error)))
@@ -78,8 +76,7 @@ def _harvest(job):
         ss[ts.PATH_RESULT] = {"key": job.key, "path": path, "metrics": metrics, "seconds": job.elapsed}
         ss[ts.EXPLORER_CELL] = path.cell(PAPER_LAMBDA, PAPER_THRESHOLD)
         ss[ts.EXPLORER_LAST_CLICK] = None
-    ss[ts.PATH_MESSAGES] = messages
-    ss[ts.PATH_JOB] = None
+    return messages
 
 
 def _cell_widgets_changed():
@@ -87,16 +84,11 @@ def _cell_widgets_changed():
 
 
 def _open_in_learn(path, cell, params):
-    """Put the selected cell's raw weights into the Learn page's results and point its widgets at it."""
+    """Put the selected cell's fit record into the Learn page's results and point its widgets at it."""
     i, j = cell
     variant = path.variant
-    res = FitResult(
-        variant=variant, params=params, data_key=state.current_dataset().key, W=np.array(path.W[i]),
-        sigma=path.sigma[i] if np.ndim(path.sigma[i]) == 0 else np.array(path.sigma[i]),
-        node_names=list(state.current_dataset().node_names), n_iter=int(path.n_iter[i]),
-        fit_time=float(path.fit_time[i]), converged=bool(path.converged[i]), stopped=False,
-    )
-    ss[state.RESULTS][variant] = res
+    dataset = state.current_dataset()
+    ss[state.RESULTS][variant] = FitResult.from_path(path, i, params, dataset.key, dataset.node_names)
     label = variant.upper()
     ss["learn_variant"] = label
     ss["learn_graph_variant"] = label
@@ -126,18 +118,10 @@ c7.number_input("Stages after a warm start", min_value=1, max_value=4, step=1, k
                 help="How many of the last (μ, s) stages a warm-started solve re-runs. 1 is fastest; more "
                      "stages follow independent fits more closely on hard simulated problems, at a cost.")
 
-job = ss[ts.PATH_JOB]
-running = is_running(ss, ts.PATH_JOB)
-st.button("Run λ path", key="exp_run", type="primary", on_click=_start, disabled=running or not ss["exp_thresholds"])
-
-if job is not None:
-    if not job.done:
-        follow_job(ts.PATH_JOB, stop_key="exp_stop", stop_help="Keeps the λ values solved so far.")
-    _harvest(job)
-    st.rerun()
-
-for level, text in ss[ts.PATH_MESSAGES]:
-    getattr(st, level)(text)
+st.button("Run λ path", key="exp_run", type="primary", on_click=_start,
+          disabled=is_running(ss, ts.PATH_SLOT) or not ss["exp_thresholds"])
+follow_job(ts.PATH_SLOT, _harvest)
+show_messages(ss, ts.PATH_SLOT)
 stored = ss[ts.PATH_RESULT]
 if stored is None or stored["key"][0] != ds.key:
     st.info("Press **Run λ path**. On Sachs a path of 9 λ values takes well under a minute with warm starts.")

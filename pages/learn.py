@@ -9,11 +9,12 @@ import pandas as pd
 import streamlit as st
 
 import colide_core
+from colide_core.constraints import PriorKnowledge
+from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD_RANGE
 from colide_core.export import EXPORT_FORMATS, export_graph
-from dashboard.jobs import is_running
-from dashboard.layout import follow_job, page_setup
+from dashboard.jobs import follow_job, is_running, show_messages, start_job
+from dashboard.layout import page_setup
 from dashboard import core, manifests, state
-from dashboard.trust import required_mask_for
 from dashboard.exports import adjacency_csv, edge_list, edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, solver_params
@@ -29,13 +30,10 @@ def _start(labels=None):
     """on_click of the Run buttons: start a background fit of the given variants (default: the
     selected one)."""
     labels = labels or [ss["learn_variant"]]
-    if is_running(ss, state.FIT_JOB):
-        ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
-        return
     params = [solver_params(VARIANTS[lab], ss["learn_lambda1"], ss[state.SOLVER_OVERRIDES])
               for lab in labels]
-    ss[state.FIT_MESSAGES] = []
-    ss[state.FIT_JOB] = FitJob(state.current_dataset(), params).start()
+    if not start_job(ss, state.FIT_SLOT, lambda: FitJob(state.current_dataset(), params)):
+        ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
 
 
 def _load_manifest():
@@ -72,7 +70,7 @@ def _load_manifest():
 
 
 def _harvest(job):
-    """Move a finished job's results into the session state and describe them."""
+    """Move a finished job's results into the session state; returns the messages describing them."""
     messages = []
     current = state.current_dataset().key
     for res in job.results:
@@ -88,8 +86,9 @@ def _harvest(job):
                                         f"{res.fit_time:.1f} s ({conv})."))
     messages += [("info", md_escape(note)) for note in job.skipped]
     messages += [("error", md_escape(err)) for err in job.errors]
-    ss[state.FIT_MESSAGES] = messages
-    ss[state.FIT_JOB] = None
+    if job.error:
+        messages.append(("error", md_escape(job.error)))
+    return messages
 
 
 st.title("Learn a DAG with CoLiDE")
@@ -104,10 +103,11 @@ with c1:
              "NV: one variance per node (eq. 6-7).",
     )
 with c2:
-    st.number_input("λ (L1 weight, lambda1)", min_value=0.0, max_value=10.0, step=0.01, format="%.3f",
-                    key="learn_lambda1", persist_state="session")
+    st.number_input("λ (L1 weight, lambda1)", min_value=LAMBDA1_RANGE[0], max_value=LAMBDA1_RANGE[1], step=0.01,
+                    format="%.3f", key="learn_lambda1", persist_state="session")
 with c3:
-    st.slider("Edge threshold |w| >", min_value=0.0, max_value=2.0, step=0.01, key="learn_threshold",
+    st.slider("Edge threshold |w| >", min_value=THRESHOLD_RANGE[0], max_value=THRESHOLD_RANGE[1], step=0.01,
+              key="learn_threshold",
               persist_state="session",
               help="Weights with |w| at or below the threshold are dropped; then the smallest "
                    "remaining edges are removed until the graph is acyclic. Does not re-run the solver.")
@@ -121,22 +121,15 @@ with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is no
     if status is not None:
         getattr(st, status[0])(status[1])
 
-job = ss[state.FIT_JOB]
-running = is_running(ss, state.FIT_JOB)
+running = is_running(ss, state.FIT_SLOT)
 b1, b2, _ = st.columns([1, 1, 3])
 b1.button("Run", key="learn_run", type="primary", icon=":material/play_arrow:",
           on_click=_start, disabled=running, help="Fit the selected noise model.")
 b2.button("Run EV and NV", key="learn_run_both", on_click=_start, args=(list(VARIANTS),), disabled=running)
 
-# --- a running job: progress bar + Stop ---------------------------------------------------------
-if job is not None:
-    if not job.done:
-        follow_job(state.FIT_JOB, stop_key="learn_stop", stop_help="Stops the solver at its next checkpoint and keeps the partial result.")
-    _harvest(job)
-    st.rerun()  # redraw without the progress bar and with the Run buttons enabled again
-
-for level, text in ss[state.FIT_MESSAGES]:
-    getattr(st, level)(text)
+# --- a running job: progress bar + Stop, then its results -----------------------------------------
+follow_job(state.FIT_SLOT, _harvest)
+show_messages(ss, state.FIT_SLOT)
 
 results = state.results_for_current()
 if not results:
@@ -151,7 +144,8 @@ order = [v for v in ("ev", "nv") if v in results]
 # Re-threshold the cached raw W (never re-solve); required edges of a constrained fit survive.
 thresholded = {
     v: colide_core.threshold_to_dag(
-        results[v].W, threshold, required=required_mask_for(results[v].params, names))
+        results[v].W, threshold,
+        required=PriorKnowledge.from_params(results[v].params).required_mask(len(names), names))
     for v in order
 }
 
@@ -235,7 +229,7 @@ with tab_dl:
                                 "metrics. Load it back above (Load a run manifest) to get this view again.")
 
 with tab_conv:
-    st.plotly_chart(objective_figure({results[v].label: results[v].objective for v in order}),
+    st.plotly_chart(objective_figure({results[v].label: results[v].objective_trace for v in order}),
                     key="learn_objective_chart")
     st.caption("Objective (score + λ‖W‖₁ scaled by μ, plus the log-det acyclicity term) at each checkpoint; "
                "it jumps where a new stage (μ, s) starts.")

@@ -10,12 +10,11 @@ import numpy as np
 import streamlit as st
 
 from colide_core import threshold_to_dag
-from colide_core.constraints import PriorKnowledge, audit_constraints, resolve_constraints
+from colide_core.constraints import PRIOR_KEYS, PriorKnowledge, audit_constraints
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.text import md_escape
-from dashboard.trust import PRIOR_KEYS, constraints_from_params, prior_from_tables, prior_to_tables
 
 page_setup()
 ss = st.session_state
@@ -25,7 +24,7 @@ d = len(names)
 
 
 def _reset_drafts(prior):
-    tables = prior_to_tables(prior, names)
+    tables = (prior or PriorKnowledge()).to_tables(names)
     tables["names"] = list(names)
     ss[ts.PRIOR_DRAFT] = tables
     ss[ts.PRIOR_VERSION] += 1
@@ -33,7 +32,7 @@ def _reset_drafts(prior):
 
 def _current_prior():
     drafts = ss[ts.PRIOR_DRAFT]
-    return prior_from_tables(drafts["forbidden"], drafts["required"], drafts["tiers"])
+    return PriorKnowledge.from_tables(drafts["forbidden"], drafts["required"], drafts["tiers"])
 
 
 def _set_overrides(prior):
@@ -162,31 +161,31 @@ if not results:
 threshold = float(ss["learn_threshold"])
 for v in [v for v in ("ev", "nv") if v in results]:
     res = results[v]
-    used = constraints_from_params(res.params)
+    used = PriorKnowledge.from_params(res.params)
     st.markdown(f"**CoLiDE-{res.label}**, λ = {dict(res.params)['lambda1']:g}, threshold {threshold:g}")
-    if used:
+    if not used.is_empty:
         knowledge = used
         note = "Constraints enforced by this fit."
     elif applied is not None:
-        knowledge = applied.as_kwargs()
+        knowledge = applied
         note = ("This fit was run without prior knowledge; it is checked against the knowledge applied now. "
                 "Run it again on the Learn page to enforce it.")
     else:
-        knowledge = {}
+        knowledge = used
         note = "No prior knowledge: only acyclicity is checked."
     try:
-        em, rm = resolve_constraints(d, names, **knowledge) if knowledge else (None, None)
+        em, rm = (None, None) if knowledge.is_empty else knowledge.resolve(d, names)
     except ValueError as exc:
         st.error(md_escape(str(exc)))
         continue
-    A = threshold_to_dag(res.W, threshold, required=rm if used else None)
-    table = audit_constraints(A, em, rm, tiers=knowledge.get("tiers"), names=names)
+    A = threshold_to_dag(res.W, threshold, required=None if used.is_empty else rm)
+    table = audit_constraints(A, em, rm, tiers=knowledge.tiers or None, names=names)
     n_bad = int((~table["holds"]).sum())
     if n_bad:
         st.error(f"{n_bad} of {len(table)} checks fail.")
     else:
-        st.success(f"All {len(table)} checks hold" + (" (every constraint, and the graph is a DAG)." if knowledge
-                                                         else " (the graph is a DAG)."))
+        st.success(f"All {len(table)} checks hold" + (" (every constraint, and the graph is a DAG)."
+                                                         if not knowledge.is_empty else " (the graph is a DAG)."))
     st.caption(note)
     shown = table.assign(holds=np.where(table["holds"], "✓", "✗"))
     st.dataframe(shown, hide_index=True, key=f"prior_audit_{v}",

@@ -1,12 +1,6 @@
-"""Shared pytest set-up: the repository root importable without installing it; shared fixtures."""
-import sys
-from pathlib import Path
-
+"""Shared pytest fixtures. The repository root is importable through ``pythonpath = .`` in
+pytest.ini (and the editable install that ``make`` does), not through ``sys.path`` edits."""
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 @pytest.fixture

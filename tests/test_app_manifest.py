@@ -102,7 +102,11 @@ def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatc
     assert after["edges"].equals(before["edges"])
     assert at2.session_state["solver_overrides"] == QUICK
     assert any("Loaded **run manifest.json**" in _shown(s.value) for s in at2.success)
-    assert at2.session_state["fit_results"]["nv"].objective == at.session_state["fit_results"]["nv"].objective
+    loaded, fitted = at2.session_state["fit_results"]["nv"], at.session_state["fit_results"]["nv"]
+    assert loaded.objective == fitted.objective
+    assert loaded.objective_trace == fitted.objective_trace and len(fitted.objective_trace) >= 4
+    assert (loaded.n_iter, loaded.converged, loaded.result.n_iter_per_stage) == \
+        (fitted.n_iter, fitted.converged, tuple(fitted.result.n_iter_per_stage))
 
 
 def test_corrupt_and_foreign_manifests_get_clear_messages(downloads):

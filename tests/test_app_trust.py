@@ -19,10 +19,8 @@ from colide_core.constraints import PriorKnowledge
 from colide_core.path import lambda_path
 from colide_core.stability import bootstrap_edges, stability_selection
 from dashboard import fitting
-from dashboard.trust import (
-    cell_from_selection, frequency_figure, path_heatmap, path_kwargs, prior_from_tables, prior_to_tables,
-    required_mask_for, sigma_interval_figure,
-)
+from dashboard.figures import cell_from_selection, frequency_figure, path_heatmap, sigma_interval_figure
+from dashboard.fitting import path_kwargs
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 300
@@ -135,6 +133,14 @@ def test_stability_selection_section_matches_direct_call():
     np.testing.assert_array_equal(res.stable, direct.stable)
     table = [d.value for d in at.dataframe if "max_probability" in d.value.columns][0]
     assert len(table) == int(direct.stable.sum())
+    # Each stable edge is labelled against the Sachs consensus graph, as the bootstrap table is.
+    X, B = colide_core.load_sachs()
+    B = np.asarray(B) != 0
+    names = list(X.columns)
+    words = {(names[i], names[j]): "true edge" if B[i, j] else ("reversed" if B[j, i] else "not in truth")
+             for i, j in zip(*np.nonzero(direct.stable))}
+    assert list(table["truth"]) == [words[(a, b)] for a, b in zip(table["source"], table["target"])]
+    assert "true edge" in set(table["truth"])
     bound = f"{direct.expected_false_positives_bound:.2f}"
     assert any(bound in m.value and "E[V]" in m.value for m in at.markdown)
 
@@ -176,18 +182,18 @@ def test_prior_knowledge_is_loaded_applied_enforced_and_audited():
 def test_prior_tables_round_trip():
     names = ["a", "b", "c"]
     pk = PriorKnowledge.create(forbidden=[("a", "b")], required=[(2, 0)], tiers=[["c"], ["a", "b"]])
-    tables = prior_to_tables(pk, names)
+    tables = pk.to_tables(names)
     assert tables["required"].to_dict("list") == {"source": ["c"], "target": ["a"]}   # index 2 -> name c
     assert tables["tiers"]["tier"].tolist() == [1, 1, 0]
-    back = prior_from_tables(tables["forbidden"], tables["required"], tables["tiers"])
+    back = PriorKnowledge.from_tables(tables["forbidden"], tables["required"], tables["tiers"])
     assert back == PriorKnowledge.create(forbidden=[("a", "b")], required=[("c", "a")], tiers=[["c"], ["a", "b"]])
     # empty rows are ignored; tiers 3 and 7 are renumbered 0 and 1
     forb = pd.DataFrame({"source": ["a", None], "target": ["c", "b"]})
     tiers = pd.DataFrame({"node": names, "tier": pd.array([7, pd.NA, 3], dtype="Int64")})
-    pk2 = prior_from_tables(forb, forb.iloc[:0], tiers)
+    pk2 = PriorKnowledge.from_tables(forb, forb.iloc[:0], tiers)
     assert pk2.forbidden == (("a", "c"),) and pk2.tiers == (("c",), ("a",))
     with pytest.raises(ValueError, match="whole number"):
-        prior_from_tables(forb, forb, pd.DataFrame({"node": ["a"], "tier": [1.5]}))
+        PriorKnowledge.from_tables(forb, forb, pd.DataFrame({"node": ["a"], "tier": [1.5]}))
 
 
 def test_cell_from_selection_and_heatmap_cells():
@@ -225,11 +231,11 @@ def test_figures_escape_names_and_scale_with_frequency():
     assert list(ev.data[0].x) == ["all nodes (EV)"]
 
 
-def test_path_kwargs_and_required_mask_for():
+def test_path_kwargs_and_the_required_mask_of_a_fit():
     assert path_kwargs({"max_iter": (1, 2), "threshold": 0.3, "required": ((0, 1),)}) == \
         {"max_iter": (1, 2), "required": ((0, 1),)}
-    assert required_mask_for((("lambda1", 0.05), ("variant", "nv")), ["a", "b"]) is None
-    mask = required_mask_for((("required", (("a", "b"),)), ("variant", "nv")), ["a", "b"])
+    assert PriorKnowledge.from_params((("lambda1", 0.05), ("variant", "nv"))).required_mask(2, ["a", "b"]) is None
+    mask = PriorKnowledge.from_params((("required", (("a", "b"),)), ("variant", "nv"))).required_mask(2, ["a", "b"])
     assert mask.tolist() == [[False, True], [False, False]]
     # what the mask is for: a required edge at or below the threshold survives re-thresholding
     W = np.array([[0.0, 0.1], [0.0, 0.0]])

@@ -128,6 +128,43 @@ def test_prior_knowledge_json_round_trip_and_kwargs():
     assert not em[0, 1] and not em[3, 0] and not em[1, 0] and req[2, 3] and req.sum() == 1
 
 
+def test_from_params_and_required_mask_match_the_estimator():
+    # The knowledge recorded in a fit's parameters gives the very mask CoLiDE enforced.
+    pk = PriorKnowledge.from_params({"variant": "nv", "lambda1": 0.05, "required": [("a", "c")],
+                                     "forbidden": None, "tiers": [["d"], ["a", "b", "c"]]})
+    assert pk == PriorKnowledge.create(required=[("a", "c")], tiers=[["d"], ["a", "b", "c"]])
+    mask = pk.required_mask(4, NAMES)
+    assert mask.dtype == bool and mask.tolist() == [[False, False, True, False]] + [[False] * 4] * 3
+    assert PriorKnowledge.from_params((("variant", "ev"), ("lambda1", 0.1))).required_mask(4, NAMES) is None
+    with pytest.raises(ValueError, match="unknown node 'z'"):
+        PriorKnowledge.from_params({"required": [("a", "z")]}).required_mask(4, NAMES)
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(200, 4)), columns=NAMES)
+    model = CoLiDE("ev", required=[("a", "c")], tiers=[["d"], ["a", "b", "c"]], **QUICK).fit(X)
+    np.testing.assert_array_equal(PriorKnowledge.from_params(model.get_params()).required_mask(4, NAMES),
+                                  model.required_mask_)
+
+
+def test_tables_round_trip_by_name_and_index():
+    pk = PriorKnowledge.create(forbidden=[("a", "b")], required=[(2, 0)], tiers=[["c"], [3, "a"]])
+    tables = pk.to_tables(NAMES)
+    assert tables["forbidden"].to_dict("list") == {"source": ["a"], "target": ["b"]}
+    assert tables["required"].to_dict("list") == {"source": ["c"], "target": ["a"]}   # indices -> names
+    assert tables["tiers"]["node"].tolist() == NAMES
+    assert tables["tiers"]["tier"].tolist() == [1, pd.NA, 0, 1]
+    back = PriorKnowledge.from_tables(tables["forbidden"], tables["required"], tables["tiers"])
+    assert back == PriorKnowledge.create(forbidden=[("a", "b")], required=[("c", "a")], tiers=[["c"], ["a", "d"]])
+    # the same masks as the original record
+    for got, want in zip(back.resolve(4, NAMES), pk.resolve(4, NAMES)):
+        np.testing.assert_array_equal(got, want)
+    empty = PriorKnowledge().to_tables(["x", "y"])
+    assert len(empty["forbidden"]) == len(empty["required"]) == 0 and empty["tiers"]["tier"].isna().all()
+    assert PriorKnowledge.from_tables(None, None, None).is_empty
+    blank = pd.DataFrame({"source": ["a", "", float("nan")], "target": [None, "b", "c"]})
+    assert PriorKnowledge.from_tables(blank, blank, None).is_empty       # blank cells are skipped
+    with pytest.raises(ValueError, match="tier of b must be a whole number >= 0, got -1"):
+        PriorKnowledge.from_tables(None, None, pd.DataFrame({"node": ["a", "b"], "tier": [0, -1]}))
+
+
 def test_mask_is_stored_as_index_pairs():
     mask = np.zeros((3, 3), dtype=bool)
     mask[2, 0] = True

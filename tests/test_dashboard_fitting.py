@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from dashboard.data import make_dataset, sachs_dataset
-from dashboard.fitting import FitJob, FitStopped, fit_colide, solver_params
+from dashboard.fitting import FitJob, FitResult, FitStopped, fit_colide, solver_params
 
 QUICK = {"max_iter": (300, 300, 300, 600), "checkpoint": 100}
 
@@ -75,3 +75,36 @@ def test_job_reports_solver_errors_without_raising():
     assert job.results == []
     assert len(job.errors) == 2 and all("b" in e and "failed" in e for e in job.errors)
     assert job.errors[0].startswith("EV:") and job.errors[1].startswith("NV:")
+
+
+def test_the_fit_record_is_the_solvers_record():
+    # One fit record: FitResult keeps the estimator's SolverResult and reads W, sigma, ... from it.
+    import colide_core
+
+    ds = _chain_data()
+    params = solver_params("nv", 0.05, QUICK)
+    res = fit_colide(ds.key, params, ds.X)
+    model = colide_core.CoLiDE(**dict(params)).fit(ds.X)
+    assert isinstance(res.result, colide_core.SolverResult)
+    np.testing.assert_array_equal(res.W, model.result_.W)
+    np.testing.assert_array_equal(res.sigma, model.result_.sigma)
+    assert res.W is res.result.W and res.sigma is res.result.sigma
+    assert (res.n_iter, res.converged, res.stopped) == (model.n_iter_, model.converged_, model.stopped_)
+    assert res.objective == model.result_.objective
+    assert res.objective_trace == tuple(model.history_["objective"]) and len(res.objective_trace) >= 4
+    assert res.fit_time > 0 and res.node_names == ["x0", "x1", "x2"] and res.label == "NV"
+
+
+def test_a_path_cell_becomes_a_fit_record():
+    from colide_core.path import lambda_path
+
+    ds = _chain_data()
+    path = lambda_path(ds.X, [0.01, 0.1], (0.3,), "ev", **QUICK)
+    params = solver_params("ev", 0.1, QUICK)
+    res = FitResult.from_path(path, 1, params, ds.key, ds.node_names)
+    np.testing.assert_array_equal(res.W, path.W[1])
+    assert res.sigma == path.sigma[1] and np.ndim(res.sigma) == 0
+    assert (res.n_iter, res.objective, res.converged, res.stopped) == \
+        (int(path.n_iter[1]), float(path.objective[1]), bool(path.converged[1]), False)
+    assert res.fit_time == float(path.fit_time[1]) and res.objective_trace == ()
+    assert res.variant == "ev" and res.params == params and res.data_key == ds.key

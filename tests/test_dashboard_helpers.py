@@ -1,5 +1,6 @@
 """Tests of the small pure helpers of the dashboard: escaping, exports, data hashing, figures."""
 import io
+import threading
 
 import numpy as np
 import pandas as pd
@@ -134,26 +135,72 @@ def test_compare_figure_groups_methods():
 def test_is_running_and_stop_job_on_a_real_background_job():
     import threading
 
-    from dashboard.jobs import BackgroundJob, is_running, stop_job
+    from dashboard.jobs import Job, is_running, stop_job
 
     release = threading.Event()
 
-    class Waiter(BackgroundJob):
-        def __init__(self):
-            self._init_thread("test-job")
-
-        def _run(self):
-            try:
-                while not self._stop.is_set():   # runs until Stop is requested
-                    release.wait(0.01)
-            finally:
-                self._done.set()
+    def until_stopped(job):
+        steps = 0
+        while not job.progress(steps, 1000):      # runs until Stop is requested
+            steps += 1
+            release.wait(0.01)
+        return steps
 
     state = {"job": None}
     assert not is_running(state, "job") and not is_running(state, "missing")
     stop_job(state, "job")                      # no job: a no-op, not an error
-    state["job"] = Waiter().start()
+    state["job"] = Job(until_stopped, "Waiting").start()
     assert is_running(state, "job") and not state["job"].stop_requested
     stop_job(state, "job")
     assert state["job"].wait(10) and state["job"].stop_requested
     assert not is_running(state, "job")
+    job = state["job"]
+    assert job.result >= 0 and job.error is None and job.fraction == 1.0 and job.status == "Waiting: finished"
+
+
+def test_job_reports_progress_and_turns_exceptions_into_messages():
+    from dashboard.jobs import Job, JobSlot, is_running, start_job
+
+    seen = []
+
+    def counting(job):
+        for k in range(4):
+            job.progress(k + 0.5 if k == 3 else k, 4)
+            seen.append((job.fraction, job.status))
+        return "done"
+
+    job = Job(counting, "Count", key=("data", 1)).start()
+    assert job.wait(10) and job.result == "done" and job.key == ("data", 1)
+    assert seen == [(0.0, "Count: 0 of 4"), (0.25, "Count: 1 of 4"), (0.5, "Count: 2 of 4"),
+                    (0.875, "Count: 3.5 of 4")]
+    assert job.report(7.0, "x") is False and job.fraction == 1.0     # clipped to [0, 1]
+
+    def failing(job):
+        raise ValueError("X has a constant column 'b'")
+
+    def broken(job):
+        raise KeyError("oops")
+
+    failed = Job(failing, "Bootstrap").start()
+    assert failed.wait(10) and failed.result is None
+    assert failed.error == "Bootstrap failed: X has a constant column 'b'"
+    crashed = Job(broken, "Path").start()
+    assert crashed.wait(10) and crashed.error == "Path: unexpected error (KeyError): 'oops'"
+
+    # start_job: one job per slot; a start clears the slot's messages.
+    slot = JobSlot("job", "messages", stop_key="stop", stop_help="")
+    gate = threading.Event()
+    state = {"job": None, "messages": [("error", "old")]}
+    made = []
+
+    def make():
+        made.append(Job(lambda job: gate.wait(10), "Gate"))
+        return made[-1]
+
+    assert start_job(state, slot, make) and state["messages"] == [] and state["job"] is made[0]
+    state["messages"] = [("info", "kept")]
+    assert not start_job(state, slot, make) and len(made) == 1 and state["messages"] == [("info", "kept")]
+    gate.set()
+    assert made[0].wait(10) and not is_running(state, slot)
+    assert start_job(state, slot, make) and len(made) == 2
+    assert made[1].wait(10)

@@ -5,13 +5,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from colide_core import CoLiDE
+from colide_core import CoLiDE, threshold_to_dag
 from colide_core._metrics import evaluate
 from colide_core.manifest import (
     SCHEMA,
     ManifestError,
     build_manifest,
     data_fingerprint,
+    manifest_from_result,
     git_commit,
     load_manifest,
     manifest_to_json,
@@ -66,6 +67,43 @@ def test_manifest_round_trip_and_reproduction(problem, tmp_path):
     refit = loaded.reproduce(X)
     assert np.array_equal(refit.W_, model.W_)
     assert refit.n_iter_ == model.n_iter_
+
+
+def test_the_fit_record_round_trips_and_needs_no_fitted_estimator(problem):
+    X, B, std, model = problem
+    # From the estimator, and from its record alone: the same document (bar the creation time).
+    a = build_manifest(model, X, B_true=B, sigma_true=std)
+    b = manifest_from_result(model.result_, model.get_params(), X, node_names=list(X.columns),
+                             fit_time=model.fit_time_, B_true=B, sigma_true=std)
+    for doc in (a, b):
+        doc["timing"].pop("created_utc")
+    assert a == b
+    # The record comes back from the JSON: W and sigma bit for bit, the history per checkpoint.
+    rec = load_manifest(manifest_to_json(a)).solver_result()
+    res = model.result_
+    assert np.array_equal(rec.W, res.W) and np.array_equal(rec.sigma, res.sigma)
+    assert (rec.n_iter, rec.n_iter_per_stage, rec.converged, rec.stopped, rec.stop_reason) == \
+        (res.n_iter, tuple(res.n_iter_per_stage), res.converged, res.stopped, res.stop_reason)
+    assert rec.objective == res.objective and rec.lr_used == tuple(res.lr_used) and rec.s_used == tuple(res.s_used)
+    assert rec.history["objective"] == res.history["objective"] and len(res.history["objective"]) >= 4
+    assert rec.history["iteration"] == res.history["iteration"]
+    np.testing.assert_array_equal(np.array(rec.history["sigma"]), np.array(res.history["sigma"]))
+    # The stored DAG is W thresholded at the recorded threshold: another threshold, another graph.
+    loose = manifest_from_result(model.result_, {**model.get_params(), "threshold": 0.0}, X)
+    assert np.array_equal(np.array(loose["results"]["adjacency"]) != 0,
+                          threshold_to_dag(model.W_, 0.0) != 0)
+    assert np.count_nonzero(loose["results"]["adjacency"]) > np.count_nonzero(a["results"]["adjacency"])
+
+
+def test_a_manifest_without_the_solver_history_still_gives_a_record(problem):
+    # Manifests written before the record's history was stored: empty history, NaN objective.
+    X, _, _, model = problem
+    doc = json.loads(manifest_to_json(build_manifest(model, X)))
+    for key in ("objective", "n_iter_per_stage", "history", "stop_reason", "lr_used", "s_used"):
+        del doc["results"][key]
+    rec = load_manifest(doc).solver_result()
+    assert np.array_equal(rec.W, model.W_) and rec.n_iter == model.n_iter_
+    assert rec.history == {} and np.isnan(rec.objective) and rec.n_iter_per_stage == ()
 
 
 def test_reproduce_rejects_other_data_and_tampered_results(problem):
@@ -127,6 +165,8 @@ def test_validation_errors(problem, tmp_path):
         load_manifest(tmp_path / "missing.json")
     with pytest.raises(ManifestError, match="not fitted"):
         build_manifest(CoLiDE(), X)
+    with pytest.raises(ManifestError, match="give the data"):
+        manifest_from_result(model.result_, model.get_params())
     with pytest.raises(ManifestError, match="give the data"):
         build_manifest(model)
     with pytest.raises(ManifestError, match="the data have 3 nodes but the model has 6"):

@@ -1,8 +1,23 @@
-"""Fixtures of the browser tests: one Streamlit server and one headless chromium for the session."""
+"""Fixtures of the browser tests: one Streamlit server and one headless chromium for the session.
+
+Every test under tests/e2e is marked ``browser`` here, so ``pytest -m "not browser"`` (``make
+test-fast``) leaves them out without each file having to say so.
+"""
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import sync_playwright
 
 from tests.e2e.harness import StreamlitServer, launch_chromium
+
+_HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every collected test in this directory (and below) ``browser``."""
+    for item in items:
+        if _HERE in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(scope="session")

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
+from streamlit.testing.v1 import AppTest
+
+from dashboard import fitting
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from dashboard import fitting  # noqa: E402
 
 
 def one_session(solver):

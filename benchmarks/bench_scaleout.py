@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import platform
-import sys
 import tempfile
 import time
 import warnings
@@ -30,10 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from colide_core.executor import make_task, run_sweep, synthetic_task  # noqa: E402
-from colide_core.stats import sufficient_stats  # noqa: E402
+from colide_core.executor import make_task, run_sweep, synthetic_task
+from colide_core.stats import sufficient_stats
 
 
 def sweep_tasks(n_tasks, quick):

@@ -6,8 +6,12 @@ Usage::
         [--sizes 10,20,50] [--seeds 3] [--settings EV,NV] [--scaling 50,100,none] [--no-table1]
     .venv/bin/python benchmarks/bench_solver.py --summarise results.json
 
+(with the project installed, ``make``; or ``python -m benchmarks.bench_solver`` from the
+repository root.)
+
 Table 1 (accuracy and speed): for Sachs (CoLiDE-EV and CoLiDE-NV) and simulated ER4 linear
-SEMs (n = 1000 Gaussian samples) at d in {10, 20, 50, 100, 200}, 3 seeds each:
+SEMs (n = 1000 Gaussian samples, drawn by ``colide_core.simulate.simulate_dataset``) at d in
+{10, 20, 50, 100, 200}, 3 seeds each:
 
 * "EV" setting: weights uniform on +-[0.5, 2], every noise variance 1, fitted with CoLiDE-EV;
 * "NV" setting: weights uniform on +-[0.25, 1], noise variances uniform on [0.5, 10], fitted
@@ -77,30 +81,30 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.linalg import lapack  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from colide_core import CoLiDE, ConvergenceWarning, load_sachs  # noqa: E402
 from colide_core import _fast  # noqa: E402
 from colide_core._metrics import evaluate  # noqa: E402
-from colide_core.simulate import (  # noqa: E402
-    draw_noise_variances, simulate_dag, simulate_linear_sem, simulate_parameters,
-)
+from colide_core.simulate import simulate_dataset  # noqa: E402
 
 #: Seeds of the simulated graphs (not the ones the solver's defaults were tuned on).
 SEED0 = 100
+#: Simulation setting -> the protocol's ``variance`` and the CoLiDE variant fitted to it.
 SETTINGS = {
-    "EV": dict(w_ranges=((-2.0, -0.5), (0.5, 2.0)), variant="ev"),
-    "NV": dict(w_ranges=((-1.0, -0.25), (0.25, 1.0)), variant="nv"),
+    "EV": dict(variance="ev", variant="ev"),
+    "NV": dict(variance="nv", variant="nv"),
 }
 
 
 def simulate(setting, d, seed, n=1000):
-    """One ER4 linear-Gaussian SEM: returns ``(X, B_true)``, X of shape (n, d)."""
-    B = simulate_dag(d, 4, "er", random_state=seed)
-    W = simulate_parameters(B, w_ranges=SETTINGS[setting]["w_ranges"], random_state=seed)
-    noise_var = 1.0 if setting == "EV" else draw_noise_variances(d, 0.5, 10.0, random_state=seed + 7919)
-    X, _ = simulate_linear_sem(W, n, "gaussian", noise_var, random_state=seed)
-    return X, B
+    """One ER4 linear-Gaussian SEM of the project's protocol: returns ``(X, B_true)``.
+
+    ``colide_core.simulate.simulate_dataset(graph="er", degree=4, n_nodes=d, n_samples=n,
+    variance=...)`` with ``random_state=seed``: EV weights +-[0.5, 2] and unit noise variances,
+    NV weights +-[0.25, 1] and variances U[0.5, 10]. ``X`` has shape (n, d).
+    """
+    sim = simulate_dataset(graph="er", degree=4, n_nodes=d, n_samples=n, noise="gaussian",
+                           variance=SETTINGS[setting]["variance"], random_state=seed)
+    return sim.X, sim.B_true
 
 
 def fit(X, variant, solver):

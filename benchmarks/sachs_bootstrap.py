@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from colide_core import CoLiDE, load_sachs  # noqa: E402
-from colide_core.stability import bootstrap_edges  # noqa: E402
+from colide_core import CoLiDE, load_sachs
+from colide_core.stability import bootstrap_edges
 
 
 def main(argv=None):

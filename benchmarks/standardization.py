@@ -13,43 +13,28 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from colide_core import evaluate  # noqa: E402
-from colide_core import baselines  # noqa: E402
-from colide_core.simulate import (  # noqa: E402
-    draw_noise_variances,
-    simulate_dag,
-    simulate_linear_sem,
-    simulate_parameters,
-    standardize,
-    varsortability,
-)
+from colide_core import evaluate
+from colide_core import baselines
+from colide_core.simulate import simulate_dataset, varsortability
 
 METHODS = ("CoLiDE-EV", "CoLiDE-NV", "DAGMA-linear", "SortNRegress")
 
 
 def _one(setting, seed, d, n, solver):
-    rng = np.random.default_rng(seed)
-    B = simulate_dag(d, 2, "er", random_state=rng)
-    if setting == "EV":
-        W = simulate_parameters(B, ((-2.0, -0.5), (0.5, 2.0)), random_state=rng)
-        var = 1.0
-    else:  # the paper's heteroscedastic setting
-        W = simulate_parameters(B, ((-1.0, -0.25), (0.25, 1.0)), random_state=rng)
-        var = draw_noise_variances(d, 0.5, 10.0, random_state=rng)
-    X, _ = simulate_linear_sem(W, n, "gaussian", var, random_state=rng)
+    # The same seed draws the same raw data; standardize=True returns it standardised, with W_true
+    # rescaled to its units (the varsortability below is computed against either's W_true).
+    spec = dict(graph="er", degree=2, n_nodes=d, n_samples=n, variance=setting.lower())
     rows = []
-    for scale, data in (("raw", X), ("standardised", standardize(X))):
-        vs = varsortability(data, W)
+    for scale, sim in (("raw", simulate_dataset(spec, seed)),
+                       ("standardised", simulate_dataset(spec, seed, standardize=True))):
+        B, data = sim.B_true, sim.X
+        vs = varsortability(data, sim.W_true)
         for m in METHODS:
             params = {"solver": solver} if m.startswith(("CoLiDE", "DAGMA")) else {}
             with warnings.catch_warnings():

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._validation import check_adjacency, check_square_matrix
 
-__all__ = ["is_dag", "threshold_to_dag"]
+__all__ = ["is_dag", "threshold_to_dag", "classify_edges", "EDGE_KINDS"]
 
 
 def is_dag(W) -> bool:
@@ -112,3 +112,53 @@ def threshold_to_dag(W, threshold: float = 0.3, required=None) -> np.ndarray:
             lo = mid
     A[rows[:hi], cols[:hi]] = 0.0
     return A
+
+
+#: Labels of :func:`classify_edges`, in drawing / legend order.
+EDGE_KINDS = ("correct", "reversed", "extra", "missing", "learned")
+
+
+def classify_edges(W, B_true=None) -> list[tuple[int, int, str]]:
+    """Label every edge of an estimate against the truth: correct / reversed / extra / missing.
+
+    The one implementation of edge truth labelling (the graph views, the edge-confidence figure
+    and tables use it).
+
+    Parameters
+    ----------
+    W : array-like of shape (n_nodes, n_nodes)
+        Estimated (thresholded) adjacency, ``W[i, j] != 0`` means i -> j; the diagonal is ignored.
+    B_true : array-like of shape (n_nodes, n_nodes), optional
+        Ground truth DAG, nonzero = edge.
+
+    Returns
+    -------
+    list of (i, j, kind)
+        First every estimated edge i -> j in row-major order, with kind "correct" (``B_true`` has
+        i -> j), "reversed" (``B_true`` has j -> i instead) or "extra" (neither); then every true
+        edge i -> j found in neither direction, kind "missing". Without ``B_true`` every
+        estimated edge is "learned".
+
+    Raises
+    ------
+    ValueError
+        If ``W`` or ``B_true`` is not a finite square matrix, or their shapes differ.
+
+    Notes
+    -----
+    A reversed edge is one "reversed" entry (not an extra plus a missing one), matching how
+    :func:`colide_core.evaluate`'s SHD counts it once.
+    """
+    A = check_square_matrix(W, "W") != 0
+    np.fill_diagonal(A, False)
+    if B_true is None:
+        return [(int(i), int(j), "learned") for i, j in zip(*np.nonzero(A))]
+    B = check_square_matrix(B_true, "B_true") != 0
+    if B.shape != A.shape:
+        raise ValueError(f"B_true has shape {B.shape}, expected {A.shape}.")
+    edges = []
+    for i, j in zip(*np.nonzero(A)):
+        kind = "correct" if B[i, j] else ("reversed" if B[j, i] else "extra")
+        edges.append((int(i), int(j), kind))
+    edges += [(int(i), int(j), "missing") for i, j in zip(*np.nonzero(B)) if not A[i, j] and not A[j, i]]
+    return edges

@@ -17,9 +17,11 @@ Commands
     memory through :func:`colide_core.stats.sufficient_stats` (Dask) and
     fits from the covariance.
 ``simulate --out DIR``
-    Draw a synthetic linear SEM dataset and write ``data.csv`` (or
-    ``.parquet``), the ground truth ``B_true.csv``, ``W_true.csv``,
-    ``noise_std.csv`` and ``simulation.json``.
+    Draw a synthetic linear SEM dataset with
+    :func:`colide_core.simulate.simulate_dataset` (the project's one
+    simulation protocol) and write ``data.csv`` (or ``.parquet``), the ground
+    truth ``B_true.csv``, ``W_true.csv``, ``noise_std.csv`` (both in the units
+    of the written data) and ``simulation.json``.
 ``bench CONFIG.toml``
     Run methods x data settings x seeds through :func:`colide_core.executor.run_sweep`
     (joblib, or Dask with ``--scheduler``/``DASK_SCHEDULER_ADDRESS``).
@@ -195,8 +197,15 @@ def build_parser():
     s.add_argument("--samples", type=_positive_int, default=1000, help="number of samples n (default 1000)")
     s.add_argument("--noise", choices=("gaussian", "exponential", "laplace", "gumbel"), default="gaussian")
     s.add_argument("--variance", choices=("ev", "nv"), default="ev",
-                   help="ev: unit noise variances; nv: variances U[0.5, 10] (paper Section 5)")
-    s.add_argument("--standardize", action="store_true", help="scale columns to unit variance")
+                   help="ev: equal noise variances (--noise-var); nv: one per node, uniform on "
+                        "--noise-var-range (paper Section 5)")
+    s.add_argument("--noise-var", type=_positive_float, default=1.0, help="EV noise variance (default 1)")
+    s.add_argument("--noise-var-range", type=_float_tuple(float, 2), default=(0.5, 10.0), metavar="LOW,HIGH",
+                   help="NV noise variance range (default 0.5,10)")
+    s.add_argument("--w-range", type=_float_tuple(float, 2), default=None, metavar="LOW,HIGH",
+                   help="edge weight magnitudes, random sign (default: the paper's 0.5,2 for ev, 0.25,1 for nv)")
+    s.add_argument("--standardize", action="store_true",
+                   help="scale columns to unit variance (W_true and noise_std are rescaled to match)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--format", choices=("csv", "parquet"), default="csv", help="format of the data file")
 
@@ -337,12 +346,13 @@ def _cmd_fit(args):
 # --------------------------------------------------------------------------------------------
 
 def _cmd_simulate(args):
-    from .executor import simulate_dataset
     from .export import to_adjacency_csv
     from .manifest import environment_info
+    from .simulate import simulate_dataset
 
     spec = {"graph": args.graph, "degree": args.degree, "n_nodes": args.nodes, "n_samples": args.samples,
-            "noise": args.noise, "variance": args.variance, "standardize": args.standardize}
+            "noise": args.noise, "variance": args.variance, "noise_var": args.noise_var,
+            "noise_var_range": args.noise_var_range, "w_range": args.w_range, "standardize": args.standardize}
     try:
         sim = simulate_dataset(spec, args.seed)
     except ValueError as exc:
@@ -350,16 +360,16 @@ def _cmd_simulate(args):
     names = [f"X{i + 1}" for i in range(args.nodes)]
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    df = pd.DataFrame(sim["X"], columns=names)
+    df = pd.DataFrame(sim.X, columns=names)
     data_name = "data.csv" if args.format == "csv" else "data.parquet"
     if args.format == "csv":
         df.to_csv(out / data_name, index=False)
     else:
         df.to_parquet(out / data_name, index=False)
-    (out / "B_true.csv").write_text(to_adjacency_csv(sim["B"], names))
-    (out / "W_true.csv").write_text(to_adjacency_csv(sim["W"], names))
-    pd.DataFrame({"node": names, "noise_std": sim["noise_std"]}).to_csv(out / "noise_std.csv", index=False)
-    meta = {"spec": spec, "seed": args.seed, "n_edges": int(np.count_nonzero(sim["B"])),
+    (out / "B_true.csv").write_text(to_adjacency_csv(sim.B_true, names))
+    (out / "W_true.csv").write_text(to_adjacency_csv(sim.W_true, names))
+    pd.DataFrame({"node": names, "noise_std": sim.noise_std}).to_csv(out / "noise_std.csv", index=False)
+    meta = {"spec": sim.spec, "seed": args.seed, "n_edges": int(np.count_nonzero(sim.B_true)),
             "files": [data_name, "B_true.csv", "W_true.csv", "noise_std.csv"],
             "environment": environment_info()}
     (out / "simulation.json").write_text(json.dumps(meta, indent=1) + "\n")
@@ -373,7 +383,10 @@ def _cmd_simulate(args):
 # bench
 # --------------------------------------------------------------------------------------------
 
-SETTING_COLUMNS = ("graph", "degree", "n_nodes", "n_samples", "noise", "variance", "standardize")
+SETTING_COLUMNS = ("graph", "degree", "n_nodes", "n_samples", "noise", "variance", "noise_var",
+                   "noise_var_range", "w_range", "standardize")
+#: [data] settings whose one value is a (low, high) pair: a list of pairs is a grid axis.
+_PAIR_SETTINGS = ("noise_var_range", "w_range")
 SUMMARY_METRICS = ("shd_norm", "shd_cpdag_norm", "sid_norm", "tpr", "fdr", "nnz", "sigma_rel_err", "time_s")
 
 
@@ -397,7 +410,7 @@ def load_bench_config(path):
         parameters, or empty grids. Messages name the offending key.
     """
     from .baselines import METHODS
-    from .executor import DATASET_DEFAULTS
+    from .simulate import DATASET_DEFAULTS, check_spec
 
     if not path.is_file():
         raise UsageError(f"config file not found: {path}")
@@ -426,19 +439,22 @@ def load_bench_config(path):
     bad = set(data) - set(DATASET_DEFAULTS)
     if bad:
         raise UsageError(f"{path.name}: unknown key(s) in [data]: {sorted(bad)}; known: {list(DATASET_DEFAULTS)}")
-    axes = {k: (v if isinstance(v, list) else [v]) for k, v in data.items()}
+    def axis(key, v):
+        if key in _PAIR_SETTINGS and isinstance(v, list) and not any(isinstance(x, list) for x in v):
+            return [v]  # one (low, high) pair
+        return v if isinstance(v, list) else [v]
+
+    axes = {k: axis(k, v) for k, v in data.items()}
     empty = [k for k, v in axes.items() if not v]
     if empty:
         raise UsageError(f"{path.name}: [data].{empty[0]} is an empty list")
     grid = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
     for spec in grid:
-        s = {**DATASET_DEFAULTS, **spec}
-        if s["graph"] not in ("er", "sf") or s["variance"] not in ("ev", "nv") or \
-                s["noise"] not in ("gaussian", "exponential", "laplace", "gumbel"):
-            raise UsageError(f"{path.name}: bad [data] setting {spec}: graph er|sf, variance ev|nv, "
-                             "noise gaussian|exponential|laplace|gumbel")
-        if not isinstance(s["n_nodes"], int) or s["n_nodes"] < 2 or not isinstance(s["n_samples"], int) \
-                or s["n_samples"] < 2:
+        try:
+            s = check_spec(spec)
+        except ValueError as exc:
+            raise UsageError(f"{path.name}: bad [data] setting {spec}: {exc}") from None
+        if s["n_nodes"] < 2 or s["n_samples"] < 2:
             raise UsageError(f"{path.name}: [data] n_nodes and n_samples must be integers >= 2, got {spec}")
 
     methods_cfg = cfg.get("methods", {})
@@ -493,6 +509,9 @@ def summarize(df, metrics=SUMMARY_METRICS):
         ``n`` (successful runs), ``n_failed``.
     """
     settings = [c for c in SETTING_COLUMNS if c in df.columns]
+    # (low, high) pairs arrive as lists (JSON); tuples can be grouped on.
+    df = df.assign(**{c: df[c].map(lambda v: tuple(v) if isinstance(v, list) else v)
+                      for c in settings if c in _PAIR_SETTINGS})
     ok = df[df["status"] == "ok"] if "status" in df.columns else df
     metrics = [m for m in metrics if m in df.columns]
     long = ok.melt(id_vars=settings + ["label"], value_vars=metrics, var_name="metric")

@@ -24,8 +24,9 @@ An exception inside a task does not stop the sweep: its row gets
 ``status="error"`` and the message in ``error`` (the same on every backend).
 
 Task functions provided here (used by ``python -m colide_core bench`` and the
-app's Compare/bootstrap runs): :func:`simulate_dataset`,
-:func:`synthetic_task`, :func:`data_task`.
+app's Compare runs): :func:`synthetic_task` (data drawn by
+:func:`colide_core.simulate.simulate_dataset`, the project's one simulation
+protocol) and :func:`data_task`. They need only ``colide_core`` on a worker.
 
 Dask and distributed are imported lazily, only when a cluster is used.
 """
@@ -53,7 +54,6 @@ __all__ = [
     "task_key",
     "make_task",
     "run_sweep",
-    "simulate_dataset",
     "synthetic_task",
     "data_task",
     "TIMING_COLUMNS",
@@ -602,73 +602,6 @@ def _run_dask(pending, address, retries, record, connect_timeout, timeout):
 # task functions
 # --------------------------------------------------------------------------------------------
 
-#: Defaults of a simulated dataset specification (paper Section 5 / Appendix D).
-DATASET_DEFAULTS = {
-    "graph": "er",        # "er" or "sf"
-    "degree": 2,          # k in ERk/SFk: about k*d edges
-    "n_nodes": 10,
-    "n_samples": 1000,
-    "noise": "gaussian",  # gaussian, exponential, laplace, gumbel
-    "variance": "ev",     # "ev": unit variances, weights in +-[0.5, 2]; "nv": U[0.5, 10], +-[0.25, 1]
-    "standardize": False,
-}
-
-
-def simulate_dataset(spec, seed):
-    """Draw one synthetic dataset from a specification (paper's protocol).
-
-    Parameters
-    ----------
-    spec : dict
-        Keys of :data:`DATASET_DEFAULTS` (missing ones take the defaults):
-        ``graph`` ("er"/"sf"), ``degree`` (k), ``n_nodes`` (d), ``n_samples``
-        (n), ``noise`` law, ``variance`` ("ev": unit noise variances and
-        weights in [-2,-0.5]U[0.5,2]; "nv": variances U[0.5, 10] and weights
-        in [-1,-0.25]U[0.25,1], paper Section 5), ``standardize`` (bool).
-    seed : int
-        Seeds four independent streams (graph, weights, variances, samples)
-        via :class:`numpy.random.SeedSequence`.
-
-    Returns
-    -------
-    dict
-        ``X`` (n, d) data, ``B`` (d, d) 0/1 true DAG (``B[i, j] = 1``: i -> j),
-        ``W`` (d, d) true weights, ``noise_std`` (d,) true noise standard
-        deviations (divided by the column scales when standardized).
-
-    Raises
-    ------
-    ValueError
-        For an unknown key or value.
-    """
-    from .simulate import (draw_noise_variances, simulate_dag, simulate_linear_sem,
-                           simulate_parameters, standardize)
-
-    unknown = set(spec) - set(DATASET_DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown dataset setting(s) {sorted(unknown)}; known: {sorted(DATASET_DEFAULTS)}")
-    s = {**DATASET_DEFAULTS, **spec}
-    if s["variance"] not in ("ev", "nv"):
-        raise ValueError(f"variance must be 'ev' or 'nv', got {s['variance']!r}")
-    ss_graph, ss_w, ss_var, ss_x = np.random.SeedSequence(seed).spawn(4)
-    d = int(s["n_nodes"])
-    B = simulate_dag(d, s["degree"], s["graph"], random_state=np.random.default_rng(ss_graph))
-    if s["variance"] == "ev":
-        W = simulate_parameters(B, random_state=np.random.default_rng(ss_w))
-        var = np.ones(d)
-    else:
-        W = simulate_parameters(B, w_ranges=((-1.0, -0.25), (0.25, 1.0)),
-                                random_state=np.random.default_rng(ss_w))
-        var = draw_noise_variances(d, random_state=np.random.default_rng(ss_var))
-    X, std = simulate_linear_sem(W, int(s["n_samples"]), s["noise"], noise_var=var,
-                                 random_state=np.random.default_rng(ss_x))
-    if s["standardize"]:
-        scale = X.std(axis=0)
-        X = standardize(X)
-        std = std / scale
-    return {"X": X, "B": B, "W": W, "noise_std": std}
-
-
 _METRIC_KEYS = ("shd", "tpr", "fdr", "fpr", "nnz", "shd_cpdag", "sid", "shd_norm",
                 "shd_cpdag_norm", "sid_norm", "sigma_rel_err")
 
@@ -700,27 +633,34 @@ def synthetic_task(method, params, dataset, seed):
     params : dict
         Method parameter overrides.
     dataset : dict
-        Specification for :func:`simulate_dataset`.
+        Simulation settings for :func:`colide_core.simulate.simulate_dataset` (keys of
+        :data:`colide_core.simulate.DATASET_DEFAULTS`; missing ones take the defaults).
     seed : int
-        Dataset seed.
+        Dataset seed (the ``random_state`` of ``simulate_dataset``).
 
     Returns
     -------
     dict
-        The dataset settings (``graph``, ``degree``, ``n_nodes``, ...), the
-        metrics of :func:`colide_core.evaluate` on the estimated DAG
-        (``sigma_rel_err`` for the CoLiDE family, NaN otherwise) and
-        ``time_s``, the method's wall time in seconds.
+        The complete dataset settings (``graph``, ``degree``, ``n_nodes``, ...; pairs as lists),
+        the metrics of :func:`colide_core.evaluate` on the estimated DAG (``sigma_rel_err`` for
+        the CoLiDE family, NaN otherwise) and ``time_s``, the method's wall time in seconds.
+
+    Raises
+    ------
+    ValueError
+        For invalid settings (:func:`colide_core.simulate.check_spec`) or parameters; any error
+        of the method itself propagates (:func:`run_sweep` turns it into an error row).
     """
     from ._metrics import evaluate
+    from .simulate import simulate_dataset
 
     data = simulate_dataset(dataset, seed)
     t0 = time.perf_counter()
-    W, sigma = _fit_method(method, params, data["X"])
+    W, sigma = _fit_method(method, params, data.X)
     elapsed = time.perf_counter() - t0
-    m = evaluate(data["B"], W, sigma_true=data["noise_std"] if sigma is not None else None,
+    m = evaluate(data.B_true, W, sigma_true=data.noise_std if sigma is not None else None,
                  sigma_est=sigma)
-    row = {**DATASET_DEFAULTS, **dataset}
+    row = {k: list(v) if isinstance(v, tuple) else v for k, v in data.spec.items()}
     row.update({k: m.get(k, math.nan) for k in _METRIC_KEYS})
     row["time_s"] = elapsed
     return row

@@ -40,6 +40,7 @@ __all__ = [
     "to_dot",
     "to_node_link_json",
     "to_dagitty",
+    "edge_list",
     "to_edge_list_csv",
     "to_adjacency_csv",
     "to_image",
@@ -221,8 +222,36 @@ def to_dagitty(W, node_names=None, *, weights=False, decimals=4):
     return "\n".join(lines) + "\n"
 
 
+def edge_list(W, node_names=None):
+    """The edges of a weighted adjacency as a table (pandas).
+
+    Parameters
+    ----------
+    W, node_names
+        As in :func:`to_networkx`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``source``, ``target`` (node names) and ``weight`` (float), one row per nonzero
+        ``W[i, j]`` (the edge i -> j), in row-major order; no rows when there are no edges.
+
+    Raises
+    ------
+    ValueError
+        If ``W`` is not a finite square matrix or the names do not fit.
+    """
+    A, names = _coerce(W, node_names)
+    rows, cols = np.nonzero(A)
+    return pd.DataFrame({
+        "source": [names[i] for i in rows],
+        "target": [names[j] for j in cols],
+        "weight": A[rows, cols],
+    })
+
+
 def to_edge_list_csv(W, node_names=None):
-    """CSV edge list with columns ``source,target,weight`` (pandas).
+    """CSV edge list with columns ``source,target,weight``: :func:`edge_list` as text.
 
     Parameters
     ----------
@@ -236,14 +265,7 @@ def to_edge_list_csv(W, node_names=None):
         a header only when there are no edges. Weights are written with full
         float precision.
     """
-    A, names = _coerce(W, node_names)
-    rows, cols = np.nonzero(A)
-    df = pd.DataFrame({
-        "source": [names[i] for i in rows],
-        "target": [names[j] for j in cols],
-        "weight": A[rows, cols],
-    })
-    return df.to_csv(index=False)
+    return edge_list(W, node_names).to_csv(index=False)
 
 
 def to_adjacency_csv(W, node_names=None):

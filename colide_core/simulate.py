@@ -10,11 +10,18 @@ Reisach, Seiler and Weichwald (NeurIPS 2021) for :func:`varsortability`.
 
 All randomness comes from ``np.random.default_rng(random_state)``; nothing is seeded globally and no
 input array is modified.
+
+:func:`simulate_dataset` is **the** simulation protocol of the project: the dashboard's Simulate and
+Compare pages, the sweep executor (``python -m colide_core bench``), ``python -m colide_core simulate``
+and every benchmark script draw their data through it, so the same settings and seed give the same
+data everywhere. The other functions are its building blocks.
 """
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
+from types import MappingProxyType
 
 import networkx as nx
 import numpy as np
@@ -22,6 +29,10 @@ import numpy as np
 from ._graph import is_dag
 
 __all__ = [
+    "DATASET_DEFAULTS",
+    "SimulatedData",
+    "check_spec",
+    "simulate_dataset",
     "simulate_dag",
     "simulate_parameters",
     "simulate_linear_sem",
@@ -376,3 +387,217 @@ def varsortability(X, W, tol=1e-9) -> float:
         good += (reach & up).sum() + 0.5 * (reach & tie).sum()
         reach = (reach.astype(np.int64) @ E) > 0
     return float(good / total)
+
+
+# --------------------------------------------------------------------------------------------
+# the protocol
+# --------------------------------------------------------------------------------------------
+
+#: Settings of :func:`simulate_dataset` and their defaults (the paper's Section 5 / Appendix D).
+#: ``w_range=None`` means the paper's range for the ``variance`` setting (see :func:`simulate_dataset`).
+DATASET_DEFAULTS = MappingProxyType({
+    "graph": "er",
+    "degree": 2,
+    "n_nodes": 10,
+    "n_samples": 1000,
+    "noise": "gaussian",
+    "variance": "ev",
+    "noise_var": 1.0,
+    "noise_var_range": (0.5, 10.0),
+    "w_range": None,
+    "standardize": False,
+})
+
+#: The paper's edge-weight magnitudes: ``|w|`` in [0.5, 2] for EV, [0.25, 1] for NV (Section 5).
+_PAPER_W_RANGE = {"ev": (0.5, 2.0), "nv": (0.25, 1.0)}
+
+
+def _pair(value, name):
+    try:
+        low, high = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}.") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise ValueError(f"{name} must be finite with low <= high, got {value!r}.")
+    return low, high
+
+
+def check_spec(spec=None, **settings) -> dict:
+    """Validate and complete a simulation specification.
+
+    Parameters
+    ----------
+    spec : mapping, optional
+        Settings (keys of :data:`DATASET_DEFAULTS`); missing keys take the defaults.
+    **settings
+        More settings; they override ``spec``.
+
+    Returns
+    -------
+    dict
+        Every key of :data:`DATASET_DEFAULTS`, normalised: ``graph``, ``noise`` and ``variance``
+        lower-case; ``degree``, ``noise_var`` float; ``n_nodes``, ``n_samples`` int;
+        ``noise_var_range`` and ``w_range`` ``(low, high)`` float tuples (``w_range`` filled in
+        with the paper's range for ``variance`` when None); ``standardize`` bool.
+
+    Raises
+    ------
+    ValueError
+        For an unknown key; a graph other than "er"/"sf"; a variance other than "ev"/"nv"; an
+        unknown noise law; ``n_nodes`` or ``n_samples`` not a positive integer; a negative or
+        non-finite ``degree``; ``noise_var <= 0``; a variance range not ``0 < low <= high``; a
+        weight range not ``0 <= low <= high``.
+    """
+    given = {**dict(spec or {}), **settings}
+    unknown = set(given) - set(DATASET_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown dataset setting(s) {sorted(unknown)}; known: {list(DATASET_DEFAULTS)}")
+    s = {**DATASET_DEFAULTS, **given}
+    out = {"graph": str(s["graph"]).lower(), "noise": str(s["noise"]).lower(),
+           "variance": str(s["variance"]).lower()}
+    if out["graph"] not in ("er", "sf"):
+        raise ValueError(f"graph must be 'er' or 'sf', got {s['graph']!r}.")
+    if out["variance"] not in ("ev", "nv"):
+        raise ValueError(f"variance must be 'ev' or 'nv', got {s['variance']!r}.")
+    if out["noise"] not in NOISE_TYPES:
+        raise ValueError(f"noise must be one of {NOISE_TYPES}, got {s['noise']!r}.")
+    for key in ("n_nodes", "n_samples"):
+        v = s[key]
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"{key} must be a positive integer, got {v!r}.")
+        out[key] = int(v)
+    try:
+        degree, noise_var = float(s["degree"]), float(s["noise_var"])
+    except (TypeError, ValueError):
+        raise ValueError(f"degree and noise_var must be numbers, got {s['degree']!r} and {s['noise_var']!r}.") from None
+    if not math.isfinite(degree) or degree < 0:
+        raise ValueError(f"degree must be a finite number >= 0, got {s['degree']!r}.")
+    if not math.isfinite(noise_var) or noise_var <= 0:
+        raise ValueError(f"noise_var must be a finite number > 0, got {s['noise_var']!r}.")
+    out["degree"] = s["degree"] if isinstance(s["degree"], numbers.Integral) else degree
+    out["noise_var"] = noise_var
+    out["noise_var_range"] = _pair(s["noise_var_range"], "noise_var_range")
+    if out["noise_var_range"][0] <= 0:
+        raise ValueError(f"noise_var_range must have 0 < low, got {s['noise_var_range']!r}.")
+    w_range = _PAPER_W_RANGE[out["variance"]] if s["w_range"] is None else s["w_range"]
+    out["w_range"] = _pair(w_range, "w_range")
+    if out["w_range"][0] < 0:
+        raise ValueError(f"w_range holds magnitudes: need 0 <= low, got {s['w_range']!r}.")
+    out["standardize"] = bool(s["standardize"])
+    return out
+
+
+@dataclass(frozen=True)
+class SimulatedData:
+    """One dataset drawn by :func:`simulate_dataset`.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_nodes)
+        The samples, one row per sample (standardised when the spec says so).
+    B_true : ndarray of shape (n_nodes, n_nodes)
+        0/1 adjacency of the true DAG, ``B_true[i, j] == 1`` meaning i -> j.
+    W_true : ndarray of shape (n_nodes, n_nodes)
+        True edge weights **in the units of** ``X``: ``X = X W_true + Z`` holds for the returned
+        data (up to the column means). When standardised, ``W_true[i, j] = W[i, j] s_i / s_j``.
+    noise_std : ndarray of shape (n_nodes,)
+        True noise standard deviations in the units of ``X`` (``sigma_j / s_j`` when standardised);
+        the ground truth for CoLiDE's ``sigma_``.
+    scale : ndarray of shape (n_nodes,)
+        ``s_j``: what each column was divided by (its population standard deviation before
+        standardising), all ones when not standardised. Multiply back to get raw units:
+        ``W_raw[i, j] = W_true[i, j] s_j / s_i``.
+    spec : dict
+        The complete, normalised settings (:func:`check_spec`).
+    """
+
+    X: np.ndarray
+    B_true: np.ndarray
+    W_true: np.ndarray
+    noise_std: np.ndarray
+    scale: np.ndarray
+    spec: dict
+
+
+def _streams(random_state, k):
+    """``k`` independent generators spawned from ``random_state``."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state.spawn(k)
+    if isinstance(random_state, np.random.SeedSequence):
+        seq = random_state
+    elif random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)):
+        seq = np.random.SeedSequence(None if random_state is None else int(random_state))
+    else:
+        raise ValueError(f"random_state must be an int, None, a SeedSequence or a Generator, got {random_state!r}.")
+    return [np.random.default_rng(s) for s in seq.spawn(k)]
+
+
+def simulate_dataset(spec=None, random_state=None, **settings) -> SimulatedData:
+    """Draw one synthetic linear-SEM dataset: the project's one simulation protocol.
+
+    Parameters
+    ----------
+    spec : mapping, optional
+        Settings, keys of :data:`DATASET_DEFAULTS` (missing ones take the defaults):
+
+        * ``graph`` ("er" / "sf", case-insensitive) and ``degree`` k: an ERk / SFk DAG
+          (:func:`simulate_dag`) on ``n_nodes`` nodes;
+        * ``variance``: "ev", every noise variance equal to ``noise_var`` (default 1); or "nv",
+          one variance per node drawn uniformly from ``noise_var_range`` (default [0.5, 10]);
+        * ``w_range`` ``(low, high)``: edge weight magnitudes, each weight uniform on
+          ``[-high, -low] U [low, high]``; default (None) the paper's range, (0.5, 2) for "ev" and
+          (0.25, 1) for "nv" (Section 5);
+        * ``noise``: the noise law of :func:`simulate_linear_sem` (centred, scaled to the variance);
+        * ``n_samples`` rows;
+        * ``standardize``: centre and scale every column to unit variance (:func:`standardize`).
+    random_state : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        The seed. It is split (:meth:`numpy.random.SeedSequence.spawn`) into four independent
+        streams, for the graph, the weights, the noise variances and the samples, so changing one
+        setting leaves the draws of the others alone (e.g. the same seed gives the same DAG for
+        n = 100 and n = 10,000, and for EV and NV).
+    **settings
+        Settings as keywords; they override ``spec``.
+
+    Returns
+    -------
+    SimulatedData
+        ``X`` (n_samples, n_nodes), ``B_true``, ``W_true``, ``noise_std``, ``scale`` and the
+        normalised ``spec``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown setting or an invalid value (:func:`check_spec`), or an unusable
+        ``random_state``.
+
+    Notes
+    -----
+    **Standardisation rule.** Every returned quantity is in the units of the returned ``X``.
+    Standardising divides column j by its standard deviation ``s_j`` (after centring), and the
+    linear SEM stays exact in the new units with weights ``W[i, j] s_i / s_j`` and noise standard
+    deviations ``sigma_j / s_j``; so ``W_true`` and ``noise_std`` are rescaled that way (the support
+    ``B_true`` does not change). Scores that compare an estimate of ``X``'s SEM with the truth
+    (``sigma_rel_err``, weight errors, varsortability of ``W_true``) are then meaningful; ``scale``
+    recovers the raw units.
+
+    Protocol: Saboksayr, Mateos and Tepper (ICLR 2024), Section 5 and Appendix D; NOTEARS
+    (Zheng et al., 2018) ``simulate_dag`` / ``simulate_parameter`` / ``simulate_linear_sem``.
+    """
+    s = check_spec(spec, **settings)
+    rng_graph, rng_w, rng_var, rng_x = _streams(random_state, 4)
+    d = s["n_nodes"]
+    B = simulate_dag(d, s["degree"], s["graph"], random_state=rng_graph)
+    low, high = s["w_range"]
+    W = simulate_parameters(B, w_ranges=((-high, -low), (low, high)), random_state=rng_w)
+    if s["variance"] == "ev":
+        var = np.full(d, s["noise_var"])
+    else:
+        var = draw_noise_variances(d, *s["noise_var_range"], random_state=rng_var)
+    X, std = simulate_linear_sem(W, s["n_samples"], s["noise"], noise_var=var, random_state=rng_x)
+    scale = np.ones(d)
+    if s["standardize"]:
+        scale = X.std(axis=0)
+        X = standardize(X)
+        W = W * scale[:, None] / scale[None, :]
+        std = std / scale
+    return SimulatedData(X=X, B_true=B, W_true=W, noise_std=std, scale=scale, spec=s)

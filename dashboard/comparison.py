@@ -4,10 +4,12 @@ Each run is identified by (data id, method, parameters, seed), where the data id
 simulation configuration (data re-drawn from the seed) or a dataset content hash. Finished runs
 live in a process-wide LRU store (``st.cache_resource``), so repeating or extending a
 comparison only computes the missing runs. Missing runs go through the sweep executor
-:func:`colide_core.executor.run_sweep` (the one used by ``python -m colide_core bench``):
-joblib processes locally (one, or one per core), or a Dask distributed cluster when
-``$DASK_SCHEDULER_ADDRESS`` is set or a scheduler is given. A failing method becomes a row with
-an ``error``; it never raises.
+:func:`colide_core.executor.run_sweep` (the one used by ``python -m colide_core bench``) with
+its task functions :func:`colide_core.executor.synthetic_task` (simulated data, drawn by
+``colide_core.simulate.simulate_dataset``) and :func:`colide_core.executor.data_task` (the
+current dataset), so a worker needs only ``colide_core``: joblib processes locally (one, or
+one per core), or a Dask distributed cluster when ``$DASK_SCHEDULER_ADDRESS`` is set or a
+scheduler is given. A failing method becomes a row with an ``error``; it never raises.
 
 Convention: ``W[i, j] != 0`` means the edge i -> j.
 """
@@ -23,7 +25,7 @@ import pandas as pd
 import streamlit as st
 
 __all__ = [
-    "COLIDE_FAMILY", "REPORTED", "method_params", "compute_run", "RunStore", "run_store",
+    "COLIDE_FAMILY", "REPORTED", "method_params", "RunStore", "run_store",
     "run_key", "refusal", "run_all", "SweepInfo", "summarize", "format_summary", "data_id_for", "LABELS",
 ]
 
@@ -74,51 +76,6 @@ def refusal(name: str, d: int) -> str | None:
     return None
 
 
-def compute_run(method, params, seed, config=None, X=None, B_true=None) -> dict:
-    """Run one method on one dataset and score it (pure; runs in joblib workers too).
-
-    Parameters
-    ----------
-    method : str
-        A key of ``colide_core.baselines.METHODS``.
-    params : tuple of (str, object)
-        From :func:`method_params`.
-    seed : int
-        Simulation seed (ignored when ``X`` is given).
-    config : dashboard.simulation.SimConfig, optional
-        Draw the data with :func:`dashboard.simulation.simulate_arrays` ``(config, seed)``.
-    X : ndarray of shape (n_samples, n_nodes), optional
-        Fixed data (used when ``config`` is None), with ground truth ``B_true`` (nonzero = edge).
-
-    Returns
-    -------
-    dict
-        ``method``, ``seed``, ``error`` (str or None), ``time`` (s) and the :data:`REPORTED`
-        metrics of ``colide_core.evaluate`` (NaN when the method failed).
-    """
-    import colide_core
-    from colide_core import baselines
-
-    row = {"method": method, "seed": int(seed), "error": None, "time": np.nan}
-    row.update({k: np.nan for k in REPORTED})
-    try:
-        if config is not None:
-            from dashboard.simulation import simulate_arrays
-
-            X, W_true, _ = simulate_arrays(config, seed)
-            B_true = (W_true != 0).astype(float)
-        out = baselines.run_method_safe(method, X, **dict(params))
-        row["time"] = float(out["time"])
-        if out["error"] is not None:
-            row["error"] = str(out["error"])
-            return row
-        metrics = colide_core.evaluate(np.asarray(B_true, dtype=float), out["W"])
-        row.update({k: float(metrics[k]) for k in REPORTED})
-    except Exception as exc:  # a failing run is a row, never an exception
-        row["error"] = f"{type(exc).__name__}: {exc}"
-    return row
-
-
 class RunStore:
     """Thread-safe LRU mapping run key -> result row (dict)."""
 
@@ -165,14 +122,29 @@ def run_key(data_id, method, params, seed) -> tuple:
     return (data_id, str(method), tuple(params), int(seed))
 
 
-def _compute_task(method, params, seed, config=None, X=None, B_true=None) -> dict:
-    """Executor task: :func:`compute_run`, looked up at call time (module level, so it pickles
-    by reference to joblib and Dask workers)."""
-    return compute_run(method, params, seed, config, X, B_true)
+def _task(data_id, method, params, seed, config, X, B_true):
+    """The executor task of one run: ``synthetic_task`` on ``config``'s simulation, else
+    ``data_task`` on ``X`` scored against ``B_true``."""
+    from colide_core.executor import Task, data_task, synthetic_task, task_key
+
+    key = task_key(method, {"params": repr(tuple(params))}, {"data_id": repr(data_id)}, int(seed))
+    meta = {"method": method, "seed": int(seed)}
+    if config is not None:
+        kwargs = {"method": method, "params": dict(params), "dataset": config.spec(), "seed": int(seed)}
+        return Task(key=key, fn=synthetic_task, kwargs=kwargs, meta=meta)
+    kwargs = {"method": method, "params": dict(params), "dataset": X, "seed": int(seed),
+              "B_true": np.asarray(B_true, dtype=float), "return_W": False}
+    return Task(key=key, fn=data_task, kwargs=kwargs, meta=meta)
 
 
-#: Columns the executor adds to a row; the Compare rows do not carry them.
-_EXECUTOR_COLUMNS = ("key", "status", "time_s")
+def _row(exec_row) -> dict:
+    """A Compare row (method, seed, error, time, :data:`REPORTED`) from an executor row."""
+    ok = exec_row.get("status") == "ok"
+    row = {"method": exec_row["method"], "seed": int(exec_row["seed"]),
+           "error": None if ok else str(exec_row.get("error")),
+           "time": float(exec_row["time_s"]) if ok else np.nan}
+    row.update({k: float(exec_row[k]) if ok else np.nan for k in REPORTED})
+    return row
 
 
 @dataclass
@@ -215,8 +187,13 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
     tasks : list of (method, params, seed)
     data_id : hashable
         ``("sim", astuple(config))`` for simulations or ``("data", dataset.key)``.
-    config, X, B_true
-        As in :func:`compute_run`.
+    config : dashboard.simulation.SimConfig, optional
+        Simulated data: each seed's dataset is drawn by ``colide_core.executor.synthetic_task``
+        (``colide_core.simulate.simulate_dataset(config.spec(), seed)``) in the worker.
+    X : ndarray of shape (n_samples, n_nodes), optional
+        Fixed data (used when ``config`` is None), run by ``colide_core.executor.data_task``.
+    B_true : array-like of shape (n_nodes, n_nodes), optional
+        Ground truth of ``X`` (nonzero = edge).
     parallel : bool
         Compute the missing runs in ``min(cpu count, runs)`` joblib processes (the executor's
         ``n_jobs``); otherwise one at a time in this process. Ignored on Dask.
@@ -233,14 +210,18 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
     Returns
     -------
     list of dict
-        One row per task, in task order, with a ``cached`` flag.
+        One row per task, in task order: ``method``, ``seed``, ``error`` (None, or the
+        executor's ``"ExceptionType: message"`` when the method failed), ``time`` (the method's
+        wall time, s; NaN on failure), the :data:`REPORTED` metrics of ``colide_core.evaluate``
+        (NaN on failure) and a ``cached`` flag. Failed runs are stored too: a method's failure
+        on given data is deterministic.
 
     Raises
     ------
     OSError
         If the Dask scheduler cannot be reached.
     """
-    from colide_core.executor import Task, task_key, run_sweep
+    from colide_core.executor import run_sweep
 
     store = store if store is not None else run_store()
     info = info if info is not None else SweepInfo()
@@ -252,12 +233,10 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
     for i, (method, params, seed) in enumerate(tasks):
         row = store.get(run_key(data_id, method, params, seed))
         if row is None:
-            key = task_key(method, {"params": repr(tuple(params))}, {"data_id": repr(data_id)}, int(seed))
-            if key not in missing:
-                sweep.append(Task(key=key, fn=_compute_task,
-                                  kwargs={"method": method, "params": tuple(params), "seed": int(seed),
-                                          "config": config, "X": X, "B_true": B_true}))
-            missing.setdefault(key, []).append(i)
+            task = _task(data_id, method, params, seed, config, X, B_true)
+            if task.key not in missing:
+                sweep.append(task)
+            missing.setdefault(task.key, []).append(i)
         else:
             row["cached"] = True
             rows[i] = row
@@ -272,20 +251,10 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
 
         def callback(_done, _total, exec_row):
             nonlocal done
-            key = exec_row["key"]
-            first = tasks[missing[key][0]]
-            if exec_row.get("status") == "error":
-                # The task itself failed (e.g. a worker could not import it): an error row, not
-                # stored, since it says nothing about the method.
-                row = {"method": first[0], "seed": int(first[2]), "error": exec_row.get("error"),
-                       "time": np.nan, **{k: np.nan for k in REPORTED}}
-            else:
-                row = {k: v for k, v in exec_row.items() if k not in _EXECUTOR_COLUMNS}
-                row = {**{k: row[k] for k in ("method", "seed", "error", "time") if k in row}, **row}
-            for i in missing[key]:
+            row = _row(exec_row)
+            for i in missing[exec_row["key"]]:
                 method, params, seed = tasks[i]
-                if exec_row.get("status") != "error":
-                    store.put(run_key(data_id, method, params, seed), row)
+                store.put(run_key(data_id, method, params, seed), row)
                 rows[i] = dict(row, cached=False)
                 done += 1
                 info.n_computed += 1

@@ -20,8 +20,10 @@ import networkx as nx
 import numpy as np
 from pyvis.network import Network
 
+from colide_core._graph import classify_edges
 from dashboard.text import html_escape
 
+# classify_edges is colide_core's (the one truth labelling); re-exported for the figures.
 __all__ = ["EDGE_STYLES", "classify_edges", "graph_html"]
 
 #: kind -> (colour, dashed, legend text)
@@ -42,45 +44,6 @@ _EXTERNAL_REF = re.compile(r"\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", re.I
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
 # pyvis's template keeps a commented-out <script src="../node_modules/..."> in its head.
 _DEAD_COMMENT = re.compile(r"<!--(?:(?!-->).)*node_modules(?:(?!-->).)*-->", re.DOTALL)
-
-
-def classify_edges(W, B_true=None) -> list[tuple[int, int, str]]:
-    """Label every edge to draw as correct / reversed / extra / missing (or learned).
-
-    Parameters
-    ----------
-    W : array-like of shape (n_nodes, n_nodes)
-        Estimated (thresholded) adjacency, ``W[i, j] != 0`` means i -> j.
-    B_true : array-like of shape (n_nodes, n_nodes), optional
-        Ground truth DAG, nonzero = edge.
-
-    Returns
-    -------
-    list of (i, j, kind)
-        Estimated edges i -> j with kind "correct" (also in ``B_true``), "reversed"
-        (``B_true`` has j -> i instead) or "extra"; plus true edges i -> j found in neither
-        direction, kind "missing". Without ``B_true`` every estimated edge is "learned".
-    """
-    A = np.asarray(W, dtype=float) != 0
-    np.fill_diagonal(A, False)
-    edges = []
-    if B_true is None:
-        return [(int(i), int(j), "learned") for i, j in zip(*np.nonzero(A))]
-    B = np.asarray(B_true, dtype=float) != 0
-    if B.shape != A.shape:
-        raise ValueError(f"B_true has shape {B.shape}, expected {A.shape}.")
-    for i, j in zip(*np.nonzero(A)):
-        if B[i, j]:
-            kind = "correct"
-        elif B[j, i]:
-            kind = "reversed"
-        else:
-            kind = "extra"
-        edges.append((int(i), int(j), kind))
-    for i, j in zip(*np.nonzero(B)):
-        if not A[i, j] and not A[j, i]:
-            edges.append((int(i), int(j), "missing"))
-    return edges
 
 
 def _legend_html(kinds) -> str:

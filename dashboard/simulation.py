@@ -1,4 +1,9 @@
-"""Simulated datasets for the Simulate and Compare pages (wraps ``colide_core.simulate``).
+"""Simulate and Compare pages: widget state -> :func:`colide_core.simulate.simulate_dataset`.
+
+A thin adapter: :class:`SimConfig` holds the Simulate page's widget values, :meth:`SimConfig.spec`
+turns them into the core protocol's settings, and every draw (here, on the Compare page through
+:func:`colide_core.executor.synthetic_task`, in the CLI and the benchmarks) is made by
+``colide_core.simulate.simulate_dataset``, so a seed gives the same data everywhere.
 
 Convention: ``X`` has shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means the edge i -> j and
 the SEM is ``x_j = sum_i W[i, j] x_i + z_j``.
@@ -7,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-import numpy as np
 import pandas as pd
 
 from dashboard.data import Dataset, make_dataset
@@ -56,6 +60,21 @@ class SimConfig:
     n: int = 1000
     standardize: bool = False
 
+    def spec(self) -> dict:
+        """The settings of :func:`colide_core.simulate.simulate_dataset` these widgets stand for.
+
+        Returns
+        -------
+        dict
+            Keys of ``colide_core.simulate.DATASET_DEFAULTS`` (``d`` -> ``n_nodes``, ``n`` ->
+            ``n_samples``, the weight range given explicitly).
+        """
+        return {"graph": self.graph, "degree": float(self.degree), "n_nodes": int(self.d),
+                "n_samples": int(self.n), "noise": self.noise, "variance": self.variance,
+                "noise_var": float(self.noise_var),
+                "noise_var_range": [float(v) for v in self.noise_var_range],
+                "w_range": [float(v) for v in self.w_range], "standardize": bool(self.standardize)}
+
     def describe(self) -> str:
         """One line such as "ER2, d=10, n=1000, gaussian noise, NV σ² ∈ [0.5, 10]"."""
         var = (f"EV σ² = {self.noise_var:g}" if self.variance == "EV"
@@ -66,7 +85,7 @@ class SimConfig:
 
 
 def simulate_arrays(config: SimConfig, seed: int):
-    """Draw one dataset from ``config`` with ``np.random.default_rng(seed)``.
+    """Draw one dataset: ``colide_core.simulate.simulate_dataset(config.spec(), seed)``.
 
     Parameters
     ----------
@@ -86,55 +105,34 @@ def simulate_arrays(config: SimConfig, seed: int):
     ------
     ValueError
         From ``colide_core.simulate`` on invalid parameters.
-
-    Notes
-    -----
-    Calls ``simulate_dag``, ``simulate_parameters``, ``draw_noise_variances`` (NV) and
-    ``simulate_linear_sem`` of ``colide_core.simulate`` with one shared generator, so a seed fixes
-    the graph, the weights, the variances and the samples.
     """
-    from colide_core import simulate as sim
+    from colide_core.simulate import simulate_dataset
 
-    rng = np.random.default_rng(int(seed))
-    lo, hi = (float(v) for v in config.w_range)
-    B = sim.simulate_dag(int(config.d), float(config.degree), graph=config.graph.lower(), random_state=rng)
-    W = sim.simulate_parameters(B, w_ranges=((-hi, -lo), (lo, hi)), random_state=rng)
-    if config.variance == "EV":
-        noise_var = float(config.noise_var)
-    else:
-        vlo, vhi = (float(v) for v in config.noise_var_range)
-        noise_var = sim.draw_noise_variances(int(config.d), vlo, vhi, random_state=rng)
-    X, sigma = sim.simulate_linear_sem(W, int(config.n), noise=config.noise, noise_var=noise_var,
-                                       random_state=rng)
-    if config.standardize:
-        scale = X.std(axis=0)
-        X = sim.standardize(X)
-        W = W * scale[:, None] / scale[None, :]
-        sigma = sigma / scale
-    return X, W, np.asarray(sigma, dtype=float)
+    sim = simulate_dataset(config.spec(), int(seed))
+    return sim.X, sim.W_true, sim.noise_std
 
 
 def simulate_dataset(config: SimConfig, seed: int) -> Dataset:
-    """:func:`simulate_arrays` wrapped as a :class:`dashboard.data.Dataset` (nodes X1..Xd).
+    """The draw of :func:`simulate_arrays` as a :class:`dashboard.data.Dataset` (nodes X1..Xd).
 
-    The ground truth ``B_true`` is the support of the true weights; the weights themselves and
+    The ground truth ``B_true`` and ``sigma_true`` come from the core draw; the true weights and
     the configuration are kept in ``meta`` ("W_true", "config", "seed", "varsortability").
     """
-    from colide_core import simulate as sim
+    from colide_core.simulate import simulate_dataset as draw, varsortability
 
-    X, W, sigma = simulate_arrays(config, seed)
-    names = [f"X{j + 1}" for j in range(X.shape[1])]
+    sim = draw(config.spec(), int(seed))
+    names = [f"X{j + 1}" for j in range(sim.X.shape[1])]
     try:
-        vs = float(sim.varsortability(X, W))
+        vs = float(varsortability(sim.X, sim.W_true))
     except ValueError:
         vs = float("nan")
     return make_dataset(
         f"Simulated {config.describe()}, seed {int(seed)}",
-        pd.DataFrame(X, columns=names),
-        B_true=(W != 0).astype(float),
-        sigma_true=sigma,
+        pd.DataFrame(sim.X, columns=names),
+        B_true=sim.B_true,
+        sigma_true=sim.noise_std,
         source="simulated",
-        meta={"W_true": W, "config": asdict(config), "seed": int(seed), "varsortability": vs},
+        meta={"W_true": sim.W_true, "config": asdict(config), "seed": int(seed), "varsortability": vs},
     )
 
 

@@ -5,7 +5,7 @@ import streamlit as st
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard.data import UploadProblem, dataset_from_upload
-from dashboard.exports import edge_list
+from colide_core.export import edge_list
 from dashboard.text import md_escape
 
 page_setup()

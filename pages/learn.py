@@ -15,7 +15,7 @@ from colide_core.export import EXPORT_FORMATS, export_graph
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import core, manifests, state
-from dashboard.exports import adjacency_csv, edge_list, edge_list_csv
+from colide_core.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, solver_params
 from dashboard.cached import graph_html_cached

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard.layout import page_setup
 from dashboard import state
-from dashboard.exports import edge_list
+from colide_core.export import edge_list
 from dashboard.cached import graph_html_cached
 from dashboard.simulation import config_from_state, simulate_dataset
 

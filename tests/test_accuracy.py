@@ -17,7 +17,7 @@ CoLiDE-NV      12     46     14       0.53   0.35
 import numpy as np
 import pytest
 
-from _sachs_fits import sachs_fit
+from tests._sachs_fits import sachs_fit
 from colide_core import CoLiDE, evaluate, h_ldet, is_dag
 from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
 

@@ -109,24 +109,20 @@ def test_ges_is_refused_above_its_node_limit():
     assert summary.loc["GES", "failed"] == 3 and "refused" in summary.loc["GES", "error"]
 
 
-def test_runs_are_cached_per_seed(monkeypatch):
-    calls = []
-    real = comparison.compute_run
-
-    def counting(method, params, seed, *args, **kwargs):
-        calls.append((method, seed))
-        return real(method, params, seed, *args, **kwargs)
-
-    monkeypatch.setattr(comparison, "compute_run", counting)
+def test_runs_are_cached_per_seed():
     at = _page("pages/compare.py")
     at.session_state["sim_d"] = 4
     at.multiselect(key="cmp_methods").set_value(["SortNRegress"])
     at.number_input(key="cmp_reps").set_value(2)
     at.button(key="cmp_run").click().run()
-    assert sorted(calls) == [("SortNRegress", 0), ("SortNRegress", 1)]
+    rows = at.session_state["compare_results"]["rows"]
+    assert list(zip(rows["seed"], rows["cached"])) == [(0, False), (1, False)]
+    assert any("2 computed, 0 from the cache" in c.value for c in at.caption)
     at.number_input(key="cmp_reps").set_value(3)
     at.button(key="cmp_run").click().run()          # only the new seed is computed
-    assert sorted(calls) == [("SortNRegress", 0), ("SortNRegress", 1), ("SortNRegress", 2)]
+    rows = at.session_state["compare_results"]["rows"]
+    assert list(zip(rows["seed"], rows["cached"])) == [(0, True), (1, True), (2, False)]
+    assert any("1 computed, 2 from the cache" in c.value for c in at.caption)
     assert _summary(at).loc["SortNRegress", "runs"] == 3
 
 

@@ -3,21 +3,16 @@
 No timing is asserted (that is the benchmarks' job); these tests only run the scripts on tiny
 problems and check that what they print is well-formed.
 """
-import sys
-from pathlib import Path
-
 import pytest
 
+from benchmarks import bench_solver
+from benchmarks.research import bench_sensitivity, bench_step_parts
 from colide_core import _fast
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 
 def test_bench_step_parts_runs_on_the_current_kernels(capsys):
     if not _fast.HAVE_NUMBA:
         pytest.fail("numba is pinned in requirements.txt and must be installed")
-    import bench_step_parts
-
     bench_step_parts.main(["--sizes", "10", "--settings", "EV,NV", "--steps", "5"])
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| EV") or line.startswith("| NV")]
     assert [r.split("|")[1].strip() for r in rows] == ["EV", "NV"]
@@ -32,8 +27,6 @@ def test_bench_step_parts_runs_on_the_current_kernels(capsys):
 
 
 def test_bench_sensitivity_summarise_counts_each_extra_fit_against_the_faithful_one():
-    import bench_sensitivity
-
     # Two hand-made problems. Problem 1: every fit agrees with the faithful one. Problem 2: the
     # "inv" fit finds SHD 7 instead of 5 with an objective 2e-3 (relative) higher, so it counts
     # once as "SHD differs" and once as "obj > +1e-3"; the perturbed fit differs in SHD only
@@ -54,8 +47,6 @@ def test_bench_sensitivity_summarise_counts_each_extra_fit_against_the_faithful_
 
 
 def test_bench_solver_targets_give_each_slow_case_its_gemm_ceiling_and_floor():
-    import bench_solver
-
     # Hand-made rows. A d = 200 case: faithful 200 s; the fast solver 40 s in 100,000 steps; one
     # cov @ W gemm 0.25 ms. Ratio 200 / 40 = 5.0x; floor 100,000 x 0.25 ms = 25.0 s; ceiling
     # 200 / 25 = 8.0x (under 10x even if a step cost only its gemm). A d = 10 case passes

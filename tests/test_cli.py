@@ -242,6 +242,21 @@ def test_load_bench_config_grid_and_errors(tmp_path):
     cfg.write_text('[bench]\n')
     with pytest.raises(UsageError, match="no methods"):
         load_bench_config(cfg)
+    # (low, high) settings: one flat pair is one value, a list of pairs is a grid axis.
+    cfg.write_text('[data]\nw_range = [0.3, 1.5]\nnoise_var_range = [[0.5, 10], [1, 2]]\n[methods.GES]\n')
+    assert load_bench_config(cfg)["grid"] == [{"w_range": [0.3, 1.5], "noise_var_range": [0.5, 10]},
+                                              {"w_range": [0.3, 1.5], "noise_var_range": [1, 2]}]
+    cfg.write_text('[data]\nw_range = [2.0, 1.0]\n[methods.GES]\n')
+    with pytest.raises(UsageError, match=r"bad \[data\] setting .*low <= high"):
+        load_bench_config(cfg)
+
+
+def test_summarize_groups_by_pair_settings_read_back_from_json():
+    # Rows read back from results.jsonl hold (low, high) pairs as lists; they are grouped as tuples.
+    df = pd.DataFrame({"label": ["A"] * 4, "w_range": [[0.5, 2.0], [0.5, 2.0], [0.25, 1.0], [0.25, 1.0]],
+                       "status": ["ok"] * 4, "shd_norm": [1.0, 3.0, 2.0, 6.0]})
+    s = summarize(df, metrics=("shd_norm",))
+    assert list(zip(s["w_range"], s["mean"], s["n"])) == [((0.5, 2.0), 2.0, 2), ((0.25, 1.0), 4.0, 2)]
 
 
 def test_summarize_hand_computed():

@@ -1,4 +1,4 @@
-"""Tests of the small pure helpers of the dashboard: escaping, exports, data hashing, figures."""
+"""Tests of the small pure helpers of the dashboard: escaping, data hashing, figures."""
 import io
 import threading
 
@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from dashboard.data import content_hash, make_dataset
-from dashboard.exports import adjacency_csv, edge_list, edge_list_csv
 from dashboard.figures import compare_figure, noise_figure
 from dashboard.fitting import progress_fraction, solver_params
 from dashboard.text import html_escape, md_escape
@@ -27,19 +26,6 @@ def test_md_escape_neutralises_markdown_and_directives():
     assert md_escape(":red[hi]") == r"\:red\[hi\]"
     assert md_escape("<img src=x>") == "&lt;img src\\=x&gt;"
     assert md_escape("Raf") == "Raf"
-
-
-def test_edge_list_and_csvs_hand_worked():
-    # W[0,1] = 1.5 means a -> b; W[2,0] = -0.25 means c -> a.
-    W = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [-0.25, 0.0, 0.0]])
-    names = ["a", "b", "c"]
-    el = edge_list(W, names)
-    assert el.to_dict("list") == {"source": ["a", "c"], "target": ["b", "a"], "weight": [1.5, -0.25]}
-    back = pd.read_csv(io.StringIO(edge_list_csv(W, names)))
-    assert back.to_dict("list") == el.to_dict("list")
-    adj = pd.read_csv(io.StringIO(adjacency_csv(W, names)), index_col="source")
-    assert list(adj.columns) == names and list(adj.index) == names
-    np.testing.assert_array_equal(adj.to_numpy(), W)
 
 
 def test_content_hash_depends_on_values_names_and_truth():

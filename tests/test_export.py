@@ -1,4 +1,5 @@
 """Tests for colide_core.export: every format, round trips back to the same adjacency."""
+import io
 import json
 import xml.etree.ElementTree as ET
 
@@ -9,6 +10,7 @@ import pytest
 
 from colide_core.export import (
     EXPORT_FORMATS,
+    edge_list,
     export_graph,
     read_graph,
     to_adjacency_csv,
@@ -152,3 +154,18 @@ def test_bad_input_raises_clear_errors():
         read_graph("{}", "json")
     with pytest.raises(ValueError, match="layout must be one of"):
         to_image(W, NAMES, layout="nope")
+
+
+def test_edge_list_and_csvs_hand_worked():
+    # (Moved from test_dashboard_helpers.py with dashboard/exports.py, which duplicated this module.)
+    # W[0,1] = 1.5 means a -> b; W[2,0] = -0.25 means c -> a.
+    W = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [-0.25, 0.0, 0.0]])
+    names = ["a", "b", "c"]
+    el = edge_list(W, names)
+    assert el.to_dict("list") == {"source": ["a", "c"], "target": ["b", "a"], "weight": [1.5, -0.25]}
+    back = pd.read_csv(io.StringIO(to_edge_list_csv(W, names)))
+    assert back.to_dict("list") == el.to_dict("list")
+    adj = pd.read_csv(io.StringIO(to_adjacency_csv(W, names)), index_col="source")
+    assert list(adj.columns) == names and list(adj.index) == names
+    np.testing.assert_array_equal(adj.to_numpy(), W)
+    assert list(edge_list(np.zeros((2, 2)), ["a", "b"]).columns) == ["source", "target", "weight"]

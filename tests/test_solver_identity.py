@@ -25,7 +25,7 @@ PARAMS = [pytest.param(s, v, marks=pytest.mark.slow) if s == "adam" else (s, v) 
 
 def record(solver, variant):
     """Fit ``CoLiDE(variant, solver=solver)`` on Sachs; return the recorded quantities."""
-    from _sachs_fits import sachs_fit
+    from tests._sachs_fits import sachs_fit
     from colide_core import evaluate
 
     B, est = sachs_fit(solver, variant)
@@ -95,8 +95,7 @@ def test_reference_holds_the_paper_table4_graphs():
 
 if __name__ == "__main__":  # pragma: no cover - writes the reference
     if "--write" not in sys.argv:
-        sys.exit("usage: python tests/test_solver_identity.py --write")
-    sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
+        sys.exit("usage: python -m tests.test_solver_identity --write")
     for key, value in write_reference().items():
         if value.size <= 4:
             print(key, value.tolist())

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_inverse_every.py [--sizes 10,20,50,100,200] [--seeds 3]
+    .venv/bin/python -m benchmarks.research.bench_inverse_every [--sizes 10,20,50,100,200] [--seeds 3]
         [--settings EV,NV] [--repeats 3] [--k 3]
 
 For Sachs (both variants) and the simulated ER4 problems of ``bench_solver.py`` (``X`` of shape
@@ -23,20 +23,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
+from benchmarks.bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import ConvergenceWarning, evaluate, load_sachs  # noqa: E402
 from colide_core._fast import (  # noqa: E402
     _auto_inverse_every, _conditioning_factor, _default_scales, fast_solve, warmup,

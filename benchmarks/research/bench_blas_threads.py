@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_blas_threads.py [--sizes 20,50,100,200] [--steps 3000] [--repeats 3]
+    .venv/bin/python -m benchmarks.research.bench_blas_threads [--sizes 20,50,100,200] [--steps 3000] [--repeats 3]
 
 Run it *without* ``make`` (which exports ``OPENBLAS_NUM_THREADS=1``), so that OpenBLAS starts
 with its default pool, one thread per core: that is what a researcher calling ``colide_core``
@@ -22,18 +22,13 @@ differs.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_info
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_solver import simulate  # noqa: E402
+from benchmarks.bench_solver import simulate  # noqa: E402
 from colide_core import ConvergenceWarning  # noqa: E402
 from colide_core._fast import fast_solve, warmup  # noqa: E402
 from colide_core._validation import data_covariance  # noqa: E402

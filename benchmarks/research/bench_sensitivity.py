@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_sensitivity.py [--settings EV,NV] [--sizes 20,50]
+    .venv/bin/python -m benchmarks.research.bench_sensitivity [--settings EV,NV] [--sizes 20,50]
         [--seeds 10] [--n-jobs 2] [--early-scale 10 | --early-scale 1,10,10]
         [--inverse-every 3] [--out rows.json]
 
@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -50,10 +49,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
+from benchmarks.bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import CoLiDE, ConvergenceWarning, evaluate  # noqa: E402
 from colide_core import _fast  # noqa: E402
 from colide_core._graph import threshold_to_dag  # noqa: E402

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_stage_optimum.py [--settings EV] [--sizes 50]
+    .venv/bin/python -m benchmarks.research.bench_stage_optimum [--settings EV] [--sizes 50]
         [--seeds 10] [--trap 20] [--n-jobs 2] [--budget 200000] [--out rows.json]
 
 On simulated EV SEMs with d >= 50 (weights +-[0.5, 2]) ``cond(cov)`` reaches 1e7..1e9 and the
@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -48,12 +47,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
-from bench_sensitivity import fit_into  # noqa: E402
-from bench_trap import D as TRAP_D, problem as trap_problem  # noqa: E402
+from benchmarks.bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
+from benchmarks.research.bench_sensitivity import fit_into  # noqa: E402
+from benchmarks.research.bench_trap import D as TRAP_D, problem as trap_problem  # noqa: E402
 from colide_core import ConvergenceWarning, evaluate  # noqa: E402
 from colide_core import _fast  # noqa: E402
 from colide_core._graph import threshold_to_dag  # noqa: E402

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_trap.py [--seeds 20] [--n-jobs 1]
+    .venv/bin/python -m benchmarks.research.bench_trap [--seeds 20] [--n-jobs 1]
 
 Issue 4 reports that L-BFGS-B, solving every stage of the central path to optimality, lands in
 worse optima on small ER2 graphs (d = 10, n = 2000, Gaussian noise of variance 1, weights
@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import warnings
-from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -28,13 +26,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from colide_core import CoLiDE, ConvergenceWarning, evaluate  # noqa: E402
-from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters  # noqa: E402
+from colide_core.simulate import simulate_dataset  # noqa: E402
 
 D, N, DEGREE = 10, 2000, 2
-W_RANGES = ((-2.0, -0.5), (0.5, 2.0))
 
 
 def problem(seed):
@@ -43,7 +38,8 @@ def problem(seed):
     Parameters
     ----------
     seed : int
-        Graph, weight and noise seed.
+        ``random_state`` of ``colide_core.simulate.simulate_dataset`` (EV: weights +-[0.5, 2],
+        noise variance 1).
 
     Returns
     -------
@@ -52,10 +48,9 @@ def problem(seed):
     B_true : ndarray of shape (10, 10)
         Its binary adjacency, ``B_true[i, j] = 1`` meaning i -> j.
     """
-    B = simulate_dag(D, DEGREE, "er", random_state=seed)
-    W = simulate_parameters(B, w_ranges=W_RANGES, random_state=seed)
-    X, _ = simulate_linear_sem(W, N, "gaussian", 1.0, random_state=seed)
-    return X, B
+    data = simulate_dataset(graph="er", degree=DEGREE, n_nodes=D, n_samples=N, variance="ev",
+                            random_state=seed)
+    return data.X, data.B_true
 
 
 def one_seed(seed):
@@ -64,7 +59,7 @@ def one_seed(seed):
     Parameters
     ----------
     seed : int
-        Graph, weight and noise seed.
+        The seed of :func:`problem`.
 
     Returns
     -------

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_step_parts.py [--sizes 50,100,200] [--settings EV,NV]
+    .venv/bin/python -m benchmarks.research.bench_step_parts [--sizes 50,100,200] [--settings EV,NV]
         [--steps 300]
 
 For the simulated ER4 problems of ``bench_solver.py`` (seed ``SEED0``; ``X`` of shape
@@ -33,17 +33,13 @@ import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
+from benchmarks.bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import ConvergenceWarning  # noqa: E402
 from colide_core import _fast  # noqa: E402
 from colide_core._common import default_sigma0  # noqa: E402

@@ -1,0 +1,1 @@
+"""One-off research probes of the fast solver (``python -m benchmarks.research.NAME``); see ../README.md."""

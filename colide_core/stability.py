@@ -30,7 +30,12 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ._graph import classify_edges
 from ._validation import check_data
+
+#: :func:`colide_core._graph.classify_edges` kind -> the words of the edge tables (bootstrap and
+#: stability selection) that compare an estimate with a ground truth.
+TRUTH_WORDS = {"correct": "true edge", "reversed": "reversed", "extra": "not in truth"}
 
 __all__ = [
     "BootstrapResult",
@@ -247,9 +252,13 @@ class BootstrapResult:
         a = (1.0 - _check_level(level)) / 2.0
         d = self.frequency.shape[0]
         names = self.node_names or [str(k) for k in range(d)]
-        T = None if B_true is None else (np.asarray(B_true, dtype=float) != 0)
-        if T is not None and T.shape != (d, d):
-            raise ValueError(f"B_true must have shape {(d, d)}, got {T.shape}.")
+        truth = {}
+        if B_true is not None:
+            B = np.asarray(B_true, dtype=float)
+            if B.shape != (d, d):
+                raise ValueError(f"B_true must have shape {(d, d)}, got {B.shape}.")
+            truth = {(i, j): TRUTH_WORDS[kind] for i, j, kind in classify_edges(self.frequency, B)
+                     if kind != "missing"}
         rows = []
         for i, j in zip(*np.nonzero(self.frequency > 0)):
             if self.frequency[i, j] < min_frequency:
@@ -259,11 +268,11 @@ class BootstrapResult:
             row = {"source": names[i], "target": names[j], "frequency": float(self.frequency[i, j]),
                    "weight": float(w.mean()), "ci_low": float(np.quantile(w, a)),
                    "ci_high": float(np.quantile(w, 1.0 - a)), "bagged_weight": float(self.weight_mean[i, j])}
-            if T is not None:
-                row["truth"] = "true edge" if T[i, j] else ("reversed" if T[j, i] else "not in truth")
+            if B_true is not None:
+                row["truth"] = truth[(int(i), int(j))]
             rows.append(row)
         cols = ["source", "target", "frequency", "weight", "ci_low", "ci_high", "bagged_weight"]
-        if T is not None:
+        if B_true is not None:
             cols.append("truth")
         frame = pd.DataFrame(rows, columns=cols)
         if len(frame):

@@ -11,7 +11,7 @@ import streamlit as st
 
 from colide_core import CoLiDE
 from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
-from colide_core.stability import bootstrap_edges, stability_selection
+from colide_core.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
 from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import state
@@ -21,8 +21,6 @@ from dashboard.fitting import VARIANTS, solver_params
 from dashboard.graph import classify_edges
 from dashboard.text import md_escape
 
-#: classify_edges kind -> the words of colide_core.stability's bootstrap edge table.
-TRUTH_WORDS = {"correct": "true edge", "reversed": "reversed", "extra": "not in truth"}
 
 page_setup()
 ss = st.session_state

@@ -88,7 +88,7 @@ _VARIANT = {code: variant for variant, code in _VCODE.items()}
 
 # --------------------------------------------------------------------------------------
 # BLAS thread pool. Measured on this 2-core box, idle, OpenBLAS's default pool of one thread per
-# core against one thread (benchmarks/bench_blas_threads.py, results/bench_blas_threads.txt):
+# core against one thread (benchmarks/research/bench_blas_threads.py, results/bench_blas_threads.txt):
 # the numpy engine's steps are 8.9x slower at d = 200 and 3.1x at d = 300 (LAPACK's threaded
 # getri on matrices this small); the numba engine's steps are 1.3x slower at d = 100, equal at
 # d <= 50, and 9-18% faster at d = 200-300. As soon as two fits overlap (two app sessions,
@@ -652,7 +652,7 @@ def _auto_inverse_every(c):
     faithful-equivalent steps: 20 at the default scale 10 and 9 at ``c = 1``. An inverse every
     5 to 10 steps at an intermediate scale (2.2) moved one of 30 simulated EV graphs to a worse
     branch (d = 20 seed 101: SHD 9 -> 20, objective +1.1e-2), so the longer interval is kept to
-    the faithful step, where no graph got worse (``bench_sensitivity.py``).
+    the faithful step, where no graph got worse (``benchmarks/research/bench_sensitivity.py``).
     """
     return _INVERSE_EVERY_MAX if _is_faithful_step(c) else _INVERSE_EVERY
 
@@ -901,7 +901,7 @@ def fast_solve(
         machine OpenBLAS's default pool (one thread per core) makes the numpy engine's steps
         8.9x slower at d = 200 and the numba engine's 1.3x slower at d = 100, and gains at most
         18% (numba, d = 300, idle machine); with fits running side by side it oversubscribes
-        the cores (``benchmarks/bench_blas_threads.py``). The pool is process-wide: while one solve
+        the cores (``benchmarks/research/bench_blas_threads.py``). The pool is process-wide: while one solve
         holds the limit, solves started in other threads run under it without changing it.
 
     Returns

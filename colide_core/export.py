@@ -433,7 +433,7 @@ def to_csv_safe(df, path_or_buf=None, **kwargs):
     injection by :func:`csv_escape_text` (a cell starting with ``=``, ``+``, ``-``, ``@``, tab,
     carriage return or ``'`` gets one leading ``'``; plain numbers, text or not, are never
     changed). When some text holds a carriage return, every text field is quoted
-    (``csv.QUOTE_NONNUMERIC``): the csv module would otherwise leave a lone ``\r`` unquoted,
+    (``csv.QUOTE_NONNUMERIC``): the csv module would otherwise leave a lone ``\\r`` unquoted,
     and readers take it for a line break.
 
     Parameters

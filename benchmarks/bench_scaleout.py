@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from colide_core.executor import make_task, run_sweep, synthetic_task
+from colide_core.export import to_csv_safe
 from colide_core.stats import sufficient_stats
 
 
@@ -91,7 +92,7 @@ def main():
             X = rng.normal(size=(per, d)) * 50 + 1000.0
             df = pd.DataFrame(X, columns=[f"c{j}" for j in range(d)])
             df.to_parquet(tmp / "pq" / f"part-{i}.parquet", index=False)
-            df.to_csv(tmp / "csv" / f"part-{i}.csv", index=False)
+            to_csv_safe(df, tmp / "csv" / f"part-{i}.csv", index=False)
         n_rows = per * 8
         out["covariance"]["rows"] = n_rows
         out["covariance"]["columns"] = d

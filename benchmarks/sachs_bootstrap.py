@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from colide_core import CoLiDE, load_sachs
+from colide_core.export import to_csv_safe
 from colide_core.stability import bootstrap_edges
 
 
@@ -53,7 +54,7 @@ def main(argv=None):
                           callback=callback)
     seconds = time.perf_counter() - t0
     table = res.edge_table(B_true=T)
-    table.to_csv(out / f"sachs_{args.variant}_edges.csv", index=False)
+    to_csv_safe(table, out / f"sachs_{args.variant}_edges.csv", index=False)
     F = res.frequency
     consensus = []
     for i, j in zip(*np.nonzero(T)):

@@ -6,6 +6,8 @@
 * :func:`check_square_matrix` checks an ``(n_nodes, n_nodes)`` matrix (a weighted adjacency ``W``
   with ``W[i, j] != 0`` meaning i -> j, a mask, a covariance); :func:`check_adjacency` also checks
   its size against a known ``n_nodes``.
+* :func:`check_node_names` is the one name policy for node (column) names, shared with
+  :func:`colide_core.io.check_column_names` and the exporters of :mod:`colide_core.export`.
 * :func:`data_covariance` is the 1/n covariance of the centred data that every CoLiDE score uses
   (paper Section 3), computed by :func:`centred_covariance`.
 
@@ -19,10 +21,14 @@ The user-facing validation of uploaded tables, with error kinds and fixes for a 
 """
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import pandas as pd
 
 __all__ = [
+    "NodeNameError",
+    "check_node_names",
     "check_X",
     "check_data",
     "check_square_matrix",
@@ -33,6 +39,134 @@ __all__ = [
 
 # Longest exception text quoted in a "must be numeric" message.
 _MAX_REASON_CHARS = 200
+
+
+# Unicode general categories refused in a node name: control characters (Cc: NUL, tab, newline,
+# carriage return, DEL, C1 controls), format characters (Cf: zero-width space and joiners, byte
+# order mark, bidirectional overrides, soft hyphen), lone surrogates (Cs) and the line and
+# paragraph separators (Zl, Zp). None of them is visible, several break XML, CSV, DOT or JavaScript.
+_REFUSED_CATEGORIES = {
+    "Cc": "control character",
+    "Cf": "invisible format character (zero-width, byte order mark, direction override)",
+    "Cs": "lone surrogate",
+    "Zl": "line separator",
+    "Zp": "paragraph separator",
+}
+# Longest name shown verbatim in a name-policy message.
+_MAX_SHOWN_NAME = 60
+
+
+class NodeNameError(ValueError):
+    """A node (column) name breaks the name policy of :func:`check_node_names`.
+
+    Attributes
+    ----------
+    kind : {"bad_column_name", "duplicate_column_name"}
+        What is wrong: a refused character (or an empty name, or a trailing backslash), or two
+        names that are equal after Unicode NFC normalisation.
+    names : tuple of str
+        The offending names, as given.
+    """
+
+    def __init__(self, message, kind, names=()):
+        super().__init__(message)
+        self.kind = kind
+        self.names = tuple(names)
+
+
+def _shown(name) -> str:
+    s = str(name)
+    if len(s) > _MAX_SHOWN_NAME:
+        s = s[: _MAX_SHOWN_NAME - 1] + "…"
+    return repr(s)  # repr escapes control and invisible characters: \x00, \u200b
+
+
+def _refused_char(name: str):
+    """The first refused character of ``name`` and why, or None."""
+    for ch in name:
+        cp = ord(ch)
+        if 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE:
+            return ch, "Unicode noncharacter"
+        why = _REFUSED_CATEGORIES.get(unicodedata.category(ch))
+        if why:
+            return ch, why
+    return None
+
+
+def check_node_names(names, *, what="column") -> list:
+    """Apply the node-name policy and return the names NFC-normalised.
+
+    Node names come from a user's file header, so they are hostile input: they end up in HTML,
+    plotly text, DOT, GraphML (XML), CSV and DAGitty exports. The policy, applied by the loader
+    (:func:`colide_core.io.check_column_names`), by :func:`check_X` for DataFrame input and by
+    every exporter in :mod:`colide_core.export`, is:
+
+    * every name is normalised to Unicode NFC (``"e" + U+0301`` becomes ``"é"``);
+    * a name must not be empty, and must not end with a backslash (DOT and DAGitty strings
+      cannot end with one);
+    * a name must not contain control characters (Unicode category Cc: NUL, tab, newline,
+      carriage return, DEL ...), invisible format characters (Cf: zero-width space and joiners,
+      byte order mark, bidirectional overrides, soft hyphen), lone surrogates (Cs), line or
+      paragraph separators (Zl, Zp) or Unicode noncharacters (U+FFFE, U+FFFF, U+FDD0..U+FDEF, ...);
+    * two names that are equal after NFC normalisation are duplicates.
+
+    Every other character is kept as it is (quotes, ``<``, ``&``, ``:``, ``->``, ``=`` at the
+    start, spaces, any script): each output format escapes it where it meets its syntax.
+
+    Parameters
+    ----------
+    names : iterable of str
+        The names, in column order (converted with ``str``).
+    what : str, default="column"
+        How the messages call a name's owner ("column", "node").
+
+    Returns
+    -------
+    list of str
+        The NFC-normalised names, same order and length.
+
+    Raises
+    ------
+    NodeNameError
+        (a ``ValueError``) with ``kind="bad_column_name"`` for the first name that is empty, ends
+        with a backslash or holds a refused character (the message shows the name with
+        :func:`repr`, so invisible characters are visible, and the code point), or
+        ``kind="duplicate_column_name"`` when names collide (exactly, or after normalisation).
+    """
+    raw = [str(n) for n in names]
+    out = []
+    for k, name in enumerate(raw):
+        where = f"{what.capitalize()} name {_shown(name)} (position {k + 1})"
+        if name == "":
+            raise NodeNameError(f"{what.capitalize()} at position {k + 1} has an empty name.",
+                                "bad_column_name", [name])
+        bad = _refused_char(name)
+        if bad is not None:
+            ch, why = bad
+            raise NodeNameError(
+                f"{where} contains a {why}, U+{ord(ch):04X}. Remove control, zero-width and other "
+                f"invisible characters from the names.", "bad_column_name", [name])
+        if name.endswith("\\"):
+            raise NodeNameError(f"{where} ends with a backslash, which DOT and DAGitty exports "
+                                f"cannot write. Remove or replace the trailing backslash.",
+                                "bad_column_name", [name])
+        out.append(unicodedata.normalize("NFC", name))
+    seen: dict = {}
+    for k, name in enumerate(out):
+        seen.setdefault(name, []).append(k)
+    clashes = [ks for ks in seen.values() if len(ks) > 1]
+    if clashes:
+        dups = [out[ks[0]] for ks in clashes]
+        differ = [ks for ks in clashes if len({raw[k] for k in ks}) > 1]
+        note = ""
+        if differ:
+            ks = differ[0]
+            note = (f" ({' and '.join(_shown(raw[k]) for k in ks[:2])} differ only by Unicode "
+                    f"normalisation: they are the same name in NFC)")
+        listed = ", ".join(_shown(n) for n in dups[:8]) + (f" and {len(dups) - 8} more" if len(dups) > 8 else "")
+        raise NodeNameError(f"Duplicate {what} names: {listed}{note}. Every {what} needs a unique name.",
+                            "duplicate_column_name", dups)
+    return out
 
 
 def _plural(k: int, word: str) -> str:
@@ -77,7 +211,8 @@ def _as_float_array(A, name, *, copy):
 
 
 def _check_frame_columns(df: pd.DataFrame, name: str) -> list:
-    """Column names of a DataFrame as str, after checking they are unique and the columns real numbers."""
+    """Column names of a DataFrame as str (NFC, :func:`check_node_names`), after checking they are
+    unique and the columns real numbers."""
     names = [str(c) for c in df.columns]
     seen: dict = {}
     for c in names:
@@ -85,6 +220,10 @@ def _check_frame_columns(df: pd.DataFrame, name: str) -> list:
     dups = [c for c, k in seen.items() if k > 1]
     if dups:
         raise ValueError(f"{name} has duplicate column names: {', '.join(dups)}.")
+    try:
+        names = check_node_names(names)
+    except NodeNameError as exc:
+        raise ValueError(f"{name}: {exc}") from None
     dtypes = list(df.dtypes)
     non_numeric = [c for c, dt in zip(names, dtypes) if not pd.api.types.is_numeric_dtype(dt)]
     if non_numeric:
@@ -128,12 +267,15 @@ def check_X(X, *, min_samples=2, min_features=2, name="X", ensure_finite=True, c
         The data; the memory layout of an ndarray input is kept (a DataFrame gives the layout
         pandas stores).
     names : list of str or None
-        The column names (as str) when ``X`` is a DataFrame, else None.
+        The column names (as str, NFC-normalised by :func:`check_node_names`) when ``X`` is a
+        DataFrame, else None.
 
     Raises
     ------
     ValueError
-        If a DataFrame has duplicate column names or non-numeric or complex columns; if ``X``
+        If a DataFrame has duplicate column names, names refused by :func:`check_node_names`
+        (control or invisible characters, empty, trailing backslash) or non-numeric or complex
+        columns; if ``X``
         holds complex numbers or values that are not numbers (text, objects, a sparse matrix); if
         ``X`` is not 2-D, has fewer than ``min_samples`` rows or ``min_features`` columns; or
         (with ``ensure_finite``) if it holds NaN or Inf.

@@ -264,7 +264,7 @@ def _read_truth(path, names):
 
 def _cmd_fit(args):
     from . import CoLiDE, progress_fraction
-    from .export import export_graph, EXPORT_FORMATS, to_adjacency_csv, to_edge_list_csv
+    from .export import export_graph, EXPORT_FORMATS, to_adjacency_csv, to_csv_safe, to_edge_list_csv
     from .manifest import build_manifest, save_manifest
 
     bad = [fmt for fmt in args.export if fmt not in EXPORT_FORMATS]
@@ -318,7 +318,7 @@ def _cmd_fit(args):
     written = ["edges.csv", "W.csv", "adjacency.csv"]
     if model.sigma_ is not None:
         sig = np.broadcast_to(np.asarray(model.sigma_, dtype=float), (len(names),))
-        pd.DataFrame({"node": names, "sigma": sig}).to_csv(out / "sigma.csv", index=False)
+        to_csv_safe(pd.DataFrame({"node": names, "sigma": sig}), out / "sigma.csv", index=False)
         written.append("sigma.csv")
     for fmt in args.export:
         name = "graph" + EXPORT_FORMATS[fmt][0]  # graph.graphml, graph_edges.csv, ...
@@ -346,7 +346,7 @@ def _cmd_fit(args):
 # --------------------------------------------------------------------------------------------
 
 def _cmd_simulate(args):
-    from .export import to_adjacency_csv
+    from .export import to_adjacency_csv, to_csv_safe
     from .manifest import environment_info
     from .simulate import simulate_dataset
 
@@ -363,12 +363,12 @@ def _cmd_simulate(args):
     df = pd.DataFrame(sim.X, columns=names)
     data_name = "data.csv" if args.format == "csv" else "data.parquet"
     if args.format == "csv":
-        df.to_csv(out / data_name, index=False)
+        to_csv_safe(df, out / data_name, index=False)
     else:
         df.to_parquet(out / data_name, index=False)
     (out / "B_true.csv").write_text(to_adjacency_csv(sim.B_true, names))
     (out / "W_true.csv").write_text(to_adjacency_csv(sim.W_true, names))
-    pd.DataFrame({"node": names, "noise_std": sim.noise_std}).to_csv(out / "noise_std.csv", index=False)
+    to_csv_safe(pd.DataFrame({"node": names, "noise_std": sim.noise_std}), out / "noise_std.csv", index=False)
     meta = {"spec": sim.spec, "seed": args.seed, "n_edges": int(np.count_nonzero(sim.B_true)),
             "files": [data_name, "B_true.csv", "W_true.csv", "noise_std.csv"],
             "environment": environment_info()}
@@ -553,6 +553,7 @@ def paper_layout(summary):
 
 def _cmd_bench(args):
     from .executor import ResultStore, run_sweep
+    from .export import to_csv_safe
     from .manifest import environment_info
 
     config = load_bench_config(args.config)
@@ -594,9 +595,9 @@ def _cmd_bench(args):
     if "W" in df.columns:
         df = df.drop(columns=["W"])
     df.to_parquet(out / "results.parquet", index=False)
-    df.to_csv(out / "results.csv", index=False)
+    to_csv_safe(df, out / "results.csv", index=False)
     summary = summarize(df)
-    summary.to_csv(out / "summary.csv", index=False)
+    to_csv_safe(summary, out / "summary.csv", index=False)
     (out / "summary.txt").write_text(paper_layout(summary))
     meta = {"config": str(args.config), "n_runs": len(res.rows), "n_computed": res.n_computed,
             "n_cached": res.n_cached, "n_resubmitted": res.n_resubmitted, "n_failed": int((df["status"] != "ok").sum()),

@@ -8,9 +8,12 @@ Libraries (no hand-written serialisers for standard formats):
 
 * GraphML and node-link JSON: :mod:`networkx` (``generate_graphml``,
   ``node_link_data``), read back with ``parse_graphml``/``node_link_graph``;
-* DOT: :func:`networkx.drawing.nx_pydot.to_pydot` (the ``pydot`` package,
-  pinned in requirements.txt; no Graphviz binary is needed to *write* DOT);
-* CSV: :mod:`pandas`;
+* DOT: the ``pydot`` package (pinned in requirements.txt; no Graphviz binary is
+  needed to *write* DOT), with every node ID quoted here (:func:`dot_id`), because
+  pydot leaves IDs that *look* quoted, HTML-like (``<...>``) or port-like
+  (``a:b``) unquoted, which lets a name inject nodes and edges;
+* CSV: :mod:`pandas`, always through :func:`to_csv_safe` (spreadsheet formula
+  neutralisation, see below);
 * pictures: ``networkx.draw_networkx`` on a :class:`matplotlib.figure.Figure`
   rendered by the Agg/SVG backends, without :mod:`matplotlib.pyplot` (no global
   figure state, safe in threads and headless servers);
@@ -21,16 +24,47 @@ Libraries (no hand-written serialisers for standard formats):
 :data:`EXPORT_FORMATS` lists every format with its file extension and MIME
 type; :func:`export_graph` dispatches on it and always returns ``bytes``, which
 is what a download button needs.
+
+Node names are hostile input (they come from a user's CSV header). Every
+exporter first applies the library's one name policy,
+:func:`colide_core._validation.check_node_names` (NFC; no control, zero-width or
+other invisible characters; no trailing backslash; unique), so no writer ever
+sees a character its format cannot carry, and then escapes each name exactly
+once for its format:
+
+==============  ================================================================
+format          how a name is written
+==============  ================================================================
+GraphML         XML attribute, escaped by the XML writer (networkx/ElementTree)
+JSON            JSON string (:func:`json.dumps`)
+DOT             always a double-quoted ID: ``\\`` -> ``\\\\``, ``"`` -> ``\\"``
+                (:func:`dot_id`; :func:`dot_unquote` is the inverse)
+DAGitty         bare when it matches ``[A-Za-z_][A-Za-z0-9_]*``, else
+                double-quoted with ``"`` -> ``\\"`` (DAGitty strings have no
+                other escape, so a backslash is written as is)
+CSV             :func:`csv_escape_text`: a text cell that starts with ``=``,
+                ``+``, ``-``, ``@``, tab, carriage return or ``'`` gets one
+                ``'`` in front, unless it is a plain decimal number such as
+                ``-0.5`` (OWASP "CSV Injection"); numbers are never changed.
+                :func:`csv_unescape_text` (used by :func:`read_graph`) removes it.
+==============  ================================================================
+
+Every text format reads back with exactly the same node names and edges
+(:func:`read_graph`; property test in ``tests/test_security_exports.py``).
 """
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
+import threading
 
 import networkx as nx
 import numpy as np
 import pandas as pd
+
+from ._validation import NodeNameError, check_node_names
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -45,6 +79,13 @@ __all__ = [
     "to_adjacency_csv",
     "to_image",
     "read_graph",
+    "dot_id",
+    "dot_unquote",
+    "CSV_FORMULA_PREFIXES",
+    "csv_escape_text",
+    "csv_unescape_text",
+    "csv_safe_frame",
+    "to_csv_safe",
 ]
 
 #: format name -> (file extension, MIME type)
@@ -84,8 +125,10 @@ def _coerce(W, node_names=None):
         names = [str(x) for x in node_names]
     if len(names) != d:
         raise ValueError(f"got {len(names)} node names for {d} nodes.")
-    if len(set(names)) != d:
-        raise ValueError("node names must be unique.")
+    try:
+        names = check_node_names(names, what="node")
+    except NodeNameError as exc:
+        raise ValueError(str(exc)) from None
     return A, names
 
 
@@ -99,7 +142,10 @@ def to_networkx(W, node_names=None):
         attribute ``weight`` (float). A DataFrame supplies node names.
     node_names : sequence of str, optional
         One unique name per node; default the DataFrame columns or
-        ``X0, X1, ...``.
+        ``X0, X1, ...``. Put through
+        :func:`colide_core._validation.check_node_names` (NFC-normalised;
+        control and invisible characters, empty names and a trailing
+        backslash refused).
 
     Returns
     -------
@@ -110,7 +156,8 @@ def to_networkx(W, node_names=None):
     Raises
     ------
     ValueError
-        If ``W`` is not a finite square matrix or the names do not fit.
+        If ``W`` is not a finite square matrix or the names do not fit or break
+        the name policy.
     """
     A, names = _coerce(W, node_names)
     G = nx.DiGraph()
@@ -136,8 +183,65 @@ def to_graphml(W, node_names=None):
     return "\n".join(nx.generate_graphml(to_networkx(W, node_names))) + "\n"
 
 
+_DOT_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+_DOT_UNESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r"}
+_DOT_ESCAPE_PAIR = re.compile(r"\\(.)", re.DOTALL)
+
+
+def dot_id(name):
+    """A node name as a DOT ID: always double-quoted, with ``\\`` and ``"`` backslash-escaped.
+
+    Quoting every ID (rather than only those that "need" it) is what makes the
+    DOT text safe: an unquoted name such as ``a:b`` is read as node ``a`` with
+    port ``b``, ``<b>x</b>`` as an HTML label and ``"a" -> "b"`` as an edge.
+    Inside a quoted ID a backslash escapes the next character, so ``\\`` and
+    ``"`` are escaped; a newline or carriage return (which the name policy
+    refuses, kept here for completeness) becomes ``\\n`` / ``\\r``.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    str
+        ``'"' + escaped + '"'``; :func:`dot_unquote` is its inverse.
+
+    Notes
+    -----
+    DOT language, "ID": https://graphviz.org/doc/info/lang.html. Graphviz keeps
+    ``\\\\`` as two characters in an ID but shows it as one backslash in the
+    default label (``\\N``); pydot's parser returns the quoted token as is,
+    which :func:`dot_unquote` decodes.
+    """
+    return '"' + str(name).translate(_DOT_ESCAPES) + '"'
+
+
+def dot_unquote(token):
+    """Inverse of :func:`dot_id`: the name a DOT ID token stands for.
+
+    Parameters
+    ----------
+    token : str
+        An ID as pydot's parser returns it: a double-quoted string (quotes
+        included, escapes not decoded) or a bare ID.
+
+    Returns
+    -------
+    str
+        For a quoted token, the text between the quotes with ``\\\\``, ``\\"``,
+        ``\\n`` and ``\\r`` decoded (other backslash pairs are kept as they
+        are); a bare token unchanged.
+    """
+    token = str(token)
+    if len(token) >= 2 and token[0] == '"' and token[-1] == '"':
+        inner = token[1:-1]
+        return _DOT_ESCAPE_PAIR.sub(lambda m: _DOT_UNESCAPES.get(m.group(1), m.group(0)), inner)
+    return token
+
+
 def to_dot(W, node_names=None, *, decimals=3):
-    """Graphviz DOT text (networkx ``nx_pydot.to_pydot``, package pydot).
+    """Graphviz DOT text (package pydot), every node ID quoted by :func:`dot_id`.
 
     Parameters
     ----------
@@ -150,12 +254,21 @@ def to_dot(W, node_names=None, *, decimals=3):
     Returns
     -------
     str
-        A ``digraph`` in DOT syntax; pydot quotes names as needed.
+        A ``strict digraph``: one statement per node (isolated nodes
+        included), then one ``"a" -> "b" [weight=..., label=...]`` per edge in
+        row-major order. :func:`read_graph` with ``fmt="dot"`` reads it back.
     """
-    G = to_networkx(W, node_names)
-    for _, _, data in G.edges(data=True):
-        data["label"] = f"{data['weight']:.{decimals}f}"
-    return nx.nx_pydot.to_pydot(G).to_string()
+    import pydot
+
+    A, names = _coerce(W, node_names)
+    ids = [dot_id(n) for n in names]
+    graph = pydot.Dot(graph_type="digraph", strict=True)
+    for q in ids:
+        graph.add_node(pydot.Node(q))
+    for i, j in zip(*np.nonzero(A)):
+        w = float(A[i, j])
+        graph.add_edge(pydot.Edge(ids[i], ids[j], weight=repr(w), label=dot_id(f"{w:.{decimals}f}")))
+    return graph.to_string()
 
 
 def to_node_link_json(W, node_names=None):
@@ -176,13 +289,21 @@ def to_node_link_json(W, node_names=None):
     return json.dumps(data, indent=2)
 
 
-_DAGITTY_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+# Names DAGitty reads as a bare word (its grammar's BAREWORD is [0-9a-zA-Z_-]+; this is the
+# stricter identifier subset, so "a.b", "-x" or "1a" are quoted).
+_DAGITTY_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _dagitty_name(name):
+    """A name in DAGitty model syntax: bare, or double-quoted with ``"`` escaped as ``\\"``.
+
+    DAGitty's string grammar (jslib/parser/GraphDotParser.pegjs in the DAGitty sources) knows
+    one escape, ``\\"``; any other backslash stands for itself, so backslashes are written as
+    they are (the name policy refuses a trailing backslash, which would escape the closing quote).
+    """
     if _DAGITTY_PLAIN.match(name):
         return name
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + name.replace('"', '\\"') + '"'
 
 
 def to_dagitty(W, node_names=None, *, weights=False, decimals=4):
@@ -204,8 +325,9 @@ def to_dagitty(W, node_names=None, *, weights=False, decimals=4):
     -------
     str
         Every node is declared first (so isolated nodes survive), then one
-        ``a -> b`` line per edge. Names that are not plain identifiers are
-        double-quoted with backslash escapes.
+        ``a -> b`` line per edge. Names that are not plain identifiers
+        (``[A-Za-z_][A-Za-z0-9_]*``) are double-quoted, ``"`` written as
+        ``\\"``.
 
     Notes
     -----
@@ -220,6 +342,130 @@ def to_dagitty(W, node_names=None, *, weights=False, decimals=4):
         lines.append(f"  {q[i]} -> {q[j]}{attr}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection":
+#: https://owasp.org/www-community/attacks/CSV_Injection): equals, plus, minus, at, tab, carriage
+#: return.
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# A plain decimal number ("-0.5", "+3", "-1e-3"): read as a number, never as a formula.
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+
+
+def csv_escape_text(text):
+    """Neutralise one CSV text cell against spreadsheet formula injection (OWASP).
+
+    Parameters
+    ----------
+    text : str
+        A text cell, header or row label.
+
+    Returns
+    -------
+    str
+        ``"'" + text`` when ``text`` starts with one of :data:`CSV_FORMULA_PREFIXES` or with
+        ``'`` itself, unless it is a plain decimal number such as ``-0.5`` or ``+3``; else
+        ``text`` unchanged. The leading ``'`` makes Excel, LibreOffice and Google Sheets show the
+        cell as text. Escaping a leading ``'`` too makes the rule reversible:
+        :func:`csv_unescape_text` removes exactly one leading ``'``.
+    """
+    text = str(text)
+    if text[:1] in CSV_FORMULA_PREFIXES or text[:1] == "'":
+        if not _PLAIN_NUMBER.match(text):
+            return "'" + text
+    return text
+
+
+def csv_unescape_text(text):
+    """Inverse of :func:`csv_escape_text`: drop one leading ``'``.
+
+    Parameters
+    ----------
+    text : str
+        A text cell as written by :func:`to_csv_safe`.
+
+    Returns
+    -------
+    str
+    """
+    text = str(text)
+    return text[1:] if text.startswith("'") else text
+
+
+def _escape_labels(index):
+    if isinstance(index, pd.MultiIndex):
+        return index.set_levels([_escape_labels(level) for level in index.levels])
+    return index.map(lambda v: csv_escape_text(v) if isinstance(v, str) else v)
+
+
+def csv_safe_frame(df):
+    """A copy of ``df`` with every text cell, column label and row label put through
+    :func:`csv_escape_text`; numbers, booleans, dates and missing values are left alone.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Not modified.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    out = df.copy()
+    for k in range(out.shape[1]):
+        col = out.iloc[:, k]
+        if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_datetime64_any_dtype(col.dtype):
+            continue
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            col = col.astype(object)
+        out.isetitem(k, col.map(lambda v: csv_escape_text(v) if isinstance(v, str) else v))
+    out.columns = _escape_labels(out.columns)
+    out.index = _escape_labels(out.index)
+    if out.index.name is not None and isinstance(out.index.name, str):
+        out.index.name = csv_escape_text(out.index.name)
+    return out
+
+
+def to_csv_safe(df, path_or_buf=None, **kwargs):
+    """``df.to_csv(...)`` for every CSV that the library, the CLI and the dashboard write.
+
+    Text cells, column labels and row labels are neutralised against spreadsheet formula
+    injection by :func:`csv_escape_text` (a cell starting with ``=``, ``+``, ``-``, ``@``, tab,
+    carriage return or ``'`` gets one leading ``'``; plain numbers, text or not, are never
+    changed). When some text holds a carriage return, every text field is quoted
+    (``csv.QUOTE_NONNUMERIC``): the csv module would otherwise leave a lone ``\\r`` unquoted,
+    and readers take it for a line break.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table; not modified.
+    path_or_buf : str, path or file-like, optional
+        As in :meth:`pandas.DataFrame.to_csv`; None returns the text.
+    **kwargs
+        Passed to :meth:`pandas.DataFrame.to_csv` (``index=False`` ...).
+
+    Returns
+    -------
+    str or None
+        The CSV text when ``path_or_buf`` is None.
+    """
+    safe = csv_safe_frame(df)
+    if "quoting" not in kwargs and _has_carriage_return(safe):
+        kwargs["quoting"] = csv.QUOTE_NONNUMERIC
+    return safe.to_csv(path_or_buf, **kwargs)
+
+
+def _has_carriage_return(df):
+    labels = [*df.columns.to_flat_index(), *df.index.to_flat_index(), df.index.name]
+    if any(isinstance(v, str) and "\r" in v for v in labels):
+        return True
+    for k in range(df.shape[1]):
+        col = df.iloc[:, k]
+        if col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
+            if any(isinstance(v, str) and "\r" in v for v in col):
+                return True
+    return False
 
 
 def edge_list(W, node_names=None):
@@ -263,9 +509,11 @@ def to_edge_list_csv(W, node_names=None):
     str
         One row per nonzero ``W[i, j]`` (source i, target j), row-major order;
         a header only when there are no edges. Weights are written with full
-        float precision.
+        float precision. Names are written by :func:`to_csv_safe` (a name
+        starting with ``=``, ``+``, ``-``, ``@`` or ``'`` gets one leading
+        ``'``, which :func:`read_graph` removes).
     """
-    return edge_list(W, node_names).to_csv(index=False)
+    return to_csv_safe(edge_list(W, node_names), index=False)
 
 
 def to_adjacency_csv(W, node_names=None):
@@ -281,9 +529,11 @@ def to_adjacency_csv(W, node_names=None):
     str
         Header row of node names, then one row per source node whose first
         field is its name: cell (i, j) is ``W[i, j]``, the weight of i -> j.
+        Names are written by :func:`to_csv_safe`, as in
+        :func:`to_edge_list_csv`.
     """
     A, names = _coerce(W, node_names)
-    return pd.DataFrame(A, index=pd.Index(names, name="source"), columns=names).to_csv()
+    return to_csv_safe(pd.DataFrame(A, index=pd.Index(names, name="source"), columns=names))
 
 
 def to_image(W, node_names=None, *, fmt="png", layout="circular", dpi=150, figsize=(6, 6),
@@ -406,6 +656,54 @@ def _graph_to_frame(G):
     return pd.DataFrame(A, index=names, columns=names)
 
 
+# pydot's parser (pyparsing) is not thread-safe (pydot.graph_from_dot_data's docstring).
+_DOT_PARSE_LOCK = threading.Lock()
+
+
+def _read_dot(text):
+    import pydot
+
+    with _DOT_PARSE_LOCK:
+        graphs = pydot.graph_from_dot_data(text)
+    if not graphs:
+        raise ValueError("no graph found")
+    g = graphs[0]
+    if g.get_type() != "digraph":
+        raise ValueError("the dot graph must be a digraph")
+    G = nx.DiGraph()
+    for node in g.get_nodes():
+        name = node.get_name()
+        if name not in ("node", "edge", "graph"):  # default-attribute statements, not nodes
+            G.add_node(dot_unquote(name))
+    for e in g.get_edges():
+        w = e.get_attributes().get("weight", "1.0")
+        G.add_edge(dot_unquote(e.get_source()), dot_unquote(e.get_destination()),
+                   weight=float(dot_unquote(w)))
+    return G
+
+
+def _read_edges_csv(text):
+    df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    missing = {"source", "target"} - set(df.columns)
+    if missing:
+        raise ValueError(f"edge list lacks columns {sorted(missing)}")
+    weights = pd.to_numeric(df["weight"]) if "weight" in df.columns else [1.0] * len(df)
+    G = nx.DiGraph()
+    G.add_weighted_edges_from(zip(df["source"].map(csv_unescape_text),
+                                  df["target"].map(csv_unescape_text), weights))
+    return G
+
+
+def _read_adjacency_csv(text):
+    raw = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False)
+    columns = [csv_unescape_text(c) for c in raw.iloc[0, 1:]]
+    index = [csv_unescape_text(c) for c in raw.iloc[1:, 0]]
+    if index != columns:
+        raise ValueError("row names and column names differ")
+    values = raw.iloc[1:, 1:].apply(pd.to_numeric).to_numpy(dtype=float)
+    return pd.DataFrame(values, index=index, columns=columns)
+
+
 def read_graph(data, fmt):
     """Read an exported graph back into a weighted adjacency DataFrame.
 
@@ -413,9 +711,11 @@ def read_graph(data, fmt):
     ----------
     data : bytes or str
         The file content as written by :func:`export_graph`.
-    fmt : {"graphml", "json", "edges_csv", "adjacency_csv"}
-        Format of ``data``. GraphML and JSON are parsed by networkx, CSV by
-        pandas.
+    fmt : {"graphml", "json", "dot", "edges_csv", "adjacency_csv"}
+        Format of ``data``. GraphML and JSON are parsed by networkx, DOT by
+        pydot (IDs decoded by :func:`dot_unquote`), CSV by pandas (every field
+        read as text, no "NA" guessing; names decoded by
+        :func:`csv_unescape_text`).
 
     Returns
     -------
@@ -431,28 +731,19 @@ def read_graph(data, fmt):
         undirected or has parallel edges.
     """
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else str(data)
+    readers = {
+        "graphml": nx.parse_graphml,
+        "json": lambda t: nx.node_link_graph(json.loads(t), edges="edges"),
+        "dot": _read_dot,
+        "edges_csv": _read_edges_csv,
+    }
     try:
-        if fmt == "graphml":
-            G = nx.parse_graphml(text)
-        elif fmt == "json":
-            G = nx.node_link_graph(json.loads(text), edges="edges")
-        elif fmt == "edges_csv":
-            df = pd.read_csv(io.StringIO(text), dtype={"source": str, "target": str})
-            missing = {"source", "target"} - set(df.columns)
-            if missing:
-                raise ValueError(f"edge list lacks columns {sorted(missing)}")
-            G = nx.DiGraph()
-            weights = df["weight"] if "weight" in df.columns else [1.0] * len(df)
-            G.add_weighted_edges_from(zip(df["source"], df["target"], weights))
-        elif fmt == "adjacency_csv":
-            df = pd.read_csv(io.StringIO(text), index_col=0)
-            df.index = [str(i) for i in df.index]
-            df.columns = [str(c) for c in df.columns]
-            if list(df.index) != list(df.columns):
-                raise ValueError("row names and column names differ")
-            return df.astype(float)
-        else:
-            raise ValueError(f"cannot read format {fmt!r}; choose graphml, json, edges_csv or adjacency_csv")
+        if fmt == "adjacency_csv":
+            return _read_adjacency_csv(text)
+        if fmt not in readers:
+            raise ValueError(f"cannot read format {fmt!r}; choose graphml, json, dot, edges_csv or "
+                             f"adjacency_csv")
+        G = readers[fmt](text)
     except ValueError:
         raise
     except Exception as exc:  # parser-specific errors (XML, JSON, KeyError) -> one clear type

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._validation import centred_covariance
+from ._validation import NodeNameError, centred_covariance, check_node_names
 
 __all__ = [
     "DataValidationError",
@@ -75,6 +75,7 @@ ERROR_KINDS = {
     "not_tabular": "the file could not be parsed as a table (binary, ragged rows, corrupt Parquet)",
     "unsupported_column_type": "a Parquet column has a nested, binary, object or extension type",
     "empty_column_name": "a column has no name",
+    "bad_column_name": "a column name holds a control or invisible character, or ends with a backslash",
     "duplicate_column_name": "two or more columns share a name",
     "too_few_columns": "fewer than 2 (numeric) columns",
     "too_few_rows": "fewer than ``min_rows`` (finite) rows",
@@ -158,8 +159,8 @@ class ValidatedData:
     ----------
     X : pandas.DataFrame
         The data, shape ``(n_samples, n_nodes)``, dtype float64, all values finite, column names are
-        unique non-empty ``str`` (surrounding whitespace stripped). The index keeps the input's row
-        labels (for :func:`read_table` output: data rows numbered from 1, header excluded).
+        unique non-empty ``str`` (surrounding whitespace stripped, NFC-normalised). The index keeps
+        the input's row labels (for :func:`read_table` output: data rows numbered from 1, header excluded).
         Learned graphs use its column order: ``W[i, j] != 0`` means ``X.columns[i] -> X.columns[j]``.
     warnings : tuple of str
         Human-readable warnings that do not block learning (e.g. n <= d, ill-conditioned covariance,
@@ -673,7 +674,7 @@ def validate_data(
     """Check that a table is a usable data matrix for linear DAG learning.
 
     A short pipeline of named checks, each usable alone, run in this order; the first failing one
-    raises: :func:`as_table`, :func:`check_column_names` (empty, duplicate), :func:`check_row_count`,
+    raises: :func:`as_table`, :func:`check_column_names` (empty, refused characters, duplicate), :func:`check_row_count`,
     :func:`check_numeric_columns`, :func:`check_column_count` (at least 2, ``max_nodes``),
     :func:`check_finite_values`, :func:`check_row_count` again, :func:`check_constant_columns`,
     :func:`check_duplicate_columns`, :func:`check_covariance` (finite, no zero variance) and
@@ -706,7 +707,8 @@ def validate_data(
     Raises
     ------
     DataValidationError
-        With ``kind`` one of ``"bad_type"``, ``"empty_column_name"``, ``"duplicate_column_name"``,
+        With ``kind`` one of ``"bad_type"``, ``"empty_column_name"``, ``"bad_column_name"``,
+        ``"duplicate_column_name"``,
         ``"non_numeric"``, ``"too_few_columns"``, ``"too_many_nodes"``, ``"nonfinite"``,
         ``"too_few_rows"``, ``"constant_column"``, ``"duplicate_column"``, ``"overflow"``,
         ``"singular_covariance"``; the message names the columns / rows involved.
@@ -807,7 +809,12 @@ def as_table(df) -> pd.DataFrame:
 
 
 def check_column_names(df: pd.DataFrame) -> list:
-    """Check every column has a name and no two share one; return the names.
+    """Check every column has a usable name and no two share one; return the names.
+
+    The names are stripped of surrounding whitespace, then put through the library's one name
+    policy, :func:`colide_core._validation.check_node_names`: NFC normalisation; control
+    characters, zero-width and other invisible format characters, line/paragraph separators,
+    noncharacters and a trailing backslash refused; names equal after normalisation are duplicates.
 
     Parameters
     ----------
@@ -816,14 +823,17 @@ def check_column_names(df: pd.DataFrame) -> list:
     Returns
     -------
     names : list of str
-        ``str(name).strip()`` for each column, in order.
+        ``str(name).strip()`` for each column, NFC-normalised, in order.
 
     Raises
     ------
     DataValidationError
         ``kind="empty_column_name"`` for a missing, blank or pandas ``"Unnamed: k"`` name (the
         message guesses the cause: a trailing delimiter, a saved index);
-        ``kind="duplicate_column_name"`` when two names are equal after stripping.
+        ``kind="bad_column_name"`` for a name holding a refused character (the message shows it
+        with ``repr`` and its code point) or ending with a backslash;
+        ``kind="duplicate_column_name"`` when two names are equal after stripping and NFC
+        normalisation.
     """
     cols = list(df.columns)
     empty = [j for j, c in enumerate(cols) if _is_empty_name(c)]
@@ -845,18 +855,10 @@ def check_column_names(df: pd.DataFrame) -> list:
             "empty_column_name",
             columns=[str(cols[k]) for k in empty],
         )
-    names = [str(c).strip() for c in cols]
-    seen: dict = {}
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-    dups = [n for n, k in seen.items() if k > 1]
-    if dups:
-        raise DataValidationError(
-            f"Duplicate column names: {_list(dups)}. Every column needs a unique name.",
-            "duplicate_column_name",
-            columns=dups,
-        )
-    return names
+    try:
+        return check_node_names([str(c).strip() for c in cols])
+    except NodeNameError as exc:
+        raise DataValidationError(str(exc), exc.kind, columns=exc.names) from None
 
 
 def check_row_count(n_rows: int, min_rows: int, *, after_dropping: bool = False) -> None:

@@ -1,7 +1,13 @@
 """Plotly figures of the dashboard (pure functions: no Streamlit), and reading clicks back from them.
 
-Node and method names are user-supplied and plotly interprets a subset of HTML in text, so
-every name is escaped with :func:`dashboard.text.html_escape` before it reaches a figure.
+Node and method names are user-supplied and plotly interprets a subset of HTML in every text it
+draws (tick labels, legend entries, hover text, annotations: tags such as ``<b>`` and entities such
+as ``&lt;``), so every name is escaped exactly once with :func:`dashboard.text.html_escape` before it
+reaches a figure; plotly decodes the entities and draws the name as it was.
+
+Every axis whose values are names is categorical (``type="category"``): plotly would otherwise
+guess a numeric or date axis from names such as ``1``, ``1.0``, ``01`` or ``2024-01-01`` and draw
+several nodes on one position.
 Convention: ``W[i, j] != 0`` means the edge i -> j (also for frequency matrices).
 """
 from __future__ import annotations
@@ -42,6 +48,7 @@ def noise_figure(names, estimates: dict, sigma_true=None) -> go.Figure:
     Returns
     -------
     plotly.graph_objects.Figure
+        One group of bars per node on a categorical x axis (one category per name, in order).
     """
     x = [html_escape(n) for n in names]
     fig = go.Figure()
@@ -63,6 +70,7 @@ def noise_figure(names, estimates: dict, sigma_true=None) -> go.Figure:
     fig.update_layout(barmode="group", yaxis_title="noise standard deviation σ",
                       xaxis_title="node", legend_title_text="", margin={"t": 30, "b": 10},
                       height=380)
+    fig.update_xaxes(type="category")
     return fig
 
 
@@ -82,6 +90,7 @@ def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid"), l
     Returns
     -------
     plotly.graph_objects.Figure
+        Metrics on a categorical x axis, one trace per method (legend: the escaped name).
     """
     fig = go.Figure()
     present = [m for m in metrics if f"{m}_mean" in summary.columns]
@@ -96,6 +105,7 @@ def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid"), l
         )
     fig.update_layout(barmode="group", yaxis_title="mean ± std over repetitions",
                       margin={"t": 30, "b": 10}, height=400)
+    fig.update_xaxes(type="category")
     return fig
 
 
@@ -208,7 +218,7 @@ def sigma_interval_figure(names, sigma_samples, level=0.95, sigma_true=None) -> 
     Returns
     -------
     plotly.graph_objects.Figure
-        One bar per node (NV) or a single bar "all nodes (EV)".
+        One bar per node (NV) or a single bar "all nodes (EV)", on a categorical x axis.
     """
     S = np.asarray(sigma_samples, dtype=float)
     a = (1.0 - float(level)) / 2.0
@@ -228,6 +238,7 @@ def sigma_interval_figure(names, sigma_samples, level=0.95, sigma_true=None) -> 
                         marker={"color": "#2ca02c", "size": 11, "symbol": "diamond"})
     fig.update_layout(yaxis_title="noise standard deviation σ (data units)", height=360,
                       margin={"t": 30, "b": 10}, legend_title_text="")
+    fig.update_xaxes(type="category")
     return fig
 
 

@@ -5,9 +5,17 @@ JavaScript and CSS that ship inside the pyvis package are inlined (``cdn_resourc
 pyvis 0.3.2's template also links Bootstrap from a CDN even in that mode, so those tags are
 removed and :func:`graph_html` checks that no ``http(s)`` ``src``/``href`` is left.
 
-Node names are user-supplied: they are escaped with :mod:`markupsafe` before they reach pyvis
-(labels and tooltips), and pyvis's Jinja ``tojson`` filter additionally escapes ``<``, ``>``
-and ``&`` inside the embedded JSON.
+Node names are user-supplied. Where they meet HTML they are escaped exactly once:
+
+* labels and tooltips are plain text for vis-network (labels are drawn on a canvas, a string
+  tooltip is set with ``innerText``), so they hold the names as they are, not HTML-escaped (an
+  escaped name would be drawn as ``gene&lt;B&gt;``);
+* the node and edge lists are embedded in the page's ``<script>`` by pyvis's Jinja ``tojson``
+  filter, which escapes ``<``, ``>``, ``&`` and ``'`` as ``\\u`` escapes: that is the one escape
+  where the names meet HTML;
+* pyvis switches to a tooltip template that sets ``innerHTML`` from a node's title when any title
+  contains the text ``href``; :func:`_render_html` renders pyvis's template with that switch
+  off, so no name can select the HTML tooltip.
 
 Convention: ``W[i, j] != 0`` means the edge i -> j (same for ``B_true``).
 """
@@ -62,6 +70,23 @@ def _legend_html(kinds) -> str:
             + "".join(items) + "</div>")
 
 
+def _render_html(net) -> str:
+    """pyvis's ``Network.generate_html`` for this module's settings, tooltips fixed to plain text.
+
+    pyvis 0.3.2 renders ``template.html`` with ``tooltip_link=True`` (a custom popup filled with
+    ``innerHTML``) whenever some node title contains ``"href"``; this renders the same template with
+    the same values as ``generate_html`` except that that flag is always False. No filter menu,
+    no select menu, no configure panel, no DOT input: the other flags are pyvis's defaults.
+    """
+    nodes, edges, heading, height, width, options = net.get_network_data()
+    return net.templateEnv.get_template(net.path).render(
+        height=height, width=width, nodes=nodes, edges=edges, heading=heading, options=options,
+        physics_enabled=False, use_DOT=net.use_DOT, dot_lang=net.dot_lang, widget=net.widget,
+        bgcolor=net.bgcolor, conf=net.conf, tooltip_link=False,
+        neighborhood_highlight=net.neighborhood_highlight, select_menu=net.select_menu,
+        filter_menu=net.filter_menu, notebook=False, cdn_resources=net.cdn_resources)
+
+
 def graph_html(W, names, B_true=None, *, sigma=None, height_px: int = 520) -> str:
     """Build a self-contained interactive HTML view of a weighted DAG.
 
@@ -71,7 +96,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int = 520) -> st
         Thresholded weighted adjacency, ``W[i, j] != 0`` means i -> j. Edge width is
         proportional to ``|W[i, j]|``.
     names : sequence of str
-        Node names (user-supplied; escaped here).
+        Node names (user-supplied): drawn as plain text, embedded as escaped JSON.
     B_true : array-like of shape (n_nodes, n_nodes), optional
         Ground truth; when given, edges are coloured correct / reversed / extra, missing true
         edges are drawn dashed, and a legend is added.
@@ -108,7 +133,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int = 520) -> st
     net = Network(height=f"{int(height_px)}px", width="100%", directed=True, cdn_resources="in_line")
     pos = nx.circular_layout(nx.empty_graph(d), scale=max(150, 30 * d))
     for i in range(d):
-        label = html_escape(names[i])
+        label = names[i]  # plain text for vis-network: not HTML-escaped (see the module notes)
         title = label if sig is None else f"{label}\nσ̂ = {sig[i]:.4g}"
         x, y = (float(v) for v in pos[i])
         net.add_node(i, label=label, title=title, x=x, y=y, physics=False,
@@ -119,10 +144,10 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int = 520) -> st
         colour, dashed, _ = EDGE_STYLES[kind]
         w = float(A[i, j])
         if kind == "missing":
-            width, title = 1.5, f"{html_escape(names[i])} → {html_escape(names[j])}: missing true edge"
+            width, title = 1.5, f"{names[i]} → {names[j]}: missing true edge"
         else:
             width = 1.0 + 7.0 * abs(w) / wmax
-            title = f"{html_escape(names[i])} → {html_escape(names[j])}: w = {w:+.4g} ({kind})"
+            title = f"{names[i]} → {names[j]}: w = {w:+.4g} ({kind})"
         net.add_edge(i, j, color=colour, width=width, dashes=dashed, title=title,
                      arrows="to", smooth={"type": "curvedCW", "roundness": 0.12})
 
@@ -131,7 +156,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int = 520) -> st
         "interaction": {"hover": True, "navigationButtons": False, "tooltipDelay": 120},
         "edges": {"arrowStrikethrough": False},
     }))
-    html = net.generate_html(notebook=False)
+    html = _render_html(net)
     html = _EXTERNAL_TAG.sub("", html)
     html = _EMPTY_HEADING.sub("", html)
     html = _DEAD_COMMENT.sub("", html)

@@ -1,9 +1,11 @@
 """Escaping helpers for user-supplied strings (file names, column names) shown in the UI.
 
-Two targets need different treatment:
+Escape each user string exactly once, where it meets markup. Two targets need escaping:
 
-* HTML (the pyvis graph, plotly labels, which accept a subset of HTML): :func:`html_escape`,
-  a thin wrapper over :func:`markupsafe.escape`.
+* HTML (plotly text, which accepts a subset of HTML and decodes entities; HTML written by hand,
+  such as the graph legend): :func:`html_escape`, a thin wrapper over :func:`markupsafe.escape`.
+  Not for vis-network labels and tooltips in :mod:`dashboard.graph`: those are plain text
+  (canvas, ``innerText``), and an escaped name would be shown as ``gene&lt;B&gt;``.
 * Streamlit markdown (``st.markdown``, ``st.caption``, widget labels): :func:`md_escape`
   backslash-escapes the markdown punctuation (so ``*``, ``[x](y)``, ``$x$`` and Streamlit's
   ``:red[...]`` / ``:emoji:`` directives stay literal) and then HTML-escapes ``<``, ``>``

@@ -10,6 +10,7 @@ import os
 import pandas as pd
 import streamlit as st
 
+from colide_core.export import to_csv_safe
 from dashboard.layout import page_setup
 from dashboard import comparison as cmp
 from dashboard import state
@@ -128,5 +129,5 @@ st.dataframe(cmp.format_summary(summary), key="cmp_summary")
 st.plotly_chart(compare_figure(summary, metrics=("shd", "shd_cpdag", "sid", "nnz"), labels=cmp.LABELS), key="cmp_chart")
 with st.expander("Per-run rows"):
     st.dataframe(frame, hide_index=True)
-st.download_button("Per-run rows (CSV)", frame.to_csv(index=False), file_name="colide_comparison_runs.csv",
+st.download_button("Per-run rows (CSV)", to_csv_safe(frame, index=False), file_name="colide_comparison_runs.csv",
                    mime="text/csv", key="cmp_download")

@@ -11,6 +11,7 @@ import streamlit as st
 
 from colide_core import CoLiDE
 from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
+from colide_core.export import to_csv_safe
 from colide_core.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
 from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
@@ -150,7 +151,7 @@ def _show_bootstrap(stored):
             found = table[table["truth"] == "true edge"]
             st.caption(f"{len(found)} of {int((truth != 0).sum())} true edges are found in ≥ "
                        f"{ss['boot_min_freq']}% of resamples.")
-        st.download_button("Edge table (CSV)", table.to_csv(index=False), file_name="colide_bootstrap_edges.csv",
+        st.download_button("Edge table (CSV)", to_csv_safe(table, index=False), file_name="colide_bootstrap_edges.csv",
                            mime="text/csv", key="boot_dl")
     with tab_sigma:
         if res.sigma_samples is None:

@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from colide_core.defaults import MU_SCHEDULE
+from colide_core.export import to_csv_safe
 from colide_core.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
 from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
@@ -210,5 +211,5 @@ with st.expander("The whole grid as a table"):
         for k, v in metrics.items():
             table[k] = v.ravel()
     st.dataframe(table, hide_index=True, key="exp_table")
-    st.download_button("Grid (CSV)", table.to_csv(index=False), file_name="colide_lambda_threshold_grid.csv",
+    st.download_button("Grid (CSV)", to_csv_safe(table, index=False), file_name="colide_lambda_threshold_grid.csv",
                        mime="text/csv", key="exp_dl")

@@ -35,18 +35,21 @@ def test_classify_edges_rejects_shape_mismatch():
         classify_edges(np.zeros((3, 3)), np.zeros((2, 2)))
 
 
-def test_node_names_are_escaped_in_labels_and_titles():
+def test_node_names_are_escaped_once_in_labels_and_titles():
     W = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 0.5], [0.0, 0.0, 0.0]])
     html = graph_html(W, ["a", EVIL, 'b"&\'c'], sigma=[1.0, 2.0, 3.0])
-    # The raw name never appears, in any form that a browser would parse as a tag.
+    # The raw name never appears, in any form that a browser would parse as a tag: the embedded
+    # JSON writes <, >, & as \u escapes (pyvis's tojson), the one escape where names meet HTML.
     assert EVIL not in html
     assert "<script>alert" not in html
+    # vis-network draws labels and string tooltips as plain text, so they hold the names as is
+    # (HTML-escaping them as well would show "&lt;script&gt;" on the canvas).
     nodes = _datasets(html, 0)
-    assert [n["label"] for n in nodes] == ["a", "&lt;script&gt;alert(1)&lt;/script&gt;", "b&#34;&amp;&#39;c"]
-    assert nodes[1]["title"].startswith("&lt;script&gt;alert(1)&lt;/script&gt;")
+    assert [n["label"] for n in nodes] == ["a", EVIL, 'b"&\'c']
+    assert nodes[1]["title"] == EVIL + "\nσ̂ = 2"
     edges = _datasets(html, 1)
-    assert all("<" not in e["title"] for e in edges)
-    assert any("&lt;script&gt;" in e["title"] for e in edges)
+    assert {e["title"] for e in edges} == {f"a → {EVIL}: w = +1 (learned)",
+                                          f"{EVIL} → b\"&'c: w = +0.5 (learned)"}
 
 
 def test_html_is_offline():

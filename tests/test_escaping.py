@@ -8,7 +8,6 @@ import json
 import re
 from html.parser import HTMLParser
 
-import markupsafe
 import numpy as np
 import pandas as pd
 
@@ -92,18 +91,19 @@ def test_graph_html_contains_only_escaped_forms():
     assert not any(k.startswith("on") for _, attrs in tags for k in attrs)
     assert not any("javascript:" in (v or "") for _, attrs in tags for v in attrs.values())
 
-    # the names are present in their escaped forms: labels and tooltips hold markupsafe.escape(name)
-    # (and the JSON is itself embedded with <, >, & as \\u escapes by pyvis's tojson)
+    # vis-network labels and string tooltips are plain text (canvas, innerText), so they hold the
+    # names exactly as they are; the one escape where they meet HTML is pyvis's tojson, which
+    # writes <, >, & and ' in the embedded JSON as \\u escapes.
     nodes = _vis_dataset(html, "nodes")
-    assert [n["label"] for n in nodes] == [str(markupsafe.escape(s)) for s in NAMES]
-    assert nodes[0]["label"] == "&lt;script&gt;alert(1)&lt;/script&gt;"
-    assert nodes[1]["label"] == "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;"
-    assert all(n["title"].startswith(n["label"]) for n in nodes)
-    assert "\\u0026lt;script\\u0026gt;alert(1)" in html
+    assert [n["label"] for n in nodes] == NAMES
+    assert all(n["title"].startswith(n["label"] + "\nσ̂ = ") for n in nodes)
+    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in html
+    assert "&lt;" not in html.split("new vis.DataSet(", 1)[1]  # never HTML-escaped as well
     edges = _vis_dataset(html, "edges")
-    assert edges and all("<" not in e["title"] for e in edges)
-    assert any(e["title"].startswith("&lt;script&gt;alert(1)&lt;/script&gt; → &#34;&gt;&lt;img")
+    assert any(e["title"].startswith("<script>alert(1)</script> → \"><img src=x onerror=alert(1)>")
                for e in edges)
+    # the tooltip that sets innerHTML (pyvis switches to it when a title contains "href") is never used
+    assert "popup.innerHTML" not in html
 
 
 def test_markdown_escape_of_hostile_file_and_column_names():

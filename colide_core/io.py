@@ -462,7 +462,8 @@ def read_json(data, *, what: str = "JSON document", max_bytes: int = JSON_MAX_BY
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise DataValidationError(
-                f"The {what} is not UTF-8 text ({exc.reason} at byte {exc.start}).", "not_json"
+                f"The {what} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte "
+                f"{exc.start}).", "not_json"
             ) from None
     else:
         text = data

@@ -114,9 +114,10 @@ _ILL_CONDITIONED_RTOL = 1e-8
 # Ratio of the largest to the smallest column variance above which a scale warning is given.
 _SCALE_WARN_RATIO = 1e12
 _PARQUET_MAGIC = b"PAR1"
-#: A Parquet file may decode to at most this many times ``max_bytes`` (so 200 MB for the default
-#: 50 MB): as much as the float64 matrix of the ``max_bytes // 2`` cells a text file can hold.
-_PARQUET_EXPANSION = 4
+#: A Parquet file may decode to at most this many times ``max_bytes`` (so 250 MB for the default
+#: 50 MB): the float64 matrix of the ``max_bytes // 2`` cells a text file can hold (4x), plus room
+#: for validity bitmaps, levels and page headers.
+_PARQUET_EXPANSION = 5
 # Deepest Parquet schema accepted (a flat table has depth 2).
 _PARQUET_SCHEMA_DEPTH = 16
 _PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
@@ -280,7 +281,7 @@ def read_table(
         Largest accepted size in bytes. A Parquet file is also refused, from its footer and
         before any data is read, when it declares more than ``max_bytes // 2`` cells (the most a
         text file of ``max_bytes`` bytes can hold), or when its column chunks declare, or decode
-        to, more than ``4 * max_bytes`` bytes (so a small, highly compressed file cannot exhaust
+        to, more than ``5 * max_bytes`` bytes (so a small, highly compressed file cannot exhaust
         memory).
     max_columns : int or None, default 10_000
         Most columns accepted, checked on the header before parsing (building a DataFrame with

@@ -637,7 +637,9 @@ class PriorKnowledge:
         Parameters
         ----------
         text : str or bytes
-            The JSON document (UTF-8 when bytes).
+            The JSON document (UTF-8 when bytes), read by :func:`colide_core.io.read_json`: at
+            most :data:`colide_core.io.JSON_MAX_BYTES` (10 MB) and nested at most
+            :data:`colide_core.io.JSON_MAX_DEPTH` (64) deep, both checked before parsing.
 
         Returns
         -------
@@ -646,17 +648,27 @@ class PriorKnowledge:
         Raises
         ------
         ValueError
-            If the text is not JSON, not an object of this format, or an entry is malformed.
+            If the text is too large, too deeply nested, not UTF-8, not JSON, not an object of
+            this format, or an entry is malformed. No other exception escapes for any content of
+            ``text``.
         """
-        if isinstance(text, (bytes, bytearray)):
-            try:
-                text = bytes(text).decode("utf-8")
-            except UnicodeDecodeError:
-                raise ValueError("The constraints file is not UTF-8 text.") from None
+        from .io import DataValidationError, read_json
+
         try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"The constraints file is not valid JSON: {exc.msg} (line {exc.lineno}).") from None
+            doc = read_json(text, what="constraints file")
+        except DataValidationError as exc:
+            raise ValueError(str(exc)) from None
+        try:
+            return cls._from_document(doc)
+        except ValueError:
+            raise
+        except (TypeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+            raise ValueError(f"The constraints file is malformed ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:300]}).") from None
+
+    @classmethod
+    def _from_document(cls, doc):
+        """:meth:`from_json` on a parsed document."""
         if not isinstance(doc, dict):
             raise ValueError("The constraints file must hold a JSON object.")
         if doc.get("format", JSON_FORMAT) != JSON_FORMAT:

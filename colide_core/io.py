@@ -25,6 +25,7 @@ Conventions: ``X`` has shape ``(n_samples, n_nodes)``; a learned ``W[i, j] != 0`
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io as _io
 import json
@@ -41,9 +42,12 @@ __all__ = [
     "DataValidationError",
     "ValidatedData",
     "read_table",
+    "read_json",
     "validate_data",
     "INTERACTIVE_MAX_NODES",
     "DEFAULT_MAX_BYTES",
+    "JSON_MAX_BYTES",
+    "JSON_MAX_DEPTH",
     "ERROR_KINDS",
     # the named checks, each usable alone
     "check_file",
@@ -67,12 +71,22 @@ INTERACTIVE_MAX_NODES = 200
 #: Default upper bound on the size of an uploaded file, in bytes (50 MB).
 DEFAULT_MAX_BYTES = 50_000_000
 
+#: Default upper bound on the size of a user's JSON document (manifest, constraints), in bytes.
+#: A manifest of a 200-node fit is about 1.5 MB.
+JSON_MAX_BYTES = 10_000_000
+
+#: Deepest nesting of JSON arrays and objects accepted (a manifest nests 4 deep). Checked before
+#: parsing: Python's parser recurses once per level and raises RecursionError near 1000.
+JSON_MAX_DEPTH = 64
+
 #: Every value that :attr:`DataValidationError.kind` can take, with its meaning.
 ERROR_KINDS = {
     "bad_type": "the input is not bytes / not a DataFrame",
     "empty_file": "the file has no content (or only whitespace)",
     "too_large": "the file is larger than the size limit",
     "not_tabular": "the file could not be parsed as a table (binary, ragged rows, corrupt Parquet)",
+    "not_json": "the document is not UTF-8 JSON text",
+    "too_deep": "the JSON document nests arrays / objects deeper than the limit",
     "unsupported_column_type": "a Parquet column has a nested, binary, object or extension type",
     "empty_column_name": "a column has no name",
     "bad_column_name": "a column name holds a control or invisible character, or ends with a backslash",
@@ -101,6 +115,12 @@ _ILL_CONDITIONED_RTOL = 1e-8
 # Ratio of the largest to the smallest column variance above which a scale warning is given.
 _SCALE_WARN_RATIO = 1e12
 _PARQUET_MAGIC = b"PAR1"
+#: A Parquet file may decode to at most this many times ``max_bytes`` (so 250 MB for the default
+#: 50 MB): the float64 matrix of the ``max_bytes // 2`` cells a text file can hold (4x), plus room
+#: for validity bitmaps, levels and page headers.
+_PARQUET_EXPANSION = 5
+# Deepest Parquet schema accepted (a flat table has depth 2).
+_PARQUET_SCHEMA_DEPTH = 16
 _PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 _TSV_EXTENSIONS = (".tsv", ".tab")
 _UNNAMED_RE = re.compile(r"^Unnamed: \d+(_level_\d+)?$")
@@ -259,9 +279,11 @@ def read_table(
         sniffed among ``, TAB ; | space``). A file starting and ending with the Parquet magic
         ``PAR1`` is read as Parquet whatever its name.
     max_bytes : int, default 50_000_000
-        Largest accepted size in bytes. A Parquet file is also refused when it declares more
-        than ``max_bytes // 2`` cells (the most a text file of ``max_bytes`` bytes can hold), so a
-        small, highly compressed file cannot exhaust memory.
+        Largest accepted size in bytes. A Parquet file is also refused, from its footer and
+        before any data is read, when it declares more than ``max_bytes // 2`` cells (the most a
+        text file of ``max_bytes`` bytes can hold), or when its column chunks declare, or decode
+        to, more than ``5 * max_bytes`` bytes (so a small, highly compressed file cannot exhaust
+        memory).
     max_columns : int or None, default 10_000
         Most columns accepted, checked on the header before parsing (building a DataFrame with
         hundreds of thousands of columns takes pandas many seconds); ``None`` means no limit.
@@ -271,25 +293,34 @@ def read_table(
     pandas.DataFrame
         One column per field, column labels exactly as in the header (whitespace stripped, duplicates
         and empty names kept so that :func:`validate_data` can report them), index numbering the data
-        rows from 1 (header excluded). Numeric columns are int/float/bool; others keep their text.
+        rows from 1 (header excluded). Numeric columns are int/float/bool; others keep their text
+        (Parquet text columns as pandas categoricals: each distinct string is held once).
 
     Raises
     ------
     DataValidationError
         ``kind="bad_type"`` if ``data`` is not bytes-like; ``"empty_file"`` if it is empty or
-        whitespace only; ``"too_large"`` above ``max_bytes``; ``"too_many_nodes"`` above
-        ``max_columns``; ``"not_tabular"`` for binary content,
-        undecodable text, ragged rows or corrupt Parquet; ``"unsupported_column_type"`` for Parquet
-        columns that are nested, binary, of an extension type or hold Python objects.
+        whitespace only; ``"too_large"`` above ``max_bytes`` or the Parquet limits above;
+        ``"too_many_nodes"`` above ``max_columns``; ``"not_tabular"`` for binary or compressed
+        content, undecodable text, ragged rows, corrupt Parquet or any other parser failure;
+        ``"unsupported_column_type"`` for Parquet columns that are nested, binary, of an extension
+        type or hold Python objects; ``"duplicate_column_name"`` for a Parquet file with two
+        columns of the same name. No other exception escapes for any content of ``data``.
 
     Notes
     -----
     Text is decoded as UTF-8 (BOM allowed), UTF-16 when it starts with a UTF-16 BOM, else Latin-1.
     The first non-blank line is always the header. Numbers use ``.`` as decimal mark; for ``;``,
     tab, ``|`` or space delimited files a decimal comma is tried when it turns more columns numeric.
-    The delimiter is guessed with :class:`csv.Sniffer` (standard library) and checked against the
-    header; Parquet is read with ``pyarrow.parquet`` with the pandas metadata stripped (its index
-    columns are dropped), so no stored object is ever reconstructed.
+
+    Every step is linear in the size of the file: the delimiter is guessed from at most the first
+    50 lines / 64 KiB by trying each candidate with the C ``csv`` tokenizer (no
+    :class:`csv.Sniffer`, whose regexes are quadratic in the line length), and pandas' C parser
+    reads the file. Parquet is read with ``pyarrow.parquet``: the footer decides what is read
+    (fixed-width columns as they are, text columns as dictionaries, never expanded row by row;
+    pandas' stored index columns are skipped), and the pandas metadata is stripped, so no stored
+    object is ever reconstructed. Compressed uploads (gzip, bzip2, xz, zip) are refused, never
+    decompressed.
     """
     if max_columns is not None and max_columns < 1:
         raise ValueError(f"max_columns must be None or a positive int, got {max_columns!r}")
@@ -304,8 +335,38 @@ def read_table(
                 "The file is named like Parquet but is not a Parquet file (no 'PAR1' signature).",
                 "not_tabular",
             )
-        return _read_parquet(data, max_cells=max_bytes // 2, max_columns=max_columns)
-    return _read_text(data, ext, max_columns)
+        with _parse_failures_as_errors():
+            return _read_parquet(data, max_cells=max_bytes // 2, max_columns=max_columns,
+                                 max_decoded=_PARQUET_EXPANSION * max_bytes)
+    with _parse_failures_as_errors():
+        return _read_text(data, ext, max_columns)
+
+
+#: Exceptions a parser may raise on hostile input; :func:`read_table` and :func:`read_json`
+#: turn them into a :class:`DataValidationError` (pyarrow's errors derive from these too, except
+#: its base ``ArrowException``, matched by name).
+_PARSE_FAILURES = (ValueError, TypeError, OverflowError, UnicodeError, csv.Error, IndexError,
+                   KeyError, OSError, NotImplementedError, RecursionError, MemoryError)
+
+
+@contextlib.contextmanager
+def _parse_failures_as_errors():
+    """Turn any parser failure into a DataValidationError (never a traceback in a UI)."""
+    try:
+        yield
+    except DataValidationError:
+        raise
+    except MemoryError:
+        raise DataValidationError(
+            "The file needs more memory to read than this process can spare.", "too_large"
+        ) from None
+    except Exception as exc:
+        if not (isinstance(exc, _PARSE_FAILURES)
+                or any(c.__name__ == "ArrowException" for c in type(exc).__mro__)):
+            raise
+        raise DataValidationError(
+            f"The file cannot be read ({type(exc).__name__}: {_exc_text(exc)}).", "not_tabular"
+        ) from None
 
 
 def check_file(data, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -350,6 +411,103 @@ def check_file(data, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     return data
 
 
+def read_json(data, *, what: str = "JSON document", max_bytes: int = JSON_MAX_BYTES,
+              max_depth: int = JSON_MAX_DEPTH):
+    """Parse a user's JSON document with its size and nesting bounded before parsing.
+
+    The one JSON entry point for user files (run manifests, prior-knowledge files, the pandas
+    metadata inside Parquet): every failure becomes a :class:`DataValidationError`, never a
+    RecursionError or a traceback.
+
+    Parameters
+    ----------
+    data : str, bytes, bytearray or memoryview
+        The document; bytes are decoded as UTF-8 (a BOM is allowed).
+    what : str, default "JSON document"
+        How the document is named in messages (e.g. ``"manifest"``).
+    max_bytes : int, default 10_000_000
+        Largest accepted size, in bytes (in characters for ``str``).
+    max_depth : int, default 64
+        Deepest accepted nesting of arrays and objects (``[[1]]`` has depth 2).
+
+    Returns
+    -------
+    object
+        What :func:`json.loads` returns (dict, list, str, int, float, bool or None).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="bad_type"`` if ``data`` is not text or bytes; ``"too_large"`` above ``max_bytes``;
+        ``"empty_file"`` for blank input; ``"not_json"`` for text that is not UTF-8 or not JSON
+        (including integers of more than 4300 digits, which Python refuses to convert);
+        ``"too_deep"`` when arrays / objects nest deeper than ``max_depth``.
+
+    Notes
+    -----
+    The depth is measured in linear time before :func:`json.loads` runs: escaped characters and
+    string literals are removed with ``str.replace`` and a non-backtracking regex, then the
+    brackets' running depth is a cumulative sum (numpy). Outside a valid prefix the measure may
+    over-count, which only turns an invalid document's error into ``"too_deep"``.
+    """
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    if not isinstance(data, (bytes, str)):
+        raise DataValidationError(
+            f"Expected the {what} as text or bytes, got {type(data).__name__}.", "bad_type")
+    if len(data) > max_bytes:
+        raise DataValidationError(
+            f"The {what} is {_human_size(len(data))}, above the limit of {_human_size(max_bytes)}.",
+            "too_large")
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DataValidationError(
+                f"The {what} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte "
+                f"{exc.start}).", "not_json"
+            ) from None
+    else:
+        text = data
+    if not text.strip():
+        raise DataValidationError(f"The {what} is empty.", "empty_file")
+    depth = _json_depth(text, max_depth)
+    if depth > max_depth:
+        raise DataValidationError(
+            f"The {what} nests arrays / objects {depth} deep; at most {max_depth} levels are "
+            f"accepted.", "too_deep")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataValidationError(
+            f"The {what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).",
+            "not_json") from None
+    except (ValueError, RecursionError, TypeError, OverflowError) as exc:
+        raise DataValidationError(
+            f"The {what} cannot be read as JSON ({type(exc).__name__}: {_exc_text(exc)}).",
+            "not_json") from None
+
+
+_JSON_STRING_RE = re.compile(r'"[^"]*"')  # after escapes are removed: cannot backtrack
+
+
+def _json_depth(text: str, limit: int) -> int:
+    """Deepest nesting of ``[``/``{`` outside string literals; linear time, no recursion.
+
+    Exact when above ``limit``; when it cannot exceed ``limit`` (no more opening brackets than
+    ``limit``), the number of opening brackets is returned instead, an upper bound.
+    """
+    opening = text.count("[") + text.count("{")
+    if opening <= limit:
+        return opening
+    bare = text.replace("\\\\", "").replace('\\"', "")  # escaped backslashes, then escaped quotes
+    bare = _JSON_STRING_RE.sub("", bare)
+    codes = np.frombuffer(bare.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = ((codes == ord("[")) | (codes == ord("{"))).astype(np.int32)
+    step -= ((codes == ord("]")) | (codes == ord("}"))).astype(np.int32)
+    return int(np.cumsum(step, dtype=np.int32).max(initial=0))
+
+
 def _decode(data: bytes) -> str:
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         try:
@@ -364,6 +522,9 @@ def _decode(data: bytes) -> str:
         hint = ""
         if data[:4] == b"PK\x03\x04":
             hint = " It looks like a ZIP / Excel (.xlsx) file: export the sheet as CSV."
+        elif data[:2] == b"\x1f\x8b" or data[:3] == b"BZh" or data[:6] == b"\xfd7zXZ\x00":
+            hint = (" It looks like a compressed (gzip / bzip2 / xz) file: compressed uploads are "
+                    "not read; upload the uncompressed table.")
         raise DataValidationError(
             "The file is binary, not a text table (it contains NUL bytes)." + hint, "not_tabular"
         )
@@ -386,23 +547,24 @@ def _sample_lines(text: str, k: int = 50) -> list:
     return [line for line in lines if line.strip()][:k]
 
 
-def _split(lines, delim):
+def _split(lines, delim, strict=False):
     if delim == " ":
-        return [_ws_split(line) for line in lines]
-    return list(csv.reader(lines, delimiter=delim, skipinitialspace=True))
+        return _ws_records(lines, strict)
+    return list(csv.reader(lines, delimiter=delim, skipinitialspace=True, strict=strict))
 
 
-def _ws_split(line: str) -> list:
-    """Split like pandas' whitespace separator (spaces and tabs; leading/trailing ones ignored)."""
-    line = line.strip(" \t")
-    return re.split(r"[ \t]+", line) if line else []
+def _ws_records(lines, strict=False) -> list:
+    """Split like pandas' whitespace separator ``\\s+`` (runs of spaces and tabs; leading and
+    trailing ones ignored; double-quoted fields may hold whitespace), with the C csv tokenizer."""
+    cleaned = (line.strip(" \t").replace("\t", " ") for line in lines)
+    return [rec for rec in csv.reader(cleaned, delimiter=" ", skipinitialspace=True, strict=strict)]
 
 
 def _first_records(text: str, delim: str, k: int) -> list:
     """The first ``k`` non-blank records of ``text`` (quoted newlines respected)."""
     out = []
     if delim == " ":
-        lines = (_ws_split(line) for line in _NEWLINE_RE.split(text[: _SNIFF_CHARS * 16]))
+        lines = iter(_ws_records(_NEWLINE_RE.split(text[: _SNIFF_CHARS * 16])))
     else:
         lines = csv.reader(_io.StringIO(text), delimiter=delim, skipinitialspace=True)
     for rec in lines:
@@ -413,10 +575,10 @@ def _first_records(text: str, delim: str, k: int) -> list:
     return out
 
 
-def _consistent(lines, delim) -> bool:
+def _consistent(lines, delim, strict=False) -> bool:
     """True when ``delim`` splits the header into >= 2 fields and every sampled row alike."""
     try:
-        rows = _split(lines, delim)
+        rows = _split(lines, delim, strict)
     except csv.Error:
         return False
     if not rows or len(rows[0]) < 2:
@@ -428,26 +590,29 @@ def _consistent(lines, delim) -> bool:
 
 
 def _sniff_delimiter(text: str, ext: str) -> str:
+    """The delimiter of ``text``, from a bounded sample and linear work only.
+
+    The sample is :func:`_sample_lines` (at most 50 lines from the first 64 KiB). Each candidate of
+    ``, TAB ; | space`` is tried in that order, first with the strict CSV dialect (a quote must
+    close a field) and then leniently; the first that splits the header into >= 2 fields and every
+    sampled row alike wins. Each try is one pass of the C ``csv`` tokenizer over the sample, so the
+    whole guess reads at most ``2 * 5 * 64 KiB`` characters whatever the file holds.
+    :class:`csv.Sniffer` is not used: its quote-detection regexes are quadratic in the length of a
+    line (a 60 kB line of ``;"`` took 15 s, holding the GIL).
+    """
     if ext in _TSV_EXTENSIONS:
         return "\t"
     lines = _sample_lines(text)
     if not lines:
         return ","
-    sniffed = None
-    try:
-        sniffed = csv.Sniffer().sniff("\n".join(lines), delimiters="".join(_DELIMITERS)).delimiter
-    except csv.Error:
-        sniffed = None
-    if sniffed is not None and _consistent(lines, sniffed):
-        return sniffed
-    for delim in _DELIMITERS:
-        if _consistent(lines, delim):
-            return delim
-    # Nothing splits consistently: take the sniffer's guess, else the delimiter most frequent in
-    # the header; the parser then reports the first ragged row.
-    if sniffed is not None:
-        return sniffed
-    counts = {d: lines[0].count(d) for d in _DELIMITERS if d != " "}
+    for strict in (True, False):
+        for delim in _DELIMITERS:
+            if _consistent(lines, delim, strict=strict):
+                return delim
+    # Nothing splits consistently: the delimiter most frequent in the sample; the parser then
+    # reports the first ragged row.
+    sample = "\n".join(lines)
+    counts = {d: sample.count(d) for d in _DELIMITERS if d != " "}
     best = max(counts, key=counts.get)
     return best if counts[best] > 0 else ","
 
@@ -532,67 +697,80 @@ def _n_numeric(df) -> int:
     return sum(_is_numeric_dtype(dt) for dt in df.dtypes)
 
 
-def _read_parquet(data: bytes, *, max_cells: int, max_columns=None) -> pd.DataFrame:
+def _parquet_kind(t, fld) -> str:
+    """How a Parquet column of Arrow type ``t`` is read: "fixed", "text" or why it is refused.
+
+    "fixed": a fixed-width type (numbers, booleans, decimals, dates and times, null), decoded
+    into ``num_rows * width`` bytes whatever the file declares; "text": a string column, read as a
+    dictionary (each distinct string once, never expanded per row); anything else is a reason to
+    refuse the column without reading it.
+    """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    if isinstance(t, pa.BaseExtensionType) or (fld is not None and fld.metadata and any(
+            k.startswith(b"ARROW:extension") for k in fld.metadata)):
+        return "an Arrow extension type"
+    if pa.types.is_dictionary(t):
+        inner = _parquet_kind(t.value_type, None)
+        return inner if inner in ("fixed", "text") else f"dictionary type {t}"
+    if pa.types.is_nested(t) or pa.types.is_union(t) or pa.types.is_run_end_encoded(t):
+        return f"nested type {t}"
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+            or pa.types.is_binary_view(t)):
+        return "raw binary"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "text"
+    if pa.types.is_null(t):
+        return "fixed"
     try:
-        pf = pq.ParquetFile(pa.BufferReader(data))
-        meta = pf.metadata
-        n_rows, n_cols = int(meta.num_rows), int(meta.num_columns)
-        _too_many_columns(n_cols, max_columns)
-        if n_rows * max(n_cols, 1) > max_cells:
-            raise DataValidationError(
-                f"The Parquet file declares {n_rows} rows x {n_cols} columns, more than the "
-                f"{max_cells} cells allowed.",
-                "too_large",
-            )
-        table = pf.read(use_pandas_metadata=False)
+        t.bit_width
+    except ValueError:
+        return f"type {t}"
+    return "fixed"
+
+
+def _parquet_index_columns(schema) -> set:
+    """Names of pandas' stored index columns, read from the JSON metadata (never executed)."""
+    raw = (schema.metadata or {}).get(b"pandas")
+    if raw is None:
+        return set()
+    try:
+        pmeta = read_json(raw, what="Parquet pandas metadata", max_bytes=JSON_MAX_BYTES)
     except DataValidationError:
-        raise
-    except (pa.ArrowException, OSError, ValueError, TypeError, IndexError, KeyError) as exc:
+        return set()
+    cols = pmeta.get("index_columns", []) if isinstance(pmeta, dict) else []
+    return {c for c in cols if isinstance(c, str)} if isinstance(cols, list) else set()
+
+
+def _plan_parquet(pf, n_bytes: int, *, max_cells: int, max_columns, max_decoded: int):
+    """Decide from the footer alone which columns to read, or refuse the file.
+
+    Returns ``(names, text_leaves)``: the names of the columns to read (in file order; pandas'
+    stored index columns are left out) and the leaf indices of the text columns among them (read
+    as dictionaries). Raises :class:`DataValidationError` for too many columns or cells, declared or
+    decoded sizes above ``max_decoded`` bytes, inconsistent metadata or unsupported column types.
+    """
+    meta = pf.metadata
+    schema = pf.schema_arrow
+    n_rows, n_leaves = int(meta.num_rows), int(meta.num_columns)
+    _too_many_columns(max(n_leaves, len(schema)), max_columns)
+    if n_rows < 0 or sum(int(meta.row_group(g).num_rows) for g in range(meta.num_row_groups)) != n_rows:
         raise DataValidationError(
-            f"The Parquet file cannot be read ({type(exc).__name__}: {_exc_text(exc)}).", "not_tabular"
-        ) from None
-
-    # Drop pandas' stored index columns, read from the JSON metadata (never executed or unpickled).
-    index_cols = set()
-    schema_meta = table.schema.metadata or {}
-    raw = schema_meta.get(b"pandas")
-    if raw is not None:
-        try:
-            pmeta = json.loads(raw.decode("utf-8"))
-            for col in pmeta.get("index_columns", []) if isinstance(pmeta, dict) else []:
-                if isinstance(col, str):
-                    index_cols.add(col)
-        except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
-            index_cols = set()
-    keep = [i for i, f in enumerate(table.schema) if f.name not in index_cols]
-    table = table.select(keep).replace_schema_metadata(None)
-
-    bad = []
-    arrays = []
-    for i, fld in enumerate(table.schema):
-        t = fld.type
-        col = table.column(i)
-        if isinstance(t, pa.BaseExtensionType) or (fld.metadata and any(
-                k.startswith(b"ARROW:extension") for k in fld.metadata)):
-            bad.append((fld.name, "an Arrow extension type"))
-        elif pa.types.is_nested(t) or pa.types.is_union(t):
-            bad.append((fld.name, f"nested type {t}"))
-        elif pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-            bad.append((fld.name, "raw binary"))
-        elif pa.types.is_decimal(t):
-            try:
-                col = col.cast(pa.float64())
-            except pa.ArrowException:
-                bad.append((fld.name, f"decimal type {t} that does not fit float64"))
-        elif pa.types.is_dictionary(t):
-            try:
-                col = col.cast(t.value_type)
-            except pa.ArrowException:
-                bad.append((fld.name, f"dictionary type {t}"))
-        arrays.append(col)
+            "The Parquet file's metadata are inconsistent (row counts of the row groups do not add "
+            "up).", "not_tabular")
+    if n_rows * max(n_leaves, 1) > max_cells:
+        raise DataValidationError(
+            f"The Parquet file declares {n_rows} rows x {n_leaves} columns, more than the "
+            f"{max_cells} cells allowed.",
+            "too_large",
+        )
+    index_cols = _parquet_index_columns(schema)
+    fields = [(k, f) for k, f in enumerate(schema) if f.name not in index_cols]
+    bad = [(f.name, why) for _, f in fields
+           if (why := _parquet_kind(f.type, f)) not in ("fixed", "text")]
+    if not bad and n_leaves != len(schema):  # a nested index column: leaves no longer map to fields
+        bad = [(f.name, f"nested type {f.type}") for f in schema
+               if _parquet_kind(f.type, f) not in ("fixed", "text")]
     if bad:
         desc = "; ".join(f"{_short(n)} ({why})" for n, why in bad[:_MAX_LISTED])
         raise DataValidationError(
@@ -601,7 +779,103 @@ def _read_parquet(data: bytes, *, max_cells: int, max_columns=None) -> pd.DataFr
             "unsupported_column_type",
             columns=[str(n) for n, _ in bad],
         )
-    names = [f.name for f in table.schema]
+    names = [f.name for _, f in fields]
+    seen: dict = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    dups = [n for n, k in seen.items() if k > 1]
+    if dups:
+        raise DataValidationError(
+            f"Duplicate column names: {_list(dups)}. Every column needs a unique name.",
+            "duplicate_column_name",
+            columns=[str(n) for n in dups],
+        )
+    # Sizes: what the footer declares for the chunks to read, and what decoding them yields.
+    declared = 0
+    compressed = 0
+    decoded = 0
+    text_leaves = []
+    for k, f in fields:
+        for g in range(meta.num_row_groups):
+            chunk = meta.row_group(g).column(k)
+            u, c = int(chunk.total_uncompressed_size), int(chunk.total_compressed_size)
+            if u < 0 or c < 0:
+                raise DataValidationError(
+                    "The Parquet file's metadata are inconsistent (negative sizes).", "not_tabular")
+            declared += u
+            compressed += c
+        if _parquet_kind(f.type, f) == "text":
+            text_leaves.append(k)
+            decoded += 4 * n_rows  # dictionary indices; the distinct strings are in `declared`
+        else:
+            t = f.type.value_type if hasattr(f.type, "value_type") else f.type
+            width = 0 if t.id == 0 else max(t.bit_width // 8, 1)  # id 0: the null type
+            decoded += width * n_rows
+    if compressed > n_bytes:
+        raise DataValidationError(
+            "The Parquet file's metadata are inconsistent (its column chunks are larger than the "
+            "file).", "not_tabular")
+    if declared > max_decoded or decoded > max_decoded:
+        raise DataValidationError(
+            f"The Parquet file expands to {_human_size(max(declared, decoded))} when read "
+            f"(declared in its metadata), above the limit of {_human_size(max_decoded)}: a small "
+            f"file that decompresses to far more data is refused.",
+            "too_large",
+        )
+    return names, text_leaves
+
+
+def _read_parquet(data: bytes, *, max_cells: int, max_columns=None, max_decoded: int) -> pd.DataFrame:
+    """Parquet bytes to a DataFrame, deciding from the footer what to read before reading it.
+
+    See :func:`_plan_parquet` for the checks. Numeric columns are read as they are (dictionary
+    encoded ones cast to their value type: at most 8 bytes per cell); text columns are read as
+    dictionaries and become pandas categoricals, never one string per row, so dictionary encoding
+    cannot multiply a small file into gigabytes. After reading, the Arrow table's real size is
+    checked against the same limit.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def open_file(read_dictionary=None):
+        return pq.ParquetFile(pa.BufferReader(data), read_dictionary=read_dictionary,
+                              thrift_string_size_limit=len(data), thrift_container_size_limit=1_000_000,
+                              schema_depth_limit=_PARQUET_SCHEMA_DEPTH)
+
+    try:
+        names, text_leaves = _plan_parquet(open_file(), len(data), max_cells=max_cells,
+                                           max_columns=max_columns, max_decoded=max_decoded)
+        pf = open_file(read_dictionary=text_leaves or None)
+        table = pf.read(columns=names, use_pandas_metadata=False)
+    except DataValidationError:
+        raise
+    except (pa.ArrowException, OSError, ValueError, TypeError, IndexError, KeyError,
+            NotImplementedError) as exc:
+        raise DataValidationError(
+            f"The Parquet file cannot be read ({type(exc).__name__}: {_exc_text(exc)}).", "not_tabular"
+        ) from None
+    if table.nbytes > max_decoded:  # the pages said more than the footer: refuse all the same
+        raise DataValidationError(
+            f"The Parquet file expands to {_human_size(table.nbytes)} when read, above the limit of "
+            f"{_human_size(max_decoded)}.",
+            "too_large",
+        )
+    table = table.replace_schema_metadata(None)
+    arrays = []
+    for i, fld in enumerate(table.schema):
+        t = fld.type
+        col = table.column(i)
+        if pa.types.is_decimal(t):
+            try:
+                col = col.cast(pa.float64())
+            except pa.ArrowException:
+                raise DataValidationError(
+                    f"Unsupported column type in the Parquet file: {_short(fld.name)} (decimal type "
+                    f"{t} that does not fit float64).",
+                    "unsupported_column_type", columns=[str(fld.name)]) from None
+        elif pa.types.is_dictionary(t) and _parquet_kind(t.value_type, None) == "fixed":
+            col = col.cast(t.value_type)  # at most 8 bytes per cell: bounded by the cell limit
+        arrays.append(col)
     try:
         plain = pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))])
         df = plain.to_pandas()

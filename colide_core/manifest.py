@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import io
 import json
 import math
 import os
@@ -607,7 +606,34 @@ class Manifest:
         return model
 
 
-def load_manifest(source):
+def _parse_manifest_json(source, max_bytes):
+    """The JSON document of a manifest source (path, text, bytes or open file), parsed by
+    :func:`colide_core.io.read_json` (size and nesting bounded before parsing); every failure is
+    a :class:`ManifestError`."""
+    from .io import DataValidationError, read_json
+
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw = bytes(source)
+    elif hasattr(source, "read"):
+        raw = source.read(max_bytes + 1)
+    elif isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+        try:
+            with open(source, "rb") as fh:
+                raw = fh.read(max_bytes + 1)
+        except (OSError, ValueError) as exc:
+            raise ManifestError(f"cannot read manifest {str(source)[:200]!r}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
+    elif isinstance(source, str):
+        raw = source
+    else:
+        raise ManifestError(f"cannot read a manifest from a {type(source).__name__}")
+    try:
+        return read_json(raw, what="manifest", max_bytes=max_bytes)
+    except DataValidationError as exc:
+        raise ManifestError(str(exc)) from None
+
+
+def load_manifest(source, *, max_bytes=None):
     """Read and validate a manifest.
 
     Parameters
@@ -615,6 +641,14 @@ def load_manifest(source):
     source : str, os.PathLike, bytes, dict or file-like
         A path to a JSON file, the JSON text or bytes themselves (e.g. an
         uploaded file's content), an already parsed dict, or an open file.
+        Text and bytes go through :func:`colide_core.io.read_json`: UTF-8,
+        at most ``max_bytes`` long and nested at most
+        :data:`colide_core.io.JSON_MAX_DEPTH` (64) deep, checked before
+        parsing.
+    max_bytes : int, optional
+        Largest document accepted, in bytes; default
+        :data:`colide_core.io.JSON_MAX_BYTES` (10 MB; a 200-node manifest
+        is about 1.5 MB).
 
     Returns
     -------
@@ -625,29 +659,29 @@ def load_manifest(source):
     Raises
     ------
     ManifestError
-        If the file is missing or not JSON, the schema is not
-        ``"colide-manifest/1"``, a required field is missing, or shapes are
-        inconsistent (W, adjacency, sigma, node names versus ``n_nodes``).
+        If the file is missing, too large, too deeply nested, not UTF-8 or
+        not JSON, the schema is not ``"colide-manifest/1"``, a required field
+        is missing, or shapes are inconsistent (W, adjacency, sigma, node
+        names versus ``n_nodes``). No other exception escapes for any
+        content of ``source``.
     """
+    if max_bytes is None:
+        from .io import JSON_MAX_BYTES as max_bytes
     if isinstance(source, dict):
         doc = source
     else:
-        if isinstance(source, (bytes, bytearray)):
-            text = bytes(source).decode("utf-8", errors="replace")
-        elif hasattr(source, "read"):
-            text = source.read()
-            text = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
-        elif isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
-            try:
-                text = Path(source).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise ManifestError(f"cannot read manifest {str(source)!r}: {exc.strerror or exc}") from None
-        else:
-            text = source
-        try:
-            doc = json.load(io.StringIO(text))
-        except json.JSONDecodeError as exc:
-            raise ManifestError(f"the manifest is not valid JSON: {exc}") from None
+        doc = _parse_manifest_json(source, max_bytes)
+    try:
+        return _manifest_from_document(doc)
+    except ManifestError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+        raise ManifestError(f"the manifest is malformed ({type(exc).__name__}: "
+                            f"{' '.join(str(exc).split())[:300]})") from None
+
+
+def _manifest_from_document(doc):
+    """The checks of :func:`load_manifest` on a parsed document (raises ManifestError)."""
     _require(isinstance(doc, dict), "a manifest must be a JSON object")
     _require(doc.get("schema") == SCHEMA,
              f"unsupported manifest schema {doc.get('schema')!r}; expected {SCHEMA!r}")

@@ -11,6 +11,7 @@ import streamlit as st
 
 from colide_core import threshold_to_dag
 from colide_core.constraints import PRIOR_KEYS, PriorKnowledge, audit_constraints
+from colide_core.io import JSON_MAX_BYTES
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
@@ -68,6 +69,10 @@ def _load(text):
         prior.resolve(d, names)
     except ValueError as exc:
         ss[ts.PRIOR_MESSAGES] = [("error", "Could not load the constraints: " + md_escape(str(exc)))]
+        return
+    except Exception as exc:  # never a traceback for a user file (the loader raises ValueError)
+        ss[ts.PRIOR_MESSAGES] = [("error", f"Could not load the constraints ({type(exc).__name__}): "
+                                           + md_escape(" ".join(str(exc).split())[:300]))]
         return
     _reset_drafts(prior)
     ss[ts.PRIOR_MESSAGES] = [("success", "Loaded. Press **Apply** to enforce them.")]
@@ -149,7 +154,7 @@ with st.expander("Save or load as JSON"):
         st.download_button("Download constraints (JSON)", draft.to_json(names), file_name="colide_constraints.json",
                            mime="application/json", key="prior_dl")
     st.file_uploader("Load a constraints file", type=["json"], key="prior_json_upload", on_change=_load_upload)
-    st.text_area("…or paste JSON", key="prior_json_text", height=120)
+    st.text_area("…or paste JSON", key="prior_json_text", height=120, max_chars=JSON_MAX_BYTES)
     st.button("Load pasted JSON", key="prior_load_text", on_click=_load_pasted)
 
 # --- audit ----------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ Two additions to scikit-learn's constraints:
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Mapping, Set
 from numbers import Integral, Real
 
 import numpy as np
@@ -38,6 +39,8 @@ __all__ = [
     "validate_params",
     "check_number",
     "check_sequence",
+    "is_int",
+    "is_real",
     "NON_NEGATIVE",
     "POSITIVE",
     "POSITIVE_INT",
@@ -49,6 +52,16 @@ _short = reprlib.Repr()
 _short.maxstring = 60
 _short.maxother = 60
 _short.maxlist = _short.maxtuple = 8
+
+
+def is_int(value) -> bool:
+    """True for an integer (``int``, ``numpy.integer``), False for a bool and anything else."""
+    return isinstance(value, Integral) and not isinstance(value, _BOOLS)
+
+
+def is_real(value) -> bool:
+    """True for a real number (``int``, ``float``, numpy's), False for a bool, a string, None."""
+    return isinstance(value, Real) and not isinstance(value, _BOOLS)
 
 
 class Number(Interval):
@@ -115,7 +128,7 @@ def check_sequence(values, name, caller, element, *, min_len=1, max_len=None):
 
     Parameters
     ----------
-    values : list, tuple or 1-D ndarray
+    values : list, tuple, 1-D ndarray or another sized iterable (a pandas Series, a range)
         Strings, bytes, mappings, sets and scalars are refused, as are arrays of bool, str,
         complex or object dtype whose elements are not numbers.
     name, caller : str
@@ -148,6 +161,9 @@ def check_sequence(values, name, caller, element, *, min_len=1, max_len=None):
         items = values.tolist()  # numpy scalars -> Python int / float / bool / str / complex
     elif isinstance(values, (list, tuple)):
         items = list(values)
+    elif (hasattr(values, "__len__") and hasattr(values, "__iter__")
+          and not isinstance(values, (str, bytes, Mapping, Set))):
+        items = [v.item() if isinstance(v, np.generic) else v for v in values]  # a Series, a range
     else:
         fail(seq_text)
     for k, v in enumerate(items):

@@ -14,6 +14,7 @@ __all__ = [
     "VARIANTS", "VARIANT", "SOLVERS", "LAMBDA1", "THRESHOLD", "MU_SCHEDULE", "S_SCHEDULE", "MAX_ITER", "LR", "TOL",
     "CHECKPOINT", "BETA_1", "BETA_2", "SOLVER", "LAMBDA1_RANGE", "THRESHOLD_RANGE",
     "MAX_ITER_LIMIT", "MAX_NODES", "MAX_SAMPLES", "MAX_CELLS", "MAX_DEGREE", "MAX_SWEEP_RUNS",
+    "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
@@ -75,3 +76,10 @@ MAX_CELLS = 50_000_000
 MAX_DEGREE = 100.0
 #: Most runs (methods x data settings x seeds) of one ``python -m colide_core bench`` sweep.
 MAX_SWEEP_RUNS = 10_000
+#: Most values of ``lambda1`` and of the threshold in one :func:`colide_core.path.lambda_path`
+#: (its stored graphs, ``n_lambdas * n_thresholds * n_nodes**2`` numbers, are also bounded by
+#: ``MAX_CELLS``).
+MAX_PATH_LAMBDAS = 100
+MAX_PATH_THRESHOLDS = 100
+#: Most fits of one bootstrap (``n_boot``) or stability selection (``n_subsamples * n_lambdas``).
+MAX_RESAMPLES = 100_000

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import defaults
 from ._graph import is_dag
+from ._params import is_int as _is_int, is_real as _is_real
 
 __all__ = [
     "DATASET_DEFAULTS",
@@ -47,14 +48,6 @@ __all__ = [
 NOISE_TYPES = ("gaussian", "exponential", "laplace", "gumbel")
 
 _EULER_GAMMA = 0.5772156649015329
-
-
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
-
-
-def _is_real(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
 
 
 def _check_d(d, name="d (number of nodes)"):

@@ -22,10 +22,12 @@ import pandas as pd
 import pytest
 
 from colide_core import defaults
-from colide_core.cli import OutputDir, UsageError, check_plain_name, load_bench_config, main
+from colide_core.cli import UsageError, load_bench_config, main
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--max-iter", "20,20,20,20"]
+# The documented limits (colide_core.defaults; docs/security.md).
+MAX_NODES, MAX_SWEEP_RUNS = 2_000, 10_000
 
 pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
 
@@ -158,6 +160,8 @@ def test_method_labels_must_be_plain_names(tmp_path, label):
 
 
 def test_check_plain_name():
+    from colide_core.cli import check_plain_name
+
     assert check_plain_name("CoLiDE-NV λ=0.1", "label") == "CoLiDE-NV λ=0.1"
     for bad in ("", " ", ".", "..", "a/b", "a\\b", "nul\x00", "x" * 101, 3):
         with pytest.raises(UsageError):
@@ -169,6 +173,8 @@ def test_check_plain_name():
 # --------------------------------------------------------------------------------------------
 
 def test_a_failed_write_leaves_the_old_file_whole_and_no_temporary_file(tmp_path):
+    from colide_core.cli import OutputDir
+
     (tmp_path / "f.csv").write_text("old\n")
     out = OutputDir(tmp_path, force=True)
 
@@ -186,6 +192,8 @@ def test_a_failed_write_leaves_the_old_file_whole_and_no_temporary_file(tmp_path
 
 
 def test_force_replaces_a_symlink_itself_never_its_target(tmp_path):
+    from colide_core.cli import OutputDir
+
     (tmp_path / "elsewhere.txt").write_text("keep me\n")
     (tmp_path / "o").mkdir()
     os.symlink(tmp_path / "elsewhere.txt", tmp_path / "o" / "f.csv")
@@ -198,6 +206,8 @@ def test_force_replaces_a_symlink_itself_never_its_target(tmp_path):
 
 
 def test_written_files_get_the_usual_permissions(tmp_path):
+    from colide_core.cli import OutputDir
+
     old = os.umask(0o022)
     try:
         path = OutputDir(tmp_path).write("f.csv", "a\n")
@@ -207,6 +217,8 @@ def test_written_files_get_the_usual_permissions(tmp_path):
 
 
 def test_output_names_are_plain(tmp_path):
+    from colide_core.cli import OutputDir
+
     for bad in ("../x.csv", "/etc/passwd", "a/b.csv"):
         with pytest.raises(UsageError, match="output file name"):
             OutputDir(tmp_path, force=True).write(bad, "x")
@@ -225,7 +237,7 @@ def test_out_that_is_a_file_is_refused(tmp_path, capsys, monkeypatch):
 # --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, message", [
-    (["--nodes", "100000"], f"n_nodes must be a positive integer <= {defaults.MAX_NODES}"),
+    (["--nodes", "100000"], f"n_nodes must be a positive integer <= {MAX_NODES}"),
     (["--degree", "1e308"], "degree must be a finite number in [0, 100]"),
     (["--degree", "nan"], "argument --degree: must be a finite number"),
     (["--degree", "inf"], "argument --degree: must be a finite number"),
@@ -251,7 +263,7 @@ def test_a_sweep_of_864000_runs_is_refused_before_the_grid_is_built(tmp_path, ca
     status, err = run(["bench", "big.toml", "--out", "res"], capsys)
     assert status == 2
     assert "the sweep has 864,000 runs (1 methods x 8,640 data settings x 100 seeds)" in err
-    assert f"more than the {defaults.MAX_SWEEP_RUNS:,} allowed" in err
+    assert f"more than the {MAX_SWEEP_RUNS:,} allowed" in err
     assert not (tmp_path / "res").exists()
 
 

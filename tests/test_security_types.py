@@ -16,7 +16,6 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, InvalidParameterError
 
 from colide_core import CoLiDE, defaults, evaluate, threshold_to_dag
-from colide_core._params import Number, check_sequence
 from colide_core.executor import run_sweep
 from colide_core.path import bic_score, default_lambdas, lambda_path
 from colide_core.simulate import (
@@ -30,6 +29,8 @@ from colide_core.simulate import (
 from colide_core.stability import bootstrap_edges, stability_selection
 
 QUICK = dict(max_iter=(30, 30, 30, 30), checkpoint=10)
+# The documented limits (colide_core.defaults; docs/security.md).
+MAX_NODES, MAX_SAMPLES, MAX_PATH_LAMBDAS, MAX_RESAMPLES = 2_000, 1_000_000, 100, 100_000
 
 pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
 
@@ -49,11 +50,21 @@ def _refused(fn, *args, match=None, **kwargs):
     return info.value
 
 
+def test_the_documented_limits():
+    assert (defaults.MAX_NODES, defaults.MAX_SAMPLES, defaults.MAX_CELLS, defaults.MAX_DEGREE) == (
+        MAX_NODES, MAX_SAMPLES, 50_000_000, 100.0)
+    assert (defaults.MAX_PATH_LAMBDAS, defaults.MAX_PATH_THRESHOLDS, defaults.MAX_RESAMPLES) == (
+        MAX_PATH_LAMBDAS, 100, MAX_RESAMPLES)
+    assert (defaults.MAX_ITER_LIMIT, defaults.MAX_SWEEP_RUNS) == (10_000_000, 10_000)
+
+
 # --------------------------------------------------------------------------------------------
 # why a Number constraint: scikit-learn's Interval takes True as 1
 # --------------------------------------------------------------------------------------------
 
 def test_sklearn_interval_accepts_bools_and_number_does_not():
+    from colide_core._params import Number
+
     # scikit-learn 1.9.1: bool subclasses int, so Interval(Real/Integral) accepts True.
     assert Interval(Real, 0, None, closed="left").is_satisfied_by(True)
     c = Number(Real, 0, None, closed="left")
@@ -64,6 +75,8 @@ def test_sklearn_interval_accepts_bools_and_number_does_not():
 
 
 def test_check_sequence_checks_each_entry():
+    from colide_core._params import Number, check_sequence
+
     pos = Number(Real, 0, None, closed="neither")
     assert check_sequence([1, np.float64(0.5)], "s", "f", pos) == (1.0, 0.5)
     assert check_sequence(pd.Series([0.1, 0.2]), "s", "f", pos) == (0.1, 0.2)
@@ -159,7 +172,7 @@ def test_threshold_to_dag_refuses_strings_bools_and_none():
     ({"lambdas": ["0.1"]}, "lambdas"),
     ({"lambdas": [True]}, "lambdas"),
     ({"lambdas": 0.1}, "lambdas"),
-    ({"lambdas": list(np.linspace(0.01, 1, defaults.MAX_PATH_LAMBDAS + 1))}, "lambdas"),
+    ({"lambdas": list(np.linspace(0.01, 1, MAX_PATH_LAMBDAS + 1))}, "lambdas"),
     ({"thresholds": [None]}, "thresholds"),
     ({"warm_start": "no"}, "warm_start"),
     ({"warm_stages": 1.0}, "warm_stages"),
@@ -203,7 +216,7 @@ def test_stability_and_bootstrap_refuse_loose_types_before_fitting():
     _refused(stability_selection, X, est, [0.1], pi_thr=True, match="pi_thr")
     _refused(stability_selection, X, est, ["0.1"], match="lambdas")
     _refused(stability_selection, X, est, [0.1], n_subsamples=2.0, match="n_subsamples")
-    _refused(stability_selection, X, est, [0.1] * 11, n_subsamples=defaults.MAX_RESAMPLES // 10,
+    _refused(stability_selection, X, est, [0.1] * 11, n_subsamples=MAX_RESAMPLES // 10,
              match="MAX_RESAMPLES")
     _refused(bootstrap_edges, X, est, n_boot=10**12, match="MAX_RESAMPLES")  # refused before spawning seeds
     _refused(bootstrap_edges, X, est, n_boot=True, match="n_boot")
@@ -233,8 +246,8 @@ def test_run_sweep_refuses_loose_arguments_before_running():
     ({"degree": float("nan")}, "degree must be a finite number"),
     ({"n_nodes": 5.0}, "n_nodes must be a positive integer"),
     ({"n_nodes": True}, "n_nodes must be a positive integer"),
-    ({"n_nodes": defaults.MAX_NODES + 1}, "MAX_NODES"),
-    ({"n_samples": defaults.MAX_SAMPLES + 1}, "MAX_SAMPLES"),
+    ({"n_nodes": MAX_NODES + 1}, "MAX_NODES"),
+    ({"n_samples": MAX_SAMPLES + 1}, "MAX_SAMPLES"),
     ({"n_nodes": 2000, "n_samples": 100_000}, "200,000,000 cells is more than the 50,000,000 allowed"),
     ({"noise_var": "1"}, "noise_var must be a finite number > 0"),
     ({"noise_var": True}, "noise_var must be a finite number > 0"),
@@ -258,14 +271,14 @@ def test_the_dashboards_largest_simulation_is_within_the_limits():
 def test_simulation_building_blocks_refuse_loose_types():
     _refused(simulate_dag, 5, "2", match="degree")
     _refused(simulate_dag, 10, 1e308, match="degree")  # an OverflowError on the unchecked path
-    _refused(simulate_dag, defaults.MAX_NODES + 1, 1, match="MAX_NODES")
+    _refused(simulate_dag, MAX_NODES + 1, 1, match="MAX_NODES")
     _refused(simulate_dag, 5.0, 1, match="positive integer")
     B = simulate_dag(4, 1, random_state=0)
     _refused(simulate_parameters, B, w_ranges=(("0.5", "2"),), match="w_ranges")
     _refused(draw_noise_variances, 3, "0.5", 10.0, match="low")
     W = simulate_parameters(B, random_state=0)
     _refused(simulate_linear_sem, W, 10.0, match="positive integer")
-    _refused(simulate_linear_sem, W, defaults.MAX_SAMPLES + 1, match="MAX_SAMPLES")
+    _refused(simulate_linear_sem, W, MAX_SAMPLES + 1, match="MAX_SAMPLES")
     _refused(simulate_linear_sem, W, 10, noise_var="1", match="noise_var")
     _refused(simulate_linear_sem, W, 10, noise=3, match="noise must be")
     X = simulate_dataset(n_nodes=4, n_samples=10, degree=np.float64(1.0), random_state=0).X

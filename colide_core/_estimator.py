@@ -88,7 +88,7 @@ class CoLiDE(BaseEstimator):
         Log-det parameters ``s_k`` (> 0), one per stage.
     max_iter : tuple of int, default=(20000, 20000, 20000, 70000)
         Maximum BCD iterations ``T_k`` per stage, each an int in
-        ``[1, colide_core.defaults.MAX_ITER_LIMIT]`` (1e7).
+        ``[1, colide_core.defaults.MAX_ITER_LIMIT]`` (1e9).
     lr : float, default=3e-4
         Adam step size (> 0).
     tol : float, default=1e-6

@@ -55,7 +55,7 @@ def test_the_documented_limits():
         MAX_NODES, MAX_SAMPLES, 50_000_000, 100.0)
     assert (defaults.MAX_PATH_LAMBDAS, defaults.MAX_PATH_THRESHOLDS, defaults.MAX_RESAMPLES) == (
         MAX_PATH_LAMBDAS, 100, MAX_RESAMPLES)
-    assert (defaults.MAX_ITER_LIMIT, defaults.MAX_SWEEP_RUNS) == (10_000_000, 10_000)
+    assert (defaults.MAX_ITER_LIMIT, defaults.MAX_SWEEP_RUNS) == (1_000_000_000, 10_000)
 
 
 # --------------------------------------------------------------------------------------------
@@ -106,7 +106,7 @@ def test_check_sequence_checks_each_entry():
     (dict(s_schedule=(True, 0.9, 0.8, 0.7)), "s_schedule"),
     (dict(max_iter=(20.5, 30, 30, 30)), "max_iter"),
     (dict(max_iter=(1e12, 30, 30, 30)), "max_iter"),
-    (dict(max_iter=(10**12, 30, 30, 30)), "max_iter"),
+    (dict(max_iter=(10**12, 30, 30, 30)), "max_iter"),  # above MAX_ITER_LIMIT
     (dict(max_iter=(30, 30, 30, True)), "max_iter"),
 ])
 def test_estimator_refuses_loose_types(params, name):

@@ -216,8 +216,8 @@ class CoLiDE(BaseEstimator):
         T = check_sequence(self.max_iter, "max_iter", name, self._MAX_ITER_ENTRY)
         if not len(mu) == len(s) == len(T):
             raise InvalidParameterError(
-                f"mu_schedule, s_schedule and max_iter of {name} must have one entry per stage (the "
-                f"same length); got lengths {len(mu)}, {len(s)} and {len(T)}."
+                f"mu_schedule, s_schedule and max_iter of {name} must have one entry per stage (equal "
+                f"length); got lengths {len(mu)}, {len(s)} and {len(T)}."
             )
         return mu, s, T
 

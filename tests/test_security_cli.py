@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from colide_core import defaults
 from colide_core.cli import UsageError, load_bench_config, main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,17 +9,27 @@ Conventions: data ``X`` has shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` mea
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import defaults
+from ._params import (
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    SEED,
+    InvalidParameterError,
+    Number,
+    StrOptions,
+    check_number,
+    check_sequence,
+)
 from ._fast import fast_solve
 from ._graph import threshold_to_dag
 from ._solver import colide_solve
-from ._validation import data_covariance
+from ._validation import check_square_matrix, data_covariance
 
 __all__ = ["CoLiDE", "SOLVERS", "get_solver"]
 
@@ -77,7 +87,8 @@ class CoLiDE(BaseEstimator):
     s_schedule : tuple of float, default=(1.0, 0.9, 0.8, 0.7)
         Log-det parameters ``s_k`` (> 0), one per stage.
     max_iter : tuple of int, default=(20000, 20000, 20000, 70000)
-        Maximum BCD iterations ``T_k`` per stage.
+        Maximum BCD iterations ``T_k`` per stage, each an int in
+        ``[1, colide_core.defaults.MAX_ITER_LIMIT]`` (1e9).
     lr : float, default=3e-4
         Adam step size (> 0).
     tol : float, default=1e-6
@@ -160,25 +171,55 @@ class CoLiDE(BaseEstimator):
     (11, 11)
     """
 
+    # Numbers are checked with colide_core._params.Number: scikit-learn's Interval without bools
+    # (Interval(Real, ...) takes True as 1). Strings, None, NaN and inf are refused; an Integral
+    # parameter refuses floats (checkpoint=2.5 is an error, not truncated). The three schedules
+    # are "array-like" here and checked element by element in _validate_params.
     _parameter_constraints: dict = {
         "variant": [StrOptions(set(defaults.VARIANTS))],
-        "lambda1": [Interval(Real, 0, None, closed="left")],
+        "lambda1": [NON_NEGATIVE],
         "mu_schedule": ["array-like"],
         "s_schedule": ["array-like"],
         "max_iter": ["array-like"],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "threshold": [Interval(Real, 0, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator],
+        "lr": [POSITIVE],
+        "tol": [NON_NEGATIVE],
+        "threshold": [NON_NEGATIVE],
+        "random_state": [None, SEED, np.random.RandomState, np.random.Generator],
         "solver": [StrOptions(set(SOLVERS))],
-        "checkpoint": [Interval(Integral, 1, None, closed="left")],
-        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "checkpoint": [POSITIVE_INT],
+        "max_time": [POSITIVE, None],
         # Prior knowledge takes many forms (masks, pairs of names or indices, DataFrames);
         # constraints.resolve_constraints checks it against the data's nodes in fit.
         "forbidden": "no_validation",
         "required": "no_validation",
         "tiers": "no_validation",
     }
+
+    #: Constraint of each ``max_iter`` entry: an int in [1, defaults.MAX_ITER_LIMIT].
+    _MAX_ITER_ENTRY = Number(Integral, 1, defaults.MAX_ITER_LIMIT, closed="both")
+
+    def _validate_params(self):
+        """scikit-learn's declarative checks, then the schedules element by element.
+
+        Raises
+        ------
+        InvalidParameterError
+            (a ValueError and a TypeError) For any parameter outside its constraint: a
+            schedule entry that is not a finite number > 0 (``mu_schedule``, ``s_schedule``)
+            or an int in ``[1, MAX_ITER_LIMIT]`` (``max_iter``), bools and strings included;
+            schedules of different lengths.
+        """
+        super()._validate_params()
+        name = type(self).__name__
+        mu = check_sequence(self.mu_schedule, "mu_schedule", name, POSITIVE)
+        s = check_sequence(self.s_schedule, "s_schedule", name, POSITIVE)
+        T = check_sequence(self.max_iter, "max_iter", name, self._MAX_ITER_ENTRY)
+        if not len(mu) == len(s) == len(T):
+            raise InvalidParameterError(
+                f"mu_schedule, s_schedule and max_iter of {name} must have one entry per stage (equal "
+                f"length); got lengths {len(mu)}, {len(s)} and {len(T)}."
+            )
+        return mu, s, T
 
     def __init__(
         self,
@@ -235,13 +276,18 @@ class CoLiDE(BaseEstimator):
         ------
         ValueError
             If a parameter is invalid (``sklearn.utils._param_validation.InvalidParameterError``,
-            also a TypeError, for the declarative checks), or ``X`` is not 2-D numeric, has
-            fewer than 2 rows or columns, or contains NaN or Inf.
+            also a TypeError): a number given as a string or a bool, NaN or inf, a float where
+            an int is asked (``checkpoint``, ``max_iter`` entries), a value out of range, an
+            unknown option; or if ``callback`` is not callable; or if ``X`` is not 2-D real
+            numbers (complex values are refused, not cast), has fewer than 2 rows or columns,
+            duplicate column names, or contains NaN or Inf.
         FloatingPointError
             If a column is constant (zero noise floor), the covariance overflows, or the
             iterates cannot be kept inside the log-det domain.
         """
         self._validate_params()
+        if callback is not None and not callable(callback):
+            raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
         cov, n, names = data_covariance(X)
         return self._fit_cov(cov, n, names, callback)
 
@@ -266,19 +312,24 @@ class CoLiDE(BaseEstimator):
         Raises
         ------
         ValueError
-            If a parameter is invalid, ``cov`` is not a finite symmetric square matrix or
-            ``n < 2``.
+            If a parameter is invalid, ``cov`` is not a finite symmetric square matrix of real
+            numbers (complex values are refused, not cast), ``n`` is not an int >= 2 (a float,
+            a bool or a string is refused: ``InvalidParameterError``, also a TypeError), or
+            ``callback`` is not callable.
         FloatingPointError
             As :meth:`fit`.
         """
         self._validate_params()
-        cov = np.array(cov, dtype=float)
-        if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
-            raise ValueError(f"cov must be square, got shape {cov.shape}.")
-        if not np.all(np.isfinite(cov)) or not np.allclose(cov, cov.T, rtol=1e-10, atol=0):
+        check_number(n, "n", f"{type(self).__name__}.fit_from_stats", Number(Integral, 2, None, closed="left"))
+        # Real numbers only (complex and text refused, not cast), square, finite; a new array.
+        cov = check_square_matrix(cov, "cov", what="covariance matrix", copy=True)
+        if not np.allclose(cov, cov.T, rtol=1e-10, atol=0):
             raise ValueError("cov must be finite and symmetric.")
-        if int(n) != n or n < 2:
-            raise ValueError(f"n must be an integer >= 2, got {n!r}.")
+        if callback is not None and not callable(callback):
+            raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
+        if node_names is not None and (isinstance(node_names, (str, bytes)) or not hasattr(node_names, "__len__")):
+            raise InvalidParameterError("node_names must be a sequence of names (one per node), not "
+                                        f"a {type(node_names).__name__}.")
         names = None if node_names is None else [str(x) for x in node_names]
         if names is not None and len(names) != cov.shape[0]:
             raise ValueError("node_names must have one name per node.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
+from ._params import InvalidParameterError, is_real
 from ._validation import check_adjacency, check_square_matrix
 
 __all__ = ["is_dag", "threshold_to_dag", "classify_edges", "EDGE_KINDS"]
@@ -67,7 +68,8 @@ def threshold_to_dag(W, threshold: float = 0.3, required=None) -> np.ndarray:
     ------
     ValueError
         If ``W`` is not a square matrix of real numbers, contains NaN/Inf, ``threshold`` is
-        negative or not finite, ``required`` is not a finite ``(n_nodes, n_nodes)`` matrix, or the
+        not a finite real number >= 0 (a string, a bool or None is refused:
+        ``InvalidParameterError``, also a TypeError), ``required`` is not a finite ``(n_nodes, n_nodes)`` matrix, or the
         required edges alone form a directed cycle.
 
     Notes
@@ -77,10 +79,10 @@ def threshold_to_dag(W, threshold: float = 0.3, required=None) -> np.ndarray:
     (networkx) instead of one check per dropped edge. Ties in magnitude are broken by a stable
     sort on the row-major edge index, so the result is deterministic.
     """
-    A = check_square_matrix(W, "W").copy()
+    if not (is_real(threshold) and np.isfinite(threshold) and threshold >= 0):  # no bools, strings, None
+        raise InvalidParameterError(f"threshold must be a finite number >= 0, got {threshold!r}.")
     threshold = float(threshold)
-    if not np.isfinite(threshold) or threshold < 0:
-        raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}.")
+    A = check_square_matrix(W, "W").copy()
     np.fill_diagonal(A, 0.0)
     keep = np.zeros(A.shape, dtype=bool)
     if required is not None:

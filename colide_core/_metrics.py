@@ -150,7 +150,10 @@ def _edge_metrics(T, E):
 
 
 def _as_sigma_vector(s, d, name):
-    arr = np.asarray(s, dtype=float)
+    arr = np.asarray(s)
+    if arr.dtype.kind not in "iuf":  # bools, text, complex, objects: refused, not cast
+        raise ValueError(f"{name} must be a number or an array of real numbers, got {s!r}.")
+    arr = arr.astype(float)
     if arr.ndim == 0:
         arr = np.full(d, float(arr))
     if arr.shape != (d,):
@@ -227,7 +230,7 @@ def evaluate(B_true, W_est, *, sigma_true=None, sigma_est=None, on_cyclic="nan")
     >>> evaluate(B, B.T)["shd"], evaluate(B, B.T)["shd_cpdag"]   # reversed, but same MEC
     (1, 0)
     """
-    if on_cyclic not in ("nan", "raise"):
+    if not isinstance(on_cyclic, str) or on_cyclic not in ("nan", "raise"):
         raise ValueError(f"on_cyclic must be 'nan' or 'raise', got {on_cyclic!r}.")
     T, E = _align(B_true, W_est)
     d = T.shape[0]

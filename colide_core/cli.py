@@ -30,17 +30,50 @@ Commands
     and ``summary.txt`` (mean +- std per method, the paper's layout) and
     ``bench.json`` are written.
 
-Exit status: 0 on success, 2 for bad arguments, files or configuration
-(usage errors), 1 when a run itself fails, 130 when interrupted.
+Files (issue 22)
+----------------
+* **No overwriting without** ``--force``: every command lists the files it will write and
+  checks them *before any work*; an existing one stops the command with
+  ``error: ... exists; pass --force to replace it``. ``bench`` resumes a sweep in a directory
+  that holds its ``results.jsonl``: the summary files there are derived from that file and are
+  rewritten (that is what resuming means); in any other directory existing outputs need
+  ``--force``.
+* **Never over an input**, even with ``--force``: an output that is the same file as the data,
+  ``--truth``, a file of the ``--stats`` glob or the bench config (same resolved path, or
+  :func:`os.path.samefile`: symbolic and hard links included) is refused.
+* **Inside the directory named**: output names are fixed plain names; ``[bench].out`` from a
+  TOML file must be a relative path without ``..`` (the command line's ``--out`` may be any
+  directory). Method labels must be plain printable names (no path separators, no control
+  characters).
+* **Atomic**: each file is written to a temporary file in the same directory, flushed, then
+  moved into place (:func:`os.replace`), so a failure or a kill never leaves a half-written
+  file; an existing file is only ever replaced whole.
+
+Limits (checked before any work; :mod:`colide_core.defaults`)
+-------------------------------------------------------------
+``simulate``/``bench`` settings go through :func:`colide_core.simulate.check_spec`:
+``n_nodes <= MAX_NODES`` (2000), ``n_samples <= MAX_SAMPLES`` (1e6),
+``n_samples * n_nodes <= MAX_CELLS`` (5e7), ``degree <= MAX_DEGREE`` (100), numbers finite. A
+bench sweep runs at most ``MAX_SWEEP_RUNS`` (10,000) runs, counted from the TOML grid before it
+is built. ``fit`` checks every solver setting with the estimator's own parameter validation
+(``max_iter`` entries <= ``MAX_ITER_LIMIT``) before it reads the data.
+
+Exit status: 0 on success; 2 for an error in the arguments, files, data or configuration (one
+handler prints ``PROG COMMAND: error: message`` on stderr, never a traceback, whatever the
+exception); 1 when a run itself fails (the solver leaves its domain, bench workers keep dying);
+130 when interrupted.
 
 A progress bar is drawn on stderr only when stderr is a terminal.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
+import math
 import os
+import secrets
 import sys
 import time
 import tomllib
@@ -56,6 +89,167 @@ PROG = "python -m colide_core"
 
 class UsageError(Exception):
     """Bad input from the user (exit status 2)."""
+
+
+class RunFailed(Exception):
+    """The computation itself failed (exit status 1)."""
+
+
+# --------------------------------------------------------------------------------------------
+# output files: no overwriting without --force, never an input, atomic
+# --------------------------------------------------------------------------------------------
+
+#: Longest method label or output name accepted.
+MAX_NAME_CHARS = 100
+
+
+def _printable(text):
+    """``text`` with control characters (terminal escapes, carriage returns) shown escaped."""
+    return "".join(c if (c.isprintable() or c in "\n\t") else repr(c)[1:-1] for c in str(text))
+
+
+def check_plain_name(name, what):
+    """Check that ``name`` can be one path component inside a directory the user named.
+
+    Parameters
+    ----------
+    name : str
+    what : str
+        What the name is, for the message (e.g. ``"method label"``).
+
+    Returns
+    -------
+    str
+        ``name``, unchanged.
+
+    Raises
+    ------
+    UsageError
+        If ``name`` is not a string, is empty, ``.`` or ``..``, longer than
+        :data:`MAX_NAME_CHARS`, or holds a path separator (``/``, ``\\``), a NUL or another
+        control character.
+    """
+    if not isinstance(name, str) or not name.strip() or name in (".", ".."):
+        raise UsageError(f"{what} {_printable(repr(name))} is not a usable name")
+    if len(name) > MAX_NAME_CHARS:
+        raise UsageError(f"{what} {_printable(repr(name[:40]))}... is longer than {MAX_NAME_CHARS} characters")
+    bad = sorted({c for c in name if c in "/\\" or not c.isprintable()})
+    if bad:
+        raise UsageError(f"{what} {_printable(repr(name))} holds {', '.join(repr(c) for c in bad)}: "
+                         "path separators and control characters are not allowed")
+    return name
+
+
+def _same_file(a, b):
+    """True when paths ``a`` and ``b`` are the same file (links followed) or resolve alike."""
+    with contextlib.suppress(OSError):
+        if os.path.samefile(a, b):
+            return True
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+class OutputDir:
+    """The directory a command writes into.
+
+    Parameters
+    ----------
+    path : Path
+        The directory (created on the first write).
+    force : bool
+        Replace existing files (never an input).
+    inputs : sequence of path
+        The files the command reads: never written over, with or without ``force``.
+    replaceable : sequence of str
+        Names that may be replaced without ``force`` (a resumed bench's derived summaries).
+    """
+
+    def __init__(self, path, *, force=False, inputs=(), replaceable=()):
+        self.path = Path(path)
+        self.force = bool(force)
+        self.inputs = [Path(p) for p in inputs]
+        self.replaceable = set(replaceable)
+        if self.path.exists() and not self.path.is_dir():
+            raise UsageError(f"--out {self.path} exists and is not a directory")
+
+    def target(self, name):
+        """The path of output ``name`` after every check.
+
+        Raises
+        ------
+        UsageError
+            If ``name`` is not a plain file name, the file is an input of the command, is a
+            directory, or exists and neither ``force`` nor ``replaceable`` allows replacing it.
+        """
+        check_plain_name(name, "output file name")
+        target = self.path / name
+        for src in self.inputs:
+            if _same_file(target, src):
+                raise UsageError(f"refusing to write {target}: it is an input of this command ({src}); "
+                                 "choose another --out (--force never replaces an input)")
+        if target.is_dir():
+            raise UsageError(f"cannot write {target}: it is a directory")
+        if (target.exists() or target.is_symlink()) and not (self.force or name in self.replaceable):
+            raise UsageError(f"{target} exists; pass --force to replace it, or choose another --out")
+        return target
+
+    def check(self, names):
+        """Check every output ``names`` before any work (see :meth:`target`)."""
+        for name in names:
+            self.target(name)
+
+    def write(self, name, data):
+        """Write one output atomically.
+
+        Parameters
+        ----------
+        name : str
+            Plain file name inside the directory.
+        data : str, bytes or callable
+            The content (str is written as UTF-8), or ``data(fh)`` writing to a binary file.
+
+        Notes
+        -----
+        The content goes to a temporary file in the same directory (created exclusively), is
+        flushed to disk, then moved into place with :func:`os.replace`, so a reader or a crash
+        sees the old file or the new one, never a part. Without ``force`` the final step is a
+        hard link, which fails if a file appeared meanwhile (no race with another writer).
+        """
+        target = self.target(name)
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.path / f".{name}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                if callable(data):
+                    data(fh)
+                else:
+                    fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if self.force or name in self.replaceable:
+                os.replace(tmp, target)
+            else:
+                try:
+                    os.link(tmp, target)
+                except FileExistsError:
+                    raise UsageError(f"{target} exists; pass --force to replace it, or choose another --out") from None
+                except OSError:  # no hard links on this file system
+                    if target.exists() or target.is_symlink():
+                        raise UsageError(f"{target} exists; pass --force to replace it, "
+                                         "or choose another --out") from None
+                    os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return target
+
+
+def _csv_text(df):
+    """The one place the CLI turns a table into CSV text (no index), through
+    :func:`colide_core.export.to_csv_safe` (formula cells neutralised)."""
+    from .export import to_csv_safe
+
+    return to_csv_safe(df, index=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,19 +329,30 @@ def _positive_float(text):
     return v
 
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
+def _int_in(low, high=None, *, nonzero=False):
+    """argparse type: an int in ``[low, high]`` (``high`` None: unbounded)."""
+    def parse(text):
+        v = int(text)  # a ValueError reads "invalid int value: 'x'" (argparse, after __name__)
+        if low is not None and v < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
+        if high is not None and v > high:
+            raise argparse.ArgumentTypeError(f"must be <= {high}, got {v}")
+        if nonzero and v == 0:
+            raise argparse.ArgumentTypeError("must not be 0 (-1 = all cores)")
+        return v
+    parse.__name__ = "int"
+    return parse
+
+
+_positive_int = _int_in(1)
+#: Seeds: non-negative ints below 2**32 (numpy's SeedSequence and scikit-learn's random_state).
+_seed = _int_in(0, 2**32 - 1)
 
 
 def build_parser():
     """The argparse parser of ``python -m colide_core`` (exposed for docs and tests)."""
     from ._estimator import SOLVERS
+    from .executor import MAX_RETRIES
     from .export import EXPORT_FORMATS
 
     p = argparse.ArgumentParser(prog=PROG, description="CoLiDE: learn linear causal DAGs from data, "
@@ -175,7 +380,7 @@ def build_parser():
     f.add_argument("--tol", type=_positive_float, default=defaults.TOL)
     f.add_argument("--solver", choices=tuple(SOLVERS), default=defaults.SOLVER,
                    help="auto (default) or fast: the fast solver; adam: the paper-faithful schedule")
-    f.add_argument("--random-state", type=int, default=None, help="recorded in the manifest")
+    f.add_argument("--random-state", type=_seed, default=None, help="recorded in the manifest")
     f.add_argument("--max-time", type=_positive_float, default=None, help="time budget in seconds")
     f.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
                    default=None, metavar="A,B,...", help="use only these columns (nodes), in this order")
@@ -187,14 +392,20 @@ def build_parser():
     f.add_argument("--export", type=lambda s: [x.strip() for x in s.split(",") if x.strip()], default=[],
                    metavar="FMT,...", help="also write the DAG as: " + ", ".join(EXPORT_FORMATS))
     f.add_argument("--quiet", action="store_true", help="no summary on stdout")
+    f.add_argument("--force", action="store_true",
+                   help="replace existing output files (never an input file)")
 
     s = sub.add_parser("simulate", help="write a synthetic dataset with its ground truth",
                        description="Simulate a linear SEM (NOTEARS/CoLiDE protocol).")
     s.add_argument("--out", required=True, type=Path, help="output directory (created)")
-    s.add_argument("--nodes", type=_positive_int, default=10, help="number of nodes d (default 10)")
-    s.add_argument("--degree", type=_positive_float, default=2.0, help="k of ERk/SFk (default 2)")
+    s.add_argument("--nodes", type=_positive_int, default=10,
+                   help=f"number of nodes d (default 10, at most {defaults.MAX_NODES})")
+    s.add_argument("--degree", type=_positive_float, default=2.0,
+                   help=f"k of ERk/SFk (default 2, at most {defaults.MAX_DEGREE:g})")
     s.add_argument("--graph", choices=("er", "sf"), default="er")
-    s.add_argument("--samples", type=_positive_int, default=1000, help="number of samples n (default 1000)")
+    s.add_argument("--samples", type=_positive_int, default=1000,
+                   help=f"number of samples n (default 1000, at most {defaults.MAX_SAMPLES:,}; "
+                        f"n x d at most {defaults.MAX_CELLS:,})")
     s.add_argument("--noise", choices=("gaussian", "exponential", "laplace", "gumbel"), default="gaussian")
     s.add_argument("--variance", choices=("ev", "nv"), default="ev",
                    help="ev: equal noise variances (--noise-var); nv: one per node, uniform on "
@@ -206,8 +417,9 @@ def build_parser():
                    help="edge weight magnitudes, random sign (default: the paper's 0.5,2 for ev, 0.25,1 for nv)")
     s.add_argument("--standardize", action="store_true",
                    help="scale columns to unit variance (W_true and noise_std are rescaled to match)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=_seed, default=0, help="random seed, 0 <= seed < 2**32 (default 0)")
     s.add_argument("--format", choices=("csv", "parquet"), default="csv", help="format of the data file")
+    s.add_argument("--force", action="store_true", help="replace existing output files")
 
     b = sub.add_parser("bench", help="run a sweep of methods x settings x seeds from a TOML file",
                        description="Run a benchmark sweep. Finished runs are kept in OUT/results.jsonl; "
@@ -217,9 +429,13 @@ def build_parser():
                    help="output directory (default: [bench].out, else CONFIG's name + '_results')")
     b.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="Dask scheduler address (default $DASK_SCHEDULER_ADDRESS, else local joblib)")
-    b.add_argument("--jobs", type=int, default=-1, help="local joblib processes (default -1: all cores)")
-    b.add_argument("--retries", type=int, default=None,
+    b.add_argument("--jobs", type=_int_in(None, nonzero=True), default=-1,
+                   help="local joblib processes (default -1: all cores)")
+    b.add_argument("--retries", type=_int_in(0, MAX_RETRIES), default=None,
                    help="resubmissions after a worker crash (default: [bench].retries, else 3)")
+    b.add_argument("--force", action="store_true",
+                   help="replace existing output files in a directory that is not this bench's own "
+                        "(one without results.jsonl)")
     return p
 
 
@@ -262,19 +478,48 @@ def _read_truth(path, names):
     return B
 
 
+def _fit_inputs(args):
+    """The files ``fit`` reads: the data (every file of a ``--stats`` glob) and ``--truth``."""
+    inputs = []
+    if args.stats:
+        from .stats import _resolve_files
+
+        try:
+            inputs += [Path(p) for p in _resolve_files(args.data)[1]]
+        except (FileNotFoundError, ValueError) as exc:
+            raise UsageError(f"{args.data}: {exc}") from None
+    else:
+        inputs.append(Path(args.data))
+    if args.truth is not None:
+        inputs.append(args.truth)
+    return inputs
+
+
 def _cmd_fit(args):
     from . import CoLiDE, progress_fraction
-    from .export import export_graph, EXPORT_FORMATS, to_adjacency_csv, to_csv_safe, to_edge_list_csv
-    from .manifest import build_manifest, save_manifest
+    from ._params import InvalidParameterError
+    from .export import export_graph, EXPORT_FORMATS, to_adjacency_csv, to_edge_list_csv
+    from .manifest import build_manifest, manifest_to_json
 
     bad = [fmt for fmt in args.export if fmt not in EXPORT_FORMATS]
     if bad:
         raise UsageError(f"--export: unknown format(s) {', '.join(bad)}; choose from {', '.join(EXPORT_FORMATS)}")
+    exports = list(dict.fromkeys(args.export))
     t_start = time.perf_counter()
     model = CoLiDE(args.variant, lambda1=args.lambda1, mu_schedule=args.mu_schedule,
                    s_schedule=args.s_schedule, max_iter=args.max_iter, lr=args.lr, tol=args.tol,
                    solver=args.solver,
                    threshold=args.threshold, random_state=args.random_state, max_time=args.max_time)
+    try:  # every setting, before any file is read
+        model._validate_params()
+    except InvalidParameterError as exc:
+        raise UsageError(str(exc)) from None
+    # Every output, checked before any work: none exists (or --force), none is an input.
+    out = OutputDir(args.out, force=args.force, inputs=_fit_inputs(args))
+    outputs = ["edges.csv", "W.csv", "adjacency.csv"] + (["sigma.csv"] if args.variant != "ls" else [])
+    outputs += ["graph" + EXPORT_FORMATS[fmt][0] for fmt in exports] + ["manifest.json"]
+    out.check(outputs)
+
     bar = ProgressBar(1.0, label="fit")
     n_stages = len(args.max_iter)
 
@@ -291,6 +536,7 @@ def _cmd_fit(args):
         except (FileNotFoundError, ValueError) as exc:
             raise UsageError(f"{args.data}: {exc}") from None
         data_kw = {"cov": cov, "n": n}
+        B_true = _read_truth(args.truth, names) if args.truth is not None else None
         try:
             model.fit_from_stats(cov, n, callback=progress, node_names=names)
         finally:
@@ -299,35 +545,33 @@ def _cmd_fit(args):
     else:
         vd = _read_data(Path(args.data), args.columns, args.drop_non_numeric)
         for w in vd.warnings:
-            print(f"warning: {w}", file=sys.stderr)
+            print(f"warning: {_printable(w)}", file=sys.stderr)
         X = vd.X
         names = vd.node_names
         data_kw = {"X": X}
+        B_true = _read_truth(args.truth, names) if args.truth is not None else None
         try:
             model.fit(X, callback=progress)
         finally:
             bar.close()
         shape = X.shape
-    B_true = _read_truth(args.truth, names) if args.truth is not None else None
 
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "edges.csv").write_text(to_edge_list_csv(model.adjacency_, names))
-    (out / "W.csv").write_text(to_adjacency_csv(model.W_, names))
-    (out / "adjacency.csv").write_text(to_adjacency_csv(model.adjacency_, names))
+    out.write("edges.csv", to_edge_list_csv(model.adjacency_, names))
+    out.write("W.csv", to_adjacency_csv(model.W_, names))
+    out.write("adjacency.csv", to_adjacency_csv(model.adjacency_, names))
     written = ["edges.csv", "W.csv", "adjacency.csv"]
     if model.sigma_ is not None:
         sig = np.broadcast_to(np.asarray(model.sigma_, dtype=float), (len(names),))
-        to_csv_safe(pd.DataFrame({"node": names, "sigma": sig}), out / "sigma.csv", index=False)
+        out.write("sigma.csv", _csv_text(pd.DataFrame({"node": names, "sigma": sig})))
         written.append("sigma.csv")
-    for fmt in args.export:
+    for fmt in exports:
         name = "graph" + EXPORT_FORMATS[fmt][0]  # graph.graphml, graph_edges.csv, ...
-        (out / name).write_bytes(export_graph(model.adjacency_, names, fmt))
+        out.write(name, export_graph(model.adjacency_, names, fmt))
         written.append(name)
     manifest = build_manifest(model, **data_kw, B_true=B_true, data_source=str(args.data),
                               wall_time=time.perf_counter() - t_start,
                               extra={"command": "fit", "argv": sys.argv[1:]})
-    save_manifest(manifest, out / "manifest.json")
+    out.write("manifest.json", manifest_to_json(manifest))
     written.append("manifest.json")
     if not args.quiet:
         n_edges = int(np.count_nonzero(model.adjacency_))
@@ -337,7 +581,7 @@ def _cmd_fit(args):
         if manifest["results"]["metrics"]:
             m = manifest["results"]["metrics"]
             print("metrics: " + ", ".join(f"{k}={m[k]}" for k in ("shd", "tpr", "fdr", "sid") if k in m))
-        print(f"wrote {', '.join(written)} to {out}")
+        print(f"wrote {', '.join(written)} to {_printable(out.path)}")
     return 0
 
 
@@ -348,34 +592,35 @@ def _cmd_fit(args):
 def _cmd_simulate(args):
     from .export import to_adjacency_csv, to_csv_safe
     from .manifest import environment_info
-    from .simulate import simulate_dataset
+    from .simulate import check_spec, simulate_dataset
 
     spec = {"graph": args.graph, "degree": args.degree, "n_nodes": args.nodes, "n_samples": args.samples,
             "noise": args.noise, "variance": args.variance, "noise_var": args.noise_var,
             "noise_var_range": args.noise_var_range, "w_range": args.w_range, "standardize": args.standardize}
-    try:
-        sim = simulate_dataset(spec, args.seed)
+    try:  # the protocol's own checks and size limits, before any work
+        check_spec(spec)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    names = [f"X{i + 1}" for i in range(args.nodes)]
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    df = pd.DataFrame(sim.X, columns=names)
     data_name = "data.csv" if args.format == "csv" else "data.parquet"
+    files = [data_name, "B_true.csv", "W_true.csv", "noise_std.csv", "simulation.json"]
+    out = OutputDir(args.out, force=args.force)
+    out.check(files)
+    sim = simulate_dataset(spec, args.seed)
+    names = [f"X{i + 1}" for i in range(args.nodes)]
+    df = pd.DataFrame(sim.X, columns=names)
     if args.format == "csv":
-        to_csv_safe(df, out / data_name, index=False)
+        out.write(data_name, lambda fh: to_csv_safe(df, fh, index=False))
     else:
-        df.to_parquet(out / data_name, index=False)
-    (out / "B_true.csv").write_text(to_adjacency_csv(sim.B_true, names))
-    (out / "W_true.csv").write_text(to_adjacency_csv(sim.W_true, names))
-    to_csv_safe(pd.DataFrame({"node": names, "noise_std": sim.noise_std}), out / "noise_std.csv", index=False)
+        out.write(data_name, lambda fh: df.to_parquet(fh, index=False))
+    out.write("B_true.csv", to_adjacency_csv(sim.B_true, names))
+    out.write("W_true.csv", to_adjacency_csv(sim.W_true, names))
+    out.write("noise_std.csv", _csv_text(pd.DataFrame({"node": names, "noise_std": sim.noise_std})))
     meta = {"spec": sim.spec, "seed": args.seed, "n_edges": int(np.count_nonzero(sim.B_true)),
-            "files": [data_name, "B_true.csv", "W_true.csv", "noise_std.csv"],
-            "environment": environment_info()}
-    (out / "simulation.json").write_text(json.dumps(meta, indent=1) + "\n")
+            "files": files[:-1], "environment": environment_info()}
+    out.write("simulation.json", json.dumps(meta, indent=1) + "\n")
     print(f"simulated {args.samples} samples of a {args.graph.upper()}{args.degree:g} DAG with "
           f"{args.nodes} nodes and {meta['n_edges']} edges ({args.noise} noise, {args.variance}); "
-          f"wrote {data_name}, B_true.csv, W_true.csv, noise_std.csv, simulation.json to {out}")
+          f"wrote {', '.join(files)} to {_printable(out.path)}")
     return 0
 
 
@@ -407,9 +652,14 @@ def load_bench_config(path):
     ------
     UsageError
         For a missing file, TOML syntax errors, unknown tables/keys, unknown methods or
-        parameters, or empty grids. Messages name the offending key.
+        parameters, empty grids, a data setting outside :func:`colide_core.simulate.check_spec`
+        (and its size limits), CoLiDE parameters its own checks refuse, a sweep of more than
+        ``MAX_SWEEP_RUNS`` runs (counted before the grid is built), a method label that is not a
+        plain printable name, or a ``[bench].out`` that is absolute or holds ``..``. Messages
+        name the offending key.
     """
     from .baselines import METHODS
+    from .executor import MAX_RETRIES
     from .simulate import DATASET_DEFAULTS, check_spec
 
     if not path.is_file():
@@ -425,15 +675,34 @@ def load_bench_config(path):
     bad = set(bench) - {"seeds", "n_seeds", "out", "retries", "name"}
     if bad:
         raise UsageError(f"{path.name}: unknown key(s) in [bench]: {sorted(bad)}")
+    def is_int(x):
+        return isinstance(x, int) and not isinstance(x, bool)
+
     if "seeds" in bench:
         seeds = bench["seeds"]
-        if not isinstance(seeds, list) or not seeds or not all(isinstance(x, int) for x in seeds):
-            raise UsageError(f"{path.name}: [bench].seeds must be a non-empty list of integers")
+        if (not isinstance(seeds, list) or not seeds
+                or not all(is_int(x) and 0 <= x < 2**32 for x in seeds)):
+            raise UsageError(f"{path.name}: [bench].seeds must be a non-empty list of integers in [0, 2**32)")
+        n_seeds = len(seeds)
     else:
-        k = bench.get("n_seeds", 1)
-        if not isinstance(k, int) or k < 1:
+        n_seeds = bench.get("n_seeds", 1)
+        if not is_int(n_seeds) or n_seeds < 1:
             raise UsageError(f"{path.name}: [bench].n_seeds must be an integer >= 1")
-        seeds = list(range(k))
+        seeds = None  # built once the size of the sweep is known to be within the limit
+    if "name" in bench:
+        check_plain_name(bench["name"], f"{path.name}: [bench].name")
+    out_dir = bench.get("out")
+    if out_dir is not None:
+        if not isinstance(out_dir, str) or not out_dir.strip():
+            raise UsageError(f"{path.name}: [bench].out must be a directory name (a string)")
+        parts = Path(out_dir).parts
+        if Path(out_dir).is_absolute() or ".." in parts or "\\" in out_dir or any(
+                not c.isprintable() for c in out_dir):
+            raise UsageError(f"{path.name}: [bench].out {_printable(repr(out_dir))} must be a relative path inside "
+                             "the config's directory (no '..', not absolute); give another place with --out")
+    retries = bench.get("retries")
+    if retries is not None and not (is_int(retries) and 0 <= retries <= MAX_RETRIES):
+        raise UsageError(f"{path.name}: [bench].retries must be an integer in [0, {MAX_RETRIES}], got {retries!r}")
 
     data = cfg.get("data", {})
     bad = set(data) - set(DATASET_DEFAULTS)
@@ -448,6 +717,17 @@ def load_bench_config(path):
     empty = [k for k, v in axes.items() if not v]
     if empty:
         raise UsageError(f"{path.name}: [data].{empty[0]} is an empty list")
+    methods_cfg = cfg.get("methods", {})
+    # The size of the sweep, from the lengths alone: nothing is built before it is known.
+    n_settings = math.prod(len(v) for v in axes.values())
+    n_runs = max(len(methods_cfg), 1) * n_settings * n_seeds
+    if n_runs > defaults.MAX_SWEEP_RUNS:
+        raise UsageError(f"{path.name}: the sweep has {n_runs:,} runs ({len(methods_cfg)} methods x "
+                         f"{n_settings:,} data settings x {n_seeds:,} seeds), more than the "
+                         f"{defaults.MAX_SWEEP_RUNS:,} allowed (colide_core.defaults.MAX_SWEEP_RUNS); "
+                         "split it into several sweeps")
+    if seeds is None:
+        seeds = list(range(n_seeds))
     grid = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
     for spec in grid:
         try:
@@ -457,12 +737,12 @@ def load_bench_config(path):
         if s["n_nodes"] < 2 or s["n_samples"] < 2:
             raise UsageError(f"{path.name}: [data] n_nodes and n_samples must be integers >= 2, got {spec}")
 
-    methods_cfg = cfg.get("methods", {})
     if not methods_cfg:
         raise UsageError(f"{path.name}: no methods: add at least one [methods.NAME] table "
                          f"(registered: {', '.join(METHODS)})")
     methods = {}
     for label, table in methods_cfg.items():
+        check_plain_name(label, f"{path.name}: method label")
         if not isinstance(table, dict):
             raise UsageError(f"{path.name}: methods.{label} must be a table")
         params = dict(table)
@@ -474,9 +754,16 @@ def load_bench_config(path):
         if unknown_p:
             raise UsageError(f"{path.name}: [methods.{label}]: unknown parameter(s) {unknown_p} for {name}; "
                              f"accepted: {', '.join(METHODS[name].defaults) or 'none'}")
+        if name in ("CoLiDE-EV", "CoLiDE-NV"):  # the estimator's own checks, before any run
+            from ._estimator import CoLiDE
+            from ._params import InvalidParameterError
+
+            try:
+                CoLiDE(name[-2:].lower(), **{**METHODS[name].defaults, **params})._validate_params()
+            except InvalidParameterError as exc:
+                raise UsageError(f"{path.name}: [methods.{label}]: {exc}") from None
         methods[label] = (name, params)
-    retries = bench.get("retries")
-    return {"seeds": seeds, "grid": grid, "methods": methods, "out": bench.get("out"), "retries": retries}
+    return {"seeds": seeds, "grid": grid, "methods": methods, "out": out_dir, "retries": retries}
 
 
 def bench_tasks(config):
@@ -551,6 +838,10 @@ def paper_layout(summary):
     return "\n".join(blocks)
 
 
+#: Files ``bench`` writes at the end; they are derived from ``results.jsonl``.
+BENCH_OUTPUTS = ("results.parquet", "results.csv", "summary.csv", "summary.txt", "bench.json")
+
+
 def _cmd_bench(args):
     from .executor import ResultStore, run_sweep
     from .export import to_csv_safe
@@ -558,17 +849,28 @@ def _cmd_bench(args):
 
     config = load_bench_config(args.config)
     if args.out is not None:
-        out = args.out
+        out_path = args.out
     elif config["out"]:
-        out = args.config.parent / config["out"]  # relative to the config file (absolute stays)
+        out_path = args.config.parent / config["out"]  # relative to the config file, never above it
     else:
-        out = args.config.with_name(args.config.stem + "_results")
+        out_path = args.config.with_name(args.config.stem + "_results")
     retries = next(r for r in (args.retries, config["retries"], 3) if r is not None)
-    if not isinstance(retries, int) or retries < 0:
-        raise UsageError(f"retries must be an integer >= 0, got {retries!r}")
+    store_path = out_path / "results.jsonl"
+    for name in ("results.jsonl", "results.jsonl.lock"):
+        if (out_path / name).is_symlink():
+            raise UsageError(f"{out_path / name} is a symbolic link; bench writes only inside {out_path}")
+    # A directory holding results.jsonl is this bench's own: resuming rewrites the summaries derived
+    # from it. Anywhere else an existing output needs --force. The config is never written over.
+    resume = store_path.is_file()
+    out = OutputDir(out_path, force=args.force, inputs=[args.config],
+                    replaceable=BENCH_OUTPUTS if resume else ())
+    out.check(BENCH_OUTPUTS if resume else BENCH_OUTPUTS + ("results.jsonl",))
+    for name in ("results.jsonl", "results.jsonl.lock"):
+        if _same_file(out_path / name, args.config):
+            raise UsageError(f"refusing to write {out_path / name}: it is the config file")
     tasks = bench_tasks(config)
-    out.mkdir(parents=True, exist_ok=True)
-    store = ResultStore(out / "results.jsonl")
+    out_path.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(store_path)
     bar = ProgressBar(len(tasks), label="bench")
     failures = []
 
@@ -580,35 +882,37 @@ def _cmd_bench(args):
 
     address = args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
     where = f"Dask scheduler {address}" if address else f"joblib (n_jobs={args.jobs})"
-    print(f"bench: {len(tasks)} runs ({len(config['methods'])} methods x {len(config['grid'])} settings x "
-          f"{len(config['seeds'])} seeds) on {where}; results in {out}", file=sys.stderr)
+    print(_printable(f"bench: {len(tasks)} runs ({len(config['methods'])} methods x {len(config['grid'])} settings "
+                     f"x {len(config['seeds'])} seeds) on {where}; results in {out_path}"), file=sys.stderr)
     t0 = time.perf_counter()
     try:
         res = run_sweep(tasks, store=store, scheduler=address, n_jobs=args.jobs, retries=retries,
                         callback=progress)
     except OSError as exc:
         raise UsageError(str(exc)) from None
+    except RuntimeError as exc:  # workers kept dying, or another sweep holds the store
+        raise RunFailed(str(exc)) from None
     finally:
         bar.close()
     wall = time.perf_counter() - t0
     df = res.to_frame()
     if "W" in df.columns:
         df = df.drop(columns=["W"])
-    df.to_parquet(out / "results.parquet", index=False)
-    to_csv_safe(df, out / "results.csv", index=False)
+    out.write("results.parquet", lambda fh: df.to_parquet(fh, index=False))
+    out.write("results.csv", _csv_text(df))
     summary = summarize(df)
-    to_csv_safe(summary, out / "summary.csv", index=False)
-    (out / "summary.txt").write_text(paper_layout(summary))
+    out.write("summary.csv", _csv_text(summary))
+    out.write("summary.txt", paper_layout(summary))
     meta = {"config": str(args.config), "n_runs": len(res.rows), "n_computed": res.n_computed,
             "n_cached": res.n_cached, "n_resubmitted": res.n_resubmitted, "n_failed": int((df["status"] != "ok").sum()),
             "backend": res.backend, "scheduler": address, "wall_seconds": wall,
             "runs_per_second": (res.n_computed / wall) if wall > 0 else None,
             "environment": environment_info()}
-    (out / "bench.json").write_text(json.dumps(meta, indent=1) + "\n")
+    out.write("bench.json", json.dumps(meta, indent=1) + "\n")
     print(f"bench: {res.n_computed} runs computed, {res.n_cached} reused, {meta['n_failed']} failed, "
-          f"in {wall:.1f} s; wrote results.parquet, results.csv, summary.csv, summary.txt, bench.json to {out}")
+          f"in {wall:.1f} s; wrote {', '.join(BENCH_OUTPUTS)} to {_printable(out_path)}")
     for row in failures[:5]:
-        print(f"failed: {row.get('label')} seed={row.get('seed')}: {row.get('error')}", file=sys.stderr)
+        print(_printable(f"failed: {row.get('label')} seed={row.get('seed')}: {row.get('error')}"), file=sys.stderr)
     return 0
 
 
@@ -629,11 +933,25 @@ def main(argv=None):
     commands = {"fit": _cmd_fit, "simulate": _cmd_simulate, "bench": _cmd_bench}
     try:
         return commands[args.command](args)
-    except UsageError as exc:
-        parser.exit(2, f"{PROG} {args.command}: error: {exc}\n")
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, FloatingPointError, RuntimeError, OSError) as exc:
-        print(f"{PROG} {args.command}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+    except Exception as exc:  # noqa: BLE001 - the one handler: a message, never a traceback
+        status, message = _error_message(exc)
+        parser.exit(status, _printable(f"{PROG} {args.command}: error: {message}") + "\n")
+
+
+def _error_message(exc):
+    """Exit status and message for an exception that ended a command.
+
+    2 for anything caused by the arguments, files, data or configuration (the default, for
+    unexpected exceptions too: they come from what the user gave); 1 when the computation
+    itself failed (:class:`RunFailed`, the solver's FloatingPointError, a linear-algebra error).
+    """
+    if isinstance(exc, UsageError):
+        return 2, str(exc)
+    if isinstance(exc, (RunFailed, FloatingPointError, np.linalg.LinAlgError)):
+        return 1, f"the run failed: {exc}"
+    if isinstance(exc, (ValueError, OSError)):  # bad data (colide_core.io, pandas, pyarrow), bad files
+        return 2, str(exc) or type(exc).__name__
+    return 2, f"unexpected {type(exc).__name__}: {exc}"

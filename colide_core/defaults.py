@@ -13,6 +13,8 @@ from __future__ import annotations
 __all__ = [
     "VARIANTS", "VARIANT", "SOLVERS", "LAMBDA1", "THRESHOLD", "MU_SCHEDULE", "S_SCHEDULE", "MAX_ITER", "LR", "TOL",
     "CHECKPOINT", "BETA_1", "BETA_2", "SOLVER", "LAMBDA1_RANGE", "THRESHOLD_RANGE",
+    "MAX_ITER_LIMIT", "MAX_NODES", "MAX_SAMPLES", "MAX_CELLS", "MAX_DEGREE", "MAX_SWEEP_RUNS",
+    "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
@@ -47,3 +49,39 @@ BETA_2 = 0.999
 LAMBDA1_RANGE = (0.0, 10.0)
 #: Range of the threshold offered by the dashboard's widgets (inclusive).
 THRESHOLD_RANGE = (0.0, 2.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Limits: the most work any single input may ask for (issue 22, docs/security.md). They are
+# checked before any memory or CPU is spent: by the estimator's parameter validation
+# (MAX_ITER_LIMIT), by colide_core.simulate.check_spec (the one simulation protocol, hence the
+# dashboard, the sweep executor and `python -m colide_core simulate`/`bench`) and by the CLI's
+# bench loader (MAX_SWEEP_RUNS).
+# --------------------------------------------------------------------------------------------
+
+#: Most iterations of one stage (``max_iter`` entries). The paper uses at most 7e4; a huge budget
+#: bounded by ``max_time`` (a solve "until the time is up") stays possible. Wall time is bounded
+#: by ``max_time``, not by this.
+MAX_ITER_LIMIT = 1_000_000_000
+#: Most nodes of a simulated DAG (``n_nodes``). The paper's largest graphs have 500 nodes; a
+#: (2000, 2000) float64 matrix is 32 MB.
+MAX_NODES = 2_000
+#: Most samples of a simulated dataset (``n_samples``).
+MAX_SAMPLES = 1_000_000
+#: Most cells ``n_samples * n_nodes`` of a simulated dataset: 50e6 float64 cells are 400 MB per
+#: copy, and a simulation holds about four copies at its peak (noise, data, standardised copy).
+#: The dashboard's largest simulation (200 nodes x 200,000 samples) is 40e6 cells.
+MAX_CELLS = 50_000_000
+#: Largest expected degree ``k`` of an ERk / SFk graph (about ``k * n_nodes`` edges; an ERk graph
+#: with ``k >= (n_nodes - 1) / 2`` is already complete). Bounds the edges at
+#: ``MAX_DEGREE * MAX_NODES`` = 200,000.
+MAX_DEGREE = 100.0
+#: Most runs (methods x data settings x seeds) of one ``python -m colide_core bench`` sweep.
+MAX_SWEEP_RUNS = 10_000
+#: Most values of ``lambda1`` and of the threshold in one :func:`colide_core.path.lambda_path`
+#: (its stored graphs, ``n_lambdas * n_thresholds * n_nodes**2`` numbers, are also bounded by
+#: ``MAX_CELLS``).
+MAX_PATH_LAMBDAS = 100
+MAX_PATH_THRESHOLDS = 100
+#: Most fits of one bootstrap (``n_boot``) or stability selection (``n_subsamples * n_lambdas``).
+MAX_RESAMPLES = 100_000

@@ -396,6 +396,28 @@ def _probe_scheduler(address, timeout):
                       f"(nothing answered on {host or '127.0.0.1'}:{port_no})") from None
 
 
+#: Most resubmissions :func:`run_sweep` accepts for a task whose worker died.
+MAX_RETRIES = 100
+
+
+def _check_run_arguments(n_jobs, retries, callback, connect_timeout, timeout):
+    """The argument checks of :func:`run_sweep` (scikit-learn's parameter validation)."""
+    from numbers import Integral
+
+    from ._params import POSITIVE, InvalidParameterError, Number, check_number, is_int
+
+    if n_jobs is not None and (not is_int(n_jobs) or n_jobs == 0):
+        raise InvalidParameterError(f"n_jobs must be None or a nonzero integer (-1 = all cores), got {n_jobs!r}.")
+    if not is_int(retries) or retries < 0:
+        raise InvalidParameterError(f"retries must be >= 0, got {retries!r} (an integer is expected).")
+    check_number(retries, "retries", "run_sweep", Number(Integral, 0, MAX_RETRIES, closed="both"))
+    if callback is not None and not callable(callback):
+        raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
+    check_number(connect_timeout, "connect_timeout", "run_sweep", POSITIVE)
+    if timeout is not None:
+        check_number(timeout, "timeout", "run_sweep", POSITIVE)
+
+
 def run_sweep(tasks, *, store=None, scheduler=None, n_jobs=None, retries=3, callback=None,
               connect_timeout=30, timeout=None):
     """Run tasks, streaming rows into a store as they finish; resume from it.
@@ -437,7 +459,10 @@ def run_sweep(tasks, *, store=None, scheduler=None, n_jobs=None, retries=3, call
     Raises
     ------
     ValueError
-        If ``retries`` is negative.
+        (``InvalidParameterError``, also a TypeError) Before any task runs: if ``retries`` is
+        not an int in ``[0, 100]``, ``n_jobs`` is not None or a nonzero int, ``callback`` is
+        not callable, or a timeout is not a finite number > 0 (bools, floats for ints and
+        strings are refused).
     OSError
         If the Dask scheduler cannot be reached (message names the address and the reason,
         e.g. "Connection refused").
@@ -447,8 +472,7 @@ def run_sweep(tasks, *, store=None, scheduler=None, n_jobs=None, retries=3, call
     TimeoutError
         See ``timeout``.
     """
-    if retries < 0:
-        raise ValueError(f"retries must be >= 0, got {retries}")
+    _check_run_arguments(n_jobs, retries, callback, connect_timeout, timeout)
     if store is not None and not isinstance(store, ResultStore):
         store = ResultStore(store)
     with store.writing() if store is not None else contextlib.nullcontext():

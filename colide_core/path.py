@@ -54,7 +54,6 @@ the same BIC), so it chooses sparsity, not edge directions.
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -63,9 +62,19 @@ import pandas as pd
 
 from . import defaults
 from ._common import ConvergenceWarning, progress_fraction
-from ._estimator import get_solver
+from ._estimator import CoLiDE, get_solver
 from ._graph import threshold_to_dag
-from ._validation import data_covariance
+from ._params import (
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    InvalidParameterError,
+    StrOptions,
+    check_sequence,
+    is_int,
+    validate_params,
+)
+from ._validation import check_square_matrix, data_covariance
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -84,6 +93,8 @@ DEFAULT_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0)
 _MIN_VAR = 1e-300
 
 
+@validate_params({"n": [POSITIVE_INT], "low": [POSITIVE], "high": [POSITIVE]},
+                 prefer_skip_nested_validation=False)
 def default_lambdas(n=9, low=0.005, high=0.5):
     """Log-spaced L1 weights; the defaults contain the paper's 0.05 exactly (the middle point).
 
@@ -98,10 +109,16 @@ def default_lambdas(n=9, low=0.005, high=0.5):
     -------
     ndarray of shape (n,)
         ``np.geomspace(low, high, n)``, increasing.
+
+    Raises
+    ------
+    InvalidParameterError
+        (a ValueError and a TypeError) If ``n`` is not an int >= 1 or ``low``, ``high`` are
+        not finite numbers > 0 (bools and strings are refused).
+    ValueError
+        If ``low > high``.
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}.")
-    if not (0 < low <= high and np.isfinite(high)):
+    if low > high:
         raise ValueError(f"need 0 < low <= high, got low={low!r}, high={high!r}.")
     return np.geomspace(float(low), float(high), int(n))
 
@@ -132,7 +149,8 @@ def bic_score(cov, n, A):
     Raises
     ------
     ValueError
-        If the shapes disagree or ``n < 2``.
+        If the shapes disagree, a matrix is not real and finite, or ``n`` is not an int >= 2
+        (``InvalidParameterError``, also a TypeError, for a float, a bool or a string).
 
     Notes
     -----
@@ -140,13 +158,13 @@ def bic_score(cov, n, A):
     the data adds the same constant to every graph's BIC, so comparisons are scale-free. A
     singular parent covariance is handled with a least-squares solve.
     """
-    C = np.asarray(cov, dtype=float)
-    B = np.asarray(A) != 0
+    if not is_int(n) or n < 2:
+        raise InvalidParameterError(f"n must be an integer >= 2 (not a float or a bool), got {n!r}.")
+    C = check_square_matrix(cov, "cov", what="covariance matrix")
+    B = check_square_matrix(A, "A", what="adjacency matrix") != 0
     d = C.shape[0]
-    if C.shape != (d, d) or B.shape != (d, d):
+    if B.shape != (d, d):
         raise ValueError(f"cov and A must both be ({d}, {d}), got {C.shape} and {B.shape}.")
-    if int(n) != n or n < 2:
-        raise ValueError(f"n must be an integer >= 2, got {n!r}.")
     B = B.copy()
     np.fill_diagonal(B, False)
     loglik = 0.0
@@ -294,6 +312,23 @@ def _as_cov(X):
     return cov, n, names
 
 
+@validate_params(
+    {
+        "X": ["array-like"],
+        "lambdas": ["array-like", None],
+        "thresholds": ["array-like"],
+        "variant": [StrOptions(set(defaults.VARIANTS))],
+        "warm_start": ["boolean"],
+        "warm_stages": [POSITIVE_INT],
+        # mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, solver: the estimator's own
+        # constraints (CoLiDE._validate_params), checked in the body.
+        "forbidden": "no_validation",
+        "required": "no_validation",
+        "tiers": "no_validation",
+        "callback": [callable, None],
+    },
+    prefer_skip_nested_validation=False,
+)
 def lambda_path(
     X,
     lambdas=None,
@@ -356,25 +391,35 @@ def lambda_path(
     ------
     ValueError
         For invalid data or parameters, or inconsistent prior knowledge (before solving).
+        Parameters are checked with scikit-learn's parameter validation
+        (``InvalidParameterError``, also a TypeError): numbers given as strings or bools,
+        NaN, inf, floats where ints are asked, more than ``MAX_PATH_LAMBDAS`` (100)
+        lambdas or ``MAX_PATH_THRESHOLDS`` (100) thresholds are refused, and so is a grid
+        whose graphs would hold more than ``MAX_CELLS`` numbers
+        (``n_lambdas * n_thresholds * n_nodes**2``), before any solve.
     FloatingPointError
         If a solve cannot stay inside the log-det domain.
     """
-    cov, n, names = _as_cov(X)
-    d = cov.shape[0]
-    lam = default_lambdas() if lambdas is None else np.asarray(lambdas, dtype=float).reshape(-1)
-    thr = np.asarray(thresholds, dtype=float).reshape(-1)
-    if lam.size == 0 or not np.all(np.isfinite(lam)) or np.any(lam < 0):
-        raise ValueError("lambdas must be a non-empty sequence of finite numbers >= 0.")
-    if thr.size == 0 or not np.all(np.isfinite(thr)) or np.any(thr < 0):
-        raise ValueError("thresholds must be a non-empty sequence of finite numbers >= 0.")
+    # The solver settings are the estimator's: one implementation of their checks.
+    mu_schedule, s_schedule, max_iter = CoLiDE(
+        variant, mu_schedule=mu_schedule, s_schedule=s_schedule, max_iter=max_iter, lr=lr, tol=tol,
+        checkpoint=checkpoint, solver=solver)._validate_params()
+    lam = default_lambdas() if lambdas is None else np.asarray(
+        check_sequence(lambdas, "lambdas", "lambda_path", NON_NEGATIVE, max_len=defaults.MAX_PATH_LAMBDAS))
+    thr = np.asarray(check_sequence(thresholds, "thresholds", "lambda_path", NON_NEGATIVE,
+                                    max_len=defaults.MAX_PATH_THRESHOLDS))
     lam = np.unique(lam)
     thr = np.unique(thr)
     K = len(mu_schedule)
-    if isinstance(warm_stages, bool) or not isinstance(warm_stages, numbers.Integral) or not 1 <= warm_stages <= K:
+    if not 1 <= warm_stages <= K:
         raise ValueError(f"warm_stages must be an integer in [1, {K}], got {warm_stages!r}.")
     solve = get_solver(solver)
-    if callback is not None and not callable(callback):
-        raise ValueError("callback must be callable.")
+    cov, n, names = _as_cov(X)
+    d = cov.shape[0]
+    if lam.size * thr.size * d * d > defaults.MAX_CELLS:  # the (n_lambdas, n_thresholds, d, d) graphs
+        raise ValueError(f"{lam.size} lambdas x {thr.size} thresholds x {d} x {d} nodes = "
+                         f"{lam.size * thr.size * d * d:,} graph cells is more than the {defaults.MAX_CELLS:,} "
+                         "allowed (colide_core.defaults.MAX_CELLS): use fewer lambdas or thresholds.")
     edge_mask = required_mask = None
     if forbidden is not None or required is not None or tiers is not None:
         from .constraints import resolve_constraints

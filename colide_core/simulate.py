@@ -26,7 +26,9 @@ from types import MappingProxyType
 import networkx as nx
 import numpy as np
 
+from . import defaults
 from ._graph import is_dag
+from ._params import is_int as _is_int, is_real as _is_real
 
 __all__ = [
     "DATASET_DEFAULTS",
@@ -48,10 +50,44 @@ NOISE_TYPES = ("gaussian", "exponential", "laplace", "gumbel")
 _EULER_GAMMA = 0.5772156649015329
 
 
-def _check_d(d):
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
-        raise ValueError(f"d (number of nodes) must be a positive integer, got {d!r}.")
+def _check_d(d, name="d (number of nodes)"):
+    """An int in [1, MAX_NODES]; bools, floats and strings are refused."""
+    if not _is_int(d) or d < 1:
+        raise ValueError(f"{name} must be a positive integer, got {d!r}.")
+    if d > defaults.MAX_NODES:
+        raise ValueError(f"{name} must be a positive integer <= {defaults.MAX_NODES} "
+                         f"(colide_core.defaults.MAX_NODES), got {d!r}.")
     return int(d)
+
+
+def _check_n(n, d, name="n (number of samples)"):
+    """An int in [1, MAX_SAMPLES] with n * d <= MAX_CELLS."""
+    if not _is_int(n) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}.")
+    if n > defaults.MAX_SAMPLES:
+        raise ValueError(f"{name} must be a positive integer <= {defaults.MAX_SAMPLES:,} "
+                         f"(colide_core.defaults.MAX_SAMPLES), got {n!r}.")
+    if int(n) * int(d) > defaults.MAX_CELLS:
+        raise ValueError(f"{int(n):,} samples x {int(d):,} nodes = {int(n) * int(d):,} cells is more than the "
+                         f"{defaults.MAX_CELLS:,} allowed (colide_core.defaults.MAX_CELLS).")
+    return int(n)
+
+
+def _check_degree(degree):
+    """A real number in [0, MAX_DEGREE] (not a bool or a string) as a float."""
+    if not _is_real(degree) or not math.isfinite(degree) or degree < 0:
+        raise ValueError(f"degree must be a finite number >= 0, got {degree!r}.")
+    if degree > defaults.MAX_DEGREE:
+        raise ValueError(f"degree must be a finite number in [0, {defaults.MAX_DEGREE:g}] "
+                         f"(colide_core.defaults.MAX_DEGREE), got {degree!r}.")
+    return float(degree)
+
+
+def _check_real(value, name):
+    """A finite real number (not a bool or a string) as a float."""
+    if not _is_real(value) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}.")
+    return float(value)
 
 
 def _seed_from(rng):
@@ -65,9 +101,10 @@ def simulate_dag(d, degree, graph="er", random_state=None) -> np.ndarray:
     Parameters
     ----------
     d : int
-        Number of nodes, >= 1.
+        Number of nodes, in ``[1, colide_core.defaults.MAX_NODES]``.
     degree : float
-        ``k`` in ERk / SFk: the graph has about ``k * d`` edges (NOTEARS' ``s0 = k * d``).
+        ``k`` in ERk / SFk: the graph has about ``k * d`` edges (NOTEARS' ``s0 = k * d``); in
+        ``[0, colide_core.defaults.MAX_DEGREE]``.
         ER: exactly ``min(round(k * d), d(d-1)/2)`` edges. SF: ``m = round(k)`` edges per new node.
     graph : {"er", "sf"}, default="er"
         Random graph model (case-insensitive).
@@ -82,8 +119,8 @@ def simulate_dag(d, degree, graph="er", random_state=None) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``d`` is not a positive integer, ``degree`` is negative or not finite, or ``graph`` is
-        unknown.
+        If ``d`` is not an int in ``[1, MAX_NODES]``, ``degree`` is not a real number in
+        ``[0, MAX_DEGREE]`` (bools and strings are refused), or ``graph`` is unknown.
 
     Notes
     -----
@@ -98,10 +135,8 @@ def simulate_dag(d, degree, graph="er", random_state=None) -> np.ndarray:
       information about the causal order.
     """
     d = _check_d(d)
-    degree = float(degree)
-    if not math.isfinite(degree) or degree < 0:
-        raise ValueError(f"degree must be a finite number >= 0, got {degree!r}.")
-    kind = str(graph).lower()
+    degree = _check_degree(degree)
+    kind = graph.lower() if isinstance(graph, str) else graph
     rng = np.random.default_rng(random_state)
     B = np.zeros((d, d))
     if kind == "er":
@@ -161,7 +196,10 @@ def simulate_parameters(B, w_ranges=((-2.0, -0.5), (0.5, 2.0)), random_state=Non
         raise ValueError(f"B must be a square (n_nodes, n_nodes) matrix, got shape {A.shape}.")
     if not np.all(np.isfinite(A)):
         raise ValueError("B contains NaN or Inf.")
-    ranges = [tuple(map(float, r)) for r in w_ranges]
+    try:
+        ranges = [tuple(_check_real(v, "w_ranges") for v in r) for r in w_ranges]
+    except TypeError:
+        raise ValueError(f"w_ranges must be a sequence of (low, high) pairs, got {w_ranges!r}.") from None
     if not ranges or any(len(r) != 2 or r[0] > r[1] for r in ranges):
         raise ValueError(f"w_ranges must be a non-empty sequence of (low, high) with low <= high, got {w_ranges!r}.")
     rng = np.random.default_rng(random_state)
@@ -196,8 +234,8 @@ def draw_noise_variances(d, low=0.5, high=10.0, random_state=None) -> np.ndarray
         If ``d`` is not a positive integer or the range is invalid.
     """
     d = _check_d(d)
-    low, high = float(low), float(high)
-    if not (math.isfinite(low) and math.isfinite(high) and 0 < low <= high):
+    low, high = _check_real(low, "low"), _check_real(high, "high")
+    if not (0 < low <= high):
         raise ValueError(f"need 0 < low <= high (finite), got low={low}, high={high}.")
     rng = np.random.default_rng(random_state)
     return rng.uniform(low, high, size=d)
@@ -231,7 +269,8 @@ def simulate_linear_sem(W, n, noise="gaussian", noise_var=1.0, random_state=None
     W : array-like of shape (n_nodes, n_nodes)
         Weighted DAG adjacency, ``W[i, j] != 0`` means i -> j. Not modified.
     n : int
-        Number of samples, >= 1.
+        Number of samples, in ``[1, colide_core.defaults.MAX_SAMPLES]`` with
+        ``n * n_nodes <= colide_core.defaults.MAX_CELLS``.
     noise : {"gaussian", "exponential", "laplace", "gumbel"}, default="gaussian"
         Noise law; each is scaled so that ``Var(z_j)`` equals ``noise_var[j]``:
         Gaussian N(0, s^2); exponential Exp(lambda) with ``lambda = 1/s`` (variance ``lambda^-2``,
@@ -256,8 +295,10 @@ def simulate_linear_sem(W, n, noise="gaussian", noise_var=1.0, random_state=None
     Raises
     ------
     ValueError
-        If ``W`` is not square, holds NaN/Inf, or has a directed cycle; if ``n`` is not a positive
-        integer; if ``noise`` is unknown; if ``noise_var`` has the wrong shape or is not > 0.
+        If ``W`` is not square, holds NaN/Inf, has a directed cycle or more than ``MAX_NODES``
+        nodes; if ``n`` is not an int in ``[1, MAX_SAMPLES]`` or ``n * n_nodes > MAX_CELLS``
+        (checked before any sample is drawn); if ``noise`` is unknown; if ``noise_var`` has the
+        wrong shape or is not > 0.
 
     Notes
     -----
@@ -271,13 +312,16 @@ def simulate_linear_sem(W, n, noise="gaussian", noise_var=1.0, random_state=None
         raise ValueError("W contains NaN or Inf.")
     if not is_dag(A):
         raise ValueError("W must be a DAG: the given adjacency has a directed cycle (or a self-loop).")
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n (number of samples) must be a positive integer, got {n!r}.")
-    noise = str(noise).lower()
+    _check_d(A.shape[0], "W's number of nodes")
+    n = _check_n(n, A.shape[0])
+    noise = noise.lower() if isinstance(noise, str) else noise
     if noise not in NOISE_TYPES:
         raise ValueError(f"noise must be one of {NOISE_TYPES}, got {noise!r}.")
     d = A.shape[0]
-    var = np.asarray(noise_var, dtype=float)
+    var = np.asarray(noise_var)
+    if var.dtype.kind not in "iuf":  # bools, text, complex, objects: refused, not cast
+        raise ValueError(f"noise_var must be a number or an array of numbers, got {noise_var!r}.")
+    var = var.astype(float)
     if var.ndim == 0:
         var = np.full(d, float(var))
     if var.shape != (d,):
@@ -413,17 +457,30 @@ _PAPER_W_RANGE = {"ev": (0.5, 2.0), "nv": (0.25, 1.0)}
 
 
 def _pair(value, name):
-    try:
-        low, high = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}.") from None
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}.")
+    low, high = value
+    if not (_is_real(low) and _is_real(high)):
+        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}.")
+    low, high = float(low), float(high)
     if not (math.isfinite(low) and math.isfinite(high) and low <= high):
         raise ValueError(f"{name} must be finite with low <= high, got {value!r}.")
     return low, high
 
 
+def _option(value, name, options):
+    if not isinstance(value, str) or value.lower() not in options:
+        quoted = " or ".join(repr(o) for o in options) if len(options) == 2 else f"one of {options}"
+        raise ValueError(f"{name} must be {quoted}, got {value!r}.")
+    return value.lower()
+
+
 def check_spec(spec=None, **settings) -> dict:
-    """Validate and complete a simulation specification.
+    """Validate and complete a simulation specification, within the project's size limits.
+
+    Every caller of the simulation protocol (the dashboard, the sweep executor, the CLI's
+    ``simulate`` and ``bench``) goes through this check, so the limits below hold everywhere
+    and are enforced before any memory is spent.
 
     Parameters
     ----------
@@ -444,38 +501,29 @@ def check_spec(spec=None, **settings) -> dict:
     ------
     ValueError
         For an unknown key; a graph other than "er"/"sf"; a variance other than "ev"/"nv"; an
-        unknown noise law; ``n_nodes`` or ``n_samples`` not a positive integer; a negative or
-        non-finite ``degree``; ``noise_var <= 0``; a variance range not ``0 < low <= high``; a
-        weight range not ``0 <= low <= high``.
+        unknown noise law (these three must be strings); ``n_nodes`` not an int in
+        ``[1, MAX_NODES]`` (2000); ``n_samples`` not an int in ``[1, MAX_SAMPLES]`` (1e6);
+        ``n_samples * n_nodes > MAX_CELLS`` (5e7); ``degree`` not a real number in
+        ``[0, MAX_DEGREE]`` (100); ``noise_var`` not a finite number > 0; a variance range not
+        ``0 < low <= high``; a weight range not ``0 <= low <= high``; ``standardize`` not a bool.
+        Numbers given as strings or bools are refused, not converted (the limits are
+        :mod:`colide_core.defaults`).
     """
     given = {**dict(spec or {}), **settings}
     unknown = set(given) - set(DATASET_DEFAULTS)
     if unknown:
-        raise ValueError(f"unknown dataset setting(s) {sorted(unknown)}; known: {list(DATASET_DEFAULTS)}")
+        raise ValueError(f"unknown dataset setting(s) {sorted(unknown, key=str)}; known: {list(DATASET_DEFAULTS)}")
     s = {**DATASET_DEFAULTS, **given}
-    out = {"graph": str(s["graph"]).lower(), "noise": str(s["noise"]).lower(),
-           "variance": str(s["variance"]).lower()}
-    if out["graph"] not in ("er", "sf"):
-        raise ValueError(f"graph must be 'er' or 'sf', got {s['graph']!r}.")
-    if out["variance"] not in ("ev", "nv"):
-        raise ValueError(f"variance must be 'ev' or 'nv', got {s['variance']!r}.")
-    if out["noise"] not in NOISE_TYPES:
-        raise ValueError(f"noise must be one of {NOISE_TYPES}, got {s['noise']!r}.")
-    for key in ("n_nodes", "n_samples"):
-        v = s[key]
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-            raise ValueError(f"{key} must be a positive integer, got {v!r}.")
-        out[key] = int(v)
-    try:
-        degree, noise_var = float(s["degree"]), float(s["noise_var"])
-    except (TypeError, ValueError):
-        raise ValueError(f"degree and noise_var must be numbers, got {s['degree']!r} and {s['noise_var']!r}.") from None
-    if not math.isfinite(degree) or degree < 0:
-        raise ValueError(f"degree must be a finite number >= 0, got {s['degree']!r}.")
-    if not math.isfinite(noise_var) or noise_var <= 0:
+    out = {"graph": _option(s["graph"], "graph", ("er", "sf")),
+           "noise": _option(s["noise"], "noise", NOISE_TYPES),
+           "variance": _option(s["variance"], "variance", ("ev", "nv"))}
+    out["n_nodes"] = _check_d(s["n_nodes"], "n_nodes")
+    out["n_samples"] = _check_n(s["n_samples"], out["n_nodes"], "n_samples")
+    degree = _check_degree(s["degree"])
+    if not _is_real(s["noise_var"]) or not math.isfinite(s["noise_var"]) or s["noise_var"] <= 0:
         raise ValueError(f"noise_var must be a finite number > 0, got {s['noise_var']!r}.")
-    out["degree"] = s["degree"] if isinstance(s["degree"], numbers.Integral) else degree
-    out["noise_var"] = noise_var
+    out["degree"] = int(s["degree"]) if _is_int(s["degree"]) else degree
+    out["noise_var"] = float(s["noise_var"])
     out["noise_var_range"] = _pair(s["noise_var_range"], "noise_var_range")
     if out["noise_var_range"][0] <= 0:
         raise ValueError(f"noise_var_range must have 0 < low, got {s['noise_var_range']!r}.")
@@ -483,6 +531,8 @@ def check_spec(spec=None, **settings) -> dict:
     out["w_range"] = _pair(w_range, "w_range")
     if out["w_range"][0] < 0:
         raise ValueError(f"w_range holds magnitudes: need 0 <= low, got {s['w_range']!r}.")
+    if not isinstance(s["standardize"], (bool, np.bool_)):
+        raise ValueError(f"standardize must be True or False, got {s['standardize']!r}.")
     out["standardize"] = bool(s["standardize"])
     return out
 

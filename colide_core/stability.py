@@ -30,7 +30,9 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from . import defaults
 from ._graph import classify_edges
+from ._params import InvalidParameterError, check_sequence, is_int, is_real, Number
 from ._validation import check_data
 
 #: :func:`colide_core._graph.classify_edges` kind -> the words of the edge tables (bootstrap and
@@ -84,10 +86,10 @@ def _fit_one(estimator, values, rows, names):
 
 
 def _check_common(n_jobs, callback):
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a nonzero integer (-1 = all cores), got {n_jobs!r}.")
+    if not is_int(n_jobs) or n_jobs == 0:
+        raise InvalidParameterError(f"n_jobs must be a nonzero integer (-1 = all cores), got {n_jobs!r}.")
     if callback is not None and not callable(callback):
-        raise ValueError("callback must be callable.")
+        raise InvalidParameterError("callback must be callable.")
 
 
 def _fit_task(estimator, values, rows, names):
@@ -250,6 +252,8 @@ class BootstrapResult:
             decreasing frequency, then source and target.
         """
         a = (1.0 - _check_level(level)) / 2.0
+        if not (is_real(min_frequency) and 0.0 <= min_frequency <= 1.0):
+            raise InvalidParameterError(f"min_frequency must be a number in [0, 1], got {min_frequency!r}.")
         d = self.frequency.shape[0]
         names = self.node_names or [str(k) for k in range(d)]
         truth = {}
@@ -282,9 +286,31 @@ class BootstrapResult:
 
 
 def _check_level(level):
-    if not (isinstance(level, numbers.Real) and 0.0 < float(level) < 1.0):
-        raise ValueError(f"level must be in (0, 1), got {level!r}.")
+    if not (is_real(level) and 0.0 < float(level) < 1.0):
+        raise InvalidParameterError(f"level must be a number in (0, 1), got {level!r}.")
     return float(level)
+
+
+def _check_count(value, name, limit):
+    """An int in [1, limit] (bools, floats and strings refused)."""
+    if not is_int(value) or value < 1:
+        raise InvalidParameterError(f"{name} must be a positive integer, got {value!r}.")
+    if value > limit:
+        raise InvalidParameterError(f"{name} must be a positive integer <= {limit:,} "
+                                    f"(colide_core.defaults.MAX_RESAMPLES), got {value!r}.")
+    return int(value)
+
+
+def _checked_estimator(estimator):
+    """Clone ``estimator`` (TypeError when it is not one) and run its own parameter checks.
+
+    A bad setting then fails here, once, with the estimator's message, instead of making every
+    resample fail.
+    """
+    est = clone(estimator)
+    if hasattr(est, "_parameter_constraints") and hasattr(est, "_validate_params"):
+        est._validate_params()
+    return est
 
 
 def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callback=None,
@@ -301,7 +327,7 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
         ``sklearn.base.clone`` of it, so the estimator passed in is never modified. Any
         scikit-learn estimator with ``fit(X)`` and ``adjacency_`` works (``sigma_`` optional).
     n_boot : int, default=100
-        Number of resamples, >= 1.
+        Number of resamples, in ``[1, colide_core.defaults.MAX_RESAMPLES]`` (1e5).
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seeds one :class:`numpy.random.SeedSequence`, spawned into one child per resample;
         resample ``b`` draws its ``n_samples`` row indices with
@@ -329,8 +355,10 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
     Raises
     ------
     ValueError
-        For invalid ``X``, ``n_boot``, ``n_jobs``, ``random_state`` or ``callback``, or when
-        every resample failed (the message quotes the first error).
+        For invalid ``X``, ``n_boot``, ``n_jobs``, ``random_state`` or ``callback`` (numbers
+        given as bools, floats or strings are refused: ``InvalidParameterError``, also a
+        TypeError), for an estimator whose own parameter checks fail, or when every resample
+        failed (the message quotes the first error).
     TypeError
         If ``sklearn.base.clone`` cannot clone ``estimator`` (no ``get_params``).
     OSError
@@ -346,10 +374,9 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
     the first ones).
     """
     values, names = _as_data(X)
-    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}.")
+    _check_count(n_boot, "n_boot", defaults.MAX_RESAMPLES)
     _check_common(n_jobs, callback)
-    clone(estimator)  # fails early (TypeError) on an object that is not an estimator
+    _checked_estimator(estimator)  # fails early (TypeError) on an object that is not an estimator
     n, d = values.shape
     seed_seq = _seed_sequence(random_state)
     children = seed_seq.spawn(int(n_boot))
@@ -476,7 +503,8 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     lambdas : sequence of float
         L1 weights (>= 0), e.g. ``np.geomspace(0.2, 0.02, 5)``.
     n_subsamples : int, default=50
-        Number of half-size subsamples (>= 1); M&B use 100.
+        Number of half-size subsamples (>= 1); M&B use 100. ``n_subsamples * len(lambdas)``
+        fits are run, at most ``colide_core.defaults.MAX_RESAMPLES`` (1e5).
     pi_thr : float in (0.5, 1], default=0.75
         Selection threshold (M&B recommend 0.6 to 0.9).
     random_state : None, int, SeedSequence or Generator
@@ -497,7 +525,9 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     Raises
     ------
     ValueError
-        For invalid inputs, or when every fit failed.
+        For invalid inputs (numbers given as bools or strings, NaN, inf, floats where ints
+        are asked, too many fits: ``InvalidParameterError``, also a TypeError), an
+        estimator whose own parameter checks fail, or when every fit failed.
     OSError
         If the Dask scheduler cannot be reached.
 
@@ -523,15 +553,15 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     bound is itself noisy.
     """
     values, names = _as_data(X)
-    lam = np.asarray(lambdas, dtype=float).reshape(-1)
-    if lam.size == 0 or not np.all(np.isfinite(lam)) or np.any(lam < 0):
-        raise ValueError("lambdas must be a non-empty sequence of finite numbers >= 0.")
-    if isinstance(n_subsamples, bool) or not isinstance(n_subsamples, numbers.Integral) or n_subsamples < 1:
-        raise ValueError(f"n_subsamples must be a positive integer, got {n_subsamples!r}.")
-    if not (isinstance(pi_thr, numbers.Real) and 0.5 < float(pi_thr) <= 1.0):
-        raise ValueError(f"pi_thr must be in (0.5, 1] (Meinshausen and Buehlmann's bound needs > 0.5), got {pi_thr!r}.")
+    lam = np.asarray(check_sequence(lambdas, "lambdas", "stability_selection",
+                                    Number(numbers.Real, 0, None, closed="left")))
+    _check_count(n_subsamples, "n_subsamples", defaults.MAX_RESAMPLES)
+    _check_count(int(n_subsamples) * lam.size, "n_subsamples * len(lambdas)", defaults.MAX_RESAMPLES)
+    if not (is_real(pi_thr) and 0.5 < float(pi_thr) <= 1.0):
+        raise InvalidParameterError(
+            f"pi_thr must be in (0.5, 1] (Meinshausen and Buehlmann's bound needs > 0.5), got {pi_thr!r}.")
     _check_common(n_jobs, callback)
-    clone(estimator)  # fails early (TypeError) on an object that is not an estimator
+    _checked_estimator(estimator)  # fails early (TypeError) on an object that is not an estimator
     n, d = values.shape
     half = n // 2
     seed_seq = _seed_sequence(random_state)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import defaults
+from ._params import is_int, is_real
 
 __all__ = ["ConvergenceWarning", "SolverResult", "default_sigma0", "progress_fraction"]
 
@@ -151,19 +152,19 @@ def _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_ite
             "mu_schedule, s_schedule and max_iter must be non-empty and of equal length, got lengths "
             f"{len(mu_schedule)}, {len(s_schedule)}, {len(max_iter)}."
         )
-    if not (np.isfinite(lambda1) and lambda1 >= 0):
+    if not (is_real(lambda1) and np.isfinite(lambda1) and lambda1 >= 0):
         raise ValueError(f"lambda1 must be a finite number >= 0, got {lambda1!r}.")
-    if any(not (np.isfinite(x) and x > 0) for x in (*mu_schedule, *s_schedule)):
-        raise ValueError("mu_schedule and s_schedule entries must be finite and > 0.")
-    if any(int(x) != x or x < 1 for x in max_iter):
+    if any(not (is_real(x) and np.isfinite(x) and x > 0) for x in (*mu_schedule, *s_schedule)):
+        raise ValueError("mu_schedule and s_schedule entries must be finite numbers > 0.")
+    if any(not is_int(x) or x < 1 for x in max_iter):
         raise ValueError(f"max_iter entries must be positive integers, got {tuple(max_iter)}.")
-    if not (np.isfinite(lr) and lr > 0):
+    if not (is_real(lr) and np.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be > 0, got {lr!r}.")
-    if not (np.isfinite(tol) and tol >= 0):
+    if not (is_real(tol) and np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be >= 0, got {tol!r}.")
-    if int(checkpoint) != checkpoint or checkpoint < 1:
+    if not is_int(checkpoint) or checkpoint < 1:
         raise ValueError(f"checkpoint must be a positive integer, got {checkpoint!r}.")
-    if not (0.0 <= beta_1 < 1.0 and 0.0 <= beta_2 < 1.0):
+    if not (is_real(beta_1) and is_real(beta_2) and 0.0 <= beta_1 < 1.0 and 0.0 <= beta_2 < 1.0):
         raise ValueError(f"beta_1 and beta_2 must be in [0, 1), got {beta_1!r}, {beta_2!r}.")
 
 

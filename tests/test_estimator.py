@@ -200,7 +200,7 @@ def test_colide_core_import_graph_is_acyclic():
 def test_the_solver_layer_has_three_levels():
     g = _import_graph()
     assert set(g.successors("_objective")) == set()                      # pure functions
-    assert set(g.successors("_common")) <= {"defaults"}
+    assert set(g.successors("_common")) <= {"defaults", "_params"}
     for loop in ("_solver", "_fast"):
         assert set(g.successors(loop)) <= {"_objective", "_common", "defaults"}, loop
     assert not g.has_edge("_fast", "_solver") and not g.has_edge("_solver", "_fast")

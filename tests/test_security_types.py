@@ -283,3 +283,19 @@ def test_simulation_building_blocks_refuse_loose_types():
     _refused(simulate_linear_sem, W, 10, noise=3, match="noise must be")
     X = simulate_dataset(n_nodes=4, n_samples=10, degree=np.float64(1.0), random_state=0).X
     assert X.shape == (10, 4)
+
+
+@pytest.mark.parametrize("bad", [{"lambda1": True}, {"lambda1": "0.1"}, {"lr": "1e-3"}, {"tol": None},
+                                 {"checkpoint": 2.5}, {"max_iter": (10.0,)}, {"mu_schedule": (True,)}])
+def test_stage_loops_called_directly_refuse_loose_types(bad):
+    # The loops are public too (colide_core.colide_solve, _fast.fast_solve): their shared set-up
+    # (_common._check_solver_params) refuses bools, strings and floats for ints like the estimator.
+    from colide_core import colide_solve
+    from colide_core._fast import fast_solve
+
+    cov = np.array([[1.0, 0.5], [0.5, 1.0]])
+    kw = {"mu_schedule": (1.0,), "s_schedule": (1.0,), "max_iter": (10,), "checkpoint": 5}
+    kw.update(bad)
+    for solve in (colide_solve, fast_solve):
+        with pytest.raises(ValueError):
+            solve(cov, variant="ev", **kw)

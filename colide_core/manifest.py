@@ -26,7 +26,6 @@ bit-for-bit; NaN/Inf (which JSON lacks) are written as ``null``.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import io
 import json
 import math
@@ -40,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from ._hashing import digest
 
 __all__ = [
     "SCHEMA",
@@ -74,14 +75,6 @@ class ManifestError(ValueError):
 # fingerprints and environment
 # --------------------------------------------------------------------------------------------
 
-def _sha256_array(tag, A, extra):
-    h = hashlib.sha256()
-    h.update(tag.encode())
-    h.update(json.dumps(extra, sort_keys=True).encode())
-    h.update(np.ascontiguousarray(A, dtype="<f8").tobytes())
-    return h.hexdigest()
-
-
 def data_fingerprint(X):
     """SHA-256 fingerprint, shape and column names of a data matrix.
 
@@ -96,7 +89,9 @@ def data_fingerprint(X):
         ``{"kind": "data", "sha256": hex str, "n_samples": int, "n_nodes": int,
         "columns": list of str or None}``. The hash covers the values as
         little-endian float64 in row-major order, the shape and the column
-        names, so renaming or reordering columns changes it.
+        names, so renaming or reordering columns changes it
+        (:func:`colide_core._hashing.digest`: the names are JSON-escaped, never joined with a
+        separator, so no two different tables share a fingerprint).
 
     Raises
     ------
@@ -117,7 +112,7 @@ def data_fingerprint(X):
     if A.ndim != 2:
         raise ManifestError(f"data must be 2-D (n_samples, n_nodes), got shape {A.shape}")
     n, d = A.shape
-    return {"kind": "data", "sha256": _sha256_array("colide-data/1", A, [n, d, columns]),
+    return {"kind": "data", "sha256": digest("colide-data/1", [n, d, columns], [A]),
             "n_samples": int(n), "n_nodes": int(d), "columns": columns}
 
 
@@ -141,7 +136,7 @@ def stats_fingerprint(cov, n, node_names=None):
     if C.ndim != 2 or C.shape[0] != C.shape[1]:
         raise ManifestError(f"cov must be square, got shape {C.shape}")
     columns = None if node_names is None else [str(c) for c in node_names]
-    return {"kind": "stats", "sha256": _sha256_array("colide-stats/1", C, [int(n), columns]),
+    return {"kind": "stats", "sha256": digest("colide-stats/1", [int(n), columns], [C]),
             "n_samples": int(n), "n_nodes": int(C.shape[0]), "columns": columns}
 
 

@@ -21,14 +21,15 @@ Convention: ``W[i, j] != 0`` means the edge i -> j; data ``X`` is ``(n_samples, 
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 
 from colide_core import SolverResult, progress_fraction
 from colide_core.defaults import MAX_ITER
+from dashboard.cached import cache_data
 from dashboard.jobs import Job
 
 __all__ = [
@@ -76,6 +77,22 @@ class FitResult:
     data_key: str
     node_names: list
     fit_time: float
+
+    @functools.cached_property
+    def content_key(self) -> str:
+        """SHA-256 of every field of the record (``colide_core._hashing.fingerprint``).
+
+        Covers the solver's record in full (``W``, ``sigma``, ``history``, ``objective``,
+        flags, ...), the parameters, the data hash, the node names and the wall time: two
+        records with the same key hold the same numbers. Cached functions that take a
+        ``FitResult`` are keyed on it (:data:`dashboard.cached.HASH_FUNCS`).
+        """
+        from colide_core._hashing import fingerprint
+
+        return fingerprint("colide-fit-record/1", {
+            "variant": self.variant, "params": list(self.params), "data_key": self.data_key,
+            "node_names": [str(n) for n in self.node_names], "fit_time": float(self.fit_time),
+            "result": self.result})
 
     @property
     def W(self) -> np.ndarray:
@@ -204,7 +221,10 @@ def _max_iter(params: tuple) -> tuple:
     return tuple(dict(params).get("max_iter", MAX_ITER))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cache_data(show_spinner=False, max_entries=64, unhashed={
+    "_X": "data_key is its content hash (dashboard.data.content_hash: values, shape, column names)",
+    "_callback": "it can only stop the solve, and a stopped solve raises FitStopped, which is never cached",
+})
 def fit_colide(data_key: str, params: tuple, _X, _callback=None) -> FitResult:
     """Fit CoLiDE on ``_X`` (cached on ``data_key`` and ``params`` only).
 

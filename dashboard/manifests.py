@@ -27,10 +27,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import streamlit as st
 
 from colide_core.constraints import PRIOR_KEYS, PriorKnowledge
 from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD_RANGE
+from dashboard.cached import cache_data
 
 __all__ = [
     "ManifestProblem", "DataMismatch", "LoadedRun", "fit_manifest", "fit_manifest_json",
@@ -93,19 +93,22 @@ def fit_manifest(result, dataset, threshold) -> dict:
                                 data_source=dataset.name, extra={"dashboard": {"dataset_source": dataset.source}})
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def fit_manifest_json(data_key: str, params: tuple, threshold: float, n_iter: int, stopped: bool,
-                      _result, _dataset) -> str:
-    """:func:`fit_manifest` as JSON text, cached on (data, parameters, threshold, iterations).
+@cache_data(show_spinner=False, max_entries=32)
+def fit_manifest_json(result, dataset, threshold: float) -> str:
+    """:func:`fit_manifest` as JSON text, cached on everything it is made of.
+
+    The cache is shared by every session, so its key covers the whole output: the fit record
+    (:attr:`dashboard.fitting.FitResult.content_key`: ``W``, ``sigma``, history, parameters,
+    ...), the dataset (content hash *and* name, source, notes: ``dashboard.cached.dataset_cache_key``)
+    and the threshold. A run loaded from a manifest, or a fit of the same numbers under another
+    file name, therefore never serves its JSON to another session.
 
     Parameters
     ----------
-    data_key, params, threshold, n_iter, stopped
-        The cache key (``FitResult.data_key``, ``.params``, the page threshold, ``.n_iter``,
-        ``.stopped``).
-    _result : dashboard.fitting.FitResult
-    _dataset : dashboard.data.Dataset
-        Not hashed.
+    result : dashboard.fitting.FitResult
+    dataset : dashboard.data.Dataset
+    threshold : float
+        The Learn page's threshold.
 
     Returns
     -------
@@ -114,7 +117,7 @@ def fit_manifest_json(data_key: str, params: tuple, threshold: float, n_iter: in
     """
     from colide_core.manifest import manifest_to_json
 
-    return manifest_to_json(fit_manifest(_result, _dataset, threshold))
+    return manifest_to_json(fit_manifest(result, dataset, float(threshold)))
 
 
 # --------------------------------------------------------------------------------------------

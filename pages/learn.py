@@ -221,8 +221,7 @@ with tab_dl:
         ext, mime = EXPORT_FORMATS[fmt]
         f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt),
                            file_name=f"colide_{v}{ext}", mime=mime, key=f"learn_dl_export_{v}")
-        manifest_json = manifests.fit_manifest_json(res.data_key, res.params, threshold, res.n_iter,
-                                                    res.stopped, res, ds)
+        manifest_json = manifests.fit_manifest_json(res, ds, threshold)
         st.download_button("Run manifest (JSON)", manifest_json, file_name=f"colide_{v}_manifest.json",
                            mime="application/json", key=f"learn_dl_manifest_{v}",
                            help="Data fingerprint, every parameter, package versions, git commit, W, σ and "

@@ -195,13 +195,16 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     ManifestProblem
         If the text is not a valid ``colide-manifest/1`` document, is not a CoLiDE fit on raw
         data with the EV or NV noise model, or its parameters or prior knowledge are not
-        usable on this dataset.
+        usable on this dataset. The run settings go through
+        :func:`colide_core.manifest.check_run_settings` (the solver's checks and the
+        dashboard's bounds: the message lists every offending setting), so a loaded manifest
+        cannot start a fit that never ends.
     DataMismatch
         If the data fingerprint differs from the current dataset's (message: both shapes and
         hash prefixes).
     """
     import colide_core
-    from colide_core.manifest import ManifestError, data_fingerprint, load_manifest
+    from colide_core.manifest import ManifestError, RunSettingsError, check_run_settings, data_fingerprint, load_manifest
     from dashboard.fitting import FitResult, solver_params
 
     try:
@@ -225,20 +228,19 @@ def run_from_manifest(source, dataset) -> LoadedRun:
             "Load the same data on the Data page first."
         ) from None
 
-    params = m.params
-    variant = params.get("variant")
+    variant = m.params.get("variant")
     if variant not in ("ev", "nv"):
-        raise ManifestProblem(f"the Learn page shows the EV and NV noise models only; the manifest has variant {variant!r}")
+        raise ManifestProblem(f"the Learn page shows the EV and NV noise models only; the manifest has variant "
+                              f"{str(variant)[:40]!r}")
+    try:
+        # Every setting, with the solver's own checks and the dashboard's bounds: a manifest
+        # cannot start a fit that never ends (tol = 0, max_iter = 1e12, lr = -1, text, lists).
+        params = check_run_settings(m.params)
+    except RunSettingsError as exc:
+        raise ManifestProblem("the manifest's run settings cannot be used here: " + "; ".join(exc.problems)) from None
     lambda1 = _number(params, "lambda1", MAX_LAMBDA1)
     threshold = _number(params, "threshold", MAX_THRESHOLD)
-    try:
-        m.estimator()  # the parameters are accepted by CoLiDE
-    except ManifestError as exc:
-        raise ManifestProblem(str(exc)) from None
     defaults = colide_core.CoLiDE().get_params()
-    unknown = sorted(set(params) - set(defaults))
-    if unknown:
-        raise ManifestProblem(f"the manifest has unknown parameter(s) {', '.join(map(str, unknown))}")
 
     names = list(dataset.node_names)
     prior = None

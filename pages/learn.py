@@ -29,11 +29,14 @@ ds = state.current_dataset()
 def _start(labels=None):
     """on_click of the Run buttons: start a background fit of the given variants (default: the
     selected one)."""
+    if is_running(ss, state.FIT_SLOT):
+        ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
+        return
     labels = labels or [ss["learn_variant"]]
     params = [solver_params(VARIANTS[lab], ss["learn_lambda1"], ss[state.SOLVER_OVERRIDES])
               for lab in labels]
-    if not start_job(ss, state.FIT_SLOT, lambda: FitJob(state.current_dataset(), params)):
-        ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
+    # FitJob checks every setting (solver checks, dashboard bounds); a refusal becomes a message.
+    start_job(ss, state.FIT_SLOT, lambda: FitJob(state.current_dataset(), params))
 
 
 def _load_manifest():

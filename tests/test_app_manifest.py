@@ -161,7 +161,7 @@ def test_a_cli_style_manifest_with_prior_knowledge_restores_overrides():
     assert np.array_equal(np.array(again["results"]["adjacency"]) != 0, model.adjacency_ != 0)
     assert again["results"]["metrics"]["shd"] == doc["results"]["metrics"]["shd"]
     # Out-of-range or foreign content is refused with a plain message.
-    for change, words in ((("params", "threshold", 5.0), "outside the Learn page's range"),
+    for change, words in ((("params", "threshold", 5.0), "threshold = 5 is outside the dashboard's range"),
                           (("params", "variant", "ls"), "EV and NV noise models only"),
                           (("data", "kind", "stats"), "sufficient statistics")):
         bad = json.loads(json.dumps(doc))

@@ -212,14 +212,13 @@ def check_run_settings(params, *, interactive=True):
                                                      and 0 <= int(v) < 2**32):
                 problems.append(f"random_state = {_shown(v)} must be null or a whole number in [0, 2**32)")
         out[name] = v
-    if problems:
-        raise RunSettingsError(problems)
-
+    # Settings that failed their own check above are not in ``out``: the checks across
+    # settings below use the defaults for them, so every problem is listed at once.
     merged = {**known, **out}
     stages = {k: len(merged[k]) for k in ("mu_schedule", "s_schedule", "max_iter")}
     if len(set(stages.values())) != 1:
         problems.append("mu_schedule, s_schedule and max_iter must have one entry per stage, got "
-                        + ", ".join(f"{n} entries in {k}" for k, n in stages.items()))
+                        + ", ".join(f"{n} in {k}" for k, n in stages.items()))
     if interactive:
         total = sum(int(t) for t in merged["max_iter"])
         if total > defaults.MAX_ITER_TOTAL:

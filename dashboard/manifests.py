@@ -235,7 +235,7 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     try:
         # Every setting, with the solver's own checks and the dashboard's bounds: a manifest
         # cannot start a fit that never ends (tol = 0, max_iter = 1e12, lr = -1, text, lists).
-        params = check_run_settings(m.params)
+        params = check_run_settings(dict(m.raw["params"]))  # as written in the file
     except RunSettingsError as exc:
         raise ManifestProblem("the manifest's run settings cannot be used here: " + "; ".join(exc.problems)) from None
     lambda1 = _number(params, "lambda1", MAX_LAMBDA1)

@@ -14,7 +14,8 @@ __all__ = [
     "VARIANTS", "VARIANT", "SOLVERS", "LAMBDA1", "THRESHOLD", "MU_SCHEDULE", "S_SCHEDULE", "MAX_ITER", "LR", "TOL",
     "CHECKPOINT", "BETA_1", "BETA_2", "SOLVER", "LAMBDA1_RANGE", "THRESHOLD_RANGE",
     "MAX_ITER_LIMIT", "MAX_NODES", "MAX_SAMPLES", "MAX_CELLS", "MAX_DEGREE", "MAX_SWEEP_RUNS",
-    "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES",
+    "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES", "LR_RANGE", "TOL_RANGE",
+    "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
@@ -85,3 +86,22 @@ MAX_PATH_LAMBDAS = 100
 MAX_PATH_THRESHOLDS = 100
 #: Most fits of one bootstrap (``n_boot``) or stability selection (``n_subsamples * n_lambdas``).
 MAX_RESAMPLES = 100_000
+# --- bounds of the interactive (shared-server) run settings ----------------------------------
+# The library accepts any value its parameter checks allow; the dashboard, where a setting may
+# come from another person's manifest, also keeps every fit inside these bounds
+# (colide_core.manifest.check_run_settings), so no setting can start a fit that never ends.
+
+#: Adam step size (inclusive).
+LR_RANGE = (1e-6, 1.0)
+#: Convergence tolerance (inclusive); 0 would make every stage run its full budget.
+TOL_RANGE = (1e-12, 0.1)
+#: Steps between checkpoints (inclusive): Stop and the session check are answered at checkpoints.
+CHECKPOINT_RANGE = (1, 10_000)
+#: Wall-clock budget ``max_time`` in seconds (exclusive low, inclusive high), when given.
+MAX_TIME_RANGE = (0.0, 3600.0)
+#: Most stages (entries of ``mu_schedule``, ``s_schedule`` and ``max_iter``).
+MAX_STAGES = 10
+#: Ceiling on the total iteration budget of one fit, ``sum(max_iter)`` (about 4x the paper's 130,000).
+MAX_ITER_TOTAL = 500_000
+#: Ceiling on the checkpoints one fit records, ``sum(max_iter) / checkpoint`` (bounds its history).
+MAX_CHECKPOINTS = 10_000

@@ -5,7 +5,6 @@ adjacency ``W[i, j] != 0`` means the edge i -> j.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,20 +70,20 @@ def content_hash(X: pd.DataFrame, B_true=None, sigma_true=None) -> str:
     Returns
     -------
     str
-        64 hex characters. Equal content (values, shape, column names) gives equal hashes.
+        64 hex characters. Equal content (values, shape, column names, ground truth) gives
+        equal hashes, and different content different ones: the column names are
+        JSON-escaped in a header that also states every array's shape
+        (:func:`colide_core._hashing.digest`, the same hash as the manifests' data
+        fingerprint), never joined with a separator a name could contain.
     """
-    h = hashlib.sha256()
-    values = np.ascontiguousarray(X.to_numpy(dtype=np.float64))
-    h.update(repr(values.shape).encode())
-    h.update(values.tobytes())
-    h.update("\x1f".join(str(c) for c in X.columns).encode("utf-8", "surrogatepass"))
-    for extra in (B_true, sigma_true):
-        h.update(b"|")
-        if extra is not None:
-            arr = np.ascontiguousarray(np.asarray(extra, dtype=np.float64))
-            h.update(repr(arr.shape).encode())
-            h.update(arr.tobytes())
-    return h.hexdigest()
+    from colide_core._hashing import digest
+
+    values = X.to_numpy(dtype=np.float64)
+    extras = [None if e is None else np.asarray(e, dtype=np.float64) for e in (B_true, sigma_true)]
+    header = {"X": list(values.shape), "columns": [str(c) for c in X.columns],
+              "B_true": None if extras[0] is None else list(extras[0].shape),
+              "sigma_true": None if extras[1] is None else list(extras[1].shape)}
+    return digest("colide-dataset/1", header, [values] + [e for e in extras if e is not None])
 
 
 def make_dataset(name, X, *, B_true=None, sigma_true=None, source="upload", notes=(), meta=None) -> Dataset:

@@ -6,9 +6,11 @@ Design
   (``CoLiDE.result_``) plus only what the solver cannot know (noise model, parameters, data
   hash, node names, wall time). The pages, the manifests and the exports all read it; ``W``,
   ``sigma``, ``n_iter``, ... are properties delegating to the solver's record.
-* :func:`fit_colide` is an ``st.cache_data`` function keyed on the dataset's content hash and
-  the solver parameters only; the data frame is passed as ``_X`` (not hashed) so a rerun never
-  hashes the whole frame. It returns a :class:`FitResult` holding the *raw* weights ``W``;
+* :func:`fit_colide` is a :func:`dashboard.cached.cache_data` function keyed on the dataset's
+  content hash (unambiguous: values, shape, column names) and the solver parameters; the data
+  frame is passed as ``_X`` (not hashed, declared with its reason) so a rerun never hashes the
+  whole frame. Every job checks its settings first (:func:`check_params`: the solver's checks
+  and the dashboard's bounds). It returns a :class:`FitResult` holding the *raw* weights ``W``;
   thresholding happens later (:func:`colide_core.threshold_to_dag`), so moving the threshold
   slider never re-runs the solver.
 * A stopped (partial) fit raises :class:`FitStopped` out of the cached function, so partial
@@ -21,19 +23,20 @@ Convention: ``W[i, j] != 0`` means the edge i -> j; data ``X`` is ``(n_samples, 
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 
 from colide_core import SolverResult, progress_fraction
 from colide_core.defaults import MAX_ITER
+from dashboard.cached import cache_data
 from dashboard.jobs import Job
 
 __all__ = [
     "VARIANTS", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "solver_params", "path_kwargs", "fit_colide",
-    "progress_fraction",
+    "progress_fraction", "check_params", "check_widget_values",
 ]
 
 #: Display label -> ``colide_core.CoLiDE`` variant.
@@ -76,6 +79,22 @@ class FitResult:
     data_key: str
     node_names: list
     fit_time: float
+
+    @functools.cached_property
+    def content_key(self) -> str:
+        """SHA-256 of every field of the record (``colide_core._hashing.fingerprint``).
+
+        Covers the solver's record in full (``W``, ``sigma``, ``history``, ``objective``,
+        flags, ...), the parameters, the data hash, the node names and the wall time: two
+        records with the same key hold the same numbers. Cached functions that take a
+        ``FitResult`` are keyed on it (:data:`dashboard.cached.HASH_FUNCS`).
+        """
+        from colide_core._hashing import fingerprint
+
+        return fingerprint("colide-fit-record/1", {
+            "variant": self.variant, "params": list(self.params), "data_key": self.data_key,
+            "node_names": [str(n) for n in self.node_names], "fit_time": float(self.fit_time),
+            "result": self.result})
 
     @property
     def W(self) -> np.ndarray:
@@ -184,6 +203,62 @@ def solver_params(variant: str, lambda1: float, overrides: dict | None = None) -
     return tuple(sorted(params.items()))
 
 
+def check_params(params) -> tuple:
+    """Refuse run settings outside the solver's checks or the dashboard's bounds.
+
+    Every job of the dashboard checks its settings with this before it starts, whatever set
+    them (a widget, a loaded manifest, the Prior knowledge page).
+
+    Parameters
+    ----------
+    params : tuple of (str, object) or dict
+        ``colide_core.CoLiDE`` keyword arguments (from :func:`solver_params`).
+
+    Returns
+    -------
+    tuple or dict
+        ``params`` unchanged.
+
+    Raises
+    ------
+    colide_core.manifest.RunSettingsError
+        Listing every offending setting (:func:`colide_core.manifest.check_run_settings`).
+    """
+    from colide_core.manifest import check_run_settings
+
+    check_run_settings(dict(params))
+    return params
+
+
+def check_widget_values(*specs) -> None:
+    """Refuse widget values outside the widgets' own bounds (a client can send any value).
+
+    Parameters
+    ----------
+    *specs : tuple (label, value, low, high) or (label, value, low, high, "int")
+        Inclusive bounds; with ``"int"`` the value must also be a whole number.
+
+    Raises
+    ------
+    colide_core.manifest.RunSettingsError
+        Listing every value that is not a finite number inside its bounds.
+    """
+    from colide_core.manifest import RunSettingsError
+
+    problems = []
+    for label, value, low, high, *kind in specs:
+        whole = bool(kind) and kind[0] == "int"
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)) \
+            and math.isfinite(float(value)) and low <= float(value) <= high \
+            and (not whole or float(value).is_integer())
+        if not ok:
+            text = repr(value)
+            problems.append(f"{label} = {text if len(text) <= 40 else text[:39] + '…'} must be "
+                            f"{'a whole number' if whole else 'a number'} in [{low:g}, {high:g}]")
+    if problems:
+        raise RunSettingsError(problems)
+
+
 def path_kwargs(overrides: dict) -> dict:
     """The subset of the solver overrides that :func:`colide_core.path.lambda_path` accepts.
 
@@ -204,7 +279,10 @@ def _max_iter(params: tuple) -> tuple:
     return tuple(dict(params).get("max_iter", MAX_ITER))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cache_data(show_spinner=False, max_entries=64, unhashed={
+    "_X": "data_key is its content hash (dashboard.data.content_hash: values, shape, column names)",
+    "_callback": "it can only stop the solve, and a stopped solve raises FitStopped, which is never cached",
+})
 def fit_colide(data_key: str, params: tuple, _X, _callback=None) -> FitResult:
     """Fit CoLiDE on ``_X`` (cached on ``data_key`` and ``params`` only).
 
@@ -250,6 +328,11 @@ class FitJob(Job):
     params_list : sequence of tuple
         One :func:`solver_params` tuple per variant, run in order.
 
+    Raises
+    ------
+    colide_core.manifest.RunSettingsError
+        If a tuple's settings are refused (:func:`check_params`); nothing starts.
+
     Attributes
     ----------
     fraction : float
@@ -265,6 +348,8 @@ class FitJob(Job):
     """
 
     def __init__(self, dataset, params_list):
+        for params in params_list:
+            check_params(params)
         super().__init__(self._fit_all, "CoLiDE fit", key=dataset.key)
         self.data_key = dataset.key
         self._X = dataset.X

@@ -14,6 +14,22 @@ selection, Explorer's λ path):
 4. **reruns** the script, so the page redraws without the bar and with Run enabled again;
    :func:`show_messages` prints the stored messages.
 
+Limits (a shared server: one user's job must not starve the others):
+
+* **a server-wide ceiling on concurrent jobs.** Every job holds ``units`` of the process-wide
+  :data:`COMPUTE_SLOTS` while it computes (1 for a fit, the number of worker processes for a
+  parallel bootstrap); there are :data:`MAX_CONCURRENT` units (``os.cpu_count()``, or
+  ``$COLIDE_MAX_CONCURRENT_JOBS``). A job that finds no free slot waits in line (first come,
+  first served) and says so in its status; Stop while it waits cancels it.
+* **jobs end with their session.** :func:`start_job` hands the job a check that its browser
+  session is still connected (:func:`session_liveness`, ``Runtime.is_active_session``; Streamlit
+  has no session-end hook). The job asks it at every progress report and, once the session has
+  been gone for :data:`SESSION_GRACE_S` seconds (a reload or a closed tab; a short network drop
+  reconnects within it), stops through the same flag as the Stop button.
+* **checked settings.** ``make_job`` may raise :class:`colide_core.manifest.RunSettingsError`
+  (its settings are refused): :func:`start_job` then starts nothing and shows the message.
+* **workers.** "Parallel workers" widgets are capped at :data:`MAX_WORKERS` (the core count).
+
 :class:`Job` runs ``fn(job)`` in a daemon thread. ``fn`` reports progress through
 :meth:`Job.progress` (``callback(done, total)`` of ``colide_core``'s bootstrap, stability
 selection and λ path) or :meth:`Job.report` (a fraction and a text), whose return value asks the
@@ -22,6 +38,9 @@ it. Exceptions become :attr:`Job.error`, never a traceback in the page.
 """
 from __future__ import annotations
 
+import collections
+import contextlib
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -29,7 +48,171 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-__all__ = ["Job", "JobSlot", "is_running", "stop_job", "start_job", "follow_job", "show_messages"]
+__all__ = [
+    "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
+    "compute_slot", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
+]
+
+#: Worker processes one job may use (the "Parallel workers" widgets' maximum): the core count.
+MAX_WORKERS = max(1, os.cpu_count() or 1)
+
+
+def _max_concurrent() -> int:
+    raw = os.environ.get("COLIDE_MAX_CONCURRENT_JOBS", "").strip()
+    try:
+        value = int(raw) if raw else MAX_WORKERS
+    except ValueError:
+        value = MAX_WORKERS
+    return max(1, value)
+
+
+#: Server-wide compute units (``$COLIDE_MAX_CONCURRENT_JOBS``, default the core count).
+MAX_CONCURRENT = _max_concurrent()
+#: Seconds a job keeps running after its session disconnected (a reconnect within it resumes).
+SESSION_GRACE_S = 10.0
+
+
+class _Ticket:
+    __slots__ = ("units", "granted", "done")
+
+    def __init__(self, units):
+        self.units = units
+        self.granted = False
+        self.done = False
+
+
+class ComputeSlots:
+    """A first-come, first-served counting limit on concurrent computations (thread-safe).
+
+    Parameters
+    ----------
+    capacity : int
+        Units available (>= 1).
+
+    Notes
+    -----
+    :meth:`request` joins the line and returns a ticket; :meth:`wait` blocks until the ticket
+    is granted (its units fit and every earlier ticket was granted); :meth:`release` gives the
+    units back, or leaves the line when the ticket was not granted yet. A request for more
+    units than the capacity asks for the whole capacity.
+    """
+
+    def __init__(self, capacity: int):
+        self.capacity = max(1, int(capacity))
+        self._used = 0
+        self._line: collections.deque = collections.deque()
+        self._cond = threading.Condition()
+
+    @property
+    def in_use(self) -> int:
+        """Units held by running computations."""
+        with self._cond:
+            return self._used
+
+    @property
+    def waiting(self) -> int:
+        """Requests in line."""
+        with self._cond:
+            return len(self._line)
+
+    def _grant(self) -> None:
+        while self._line and self._used + self._line[0].units <= self.capacity:
+            ticket = self._line.popleft()
+            ticket.granted = True
+            self._used += ticket.units
+        self._cond.notify_all()
+
+    def request(self, units: int = 1) -> _Ticket:
+        """Join the line for ``units`` units (clipped to [1, capacity]); returns the ticket."""
+        ticket = _Ticket(min(self.capacity, max(1, int(units))))
+        with self._cond:
+            self._line.append(ticket)
+            self._grant()
+        return ticket
+
+    def wait(self, ticket, timeout: float | None = None) -> bool:
+        """Block up to ``timeout`` seconds until ``ticket`` is granted; returns whether it is."""
+        with self._cond:
+            return self._cond.wait_for(lambda: ticket.granted, timeout)
+
+    def release(self, ticket) -> None:
+        """Give a granted ticket's units back, or take a waiting one out of the line (idempotent)."""
+        with self._cond:
+            if ticket.done:
+                return
+            ticket.done = True
+            if ticket.granted:
+                self._used -= ticket.units
+            else:
+                self._line.remove(ticket)
+            self._grant()
+
+    def describe(self) -> str:
+        """"3 of 4 compute slots busy, 2 jobs waiting" (for a waiting job's status)."""
+        with self._cond:
+            used, line = self._used, len(self._line)
+        return f"{used} of {self.capacity} compute slots busy on this server, {line} job(s) in line"
+
+
+#: The process-wide limit every :class:`Job` goes through (shared by all sessions).
+COMPUTE_SLOTS = ComputeSlots(MAX_CONCURRENT)
+
+
+@contextlib.contextmanager
+def compute_slot(units: int = 1, *, on_wait=None, slots: ComputeSlots | None = None):
+    """Hold ``units`` of the server-wide compute slots for a computation run in the script thread.
+
+    For work that is not a :class:`Job` (the Compare page's sweep): it waits in the same line.
+
+    Parameters
+    ----------
+    units : int, default=1
+        Worker processes the computation uses.
+    on_wait : callable, optional
+        ``on_wait(text)`` four times a second while waiting (e.g. a progress bar's text; a
+        Streamlit call there lets a closed session stop the script).
+    slots : ComputeSlots, optional
+        Default :data:`COMPUTE_SLOTS`.
+    """
+    slots = COMPUTE_SLOTS if slots is None else slots
+    ticket = slots.request(units)
+    try:
+        while not slots.wait(ticket, 0.25 if on_wait is not None else None):
+            on_wait(f"waiting for a free slot ({slots.describe()})")
+        yield
+    finally:
+        slots.release(ticket)
+
+
+def session_liveness():
+    """A check that the browser session running this script is still connected, or None.
+
+    Returns
+    -------
+    callable or None
+        ``alive() -> bool``: ``Runtime.instance().is_active_session(session_id)`` for the
+        session of the current script run (thread-safe, so the job's thread may call it);
+        always True when no Streamlit server runs (``AppTest``, bare mode). None outside a
+        script run.
+    """
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return None
+    session_id = ctx.session_id
+
+    def alive() -> bool:
+        if not Runtime.exists():
+            return True
+        return Runtime.instance().is_active_session(session_id)
+
+    return alive
+
+
+class _NotStarted(Exception):
+    pass
 
 
 class Job:
@@ -46,6 +229,10 @@ class Job:
         What runs, shown in :attr:`status` and in error messages (a fixed text, not user input).
     key : object, optional
         What is computed (e.g. data hash and parameters), for the page to match results.
+    units : int, default=1
+        Compute units held while ``fn`` runs (the number of worker processes it starts).
+    slots : ComputeSlots, optional
+        The limit to go through; default the process-wide :data:`COMPUTE_SLOTS`.
 
     Attributes
     ----------
@@ -58,29 +245,60 @@ class Job:
     error : str or None
         Message of the exception ``fn`` raised.
     elapsed : float
-        Seconds from construction to the end of ``fn`` (0 while running).
+        Seconds from getting its compute slot to the end of ``fn`` (0 while running).
+    stop_reason : {"user", "session"} or None
+        Why the job was asked to stop: the Stop button, or its session ended.
+    queued : threading.Event
+        Set when the job found no free compute slot and started waiting in line.
     """
 
-    def __init__(self, fn, label: str, key=None):
+    def __init__(self, fn, label: str, key=None, *, units: int = 1, slots: ComputeSlots | None = None):
         self._fn = fn
         self.label = label
         self.key = key
+        self.units = max(1, int(units))
+        self._slots = COMPUTE_SLOTS if slots is None else slots
         self.fraction = 0.0
         self.status = f"{label}: starting"
         self.result = None
         self.error = None
         self.started = time.perf_counter()
         self.elapsed = 0.0
+        self.stop_reason = None
+        self.queued = threading.Event()
+        self._alive = None
+        self._grace = SESSION_GRACE_S
+        self._gone_since = None
         self._stop = threading.Event()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="colide-job", daemon=True)
 
     # -- reporting, from the worker thread ------------------------------------------------------
+    def _should_stop(self) -> bool:
+        """Whether to stop: Stop was pressed, or the session has been gone for the grace period."""
+        if self._stop.is_set():
+            return True
+        if self._alive is not None:
+            if self._alive():
+                self._gone_since = None
+            else:
+                now = time.monotonic()
+                if self._gone_since is None:
+                    self._gone_since = now
+                if now - self._gone_since >= self._grace:
+                    self.stop_reason = "session"
+                    self._stop.set()
+                    return True
+        return False
+
     def report(self, fraction: float, status: str) -> bool:
-        """Set the progress (clipped to [0, 1]) and status; returns whether Stop was requested."""
+        """Set the progress (clipped to [0, 1]) and status; returns whether to stop.
+
+        True once Stop was requested or the job's session has ended (see :meth:`start`).
+        """
         self.fraction = min(1.0, max(0.0, float(fraction)))
         self.status = status
-        return self._stop.is_set()
+        return self._should_stop()
 
     def progress(self, done, total) -> bool:
         """``callback(done, total)`` for ``colide_core``'s sweeps; returns whether Stop was requested.
@@ -96,20 +314,56 @@ class Job:
         shown = f"{done:.1f}" if isinstance(done, float) and not float(done).is_integer() else f"{int(done)}"
         return self.report(float(done) / total, f"{self.label}: {shown} of {int(total)}")
 
+    def _take_slot(self, ticket) -> None:
+        """Wait in line for the compute slot; raise :class:`_NotStarted` when stopped meanwhile."""
+        if self._slots.wait(ticket, 0):
+            return
+        self.queued.set()
+        while True:
+            self.status = f"{self.label}: waiting for a free slot ({self._slots.describe()})"
+            if self._should_stop():
+                raise _NotStarted
+            if self._slots.wait(ticket, 0.25):
+                return
+
     def _run(self) -> None:
+        ticket = self._slots.request(self.units)
         try:
+            self._take_slot(ticket)
+            self.started = time.perf_counter()
+            self.status = f"{self.label}: starting"
             self.result = self._fn(self)
+        except _NotStarted:
+            why = "its session ended" if self.stop_reason == "session" else "Stop was pressed"
+            self.error = f"{self.label} was not started: {why} while it waited for a free slot."
         except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
             self.error = f"{self.label} failed: {exc}"
         except Exception as exc:  # the page must never die with a traceback
             self.error = f"{self.label}: unexpected error ({type(exc).__name__}): {exc}"
         finally:
+            self._slots.release(ticket)
             self.elapsed = time.perf_counter() - self.started
             self.fraction = 1.0
             self.status = f"{self.label}: finished"
             self._done.set()
 
     # -- control, from the page ---------------------------------------------------------------
+    def watch(self, alive, grace: float = SESSION_GRACE_S):
+        """Tie the job to a session before :meth:`start`; returns self.
+
+        Parameters
+        ----------
+        alive : callable or None
+            ``alive() -> bool``, asked at every progress report and while waiting for a slot
+            (e.g. :func:`session_liveness`). Once it has answered False for ``grace`` seconds
+            in a row the job stops as if Stop had been pressed (:attr:`stop_reason`
+            ``"session"``). None: not tied to a session.
+        grace : float, default=:data:`SESSION_GRACE_S`
+        """
+        self._alive = alive
+        self._grace = float(grace)
+        return self
+
     def start(self):
         """Start the background thread; returns self."""
         self._thread.start()
@@ -117,6 +371,8 @@ class Job:
 
     def request_stop(self) -> None:
         """Ask the computation to stop at its next progress report (keeps partial results)."""
+        if self.stop_reason is None:
+            self.stop_reason = "user"
         self._stop.set()
 
     @property
@@ -194,18 +450,29 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
         ``st.session_state``.
     slot : JobSlot
     make_job : callable
-        ``make_job() -> Job`` (called only when the job is started).
+        ``make_job() -> Job`` (called only when the job is started). It checks the job's
+        settings and raises :class:`colide_core.manifest.RunSettingsError` to refuse them.
 
     Returns
     -------
     bool
-        True when a new job was started (its slot's messages are then cleared), False when a
-        job of this slot was still running (nothing changes).
+        True when a new job was started (its slot's messages are then cleared, and the job
+        watches this session with :func:`session_liveness`). False when a job of this slot
+        was still running (nothing changes) or ``make_job`` refused its settings (nothing
+        starts; the slot's messages say which settings and why).
     """
+    from colide_core.manifest import RunSettingsError
+    from dashboard.text import md_escape
+
     if is_running(state, slot):
         return False
+    try:
+        job = make_job()
+    except RunSettingsError as exc:
+        state[slot.messages] = [("error", "Nothing was started: " + md_escape("; ".join(exc.problems)) + ".")]
+        return False
     state[slot.messages] = []
-    state[slot.job] = make_job().start()
+    state[slot.job] = job.watch(session_liveness()).start()
     return True
 
 

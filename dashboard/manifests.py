@@ -27,10 +27,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import streamlit as st
 
 from colide_core.constraints import PRIOR_KEYS, PriorKnowledge
 from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD_RANGE
+from dashboard.cached import cache_data
 
 __all__ = [
     "ManifestProblem", "DataMismatch", "LoadedRun", "fit_manifest", "fit_manifest_json",
@@ -93,19 +93,22 @@ def fit_manifest(result, dataset, threshold) -> dict:
                                 data_source=dataset.name, extra={"dashboard": {"dataset_source": dataset.source}})
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def fit_manifest_json(data_key: str, params: tuple, threshold: float, n_iter: int, stopped: bool,
-                      _result, _dataset) -> str:
-    """:func:`fit_manifest` as JSON text, cached on (data, parameters, threshold, iterations).
+@cache_data(show_spinner=False, max_entries=32)
+def fit_manifest_json(result, dataset, threshold: float) -> str:
+    """:func:`fit_manifest` as JSON text, cached on everything it is made of.
+
+    The cache is shared by every session, so its key covers the whole output: the fit record
+    (:attr:`dashboard.fitting.FitResult.content_key`: ``W``, ``sigma``, history, parameters,
+    ...), the dataset (content hash *and* name, source, notes: ``dashboard.cached.dataset_cache_key``)
+    and the threshold. A run loaded from a manifest, or a fit of the same numbers under another
+    file name, therefore never serves its JSON to another session.
 
     Parameters
     ----------
-    data_key, params, threshold, n_iter, stopped
-        The cache key (``FitResult.data_key``, ``.params``, the page threshold, ``.n_iter``,
-        ``.stopped``).
-    _result : dashboard.fitting.FitResult
-    _dataset : dashboard.data.Dataset
-        Not hashed.
+    result : dashboard.fitting.FitResult
+    dataset : dashboard.data.Dataset
+    threshold : float
+        The Learn page's threshold.
 
     Returns
     -------
@@ -114,7 +117,7 @@ def fit_manifest_json(data_key: str, params: tuple, threshold: float, n_iter: in
     """
     from colide_core.manifest import manifest_to_json
 
-    return manifest_to_json(fit_manifest(_result, _dataset, threshold))
+    return manifest_to_json(fit_manifest(result, dataset, float(threshold)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,13 +195,16 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     ManifestProblem
         If the text is not a valid ``colide-manifest/1`` document, is not a CoLiDE fit on raw
         data with the EV or NV noise model, or its parameters or prior knowledge are not
-        usable on this dataset.
+        usable on this dataset. The run settings go through
+        :func:`colide_core.manifest.check_run_settings` (the solver's checks and the
+        dashboard's bounds: the message lists every offending setting), so a loaded manifest
+        cannot start a fit that never ends.
     DataMismatch
         If the data fingerprint differs from the current dataset's (message: both shapes and
         hash prefixes).
     """
     import colide_core
-    from colide_core.manifest import ManifestError, data_fingerprint, load_manifest
+    from colide_core.manifest import ManifestError, RunSettingsError, check_run_settings, data_fingerprint, load_manifest
     from dashboard.fitting import FitResult, solver_params
 
     try:
@@ -222,20 +228,19 @@ def run_from_manifest(source, dataset) -> LoadedRun:
             "Load the same data on the Data page first."
         ) from None
 
-    params = m.params
-    variant = params.get("variant")
+    variant = m.params.get("variant")
     if variant not in ("ev", "nv"):
-        raise ManifestProblem(f"the Learn page shows the EV and NV noise models only; the manifest has variant {variant!r}")
+        raise ManifestProblem(f"the Learn page shows the EV and NV noise models only; the manifest has variant "
+                              f"{str(variant)[:40]!r}")
+    try:
+        # Every setting, with the solver's own checks and the dashboard's bounds: a manifest
+        # cannot start a fit that never ends (tol = 0, max_iter = 1e12, lr = -1, text, lists).
+        params = check_run_settings(dict(m.raw["params"]))  # as written in the file
+    except RunSettingsError as exc:
+        raise ManifestProblem("the manifest's run settings cannot be used here: " + "; ".join(exc.problems)) from None
     lambda1 = _number(params, "lambda1", MAX_LAMBDA1)
     threshold = _number(params, "threshold", MAX_THRESHOLD)
-    try:
-        m.estimator()  # the parameters are accepted by CoLiDE
-    except ManifestError as exc:
-        raise ManifestProblem(str(exc)) from None
     defaults = colide_core.CoLiDE().get_params()
-    unknown = sorted(set(params) - set(defaults))
-    if unknown:
-        raise ManifestProblem(f"the manifest has unknown parameter(s) {', '.join(map(str, unknown))}")
 
     names = list(dataset.node_names)
     prior = None

@@ -11,10 +11,14 @@ import pandas as pd
 import streamlit as st
 
 from colide_core.export import to_csv_safe
+from colide_core.defaults import LAMBDA1, THRESHOLD_RANGE
+from colide_core.manifest import RunSettingsError
+from dashboard.jobs import MAX_WORKERS, compute_slot
 from dashboard.layout import page_setup
 from dashboard import comparison as cmp
 from dashboard import state
 from dashboard.figures import compare_figure
+from dashboard.fitting import check_params, check_widget_values, solver_params
 from dashboard.simulation import config_from_state
 from dashboard.text import md_escape
 
@@ -56,7 +60,7 @@ with c2:
     st.number_input("Repetitions R", min_value=1, max_value=50, step=1, key="cmp_reps", persist_state="session",
                     disabled=ss["cmp_source"] != "simulated")
 with c3:
-    st.number_input("Threshold (CoLiDE / DAGMA)", min_value=0.0, max_value=2.0, step=0.05, key="cmp_threshold",
+    st.number_input("Threshold (CoLiDE / DAGMA)", min_value=THRESHOLD_RANGE[0], max_value=THRESHOLD_RANGE[1], step=0.05, key="cmp_threshold",
                     persist_state="session")
 dask_address = os.environ.get("DASK_SCHEDULER_ADDRESS") or None
 st.checkbox("Run in parallel (joblib, one process per core)", key="cmp_parallel", persist_state="session",
@@ -74,9 +78,16 @@ runnable = [m for m in methods if m not in refused]
 
 if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/play_arrow:",
              disabled=not methods):
+    overrides = ss[state.SOLVER_OVERRIDES]
+    try:  # every setting, whoever set it, within the widgets' and the solver's bounds
+        check_widget_values(("Repetitions R", ss["cmp_reps"], 1, 50, "int"),
+                            ("Threshold", ss["cmp_threshold"], *THRESHOLD_RANGE))
+        check_params(solver_params("nv", LAMBDA1, {**overrides, "threshold": float(ss["cmp_threshold"])}))
+    except RunSettingsError as exc:
+        st.error("Nothing was started: " + md_escape("; ".join(exc.problems)) + ".", icon=":material/error:")
+        st.stop()
     reps = int(ss["cmp_reps"]) if ss["cmp_source"] == "simulated" else 1
     seeds = [seed0 + r for r in range(reps)] if ss["cmp_source"] == "simulated" else [0]
-    overrides = ss[state.SOLVER_OVERRIDES]
     tasks = [(m, cmp.method_params(m, ss["cmp_threshold"], overrides), s) for s in seeds for m in runnable]
     if ss["cmp_source"] == "simulated":
         kwargs = {"data_id": cmp.data_id_for(config=config), "config": config}
@@ -90,9 +101,12 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
         bar.progress(done / max(total, 1), text=f"{done} of {total} runs · {row['method']}, seed {row['seed']} ({what})")
 
     info = cmp.SweepInfo()
+    units = MAX_WORKERS if ss["cmp_parallel"] and dask_address is None else 1
     try:
-        rows = cmp.run_all(tasks, parallel=bool(ss["cmp_parallel"]), on_progress=on_progress, info=info,
-                           **kwargs)
+        # The server-wide compute slots the background jobs use: a comparison waits its turn.
+        with compute_slot(units, on_wait=lambda text: bar.progress(0.0, text=text)):
+            rows = cmp.run_all(tasks, parallel=bool(ss["cmp_parallel"]), on_progress=on_progress, info=info,
+                               **kwargs)
     except (OSError, RuntimeError, TimeoutError) as exc:  # e.g. the Dask scheduler cannot be reached
         bar.empty()
         st.error(f"The comparison could not run: {md_escape(exc)}", icon=":material/error:")

@@ -13,15 +13,17 @@ from colide_core import CoLiDE
 from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
 from colide_core.export import to_csv_safe
 from colide_core.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
-from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
+from dashboard.jobs import MAX_WORKERS, Job, follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.figures import frequency_figure, sigma_interval_figure
-from dashboard.fitting import VARIANTS, solver_params
+from dashboard.fitting import VARIANTS, check_params, check_widget_values, solver_params
 from dashboard.graph import classify_edges
 from dashboard.text import md_escape
 
+#: λ values offered for stability selection.
+STAB_LAMBDA_CHOICES = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
 
 page_setup()
 ss = st.session_state
@@ -34,18 +36,29 @@ def _params():
     return solver_params(VARIANTS[ss["boot_variant"]], ss["boot_lambda1"], overrides)
 
 
+def _check_common():
+    """The settings shared by both jobs, checked against the solver and the widgets' bounds."""
+    check_widget_values(("Seed", ss["boot_seed"], 0, 2**31 - 1, "int"),
+                        ("Parallel workers", ss["boot_jobs"], 1, MAX_WORKERS, "int"))
+    return check_params(_params())
+
+
 def _start():
-    dataset = state.current_dataset()
-    params = _params()
-    n_boot, seed, n_jobs = int(ss["boot_n"]), int(ss["boot_seed"]), int(ss["boot_jobs"])
-    X = dataset.X
+    def make_job():
+        params = _check_common()
+        check_widget_values(("Resamples", ss["boot_n"], 2, 1000, "int"))
+        dataset = state.current_dataset()
+        n_boot, seed, n_jobs = int(ss["boot_n"]), int(ss["boot_seed"]), int(ss["boot_jobs"])
+        X = dataset.X
 
-    def run(job):
-        return bootstrap_edges(X, CoLiDE(**dict(params)), n_boot=n_boot, random_state=seed,
-                               n_jobs=n_jobs, callback=job.progress)
+        def run(job):
+            return bootstrap_edges(X, CoLiDE(**dict(params)), n_boot=n_boot, random_state=seed,
+                                   n_jobs=n_jobs, callback=job.progress)
 
-    key = (dataset.key, params, n_boot, seed)
-    start_job(ss, ts.BOOT_SLOT, lambda: Job(run, f"Bootstrap ({n_boot} resamples)", key=key))
+        key = (dataset.key, params, n_boot, seed)
+        return Job(run, f"Bootstrap ({n_boot} resamples)", key=key, units=n_jobs)
+
+    start_job(ss, ts.BOOT_SLOT, make_job)
 
 
 def _harvest(job):
@@ -89,10 +102,13 @@ c4, c5, c6 = st.columns(3)
 c4.number_input("Resamples", min_value=2, max_value=1000, step=10, key="boot_n",
                 help="100 is a common choice; each resample is one full CoLiDE fit.")
 dask_address = os.environ.get("DASK_SCHEDULER_ADDRESS") or None
-c5.number_input("Parallel workers", min_value=1, max_value=64, step=1, key="boot_jobs",
+if ss["boot_jobs"] > MAX_WORKERS:  # a value above the cap (set through the session state) would make the widget raise
+    ss["boot_jobs"] = MAX_WORKERS
+c5.number_input("Parallel workers", min_value=1, max_value=MAX_WORKERS, step=1, key="boot_jobs",
                 disabled=dask_address is not None,
-                help="Processes used by joblib (colide_core's sweep executor). Results do not depend on "
-                     "this number.")
+                help=f"Processes used by joblib (colide_core's sweep executor), at most the {MAX_WORKERS} cores of "
+                     "this server; a run waits for free cores when other sessions use them. Results do not "
+                     "depend on this number.")
 if dask_address is not None:
     st.caption(f"Resamples run on the Dask cluster at {md_escape(dask_address)} (DASK_SCHEDULER_ADDRESS); "
                "the result is the same as with joblib.")
@@ -178,17 +194,25 @@ def _stab_key():
 def _stab_start():
     if not ss["stab_lambdas"]:
         return
-    key = _stab_key()
-    _, params, lambdas, n_sub, pi_thr, seed = key
-    X = state.current_dataset().X
-    n_jobs = int(ss["boot_jobs"])
 
-    def run(job):
-        return stability_selection(X, CoLiDE(**dict(params)), lambdas, n_subsamples=n_sub, pi_thr=pi_thr,
-                                   random_state=seed, n_jobs=n_jobs, callback=job.progress)
+    def make_job():
+        _check_common()
+        check_widget_values(("Half-samples", ss["stab_n"], 2, 500, "int"), ("π_thr", ss["stab_pi"], 0.55, 1.0),
+                            *(("λ value", x, *LAMBDA1_RANGE) for x in ss["stab_lambdas"]))
+        if len(ss["stab_lambdas"]) > len(STAB_LAMBDA_CHOICES):
+            check_widget_values(("Number of λ values", len(ss["stab_lambdas"]), 1, len(STAB_LAMBDA_CHOICES), "int"))
+        key = _stab_key()
+        _, params, lambdas, n_sub, pi_thr, seed = key
+        X = state.current_dataset().X
+        n_jobs = int(ss["boot_jobs"])
 
-    start_job(ss, ts.STAB_SLOT,
-              lambda: Job(run, f"Stability selection ({n_sub} half-samples × {len(lambdas)} λ)", key=key))
+        def run(job):
+            return stability_selection(X, CoLiDE(**dict(params)), lambdas, n_subsamples=n_sub, pi_thr=pi_thr,
+                                       random_state=seed, n_jobs=n_jobs, callback=job.progress)
+
+        return Job(run, f"Stability selection ({n_sub} half-samples × {len(lambdas)} λ)", key=key, units=n_jobs)
+
+    start_job(ss, ts.STAB_SLOT, make_job)
 
 
 def _stab_harvest(job):
@@ -207,7 +231,7 @@ st.subheader("Stability selection")
 st.caption("Meinshausen & Bühlmann (2010): fit on many random halves of the rows for each λ; an edge is stable "
            "when its selection probability reaches π_thr for some λ. Uses the noise model and threshold above.")
 t1, t2, t3 = st.columns([2, 1, 1])
-t1.multiselect("λ values", [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5], key="stab_lambdas")
+t1.multiselect("λ values", STAB_LAMBDA_CHOICES, key="stab_lambdas")
 t2.number_input("Half-samples", min_value=2, max_value=500, step=10, key="stab_n")
 t3.slider("π_thr", min_value=0.55, max_value=1.0, step=0.05, key="stab_pi")
 st.button("Run stability selection", key="stab_run", on_click=_stab_start,

@@ -8,7 +8,7 @@ button loads it into the Learn page's Graph view through the session state.
 import numpy as np
 import streamlit as st
 
-from colide_core.defaults import MU_SCHEDULE
+from colide_core.defaults import MU_SCHEDULE, THRESHOLD_RANGE
 from colide_core.export import to_csv_safe
 from colide_core.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
 from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
@@ -17,7 +17,7 @@ from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.cached import graph_html_cached
 from dashboard.figures import cell_from_selection, edge_count_figure, path_heatmap
-from dashboard.fitting import VARIANTS, FitResult, path_kwargs, solver_params
+from dashboard.fitting import VARIANTS, FitResult, check_params, check_widget_values, path_kwargs, solver_params
 from dashboard.text import md_escape
 
 page_setup()
@@ -41,10 +41,20 @@ def _key():
     return (state.current_dataset().key, VARIANTS[ss["exp_variant"]], lambdas, thresholds, warm, overrides)
 
 
-def _start():
+def _make_job():
+    """The λ-path job, after checking every setting (widget bounds, solver checks and bounds)."""
+    check_widget_values(("Number of λ values", ss["exp_n_lambdas"], 2, 25, "int"),
+                        ("Stages after a warm start", ss["exp_warm_stages"], 1, 4, "int"),
+                        ("Smallest λ", ss["exp_lambda_min"], LAMBDA_STOPS[0], LAMBDA_STOPS[-1]),
+                        ("Largest λ", ss["exp_lambda_max"], LAMBDA_STOPS[0], LAMBDA_STOPS[-1]),
+                        *(("Threshold", t, *THRESHOLD_RANGE) for t in ss["exp_thresholds"]))
+    if len(ss["exp_thresholds"]) > len(THRESHOLD_CHOICES):
+        check_widget_values(("Number of thresholds", len(ss["exp_thresholds"]), 1, len(THRESHOLD_CHOICES), "int"))
     dataset = state.current_dataset()
     key = _key()
     _, variant, lambdas, thresholds, warm, overrides = key
+    for lam in (lambdas[0], lambdas[-1]):
+        check_params(solver_params(variant, lam, dict(overrides)))
     X, B_true = dataset.X, dataset.B_true
 
     def run(job):
@@ -54,7 +64,11 @@ def _start():
         metrics = None if B_true is None else path_metrics(path, B_true.to_numpy())
         return path, metrics
 
-    start_job(ss, ts.PATH_SLOT, lambda: Job(run, f"λ path ({len(lambdas)} values)", key=key))
+    return Job(run, f"λ path ({len(lambdas)} values)", key=key)
+
+
+def _start():
+    start_job(ss, ts.PATH_SLOT, _make_job)
 
 
 def _harvest(job):

@@ -29,11 +29,14 @@ ds = state.current_dataset()
 def _start(labels=None):
     """on_click of the Run buttons: start a background fit of the given variants (default: the
     selected one)."""
+    if is_running(ss, state.FIT_SLOT):
+        ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
+        return
     labels = labels or [ss["learn_variant"]]
     params = [solver_params(VARIANTS[lab], ss["learn_lambda1"], ss[state.SOLVER_OVERRIDES])
               for lab in labels]
-    if not start_job(ss, state.FIT_SLOT, lambda: FitJob(state.current_dataset(), params)):
-        ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
+    # FitJob checks every setting (solver checks, dashboard bounds); a refusal becomes a message.
+    start_job(ss, state.FIT_SLOT, lambda: FitJob(state.current_dataset(), params))
 
 
 def _load_manifest():
@@ -221,8 +224,7 @@ with tab_dl:
         ext, mime = EXPORT_FORMATS[fmt]
         f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt),
                            file_name=f"colide_{v}{ext}", mime=mime, key=f"learn_dl_export_{v}")
-        manifest_json = manifests.fit_manifest_json(res.data_key, res.params, threshold, res.n_iter,
-                                                    res.stopped, res, ds)
+        manifest_json = manifests.fit_manifest_json(res, ds, threshold)
         st.download_button("Run manifest (JSON)", manifest_json, file_name=f"colide_{v}_manifest.json",
                            mime="application/json", key=f"learn_dl_manifest_{v}",
                            help="Data fingerprint, every parameter, package versions, git commit, W, σ and "

@@ -157,12 +157,11 @@ def test_a_cli_style_manifest_with_prior_knowledge_restores_overrides():
     assert state["solver_choice"] == "adam"          # the sidebar shows the manifest's solver
     assert state["prior_knowledge"].required == ((names[0], names[1]),) and state["prior_version"] == 4
     # The app's own manifest of that result re-thresholds to the same graph and metrics.
-    again = json.loads(manifests.fit_manifest_json(ds.key, run.result.params, 0.4, run.result.n_iter, False,
-                                                   run.result, ds))
+    again = json.loads(manifests.fit_manifest_json(run.result, ds, 0.4))
     assert np.array_equal(np.array(again["results"]["adjacency"]) != 0, model.adjacency_ != 0)
     assert again["results"]["metrics"]["shd"] == doc["results"]["metrics"]["shd"]
     # Out-of-range or foreign content is refused with a plain message.
-    for change, words in ((("params", "threshold", 5.0), "outside the Learn page's range"),
+    for change, words in ((("params", "threshold", 5.0), "threshold = 5 is outside the dashboard's range"),
                           (("params", "variant", "ls"), "EV and NV noise models only"),
                           (("data", "kind", "stats"), "sufficient statistics")):
         bad = json.loads(json.dumps(doc))

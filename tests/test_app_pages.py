@@ -197,7 +197,8 @@ def test_stop_keeps_a_labelled_partial_result(monkeypatch):
 
     at = _app()
     at.switch_page("pages/learn.py").run()
-    at.session_state["solver_overrides"] = {"max_iter": (10**6, 10**6, 10**6, 10**6)}
+    # The largest budget the dashboard accepts (colide_core.defaults.MAX_ITER_TOTAL); 4 x 10**6 is refused now.
+    at.session_state["solver_overrides"] = {"max_iter": (125_000,) * 4}
     stopper = threading.Thread(target=press_stop_when_running)
     stopper.start()
     at.button(key="learn_run").click().run()

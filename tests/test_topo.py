@@ -284,3 +284,36 @@ def test_invalid_topo_sizes_are_rejected():
         topo_solve(cov, topo_sizes=(100, 10, 1000), **QUICK)
     with pytest.raises(ValueError, match="permutation"):
         order_solve(cov, [0, 1, 1, 2])
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI and dashboard
+# ---------------------------------------------------------------------------------------------
+def test_cli_fit_with_the_topo_solver(tmp_path, capsys):
+    from colide_core.cli import main
+
+    ds = simulate_dataset(graph="er", degree=2, n_nodes=6, n_samples=400, variance="nv", random_state=2)
+    np.savetxt(tmp_path / "d.csv", ds.X, delimiter=",", header=",".join(f"x{k}" for k in range(6)), comments="")
+    assert main(["fit", str(tmp_path / "d.csv"), "--out", str(tmp_path / "o"), "--solver", "topo"]) == 0
+    assert "swaps" in capsys.readouterr().out
+    W = np.loadtxt(tmp_path / "o" / "W.csv", delimiter=",", skiprows=1, usecols=range(1, 7))
+    assert is_dag(W)
+
+
+def test_fit_job_reports_swaps_and_the_score():
+    from dashboard.data import sachs_dataset
+    from dashboard.fitting import FitJob, fit_colide, solver_params
+
+    fit_colide.clear()
+    ds = sachs_dataset()
+    params = solver_params("nv", 0.05, {"solver": "topo"})
+    job = FitJob(ds, [params])
+    job._callback(1, 10000, 5.0)                      # the continuous start: scaled to 90%
+    assert job.fraction == pytest.approx(0.9 * 30000 / 130000)
+    job._callback(4, 20, 9.25)                        # the search: 20 swaps accepted
+    assert 0.9 < job.fraction < 0.99 and "20 swaps" in job.status and "9.25" in job.status
+    job.start()
+    assert job.wait(120) and job.errors == []
+    (res,) = job.results
+    assert dict(res.params)["solver"] == "topo" and is_dag(res.W) and res.result.order is not None
+    fit_colide.clear()

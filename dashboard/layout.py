@@ -89,9 +89,10 @@ def page_setup() -> None:
                       "CoLiDE-TOPO (paper Appendix E) starts from the fast solution and then "
                       "minimises the same score exactly over topological orders by swapping "
                       "pairs of nodes until no swap helps: a DAG by construction and often a "
-                      "lower SHD, but it costs far more: about 1 s at 20 nodes and 5-10 s at "
-                      "50 nodes per fit on a 2-core machine (benchmarks/reproduce_topo.py), "
-                      "times the number of fits on Compare and Edge confidence.")
+                      "lower SHD, but it costs far more: measured on a 2-core machine, 0.05 s "
+                      "at 20 nodes, 3-9 s at 50 and 30-60 s at 100 per fit (against 0.1-0.5 s "
+                      "for the fast solver; benchmarks/results/reproduce_topo.txt), times the "
+                      "number of fits on Compare and Edge confidence.")
         if is_running(st.session_state, state.FIT_JOB):
             st.caption("A CoLiDE fit is running (see the Learn page).")
         st.caption("CoLiDE: Saboksayr, Mateos & Tepper, *Concomitant Linear DAG Estimation*, ICLR 2024.")

@@ -66,6 +66,10 @@ class SolverResult:
         Step size and ``s`` each stage ended with (they change when the solver backs off).
     fit_time : float
         Wall time of the solve in seconds, from the end of the parameter checks to the result.
+    order : tuple of int or None
+        The topological order the weights were optimised for (first the nodes with no
+        predecessor): set by the order-search solver (:func:`~colide_core._topo.topo_solve`),
+        None for the continuous solvers.
     """
 
     W: np.ndarray
@@ -80,6 +84,7 @@ class SolverResult:
     lr_used: tuple = field(default_factory=tuple)
     s_used: tuple = field(default_factory=tuple)
     fit_time: float = 0.0
+    order: object = None
 
 
 def default_sigma0(cov, variant):

@@ -29,6 +29,7 @@ from ._params import (
 from ._fast import fast_solve
 from ._graph import threshold_to_dag
 from ._solver import colide_solve
+from ._topo import topo_solve
 from ._validation import check_square_matrix, data_covariance
 
 __all__ = ["CoLiDE", "SOLVERS", "get_solver"]
@@ -36,8 +37,10 @@ __all__ = ["CoLiDE", "SOLVERS", "get_solver"]
 #: Solver name -> stage loop. "auto" (the default) and "fast" are the fast solver
 #: (:func:`colide_core._fast.fast_solve`); "adam" is the paper-faithful Algorithm 1
 #: (:func:`colide_core.colide_solve`). Both take the same arguments and return a
-#: :class:`~colide_core.SolverResult`.
-SOLVERS = {"auto": fast_solve, "fast": fast_solve, "adam": colide_solve}
+#: :class:`~colide_core.SolverResult`. "topo" is CoLiDE-TOPO (:func:`colide_core._topo.topo_solve`,
+#: paper Appendix E): the same score minimised over topological orders by node swaps, started
+#: from the fast solver's solution.
+SOLVERS = {"auto": fast_solve, "fast": fast_solve, "adam": colide_solve, "topo": topo_solve}
 assert set(SOLVERS) == set(defaults.SOLVERS), "colide_core.defaults.SOLVERS and the table disagree"
 
 
@@ -46,7 +49,7 @@ def get_solver(name):
 
     Parameters
     ----------
-    name : {"auto", "fast", "adam"}
+    name : {"auto", "fast", "adam", "topo"}
 
     Returns
     -------
@@ -106,7 +109,12 @@ class CoLiDE(BaseEstimator):
         paper-faithful schedule of Algorithm 1 (one Adam step per BCD iteration), the
         reference for every speed claim. The two reach the same objective to about 1e-3
         relative (usually the fast one is slightly lower) but not bit-identical weights;
-        ``n_iter_`` and the checkpoints count each solver's own steps.
+        ``n_iter_`` and the checkpoints count each solver's own steps. ``"topo"`` is
+        CoLiDE-TOPO (paper Appendix E; :func:`~colide_core._topo.topo_solve`): starting from
+        the fast solver's solution, the score is minimised exactly for a topological order
+        and the order improved by node swaps until no candidate swap lowers it (a local
+        optimum); ``W_`` is then a DAG before any thresholding, ``n_iter_`` counts the swaps
+        accepted and ``order_`` holds the final order. Slower (seconds at 50 nodes).
     checkpoint : int, default=1000
         Steps between convergence checks, history entries and callback calls (>= 1).
     max_time : float, optional
@@ -117,7 +125,13 @@ class CoLiDE(BaseEstimator):
         node names (when ``X`` is a DataFrame) or integer indices. Checked by
         :func:`~colide_core.constraints.resolve_constraints` in :meth:`fit`.
     tiers : list of list of node names or indices, optional
-        Ordered layers: no edge may point from a later tier to an earlier one.
+        Ordered layers: no edge may point from a later tier to an earlier one. With
+        ``solver="topo"`` required edges and tiers also restrict the orders searched.
+    init_order : sequence of node names or indices, optional
+        ``solver="topo"`` only: the order the search starts from (every node once, first the
+        nodes with no predecessor) instead of the continuous solution's.
+    topo_sizes : tuple of 3 int, default=(10, 100, 1000)
+        ``solver="topo"`` only: TOPO's candidate-set sizes ``(s0, s_small, s_large)``.
 
     Attributes
     ----------
@@ -130,7 +144,8 @@ class CoLiDE(BaseEstimator):
         Estimated noise standard deviation(s), in the units of the data: a float for
         ``"ev"``, one per node for ``"nv"``, None for ``"ls"``.
     n_iter_ : int
-        Total first-order steps over all stages (``result_.n_iter``).
+        Total first-order steps over all stages (``result_.n_iter``); for ``solver="topo"``
+        the number of swaps accepted.
     history_ : dict of list
         Per checkpoint: ``"stage"``, ``"iteration"``, ``"objective"``, ``"h"``, ``"sigma"``.
     converged_ : bool
@@ -152,6 +167,8 @@ class CoLiDE(BaseEstimator):
         Number of nodes.
     n_samples_ : int
         Number of samples the covariance was computed from.
+    order_ : tuple of int or None
+        ``solver="topo"``: the final topological order (node indices); None otherwise.
 
     See Also
     --------
@@ -193,6 +210,8 @@ class CoLiDE(BaseEstimator):
         "forbidden": "no_validation",
         "required": "no_validation",
         "tiers": "no_validation",
+        "init_order": ["array-like", None],
+        "topo_sizes": ["array-like"],
     }
 
     #: Constraint of each ``max_iter`` entry: an int in [1, defaults.MAX_ITER_LIMIT].
@@ -214,6 +233,8 @@ class CoLiDE(BaseEstimator):
         mu = check_sequence(self.mu_schedule, "mu_schedule", name, POSITIVE)
         s = check_sequence(self.s_schedule, "s_schedule", name, POSITIVE)
         T = check_sequence(self.max_iter, "max_iter", name, self._MAX_ITER_ENTRY)
+        check_sequence(self.topo_sizes, "topo_sizes", name, Number(Integral, 1, None, closed="left"),
+                       min_len=3, max_len=3)
         if not len(mu) == len(s) == len(T):
             raise InvalidParameterError(
                 f"mu_schedule, s_schedule and max_iter of {name} must have one entry per stage (equal "
@@ -239,6 +260,8 @@ class CoLiDE(BaseEstimator):
         forbidden=None,
         required=None,
         tiers=None,
+        init_order=None,
+        topo_sizes=defaults.TOPO_SIZES,
     ):
         self.variant = variant
         self.lambda1 = lambda1
@@ -255,6 +278,8 @@ class CoLiDE(BaseEstimator):
         self.forbidden = forbidden
         self.required = required
         self.tiers = tiers
+        self.init_order = init_order
+        self.topo_sizes = topo_sizes
 
     def fit(self, X, callback=None):
         """Learn the DAG and noise scale(s) from data.
@@ -347,6 +372,7 @@ class CoLiDE(BaseEstimator):
             edge_mask, required_mask = resolve_constraints(
                 cov.shape[0], names, forbidden=self.forbidden, required=self.required, tiers=self.tiers
             )
+        extra = self._topo_kwargs(cov.shape[0], names, required_mask) if self.solver == "topo" else {}
         res = get_solver(self.solver)(
             cov,
             variant=self.variant,
@@ -361,6 +387,7 @@ class CoLiDE(BaseEstimator):
             max_time=self.max_time,
             edge_mask=edge_mask,
             l1_mask=None if required_mask is None else (~required_mask).astype(float),
+            **extra,
         )
         self.result_ = res
         self.fit_time_ = res.fit_time
@@ -376,4 +403,22 @@ class CoLiDE(BaseEstimator):
         self.node_names_ = names
         self.n_features_in_ = cov.shape[0]
         self.n_samples_ = n
+        self.order_ = res.order
         return self
+
+    def _topo_kwargs(self, d, names, required_mask):
+        """The order-search solver's own arguments: start order, sizes, precedences."""
+        from ._topo import resolve_order
+        from .constraints import tier_forbidden_mask
+
+        precedence = np.zeros((d, d), dtype=bool)
+        if required_mask is not None:
+            precedence |= required_mask
+        if self.tiers is not None:
+            precedence |= tier_forbidden_mask(self.tiers, d, names).T  # earlier tier first
+        return {
+            "init_order": None if self.init_order is None else resolve_order(self.init_order, d, names),
+            "topo_sizes": tuple(self.topo_sizes),
+            "precedence": precedence,
+            "required_mask": required_mask,
+        }

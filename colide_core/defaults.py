@@ -15,15 +15,16 @@ __all__ = [
     "CHECKPOINT", "BETA_1", "BETA_2", "SOLVER", "LAMBDA1_RANGE", "THRESHOLD_RANGE",
     "MAX_ITER_LIMIT", "MAX_NODES", "MAX_SAMPLES", "MAX_CELLS", "MAX_DEGREE", "MAX_SWEEP_RUNS",
     "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES", "LR_RANGE", "TOL_RANGE",
-    "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS",
+    "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS", "TOPO_SIZES",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
 VARIANTS = ("ev", "nv", "ls")
 #: Default variant (non-equal noise variances, the more general model).
 VARIANT = "nv"
-#: Solver names accepted by ``CoLiDE(solver=...)``; "auto" is the fast solver.
-SOLVERS = ("auto", "fast", "adam")
+#: Solver names accepted by ``CoLiDE(solver=...)``; "auto" is the fast solver, "topo" the search
+#: over topological orders (CoLiDE-TOPO, paper Appendix E).
+SOLVERS = ("auto", "fast", "adam", "topo")
 #: Default solver.
 SOLVER = "auto"
 #: L1 weight λ (Section 5).
@@ -45,6 +46,9 @@ CHECKPOINT = 1000
 #: Adam moment decay rates.
 BETA_1 = 0.99
 BETA_2 = 0.999
+#: CoLiDE-TOPO's candidate-set sizes ``(s0, s_small, s_large)``: TOPO's defaults (Deng et al.,
+#: ICML 2023), as used in the CoLiDE paper's Appendix E.
+TOPO_SIZES = (10, 100, 1000)
 
 #: Range of λ offered by the dashboard's widgets (inclusive); the library accepts any λ >= 0.
 LAMBDA1_RANGE = (0.0, 10.0)

@@ -64,7 +64,7 @@ SCHEMA = "colide-manifest/1"
 PACKAGES = ("numpy", "scipy", "pandas", "networkx", "scikit-learn", "causal-learn", "gadjid",
             "joblib", "pyarrow", "dask", "distributed", "matplotlib", "pydot")
 
-_TUPLE_PARAMS = ("mu_schedule", "s_schedule", "max_iter")
+_TUPLE_PARAMS = ("mu_schedule", "s_schedule", "max_iter", "topo_sizes")
 _REPO_DIR = Path(__file__).resolve().parent.parent
 
 

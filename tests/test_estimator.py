@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 import colide_core
 from colide_core import SOLVERS, CoLiDE, colide_solve, defaults
 from colide_core._fast import fast_solve
+from colide_core._topo import topo_solve
 
 PKG = Path(colide_core.__file__).resolve().parent
 QUICK = dict(max_iter=(200, 200, 200, 400), checkpoint=50)
@@ -55,6 +56,7 @@ def test_get_params_lists_every_constructor_argument_with_its_default():
         "s_schedule": defaults.S_SCHEDULE, "max_iter": defaults.MAX_ITER, "lr": defaults.LR, "tol": defaults.TOL,
         "threshold": defaults.THRESHOLD, "random_state": None, "solver": defaults.SOLVER,
         "checkpoint": defaults.CHECKPOINT, "max_time": None, "forbidden": None, "required": None, "tiers": None,
+        "init_order": None, "topo_sizes": defaults.TOPO_SIZES,
     }
     # the paper's values (Appendix D, Section 5)
     assert (params["variant"], params["lambda1"], params["threshold"], params["lr"]) == ("nv", 0.05, 0.3, 3e-4)
@@ -132,7 +134,7 @@ def test_fit_returns_self_and_every_fitted_attribute_is_documented():
 # one table of solvers
 # ---------------------------------------------------------------------------------------------
 def test_one_table_of_solvers_matches_the_defaults():
-    assert SOLVERS == {"auto": fast_solve, "fast": fast_solve, "adam": colide_solve}
+    assert SOLVERS == {"auto": fast_solve, "fast": fast_solve, "adam": colide_solve, "topo": topo_solve}
     assert set(SOLVERS) == set(defaults.SOLVERS) and defaults.SOLVER in SOLVERS
 
 

@@ -86,6 +86,7 @@ __all__ = [
     "csv_unescape_text",
     "csv_safe_frame",
     "to_csv_safe",
+    "html_escape",
 ]
 
 #: format name -> (file extension, MIME type)
@@ -350,6 +351,27 @@ def to_dagitty(W, node_names=None, *, weights=False, decimals=4):
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 # A plain decimal number ("-0.5", "+3", "-1e-3"): read as a number, never as a formula.
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+
+
+def html_escape(text) -> str:
+    """Return ``text`` (any object, converted with ``str``) escaped for HTML text or attributes.
+
+    The one HTML escape of the project (the dashboard's ``dashboard.text.html_escape``, the
+    graph legend and the HTML report use it); apply it once, where a user string meets HTML.
+
+    Parameters
+    ----------
+    text : object
+        A user-supplied name.
+
+    Returns
+    -------
+    str
+        ``&``, ``<``, ``>``, ``'`` and ``"`` replaced by entities (:func:`markupsafe.escape`).
+    """
+    import markupsafe
+
+    return str(markupsafe.escape(str(text)))
 
 
 def csv_escape_text(text):

@@ -606,11 +606,16 @@ class ResidualChecks:
         """One sentence with the EV-or-NV verdict (for the Learn page)."""
         if self.noise_model == "NV":
             return (f"Noise model check: the residual variances differ across nodes (ratio "
-                    f"{self.variance_ratio:.3g}, Brown-Forsythe p = {self.equal_var_p:.2g}), so "
+                    f"{self.variance_ratio:.3g}, Brown-Forsythe p {_p(self.equal_var_p)}), so "
                     "CoLiDE-NV fits the data's assumption better than CoLiDE-EV.")
         return (f"Noise model check: equal residual variances are not rejected (ratio "
-                f"{self.variance_ratio:.3g}, Brown-Forsythe p = {self.equal_var_p:.2g}): CoLiDE-EV's "
+                f"{self.variance_ratio:.3g}, Brown-Forsythe p {_p(self.equal_var_p)}): CoLiDE-EV's "
                 "assumption is plausible.")
+
+
+def _p(p):
+    """A p-value for a sentence: ``< 1e-300`` instead of a 0 that underflowed."""
+    return "< 1e-300" if p < 1e-300 else f"= {p:.2g}"
 
 
 def _breusch_pagan(resid, fitted):
@@ -707,10 +712,10 @@ def residual_checks(X, A, alpha=0.05) -> ResidualChecks:
         parts.append("No node shows residual spread changing with its fitted values (Breusch-Pagan).")
     if model == "NV":
         parts.append(f"The residual variances differ across nodes (largest / smallest = {ratio:.3g}, "
-                     f"Brown-Forsythe p = {ev_p:.2g}): prefer CoLiDE-NV.")
+                     f"Brown-Forsythe p {_p(ev_p)}): prefer CoLiDE-NV.")
     else:
         parts.append(f"Equal residual variances are not rejected (largest / smallest = {ratio:.3g}, "
-                     f"Brown-Forsythe p = {ev_p:.2g}): CoLiDE-EV's assumption is plausible.")
+                     f"Brown-Forsythe p {_p(ev_p)}): CoLiDE-EV's assumption is plausible.")
     verdict = f"{model}; {d - n_nonnormal}/{d} nodes Gaussian"
     return ResidualChecks(table, ev_stat, ev_p, ratio, model, ref, alpha, verdict, " ".join(parts))
 

@@ -20,6 +20,7 @@ pages = [
     st.Page("pages/edge_confidence.py", title="Edge confidence", icon="🎯"),
     st.Page("pages/explorer.py", title="Explorer", icon="🗺️"),
     st.Page("pages/prior_knowledge.py", title="Prior knowledge", icon="🧭"),
+    st.Page("pages/check.py", title="Check", icon="🩺"),
 ]
 # Each page configures itself, initialises the session state and draws the sidebar
 # (dashboard.layout.page_setup), so it behaves the same however Streamlit reaches it.

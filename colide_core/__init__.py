@@ -22,7 +22,7 @@ from .constraints import audit_constraints, resolve_constraints
 
 # Submodules with their own namespaces (dask, causal-learn and sklearn are imported lazily
 # inside them where they are heavy).
-from . import baselines, constraints, executor, export, io, manifest, path, simulate, stability
+from . import baselines, checks, constraints, curves, executor, export, io, manifest, path, simulate, stability
 
 __all__ = [
     # solver (paper eq. 3-7, Algorithm 1)
@@ -54,7 +54,9 @@ __all__ = [
     "audit_constraints",
     # submodules
     "baselines",
+    "checks",
     "constraints",
+    "curves",
     "executor",
     "export",
     "io",

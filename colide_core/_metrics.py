@@ -27,7 +27,7 @@ from causallearn.utils.DAG2CPDAG import dag2cpdag
 from ._graph import is_dag
 from ._validation import check_square_matrix
 
-__all__ = ["evaluate", "cpdag_from_dag"]
+__all__ = ["evaluate", "cpdag_from_dag", "tetrad_metrics"]
 
 #: gadjid's keyword for "a 1 at row r, column c codes r -> c", i.e. our ``W[i, j] != 0`` means i -> j.
 _GADJID_DIRECTION = "from row to column"
@@ -147,6 +147,55 @@ def _edge_metrics(T, E):
     missing = int((cond_sk & ~pred_sk).sum())
     shd = extra + missing + reverse
     return {"shd": shd, "tpr": float(tpr), "fdr": float(fdr), "fpr": float(fpr), "nnz": n_pred}
+
+
+def tetrad_metrics(B_true, B_est) -> dict:
+    """Adjacency and arrowhead precision and recall (Tetrad's comparison statistics).
+
+    Parameters
+    ----------
+    B_true : array-like or DataFrame of shape (n_nodes, n_nodes)
+        True graph, nonzero = edge, ``B_true[i, j] != 0`` meaning i -> j.
+    B_est : array-like or DataFrame of shape (n_nodes, n_nodes)
+        Estimated graph, same convention (reordered by name as in :func:`evaluate`).
+
+    Returns
+    -------
+    dict
+        ``adjacency_precision``, ``adjacency_recall``: over unordered adjacent pairs, shared
+        adjacencies / estimated adjacencies and / true adjacencies; ``arrowhead_precision``,
+        ``arrowhead_recall``: over arrowheads (an edge i -> j has its arrowhead at j), shared
+        arrowheads / estimated and / true ones. A ratio with a zero denominator is nan. For two
+        DAGs the arrowheads are the directed edges, so ``arrowhead_recall`` equals
+        :func:`evaluate`'s ``tpr`` and ``arrowhead_precision`` is ``1 - fdr``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`evaluate` (shapes, names, NaN/Inf).
+
+    Notes
+    -----
+    Definitions of Tetrad's ``AdjacencyPrecision``, ``AdjacencyRecall``,
+    ``ArrowheadPrecision`` and ``ArrowheadRecall`` (Ramsey et al., the ``edu.cmu.tetrad.algcomparison.
+    statistic`` package), where an estimated arrowhead counts as true when the true graph has an
+    arrowhead at the same end of the same pair.
+    """
+    T, E = _align(B_true, W_est=B_est)
+    np.fill_diagonal(T, False)
+    np.fill_diagonal(E, False)
+    t_adj = np.triu(T | T.T, 1)
+    e_adj = np.triu(E | E.T, 1)
+    both = int((t_adj & e_adj).sum())
+    heads = int((T & E).sum())
+
+    def ratio(a, b):
+        return a / b if b else math.nan
+
+    return {"adjacency_precision": ratio(both, int(e_adj.sum())),
+            "adjacency_recall": ratio(both, int(t_adj.sum())),
+            "arrowhead_precision": ratio(heads, int(E.sum())),
+            "arrowhead_recall": ratio(heads, int(T.sum()))}
 
 
 def _as_sigma_vector(s, d, name):

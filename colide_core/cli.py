@@ -1,4 +1,4 @@
-"""Command-line interface: ``python -m colide_core {fit,simulate,bench}``.
+"""Command-line interface: ``python -m colide_core {fit,simulate,bench,report}``.
 
 Why :mod:`argparse`: it is in the standard library, so the CLI adds no
 dependency to pin or audit, and it already gives what this small interface
@@ -29,6 +29,12 @@ Commands
     stopped; at the end ``results.parquet``, ``results.csv``, ``summary.csv``
     and ``summary.txt`` (mean +- std per method, the paper's layout) and
     ``bench.json`` are written.
+
+``report DATA --out DIR``
+    Write ``report.html``, a self-contained offline report (:mod:`colide_core.report`): the
+    fit recorded in ``--manifest`` (checked against the data's fingerprint), or a new fit with
+    ``--variant``/``--lambda1``/``--threshold``; model checks, edge evidence, and curves against
+    ``--truth`` (adjacency CSV) or ``--reference`` (edge list, GraphML, DOT, JSON or DAGitty).
 
 Files (issue 22)
 ----------------
@@ -357,7 +363,7 @@ def build_parser():
 
     p = argparse.ArgumentParser(prog=PROG, description="CoLiDE: learn linear causal DAGs from data, "
                                 "simulate benchmarks, run sweeps locally or on a Dask cluster.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,simulate,bench}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,simulate,bench,report}")
 
     f = sub.add_parser("fit", help="learn a DAG from a CSV/TSV/Parquet table",
                        description="Learn a DAG with CoLiDE. Rows are samples, columns are nodes; "
@@ -438,7 +444,36 @@ def build_parser():
     b.add_argument("--force", action="store_true",
                    help="replace existing output files in a directory that is not this bench's own "
                         "(one without results.jsonl)")
+    _add_report_parser(sub)
     return p
+
+
+def _add_report_parser(sub):
+    r = sub.add_parser("report", help="write a self-contained offline HTML report of a fit",
+                       description="Check a fit (sortability, residuals, EV or NV, Markov check, scale "
+                                   "sensitivity), weigh its edges and draw its curves, in one HTML file "
+                                   "that opens offline.")
+    r.add_argument("data", help="CSV/TSV/Parquet file (rows = samples, columns = nodes)")
+    r.add_argument("--out", required=True, type=Path, help="output directory (created); writes report.html")
+    r.add_argument("--manifest", type=Path, default=None,
+                   help="manifest.json of a `fit` run on this data: report that fit (no refit)")
+    r.add_argument("--variant", choices=("ev", "nv"), default=defaults.VARIANT, help="without --manifest")
+    r.add_argument("--lambda1", type=_positive_float, default=defaults.LAMBDA1, help="without --manifest")
+    r.add_argument("--threshold", type=_positive_float, default=defaults.THRESHOLD, help="without --manifest")
+    r.add_argument("--truth", type=Path, default=None, help="true DAG as an adjacency CSV: metrics and curves")
+    r.add_argument("--reference", type=Path, default=None,
+                   help="your reference graph (edge-list or adjacency .csv, .graphml, .dot, .json, DAGitty .txt)")
+    r.add_argument("--path", action="store_true", help="also solve the lambda path: edges and BIC over "
+                                                       "lambda and the threshold, with the stable region")
+    r.add_argument("--random-graphs", type=_int_in(0, 1000), default=100,
+                   help="random DAGs of the Markov check (default 100, at most 1000)")
+    r.add_argument("--rescalings", type=_int_in(0, 50), default=3,
+                   help="random rescalings of the scale-sensitivity check (default 3, 0 skips it)")
+    r.add_argument("--seed", type=_seed, default=0, help="seed of the checks (default 0)")
+    r.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
+                   default=None, metavar="A,B,...", help="use only these columns (nodes), in this order")
+    r.add_argument("--drop-non-numeric", action="store_true", help="ignore text columns instead of failing")
+    r.add_argument("--force", action="store_true", help="replace an existing report.html (never an input file)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -922,6 +957,78 @@ def _cmd_bench(args):
 
 
 # --------------------------------------------------------------------------------------------
+# report
+# --------------------------------------------------------------------------------------------
+
+def _cmd_report(args):
+    from . import CoLiDE
+    from ._params import InvalidParameterError
+    from .checks import run_checks
+    from .manifest import ManifestError, build_manifest, load_manifest
+    from .reference import read_reference
+    from .report import ReportFit, build_report
+
+    if args.truth is not None and args.reference is not None:
+        raise UsageError("give --truth or --reference, not both")
+    inputs = [Path(args.data)] + [p for p in (args.manifest, args.truth, args.reference) if p is not None]
+    out = OutputDir(args.out, force=args.force, inputs=inputs)
+    out.check(["report.html"])
+    t0 = time.perf_counter()
+    vd = _read_data(Path(args.data), args.columns, args.drop_non_numeric)
+    for w in vd.warnings:
+        print(f"warning: {_printable(w)}", file=sys.stderr)
+    X = pd.DataFrame(vd.X, columns=vd.node_names)
+    names = vd.node_names
+    B_true, label = None, "ground truth"
+    if args.truth is not None:
+        B_true = _read_truth(args.truth, names)
+    if args.reference is not None:
+        if not args.reference.is_file():
+            raise UsageError(f"--reference file not found: {args.reference}")
+        try:
+            B_true = read_reference(args.reference.read_bytes(), args.reference.name, names).B
+        except ValueError as exc:
+            raise UsageError(f"--reference {args.reference.name}: {exc}") from None
+        label = "your reference"
+    if args.manifest is not None:
+        if not args.manifest.is_file():
+            raise UsageError(f"--manifest file not found: {args.manifest}")
+        try:
+            man = load_manifest(args.manifest.read_bytes())
+            man.check_data(vd.X)
+            est = man.estimator()
+        except (ManifestError, ValueError) as exc:
+            raise UsageError(f"--manifest {args.manifest.name}: {exc}") from None
+        params = est.get_params()
+        fit = ReportFit(params["variant"].upper(), man.W, man.adjacency, man.sigma, params, man.raw)
+    else:
+        est = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold, random_state=args.seed)
+        try:
+            est._validate_params()
+        except InvalidParameterError as exc:
+            raise UsageError(str(exc)) from None
+        est.fit(X)
+        fit = ReportFit(args.variant.upper(), est.W_, est.adjacency_, est.sigma_, est.get_params(),
+                        build_manifest(est, X, data_source=str(args.data),
+                                       extra={"command": "report", "argv": sys.argv[1:]}))
+    checks = run_checks(X, fit.A, W=fit.W, estimator=est, n_random=args.random_graphs,
+                        n_rescale=args.rescalings, random_state=args.seed)
+    path = None
+    if args.path:  # the fit's noise model, solver and prior knowledge along the default lambda grid
+        from .path import lambda_path
+
+        path = lambda_path(X, variant=fit.params["variant"],
+                           **{k: fit.params[k] for k in ("solver", "forbidden", "required", "tiers")
+                              if fit.params.get(k) is not None})
+    html = build_report(X, [fit], dataset_name=Path(args.data).name, B_true=B_true, reference_label=label,
+                        checks=checks, path=path)
+    target = out.write("report.html", html)
+    print(f"wrote {_printable(target)} ({len(html) / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f} s: "
+          + "; ".join(f"{row.check}: {row.verdict}" for row in checks.verdicts().itertuples()))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
 # entry point
 # --------------------------------------------------------------------------------------------
 
@@ -935,7 +1042,7 @@ def main(argv=None):
     """
     parser = build_parser()
     args = parser.parse_args(argv)  # exits with status 2 on bad arguments
-    commands = {"fit": _cmd_fit, "simulate": _cmd_simulate, "bench": _cmd_bench}
+    commands = {"fit": _cmd_fit, "simulate": _cmd_simulate, "bench": _cmd_bench, "report": _cmd_report}
     try:
         return commands[args.command](args)
     except KeyboardInterrupt:

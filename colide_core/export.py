@@ -86,6 +86,7 @@ __all__ = [
     "csv_unescape_text",
     "csv_safe_frame",
     "to_csv_safe",
+    "html_escape",
 ]
 
 #: format name -> (file extension, MIME type)
@@ -350,6 +351,27 @@ def to_dagitty(W, node_names=None, *, weights=False, decimals=4):
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 # A plain decimal number ("-0.5", "+3", "-1e-3"): read as a number, never as a formula.
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+
+
+def html_escape(text) -> str:
+    """Return ``text`` (any object, converted with ``str``) escaped for HTML text or attributes.
+
+    The one HTML escape of the project (the dashboard's ``dashboard.text.html_escape``, the
+    graph legend and the HTML report use it); apply it once, where a user string meets HTML.
+
+    Parameters
+    ----------
+    text : object
+        A user-supplied name.
+
+    Returns
+    -------
+    str
+        ``&``, ``<``, ``>``, ``'`` and ``"`` replaced by entities (:func:`markupsafe.escape`).
+    """
+    import markupsafe
+
+    return str(markupsafe.escape(str(text)))
 
 
 def csv_escape_text(text):
@@ -704,6 +726,103 @@ def _read_adjacency_csv(text):
     return pd.DataFrame(values, index=index, columns=columns)
 
 
+# DAGitty model code: strings ("..." with \" as the one escape), bare identifiers, arrows,
+# brackets of attributes, braces of groups; one pass of this pattern over the text (linear).
+_DAGITTY_TOKEN = re.compile(
+    r'\s+|//[^\n]*|"((?:[^"\\]|\\.)*)"|(<->|->|<-|--)|(\[(?:[^\]"]|"(?:[^"\\]|\\.)*")*\])|([{};,=])'
+    r'|([^\s{};,=\[\]"<>-][^\s{};,=\[\]"<>]*)', re.DOTALL)
+_DAGITTY_GRAPH_TYPES = ("dag", "pdag", "mag", "pag", "graph")
+
+
+def _dagitty_tokens(text):
+    pos = 0
+    out = []
+    while pos < len(text):
+        m = _DAGITTY_TOKEN.match(text, pos)
+        if m is None:
+            raise ValueError(f"unexpected character {text[pos]!r} at position {pos}")
+        pos = m.end()
+        if m.group(1) is not None:
+            out.append(("name", m.group(1).replace('\\"', '"')))
+        elif m.group(2):
+            out.append(("arrow", m.group(2)))
+        elif m.group(3):
+            out.append(("attrs", m.group(3)))
+        elif m.group(4):
+            out.append(("punct", m.group(4)))
+        elif m.group(5):
+            out.append(("name", m.group(5)))
+    return out
+
+
+def _read_dagitty(text):
+    """Parse DAGitty model code (``dag { a -> b; c <- a }``) into a networkx DiGraph.
+
+    Supports what :func:`to_dagitty` writes and DAGitty's common forms: node statements with
+    optional ``[attributes]`` (ignored except ``beta`` on edges), chains ``a -> b <- c``, groups
+    ``a -> {b c}``, ``;`` or newlines between statements, ``//`` comments. Bidirected (``<->``)
+    and undirected (``--``) edges are refused: the graph must be directed.
+    """
+    toks = _dagitty_tokens(text)
+    if toks and toks[0] == ("name", toks[0][1]) and toks[0][1].lower() in _DAGITTY_GRAPH_TYPES:
+        kind = toks[0][1].lower()
+        if kind != "dag":
+            raise ValueError(f"a {kind} is not a DAG; give a 'dag {{ ... }}' model")
+        toks = toks[1:]
+    if not toks or toks[0] != ("punct", "{") or toks[-1] != ("punct", "}"):
+        raise ValueError("expected 'dag { ... }'")
+    toks = toks[1:-1]
+    G = nx.DiGraph()
+    k = 0
+
+    def operand():
+        nonlocal k
+        if k < len(toks) and toks[k] == ("punct", "{"):
+            k += 1
+            group = []
+            while k < len(toks) and toks[k] != ("punct", "}"):
+                if toks[k][0] != "name":
+                    raise ValueError(f"unexpected {toks[k][1]!r} inside {{ }}")
+                group.append(toks[k][1])
+                k += 1
+            if k >= len(toks):
+                raise ValueError("unclosed '{'")
+            k += 1
+            return group
+        if k < len(toks) and toks[k][0] == "name":
+            k += 1
+            return [toks[k - 1][1]]
+        raise ValueError(f"expected a node name, got {toks[k][1]!r}" if k < len(toks) else "unexpected end")
+
+    while k < len(toks):
+        if toks[k][0] == "punct" and toks[k][1] in ";,":
+            k += 1
+            continue
+        if toks[k] == ("punct", "=") or toks[k][0] == "name" and k + 1 < len(toks) and toks[k + 1] == ("punct", "="):
+            raise ValueError("graph attributes (name = value) are not supported")
+        left = operand()
+        G.add_nodes_from(left)
+        if k < len(toks) and toks[k][0] == "attrs":
+            k += 1
+        while k < len(toks) and toks[k][0] == "arrow":
+            arrow = toks[k][1]
+            if arrow in ("<->", "--"):
+                raise ValueError(f"'{arrow}' edges are not supported: the reference must be a DAG")
+            k += 1
+            right = operand()
+            weight = 1.0
+            if k < len(toks) and toks[k][0] == "attrs":
+                m = re.search(r"\bbeta\s*=\s*\"?([-+0-9.eE]+)", toks[k][1])
+                weight = float(m.group(1)) if m else 1.0
+                k += 1
+            for a in left:
+                for b in right:
+                    u, v = (a, b) if arrow == "->" else (b, a)
+                    G.add_edge(u, v, weight=weight)
+            left = right
+    return G
+
+
 def read_graph(data, fmt):
     """Read an exported graph back into a weighted adjacency DataFrame.
 
@@ -711,11 +830,12 @@ def read_graph(data, fmt):
     ----------
     data : bytes or str
         The file content as written by :func:`export_graph`.
-    fmt : {"graphml", "json", "dot", "edges_csv", "adjacency_csv"}
+    fmt : {"graphml", "json", "dot", "dagitty", "edges_csv", "adjacency_csv"}
         Format of ``data``. GraphML and JSON are parsed by networkx, DOT by
-        pydot (IDs decoded by :func:`dot_unquote`), CSV by pandas (every field
-        read as text, no "NA" guessing; names decoded by
-        :func:`csv_unescape_text`).
+        pydot (IDs decoded by :func:`dot_unquote`), DAGitty model code by a
+        small tokenizer here (no Python library reads it; what :func:`to_dagitty`
+        writes reads back), CSV by pandas (every field read as text, no "NA"
+        guessing; names decoded by :func:`csv_unescape_text`).
 
     Returns
     -------
@@ -735,14 +855,15 @@ def read_graph(data, fmt):
         "graphml": nx.parse_graphml,
         "json": lambda t: nx.node_link_graph(json.loads(t), edges="edges"),
         "dot": _read_dot,
+        "dagitty": _read_dagitty,
         "edges_csv": _read_edges_csv,
     }
     try:
         if fmt == "adjacency_csv":
             return _read_adjacency_csv(text)
         if fmt not in readers:
-            raise ValueError(f"cannot read format {fmt!r}; choose graphml, json, dot, edges_csv or "
-                             f"adjacency_csv")
+            raise ValueError(f"cannot read format {fmt!r}; choose graphml, json, dot, dagitty, "
+                             f"edges_csv or adjacency_csv")
         G = readers[fmt](text)
     except ValueError:
         raise

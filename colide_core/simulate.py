@@ -41,6 +41,7 @@ __all__ = [
     "draw_noise_variances",
     "standardize",
     "varsortability",
+    "path_sortability",
     "NOISE_TYPES",
 ]
 
@@ -413,12 +414,42 @@ def varsortability(X, W, tol=1e-9) -> float:
         )
     if not (np.all(np.isfinite(Xa)) and np.all(np.isfinite(Wa))):
         raise ValueError("X and W must not contain NaN or Inf.")
-    E = (Wa != 0).astype(np.int64)
+    return path_sortability(Xa.var(axis=0), Wa, tol=tol)
+
+
+def path_sortability(scores, W, tol=1e-9) -> float:
+    """Share of directed paths of ``W`` that point from a lower to a higher ``scores`` value.
+
+    The counting behind :func:`varsortability` (``scores`` = marginal variances) and
+    :func:`colide_core.checks.r2_sortability` (``scores`` = R^2 of each node regressed on all
+    others): over all path lengths ``k = 1 .. d-1``, every pair (i, j) joined by a directed path
+    of length ``k`` counts once; it is "sorted" when ``scores[j] / scores[i] > 1 + tol`` and
+    counts one half when the ratio is within ``tol`` of 1.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_nodes,)
+        Positive, finite numbers, one per node.
+    W : array-like of shape (n_nodes, n_nodes)
+        Adjacency, ``W[i, j] != 0`` means i -> j.
+    tol : float, default=1e-9
+        Relative tolerance of a tie.
+
+    Returns
+    -------
+    float in [0, 1], or nan if the graph has no edge.
+
+    Notes
+    -----
+    Reisach, Seiler, Weichwald (NeurIPS 2021), Definition 3.1; Reisach, Tami, Seiler,
+    Weichwald, Mogensen (NeurIPS 2023), R^2-sortability, same counting with R^2 scores.
+    """
+    s = np.asarray(scores, dtype=float)
+    E = (np.asarray(W) != 0).astype(np.int64)
     if E.sum() == 0:
         return math.nan
-    var = Xa.var(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = var[None, :] / var[:, None]  # ratio[i, j] = var_j / var_i for the pair i -> j
+        ratio = s[None, :] / s[:, None]  # ratio[i, j] = score_j / score_i for the pair i -> j
     up = ratio > 1 + tol
     tie = (ratio <= 1 + tol) & (ratio > 1 - tol)
     reach = E.astype(bool)  # pairs joined by a path of length exactly k

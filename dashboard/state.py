@@ -100,6 +100,9 @@ def init() -> None:
     from dashboard import trust_state  # keys of the Edge confidence / Explorer / Prior knowledge pages
 
     trust_state.init(ss)
+    from dashboard import check_state  # keys of the Check page
+
+    check_state.init(ss)
 
 
 @st.cache_data(show_spinner=False)

@@ -17,27 +17,13 @@ import re
 
 import markupsafe
 
+from colide_core.export import html_escape  # the one HTML escape (markupsafe)
+
 __all__ = ["html_escape", "md_escape"]
 
 # CommonMark allows a backslash before any ASCII punctuation; these are the characters that
 # can start markdown syntax or a Streamlit directive (``:``, ``$``).
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$:^=])")
-
-
-def html_escape(text) -> str:
-    """Return ``text`` (any object, converted with ``str``) escaped for HTML.
-
-    Parameters
-    ----------
-    text : object
-        A user-supplied name.
-
-    Returns
-    -------
-    str
-        ``&``, ``<``, ``>``, ``'`` and ``"`` replaced by entities (:func:`markupsafe.escape`).
-    """
-    return str(markupsafe.escape(str(text)))
 
 
 def md_escape(text) -> str:

@@ -19,6 +19,7 @@ from colide_core.export import edge_list, to_adjacency_csv as adjacency_csv, to_
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, solver_params
 from dashboard.cached import graph_html_cached
+from dashboard.checks import ev_nv_line
 from dashboard.text import md_escape
 
 page_setup()
@@ -182,6 +183,8 @@ with tab_noise:
     st.plotly_chart(noise_figure(names, estimates, ds.sigma_true), key="learn_noise_chart")
     st.caption("Estimated exogenous noise standard deviation per node (data units). "
                "EV estimates one σ for all nodes (dashed line).")
+    for v in order:  # EV or NV? the residual test of the Check page (dashboard.checks)
+        st.caption(f"{results[v].label}: " + ev_nv_line(ds.key, results[v].params, threshold, ds.X, thresholded[v]))
 
 with tab_metrics:
     if ds.B_true is None:

@@ -1,0 +1,250 @@
+"""Check page: should I believe this graph? Checks of the fit shown on the Learn page.
+
+Reads the current dataset and its fits (``dashboard.state.RESULTS``) at the Learn page's
+threshold, runs the model checks of ``colide_core.checks`` (cached), shows each verdict in plain
+language with the figure behind it, the edge evidence table, curves against the ground truth or
+the user's own reference graph, and offers the one-file HTML report (``colide_core.report``).
+"""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import colide_core
+from colide_core import plots
+from colide_core.constraints import PriorKnowledge, audit_constraints
+from colide_core.curves import edge_score_curves, stable_region, threshold_curve
+from colide_core.export import to_csv_safe
+from colide_core.reference import read_reference
+from colide_core.report import ReportFit
+from dashboard import check_state as cs
+from dashboard import checks as dc
+from dashboard import manifests, state, trust_state
+from dashboard.fitting import PATH_KEYS, VARIANTS
+from dashboard.layout import page_setup
+from dashboard.text import md_escape
+
+page_setup()
+ss = st.session_state
+ds = state.current_dataset()
+names = ds.node_names
+
+
+def _load_reference():
+    """on_change of the reference uploader: read it, match names to the columns, keep it."""
+    up = ss.get("check_ref_upload")
+    if up is None:
+        ss[cs.REFERENCE] = None
+        ss[cs.REF_STATUS] = None
+        return
+    data = state.current_dataset()
+    name = md_escape(up.name)
+    try:
+        ref = read_reference(up.getvalue(), up.name, data.node_names)
+    except ValueError as exc:
+        ss[cs.REFERENCE] = None
+        ss[cs.REF_STATUS] = ("error", f"**{name}** was not used: {md_escape(exc)}")
+        return
+    except Exception as exc:  # never a traceback for a user file
+        ss[cs.REFERENCE] = None
+        ss[cs.REF_STATUS] = ("error", f"**{name}** could not be read ({type(exc).__name__}).")
+        return
+    ss[cs.REFERENCE] = {"key": data.key, "name": up.name, "ref": ref}
+    text = f"Using **{name}** ({ref.fmt.replace('_', ' ')}, {ref.n_edges} edges) as your reference."
+    if ref.unmentioned:
+        text += f" {len(ref.unmentioned)} column(s) it does not mention are taken as nodes without edges."
+    ss[cs.REF_STATUS] = ("success", text)
+
+
+st.title("Check the graph")
+st.caption(f"Dataset: {md_escape(ds.name)} ({ds.shape[0]} samples × {ds.shape[1]} nodes). Checks that need no "
+           "ground truth, evidence for each edge, and curves instead of one operating point.")
+
+results = state.results_for_current()
+if not results:
+    st.info("Fit a graph on the **Learn** page first: this page checks the fit shown there (same noise model, "
+            "λ and threshold).")
+    st.stop()
+
+# --- which fit -------------------------------------------------------------------------------
+labels = [lab for lab, v in VARIANTS.items() if v in results]
+if ss["check_variant"] not in labels:
+    ss["check_variant"] = labels[-1]
+c1, c2, c3 = st.columns([1, 1, 1])
+with c1:
+    st.segmented_control("Fit to check", labels, key="check_variant", required=True,
+                         help="The fits of the Learn page on this dataset.")
+with c2:
+    st.number_input("Random DAGs (Markov check)", min_value=0, max_value=colide_core.checks.MAX_RANDOM_GRAPHS,
+                    step=50, key="check_n_random")
+with c3:
+    st.number_input("Random rescalings", min_value=1, max_value=colide_core.checks.MAX_REFITS, step=1,
+                    key="check_n_rescale")
+res = results[VARIANTS[ss["check_variant"]]]
+threshold = float(ss["learn_threshold"])
+A = dc.shown_graph(res, threshold, names)
+n_edges = int((A != 0).sum())
+st.markdown(f"Checking **CoLiDE-{res.label}** at λ = {dict(res.params)['lambda1']:g}, threshold {threshold:g} "
+            f"(the Learn page's): **{n_edges} edges**.")
+
+# --- reference -----------------------------------------------------------------------------------
+ref_state = ss[cs.REFERENCE]
+if ref_state is not None and ref_state["key"] != ds.key:
+    ref_state = None
+with st.expander("Your reference graph", expanded=ss[cs.REF_STATUS] is not None):
+    st.file_uploader("Edge list (.csv with source,target), adjacency .csv, GraphML, DOT, node-link JSON or a "
+                     "DAGitty model (.txt / .dagitty); names must be columns of the data",
+                     type=["csv", "graphml", "xml", "dot", "gv", "json", "txt", "dagitty"],
+                     key="check_ref_upload", on_change=_load_reference)
+    if ss[cs.REF_STATUS] is not None:
+        getattr(st, ss[cs.REF_STATUS][0])(ss[cs.REF_STATUS][1])
+if ref_state is not None:
+    truth, truth_label = ref_state["ref"].B.to_numpy(), "your reference"
+elif ds.B_true is not None:
+    truth, truth_label = ds.B_true.to_numpy(), "the ground truth"
+else:
+    truth, truth_label = None, None
+
+# --- checks ------------------------------------------------------------------------------------
+boot = dc.bootstrap_frequency(ss[trust_state.BOOT_RESULT], ds.key, res.params)
+refit_key = (ds.key, res.params, threshold)
+refits = refit_key in ss[cs.REFITS]
+try:
+    with st.spinner("Checking…"):
+        report = dc.run_checks_cached(ds.key, res.params, threshold, int(ss["check_n_random"]),
+                                      int(ss["check_n_rescale"]), refits, None if boot is None else boot[1],
+                                      ds.X, A, res.W, None if boot is None else boot[0])
+except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+    st.error(f"The checks could not run on this fit: {md_escape(exc)}")
+    st.stop()
+
+tab_v, tab_a, tab_e, tab_c, tab_r = st.tabs(["Verdicts", "Assumptions", "Edge evidence", "Curves", "Report"])
+
+with tab_v:
+    for row in report.verdicts().itertuples():
+        st.markdown(f"**{row.check}: {row.verdict}.** {row.summary}")
+    if not refits:
+        st.button("Standardise and refit, and rescale at random", key="check_refit", icon=":material/balance:",
+                  on_click=lambda: ss[cs.REFITS].add(refit_key),
+                  help="Refits CoLiDE with these settings on standardised data and after random rescalings of "
+                       "the columns, and shows which edges survive (a few more solves).")
+
+with tab_a:
+    s = report.sortability
+    st.subheader("Sortability")
+    st.markdown(s.summary)
+    st.plotly_chart(plots.sortability_figure(names, s.variances, s.r2, A), key="check_sort_chart")
+    if report.standardized is not None:
+        st.markdown("**Standardise and refit**: the learned graph's edges, refitted on standardised data.")
+        st.dataframe(report.standardized.table(names), hide_index=True, key="check_std_table")
+    if report.scale is not None:
+        st.markdown(report.scale.summary)
+    st.subheader("Residuals: Gaussian? one variance or one per node?")
+    st.markdown(report.residuals.summary)
+    st.plotly_chart(plots.residual_sd_figure(report.residuals.table, report.residuals.noise_model),
+                    key="check_resid_sd_chart")
+    st.dataframe(report.residuals.table, hide_index=True, key="check_resid_table")
+    st.plotly_chart(plots.qq_figure(report.residuals.refit.residuals, names), key="check_qq_chart")
+    st.plotly_chart(plots.hetero_figure(report.residuals.refit, names), key="check_hetero_chart")
+    st.subheader("Markov check")
+    st.markdown(report.markov.summary)
+    st.plotly_chart(plots.markov_figure(report.markov), key="check_markov_chart")
+    st.dataframe(report.markov.tests, hide_index=True, key="check_markov_table")
+
+with tab_e:
+    ev = report.evidence
+    if boot is None:
+        st.caption("Run a bootstrap on the **Edge confidence** page (same noise model and λ) to add each edge's "
+                   "bootstrap frequency.")
+    else:
+        st.caption(f"Bootstrap frequency from the {boot[1]}.")
+    if len(ev):
+        options = list(range(len(ev)))
+        pick = st.selectbox("Edge", options, format_func=lambda k: f"{ev['source'][k]} → {ev['target'][k]}",
+                            key="check_edge")
+        row = ev.iloc[int(pick or 0)]
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("OLS weight", f"{row['ols_weight']:.3g}", help="Refitted by least squares on the learned parents")
+        m1.caption(f"95% CI [{row['ci_low']:.3g}, {row['ci_high']:.3g}]")
+        m2.metric("Partial correlation", f"{row['partial_corr']:.3f}", help="Given the target's other parents")
+        m3.metric("ΔBIC if removed", f"{row['delta_bic_remove']:.1f}", help="Positive: the data prefer the edge")
+        rev = row["delta_bic_reverse"]
+        m4.metric("ΔBIC if reversed", "cycle" if np.isnan(rev) else f"{rev:.1f}",
+                  help="0: the data cannot orient it (same Markov equivalence class)")
+    st.dataframe(ev, hide_index=True, key="check_evidence_table")
+    st.download_button("Edge evidence (CSV)", to_csv_safe(ev, index=False), file_name="colide_edge_evidence.csv",
+                       mime="text/csv", key="check_dl_evidence")
+
+with tab_c:
+    order = [v for v in ("ev", "nv") if v in results]
+    if truth is not None:
+        st.markdown(f"Against **{truth_label}** ({int((truth != 0).sum())} edges), "
+                    + ", ".join(results[v].label for v in order) + " side by side.")
+        rocs = {results[v].label: edge_score_curves(truth, results[v].W) for v in order}
+        tcs = {results[v].label: threshold_curve(truth, results[v].W) for v in order}
+        rows = {}
+        for v in order:
+            g = dc.shown_graph(results[v], threshold, names)
+            m = colide_core.evaluate(truth, g)
+            m.update(colide_core._metrics.tetrad_metrics(truth, g))
+            rows[results[v].label] = {"AUROC": rocs[results[v].label].auroc, "AUPRC": rocs[results[v].label].auprc,
+                                      "SHD": m["shd"], "adjacency precision": m["adjacency_precision"],
+                                      "adjacency recall": m["adjacency_recall"],
+                                      "arrowhead precision": m["arrowhead_precision"],
+                                      "arrowhead recall": m["arrowhead_recall"]}
+        st.dataframe(pd.DataFrame(rows), key="check_curve_metrics")
+        k1, k2 = st.columns(2)
+        k1.plotly_chart(plots.roc_figure(rocs, truth_label), key="check_roc_chart")
+        k2.plotly_chart(plots.pr_figure(rocs, truth_label), key="check_pr_chart")
+        st.plotly_chart(plots.threshold_figure(tcs, current=threshold, reference_label=truth_label),
+                        key="check_threshold_chart")
+    else:
+        st.info("No ground truth: upload your own reference graph above for ROC and precision-recall curves. "
+                "Below, the number of edges and the BIC over λ and the threshold.")
+    overrides = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                             for k, v in ss[state.SOLVER_OVERRIDES].items() if k in PATH_KEYS))
+    path_key = (ds.key, res.variant, overrides)
+    stored = ss[cs.PATH]
+    if stored is None or stored["key"] != path_key:
+        if st.button("Compute the λ path (9 λ, warm-started)", key="check_path_run"):
+            with st.spinner("Solving the λ path…"):
+                try:
+                    ss[cs.PATH] = {"key": path_key, "path": dc.path_cached(ds.key, res.variant, overrides, ds.X)}
+                except (ValueError, FloatingPointError) as exc:
+                    st.error(f"The λ path failed: {md_escape(exc)}")
+            stored = ss[cs.PATH]
+    if stored is not None and stored["key"] == path_key:
+        path = stored["path"]
+        region = stable_region(path)
+        st.markdown(region.summary)
+        st.plotly_chart(plots.path_figure(path, region, path.cell(dict(res.params)["lambda1"], threshold)),
+                        key="check_path_chart")
+
+with tab_r:
+    fits = []
+    for v in [res.variant] + [v for v in ("ev", "nv") if v in results and v != res.variant]:
+        r = results[v]
+        g = dc.shown_graph(r, threshold, names)
+        params = colide_core.CoLiDE(**{**dict(r.params), "threshold": threshold}).get_params()
+        try:
+            man = manifests.fit_manifest(r, ds, threshold)
+        except Exception:  # noqa: BLE001 - the report is still useful without a manifest
+            man = None
+        fits.append(ReportFit(r.label, r.W, g, r.sigma, params, man))
+    prior = PriorKnowledge.from_params(res.params)
+    audit = None
+    if not prior.is_empty:
+        edge_mask, required_mask = prior.resolve(len(names), names)
+        audit = audit_constraints(A, edge_mask, required_mask, tiers=list(prior.tiers) or None, names=names)
+    stored = ss[cs.PATH]
+    path = stored["path"] if stored is not None and stored["key"][0] == ds.key and stored["key"][1] == res.variant else None
+    st.markdown("One HTML file with everything on this page (and the graph, settings, noise estimates and the run "
+                "manifests) that opens offline in any browser. PDF: use the browser's *Print to PDF* (the report "
+                "has print styles); a PDF library without a browser cannot draw its interactive figures.")
+    args = (ds.key, tuple((f.label, dict(f.params)["threshold"]) for f in fits), threshold,
+            None if ref_state is None else (ref_state["name"], ref_state["ref"].n_edges),
+            (res.params, refits, int(ss["check_n_random"]), int(ss["check_n_rescale"])),
+            None if path is None else stored["key"],
+            ds.X, fits, truth, truth_label or "ground truth", report, path, audit, ds.name)
+    # Built when the button is clicked (Streamlit runs the callable then), not on every rerun.
+    st.download_button("Download the report (HTML)", lambda: dc.report_html_or_error(*args),
+                       file_name="colide_report.html", mime="text/html", key="check_dl_report", type="primary")

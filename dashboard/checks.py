@@ -1,19 +1,19 @@
 """Cached adapters of :mod:`colide_core.checks`, :mod:`colide_core.curves` and
 :mod:`colide_core.report` for the Check page (and the EV-or-NV line of the Learn page).
 
-Every function is an ``st.cache_data`` keyed on the dataset's content hash, the fit's parameters
-and the threshold (small, hashable); the arrays are passed as ``_``-prefixed arguments, which
-Streamlit does not hash. Convention: ``X`` is ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means
-i -> j.
+The cached functions go through :func:`dashboard.cached.cache_data`: every argument is hashed
+in full except ``_X``, whose content hash is the ``data_key`` argument. The report is not cached
+(it embeds the dataset's name and the session's fits). Convention: ``X`` is
+``(n_samples, n_nodes)``; ``W[i, j] != 0`` means i -> j.
 """
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
 import colide_core
 from colide_core import report as core_report
 from colide_core.constraints import PriorKnowledge
+from dashboard.cached import cache_data
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
            "bootstrap_frequency"]
@@ -67,32 +67,36 @@ def bootstrap_frequency(boot_state, data_key, params):
             f"bootstrap of the Edge confidence page ({res.n_ok} resamples, threshold {boot.get('threshold')})")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@cache_data(show_spinner=False, max_entries=16,
+            unhashed={"_X": "data_key is the content hash of X (values, names, truth)"})
 def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: int, n_rescale: int,
-                      refits: bool, freq_key, _X, _A, _W, _frequency):
+                      refits: bool, freq_key, _X, A, W, frequency):
     """:func:`colide_core.checks.run_checks` of one fit, cached.
 
     Parameters
     ----------
     data_key, params, threshold, n_random, n_rescale, refits, freq_key
-        The cache key: dataset hash, fit parameters, threshold, Markov random graphs, rescalings,
+        Dataset hash, fit parameters, threshold, Markov random graphs, rescalings,
         whether to refit (standardised data and random rescalings), the bootstrap's identity.
     _X : pandas.DataFrame of shape (n_samples, n_nodes)
-    _A, _W : ndarray of shape (n_nodes, n_nodes)
-        Thresholded DAG and raw weights.
-    _frequency : ndarray of shape (n_nodes, n_nodes) or None
+        Not hashed: ``data_key`` is its content hash.
+    A, W : ndarray of shape (n_nodes, n_nodes)
+        Thresholded DAG and raw weights (hashed in full: a loaded manifest's W differs from a
+        fresh fit's with the same parameters).
+    frequency : ndarray of shape (n_nodes, n_nodes) or None
 
     Returns
     -------
     colide_core.checks.CheckReport
     """
     estimator = colide_core.CoLiDE(**{**dict(params), "threshold": float(threshold)}) if refits else None
-    return colide_core.checks.run_checks(_X, _A, W=_W, estimator=estimator, frequency=_frequency,
+    return colide_core.checks.run_checks(_X, A, W=W, estimator=estimator, frequency=frequency,
                                          n_random=int(n_random), n_rescale=int(n_rescale) if refits else 0)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, _A) -> str:
+@cache_data(show_spinner=False, max_entries=64,
+            unhashed={"_X": "data_key is the content hash of X (values, names, truth)"})
+def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A) -> str:
     """The EV-or-NV verdict of the residual test as one sentence (numbers only, no user text).
 
     Parameters
@@ -100,8 +104,9 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, _A) -> str:
     data_key, params, threshold
         The cache key.
     _X : pandas.DataFrame of shape (n_samples, n_nodes)
-    _A : ndarray of shape (n_nodes, n_nodes)
-        The thresholded DAG.
+        Not hashed: ``data_key`` is its content hash.
+    A : ndarray of shape (n_nodes, n_nodes)
+        The thresholded DAG (hashed in full).
 
     Returns
     -------
@@ -110,12 +115,13 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, _A) -> str:
         could not run.
     """
     try:
-        return colide_core.checks.residual_checks(_X, _A).ev_nv_line
+        return colide_core.checks.residual_checks(_X, A).ev_nv_line
     except ValueError as exc:
         return f"Noise model check not available: {exc}"
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@cache_data(show_spinner=False, max_entries=8,
+            unhashed={"_X": "data_key is the content hash of X (values, names, truth)"})
 def path_cached(data_key: str, variant: str, overrides: tuple, _X):
     """:func:`colide_core.path.lambda_path` with the default λ grid and thresholds, cached.
 
@@ -134,19 +140,23 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X):
     return colide_core.lambda_path(_X, variant=variant, **kwargs)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
 def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_key, path_key,
-                _X, _fits, _B, _reference_label, _checks, _path, _audit, _dataset_name) -> bytes:
-    """:func:`colide_core.report.build_report` as UTF-8 bytes, cached on what it shows.
+                X, fits, B, reference_label, checks, path, audit, dataset_name) -> bytes:
+    """:func:`colide_core.report.build_report` as UTF-8 bytes.
+
+    Not cached: the report embeds the dataset's name, the fits and the session's checks, and it
+    is built only when the user clicks the download button (about 0.5 s on Sachs,
+    ``benchmarks/bench_check.py``); a shared cache entry keyed on less than all of that could
+    hand one session's report to another (docs/security.md).
 
     Returns
     -------
     bytes
         The self-contained HTML report.
     """
-    html = core_report.build_report(_X, _fits, dataset_name=_dataset_name, B_true=_B,
-                                    reference_label=_reference_label, checks=_checks, path=_path,
-                                    audit=_audit)
+    html = core_report.build_report(X, fits, dataset_name=dataset_name, B_true=B,
+                                    reference_label=reference_label, checks=checks, path=path,
+                                    audit=audit)
     return html.encode("utf-8")
 
 

@@ -272,6 +272,9 @@ def test_every_cached_function_keys_on_all_it_reads():
         ("dashboard/state.py", "sachs"),                    # no input: the bundled file
         ("dashboard/comparison.py", "run_store"),           # no input: rows keyed by run_key
         ("pages/simulate.py", "_simulate"),                 # (config, seed): the whole simulation
+        ("dashboard/checks.py", "run_checks_cached"),       # _X: data_key; A, W, frequency hashed
+        ("dashboard/checks.py", "ev_nv_line"),              # _X: data_key; A hashed
+        ("dashboard/checks.py", "path_cached"),             # _X: data_key; λ-path settings hashed
     }, names
     for path, name, decorator, args in found:
         hidden = [a for a in args if a.startswith("_")]

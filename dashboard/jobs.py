@@ -69,7 +69,7 @@ def _max_concurrent() -> int:
 #: Server-wide compute units (``$COLIDE_MAX_CONCURRENT_JOBS``, default the core count).
 MAX_CONCURRENT = _max_concurrent()
 #: Seconds a job keeps running after its session disconnected (a reconnect within it resumes).
-SESSION_GRACE_S = 10.0
+SESSION_GRACE_S = 30.0
 
 
 class _Ticket:

@@ -204,7 +204,8 @@ def run_from_manifest(source, dataset) -> LoadedRun:
         hash prefixes).
     """
     import colide_core
-    from colide_core.manifest import ManifestError, RunSettingsError, check_run_settings, data_fingerprint, load_manifest
+    from colide_core.manifest import (ManifestError, RunSettingsError, check_run_settings, data_fingerprint,
+                                      load_manifest)
     from dashboard.fitting import FitResult, solver_params
 
     try:

@@ -60,7 +60,8 @@ with c2:
     st.number_input("Repetitions R", min_value=1, max_value=50, step=1, key="cmp_reps", persist_state="session",
                     disabled=ss["cmp_source"] != "simulated")
 with c3:
-    st.number_input("Threshold (CoLiDE / DAGMA)", min_value=THRESHOLD_RANGE[0], max_value=THRESHOLD_RANGE[1], step=0.05, key="cmp_threshold",
+    st.number_input("Threshold (CoLiDE / DAGMA)", min_value=THRESHOLD_RANGE[0], max_value=THRESHOLD_RANGE[1],
+                    step=0.05, key="cmp_threshold",
                     persist_state="session")
 dask_address = os.environ.get("DASK_SCHEDULER_ADDRESS") or None
 st.checkbox("Run in parallel (joblib, one process per core)", key="cmp_parallel", persist_state="session",

@@ -161,7 +161,9 @@ def test_manifest_json_key_covers_w_sigma_and_the_dataset_name():
     assert np.array_equal(np.array(b["results"]["W"]), honest.W)
     assert a["data"]["source"] == "someone-elses-secret.csv" and b["data"]["source"] == "mine.csv"
     # sigma is part of the key too
-    other_sigma = fitting.FitResult(result=colide_core.SolverResult(**{**honest.result.__dict__, "sigma": np.full(3, 2.0)}),
+    import dataclasses
+
+    other_sigma = fitting.FitResult(result=dataclasses.replace(honest.result, sigma=np.full(3, 2.0)),
                                     variant="nv", params=params, data_key=ds.key, node_names=list(ds.node_names),
                                     fit_time=0.1)
     c = json.loads(manifests.fit_manifest_json(other_sigma, ds, 0.3))

@@ -25,7 +25,7 @@ from dashboard.text import html_escape
 
 __all__ = [
     "noise_figure", "compare_figure", "objective_figure", "frequency_figure", "sigma_interval_figure",
-    "edge_count_figure", "path_heatmap", "cell_from_selection",
+    "edge_count_figure", "path_heatmap", "cell_from_selection", "playback_figure",
 ]
 
 _COLOURS = {"EV": "#1f77b4", "NV": "#ff7f0e", "true": "#2ca02c"}
@@ -380,4 +380,66 @@ def path_heatmap(path, values, *, title, colorscale="Viridis", reverse=False, se
     fig.update_yaxes(title="λ (lambda1)", type="category")
     fig.update_layout(height=80 + 38 * len(ys), margin={"t": 30, "b": 10},
                       legend={"orientation": "h", "y": 1.08}, clickmode="event+select")
+    return fig
+
+
+def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
+    """h(W), the objective and σ̂ at each checkpoint of one fit, stages marked, one checkpoint highlighted.
+
+    Parameters
+    ----------
+    history : dict of list
+        ``SolverResult.history``: ``"stage"``, ``"iteration"``, ``"objective"``, ``"h"``,
+        ``"sigma"`` (a float for EV, an array of shape (n_nodes,) for NV), one entry per
+        checkpoint.
+    mu_schedule : sequence of float
+        μ of each stage (the fit's ``mu_schedule``), for the stage labels.
+    s_used : sequence of float
+        ``s`` each stage ran with (``SolverResult.s_used``).
+    current : int
+        Index of the checkpoint shown in the playback (a vertical line).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Three stacked panels over the checkpoint index: h(W) = d log s − log det(sI − W∘W)
+        (log axis: it falls by orders of magnitude), the stage objective, and σ̂ (for NV the
+        mean over nodes and its range). A dotted line and a label "stage k: μ, s" at the start
+        of each stage.
+    """
+    from plotly.subplots import make_subplots
+
+    stage = list(history.get("stage", []))
+    n = len(stage)
+    x = list(range(n))
+    h = np.maximum(np.asarray(history.get("h", []), dtype=float), 1e-16)
+    obj = np.asarray(history.get("objective", []), dtype=float)
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        subplot_titles=("acyclicity h(W) (0 = a DAG)", "stage objective", "noise σ̂"))
+    fig.add_scatter(x=x, y=h, mode="lines+markers", name="h(W)", row=1, col=1, marker={"size": 4})
+    fig.add_scatter(x=x, y=obj, mode="lines+markers", name="objective", row=2, col=1, marker={"size": 4})
+    sig = history.get("sigma", [])
+    if sig and sig[0] is not None:
+        arr = [np.atleast_1d(np.asarray(v, dtype=float)) for v in sig]
+        mean = [float(a.mean()) for a in arr]
+        fig.add_scatter(x=x, y=mean, mode="lines+markers", name="σ̂ (mean over nodes)", row=3, col=1,
+                        marker={"size": 4})
+        if max(a.size for a in arr) > 1:
+            fig.add_scatter(x=x, y=[float(a.min()) for a in arr], mode="lines", name="σ̂ min",
+                            line={"dash": "dot", "width": 1}, row=3, col=1)
+            fig.add_scatter(x=x, y=[float(a.max()) for a in arr], mode="lines", name="σ̂ max",
+                            line={"dash": "dot", "width": 1}, row=3, col=1)
+    starts = [i for i in range(n) if i == 0 or stage[i] != stage[i - 1]]
+    for i in starts:
+        k = int(stage[i])
+        mu = float(mu_schedule[k]) if k < len(mu_schedule) else float("nan")
+        s = float(s_used[k]) if k < len(s_used) else float("nan")
+        fig.add_vline(x=i - 0.5 if i else 0, line={"dash": "dot", "color": "#888", "width": 1})
+        fig.add_annotation(x=i, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor="left",
+                           showarrow=False, text=f"stage {k + 1}: μ={mu:g}, s={s:g}", font={"size": 11})
+    if 0 <= current < n:
+        fig.add_vline(x=current, line={"color": "#d62728", "width": 2})
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_xaxes(title_text="checkpoint", row=3, col=1)
+    fig.update_layout(height=560, margin={"t": 50, "b": 10}, showlegend=False)
     return fig

@@ -66,6 +66,8 @@ def test_estimator_record_w_and_identity_on_sachs():
     np.testing.assert_array_equal(rec.W_, plain.W_)
     assert rec.n_iter_ == plain.n_iter_ and rec.result_.objective == plain.result_.objective
     assert len(rec.result_.W_history) == len(rec.history_["objective"])
+    # the fast solver's last checkpoint is its polished final iterate: the last frame is W_
+    np.testing.assert_array_equal(rec.result_.W_history[-1], rec.W_)
     assert plain.result_.W_history is None
 
 

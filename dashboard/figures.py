@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from colide_core.defaults import LAMBDA1, THRESHOLD
+from colide_core import graph_style
 from dashboard.graph import EDGE_STYLES, classify_edges
 from dashboard.text import html_escape
 
@@ -130,7 +130,7 @@ def objective_figure(objectives: dict) -> go.Figure:
 
 
 def frequency_figure(frequency, names, *, min_frequency=0.0, weight_mean=None, B_true=None,
-                     height=520) -> go.Figure:
+                     height=520, positions=None) -> go.Figure:
     """Network drawing where each edge's opacity and width are proportional to its frequency.
 
     Parameters
@@ -149,18 +149,25 @@ def frequency_figure(frequency, names, *, min_frequency=0.0, weight_mean=None, B
     height : int
         Figure height in pixels.
 
+    positions : array-like of shape (d, 2), optional
+        Node positions in drawing coordinates (x right, y down), e.g. the graph view's; default
+        :func:`colide_core.graph_style.unit_positions` (circular, node 0 at the top, clockwise),
+        the same as every other drawing.
+
     Returns
     -------
     plotly.graph_objects.Figure
-        Node positions from :func:`networkx.circular_layout`; one annotation arrow per drawn
-        edge (opacity = frequency, width 1 + 5 * frequency) and an invisible marker at each
-        edge's midpoint carrying its hover text.
+        The project's one graph style (:mod:`colide_core.graph_style`: colours, positions,
+        legend); one annotation arrow per drawn edge (opacity = frequency, width 1 + 5 *
+        frequency) and an invisible marker at each edge's midpoint carrying its hover text.
     """
     F = np.asarray(frequency, dtype=float)
     d = F.shape[0]
     labels = [html_escape(n) for n in names]
-    pos = nx.circular_layout(nx.empty_graph(d))
-    xy = np.array([pos[k] for k in range(d)])
+    unit = graph_style.unit_positions(d) if positions is None else np.asarray(positions, dtype=float)
+    span = max(float(np.ptp(unit[:, 0])), float(np.ptp(unit[:, 1])), 1e-12) if d > 1 else 1.0
+    unit = (unit - unit.mean(axis=0)) / span * 2.0 if positions is not None else unit
+    xy = np.column_stack([unit[:, 0], -unit[:, 1]])  # plotly's y axis points up
     shown = F >= max(float(min_frequency), 1e-12)
     np.fill_diagonal(shown, False)
     fig = go.Figure()
@@ -187,7 +194,8 @@ def frequency_figure(frequency, names, *, min_frequency=0.0, weight_mean=None, B
         fig.add_scatter(x=mid_x, y=mid_y, mode="markers", marker={"size": 10, "color": "rgba(0,0,0,0)"},
                         hovertext=hover, hoverinfo="text", showlegend=False)
     fig.add_scatter(x=xy[:, 0], y=xy[:, 1], mode="markers+text", text=labels, textposition="middle center",
-                    marker={"size": 34, "color": "#cfe2f3", "line": {"color": "#6d9eeb", "width": 1}},
+                    marker={"size": 34, "color": graph_style.NODE_FILL,
+                            "line": {"color": graph_style.NODE_LINE, "width": 1}},
                     hovertext=labels, hoverinfo="text", showlegend=False)
     if B_true is not None:
         for kind in ("correct", "reversed", "extra", "missing"):

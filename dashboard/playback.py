@@ -117,8 +117,7 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
                f"{hist['objective'][k]:.4g}, {int((A != 0).sum())} edges above {threshold:g}.")
     g, f = st.columns([1, 1])
     with g:
-        kwargs = {} if positions is None else {"positions": positions}
-        html = graph_html_cached(A, tuple(names), truth, sigma, **kwargs)
+        html = graph_html_cached(A, tuple(names), truth, sigma, positions=positions)
         st.iframe(html, height=520)
     with f:
         st.plotly_chart(playback_figure(hist, mu, s_used, k), key="learn_playback_chart")

@@ -26,6 +26,7 @@ from dashboard.text import html_escape
 __all__ = [
     "noise_figure", "compare_figure", "objective_figure", "frequency_figure", "sigma_interval_figure",
     "edge_count_figure", "path_heatmap", "cell_from_selection", "playback_figure",
+    "adjacency_figure",
 ]
 
 _COLOURS = {"EV": "#1f77b4", "NV": "#ff7f0e", "true": "#2ca02c"}
@@ -450,4 +451,55 @@ def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
     fig.update_yaxes(type="log", row=1, col=1)
     fig.update_xaxes(title_text="checkpoint", row=3, col=1)
     fig.update_layout(height=560, margin={"t": 50, "b": 10}, showlegend=False)
+    return fig
+
+
+def adjacency_figure(A, names, B_true=None, height=640) -> go.Figure:
+    """Summary view of a large graph: its adjacency as a heatmap in the one graph palette.
+
+    Used instead of a node-link drawing above :data:`colide_core.graph_style.SUMMARY_NODES`
+    nodes, where labels would overlap (a "hairball").
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Thresholded weights, ``A[i, j] != 0`` means i -> j (row = source, column = target).
+    names : sequence of str
+        Node names (escaped here; both axes categorical).
+    B_true : array-like of shape (d, d), optional
+        Ground truth: each cell is coloured by its edge kind (correct / reversed / extra /
+        missing) with the colours of :data:`colide_core.graph_style.EDGE_STYLES`; without it,
+        every edge is "learned".
+    height : int
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One cell per ordered pair; hover text gives source, target, weight and kind.
+    """
+    A = np.asarray(A, dtype=float)
+    d = A.shape[0]
+    labels = [html_escape(n) for n in names]
+    kinds = ["none", "correct", "reversed", "extra", "missing", "learned"]
+    code = np.zeros((d, d), dtype=int)
+    for i, j, kind in classify_edges(A, B_true):
+        code[i, j] = kinds.index(kind)
+    colours = ["#ffffff"] + [EDGE_STYLES[k][0] for k in kinds[1:]]
+    n = len(kinds)
+    scale = []
+    for k, c in enumerate(colours):
+        scale += [[k / n, c], [(k + 1) / n, c]]
+    hover = [[f"{labels[i]} → {labels[j]}<br>w = {A[i, j]:+.3g}<br>{kinds[code[i, j]]}" for j in range(d)]
+             for i in range(d)]
+    fig = go.Figure(go.Heatmap(z=code, x=labels, y=labels, zmin=-0.5, zmax=n - 0.5, colorscale=scale,
+                               showscale=False, hovertext=hover, hoverinfo="text", xgap=0.5, ygap=0.5))
+    present = sorted(set(code.ravel()) - {0})
+    for k in present:
+        colour, dashed, text = EDGE_STYLES[kinds[k]]
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=html_escape(text),
+                        marker={"symbol": "square", "size": 12, "color": colour})
+    fig.update_xaxes(type="category", title="target", tickangle=-90, showgrid=False)
+    fig.update_yaxes(type="category", title="source", autorange="reversed", showgrid=False)
+    fig.update_layout(height=height, margin={"t": 10, "b": 10}, plot_bgcolor="white",
+                      legend={"orientation": "h", "y": -0.15})
     return fig

@@ -16,9 +16,9 @@ import streamlit as st
 
 from colide_core import threshold_to_dag
 from colide_core.defaults import MU_SCHEDULE
-from dashboard.cached import graph_html_cached
 from dashboard.figures import playback_figure
 from dashboard.fitting import fit_colide
+from dashboard.graphview import show_graph
 
 __all__ = ["PLAYBACK_MAX_NODES", "STEP_KEY", "ON_KEY", "recorded_fit", "render_playback"]
 
@@ -117,7 +117,6 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
                f"{hist['objective'][k]:.4g}, {int((A != 0).sum())} edges above {threshold:g}.")
     g, f = st.columns([1, 1])
     with g:
-        html = graph_html_cached(A, tuple(names), truth, sigma, positions=positions)
-        st.iframe(html, height=520)
+        show_graph(A, names, truth, sigma, key="learn_playback", positions=positions, height=520)
     with f:
         st.plotly_chart(playback_figure(hist, mu, s_used, k), key="learn_playback_chart")

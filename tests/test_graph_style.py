@@ -143,3 +143,20 @@ def test_hand_worked_overlap():
     P = np.array([[0.0, 0.0], [30.0, 0.0]])
     assert graph_style.label_overlap(P, ["abcd", "efgh"], 16, width_px=30 / 0.8) == 1.0
     assert graph_style.label_overlap(P, ["abcd", "efgh"], 16, width_px=60 / 0.8) == 0.0
+
+
+def test_summary_view_above_the_limit_uses_the_same_colours_and_categorical_axes():
+    from dashboard.figures import adjacency_figure
+
+    d = graph_style.SUMMARY_NODES + 1
+    names = [str(k) for k in range(d)]  # number-like names: the axes must stay categorical
+    A = np.zeros((d, d)); A[0, 1] = 0.7; A[2, 3] = -1.2
+    B = np.zeros((d, d)); B[0, 1] = 1; B[3, 2] = 1; B[4, 5] = 1
+    fig = adjacency_figure(A, names, B)
+    assert fig.layout.xaxis.type == "category" and fig.layout.yaxis.type == "category"
+    z = np.asarray(fig.data[0].z)
+    kinds = ["none", "correct", "reversed", "extra", "missing", "learned"]
+    assert kinds[z[0, 1]] == "correct" and kinds[z[2, 3]] == "reversed" and kinds[z[4, 5]] == "missing"
+    assert (z != 0).sum() == 3
+    legend = {t.name for t in fig.data[1:]}
+    assert legend == {graph_style.EDGE_STYLES[k][2] for k in ("correct", "reversed", "missing")}

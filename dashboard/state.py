@@ -96,6 +96,7 @@ def init() -> None:
     ss.setdefault(UPLOAD_STATUS, None)
     ss.setdefault(SIM_STATUS, None)
     ss.setdefault(MANIFEST_STATUS, None)
+    ss.setdefault("lesson_current", None)  # dashboard.lessons.CURRENT_LESSON: the lesson last loaded
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value

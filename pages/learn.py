@@ -21,6 +21,7 @@ from dashboard.fitting import VARIANTS, FitJob, solver_params
 from dashboard.cached import graph_html_cached
 from dashboard.checks import ev_nv_line
 from dashboard.text import md_escape
+from dashboard.lessons import lesson_banner
 
 page_setup()
 ss = st.session_state
@@ -97,6 +98,7 @@ def _harvest(job):
 
 st.title("Learn a DAG with CoLiDE")
 st.caption(f"Dataset: {md_escape(ds.name)} ({ds.shape[0]} samples × {ds.shape[1]} nodes)")
+lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
 
 # --- controls --------------------------------------------------------------------------------
 c1, c2, c3 = st.columns([1, 1, 2])

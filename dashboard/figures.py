@@ -423,8 +423,7 @@ def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
     x = list(range(n))
     h = np.maximum(np.asarray(history.get("h", []), dtype=float), 1e-16)
     obj = np.asarray(history.get("objective", []), dtype=float)
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                        subplot_titles=("acyclicity h(W) (0 = a DAG)", "stage objective", "noise σ̂"))
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.05)
     fig.add_scatter(x=x, y=h, mode="lines+markers", name="h(W)", row=1, col=1, marker={"size": 4})
     fig.add_scatter(x=x, y=obj, mode="lines+markers", name="objective", row=2, col=1, marker={"size": 4})
     sig = history.get("sigma", [])
@@ -444,13 +443,17 @@ def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
         mu = float(mu_schedule[k]) if k < len(mu_schedule) else float("nan")
         s = float(s_used[k]) if k < len(s_used) else float("nan")
         fig.add_vline(x=i - 0.5 if i else 0, line={"dash": "dot", "color": "#888", "width": 1})
-        fig.add_annotation(x=i, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor="left",
-                           showarrow=False, text=f"stage {k + 1}: μ={mu:g}, s={s:g}", font={"size": 11})
+        # two short lines, alternately high and low, so labels of short stages do not collide
+        fig.add_annotation(x=i, y=1.0 + (0.07 if len(starts) > 1 and starts.index(i) % 2 else 0.0), xref="x",
+                           yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
+                           text=f"stage {k + 1}: μ={mu:g}<br>s={s:g}", font={"size": 10}, align="left")
     if 0 <= current < n:
         fig.add_vline(x=current, line={"color": "#d62728", "width": 2})
-    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="h(W) (0: a DAG)", row=1, col=1)
+    fig.update_yaxes(title_text="objective", row=2, col=1)
+    fig.update_yaxes(title_text="σ̂", row=3, col=1)
     fig.update_xaxes(title_text="checkpoint", row=3, col=1)
-    fig.update_layout(height=560, margin={"t": 50, "b": 10}, showlegend=False)
+    fig.update_layout(height=560, margin={"t": 80, "b": 10}, showlegend=False)
     return fig
 
 

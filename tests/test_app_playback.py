@@ -80,7 +80,7 @@ def test_playback_figure_marks_every_stage_and_the_current_checkpoint():
     fig = playback_figure(res.history, colide_core.defaults.MU_SCHEDULE, res.s_used, 3)
     labels = [a.text for a in fig.layout.annotations if re.match(r"stage \d", a.text)]
     stages = sorted(set(res.history["stage"]))
-    assert labels == [f"stage {k + 1}: μ={colide_core.defaults.MU_SCHEDULE[k]:g}, s={res.s_used[k]:g}"
+    assert labels == [f"stage {k + 1}: μ={colide_core.defaults.MU_SCHEDULE[k]:g}<br>s={res.s_used[k]:g}"
                       for k in stages]
     # the h(W) panel is on a log axis, the red line at the current checkpoint
     assert fig.layout.yaxis.type == "log"

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import re
 
-import networkx as nx
 import numpy as np
 from pyvis.network import Network
 

@@ -21,6 +21,7 @@ pages = [
     st.Page("pages/explorer.py", title="Explorer", icon="🗺️"),
     st.Page("pages/prior_knowledge.py", title="Prior knowledge", icon="🧭"),
     st.Page("pages/check.py", title="Check", icon="🩺"),
+    st.Page("pages/lessons.py", title="Lessons", icon=":material/school:"),
 ]
 # Each page configures itself, initialises the session state and draws the sidebar
 # (dashboard.layout.page_setup), so it behaves the same however Streamlit reaches it.

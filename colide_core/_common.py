@@ -70,6 +70,10 @@ class SolverResult:
         The topological order the weights were optimised for (first the nodes with no
         predecessor): set by the order-search solver (:func:`~colide_core._topo.topo_solve`),
         None for the continuous solvers.
+    W_history : tuple of ndarray of shape (n_nodes, n_nodes), or None
+        With ``record_W=True``: a copy of the raw weights at every checkpoint, one per entry of
+        ``history`` (same order), so the optimisation can be played back; None when W was not
+        recorded (the default). Recording copies W and changes no number of the solve.
     """
 
     W: np.ndarray
@@ -85,6 +89,7 @@ class SolverResult:
     s_used: tuple = field(default_factory=tuple)
     fit_time: float = 0.0
     order: object = None
+    W_history: object = None
 
 
 def default_sigma0(cov, variant):
@@ -203,16 +208,27 @@ class _Solve:
         ``time.perf_counter()`` value after which the solve stops (``max_time``).
     history : dict of list
         The checkpoints recorded so far.
+    W_history : list of ndarray or None
+        With ``record_W``: a copy of W at every checkpoint; else None.
     """
 
     def __init__(self, cov, *, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint,
-                 beta_1, beta_2, sigma0, W_init, max_time, edge_mask, l1_mask):
+                 beta_1, beta_2, sigma0, W_init, max_time, edge_mask, l1_mask, record_W=False):
         cov = np.array(cov, dtype=float)  # a private copy
         _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint,
                              beta_1, beta_2)
         if max_time is not None and not max_time > 0:
             raise ValueError(f"max_time must be > 0 seconds, got {max_time!r}.")
+        if not isinstance(record_W, (bool, np.bool_)):
+            raise ValueError(f"record_W must be True or False, got {record_W!r}.")
         d = cov.shape[0]
+        n_checkpoints = sum(-(-int(t) // int(checkpoint)) for t in max_iter)
+        if record_W and n_checkpoints * d * d > defaults.MAX_RECORD_W_CELLS:
+            raise ValueError(
+                f"record_W would keep up to {n_checkpoints} checkpoints of a {d} x {d} W "
+                f"({n_checkpoints * d * d} numbers), more than {defaults.MAX_RECORD_W_CELLS}; raise "
+                "checkpoint or lower max_iter."
+            )
         self.cov = np.ascontiguousarray(cov)
         self.d = d
         self.variant = variant
@@ -253,6 +269,7 @@ class _Solve:
         self.lam = lam
 
         self.history = {"stage": [], "iteration": [], "objective": [], "h": [], "sigma": []}
+        self.W_history = [] if record_W else None
         self.n_iter = 0
         self.per_stage, self.lr_used, self.s_used = [], [], []
         self.converged_all = True
@@ -286,8 +303,11 @@ class _Solve:
             f"Stage {stage}: the warm start stays outside the log-det domain even with s={s_k:.2f}."
         )
 
-    def checkpoint(self, stage, iteration, obj, h, sigma, callback, progress, out_of_time=False):
+    def checkpoint(self, stage, iteration, obj, h, sigma, callback, progress, out_of_time=False, W=None):
         """Record a checkpoint and call the callback; return the stop reason or None.
+
+        ``W`` is the iterate at this checkpoint; a copy is kept when the solve records W
+        (``record_W``), else it is ignored.
 
         ``iteration`` (this solver's own steps) goes to the history; the callback gets
         ``progress``, the stage's progress in faithful-equivalent steps (the unit of
@@ -300,6 +320,8 @@ class _Solve:
         hist["objective"].append(float(obj))
         hist["h"].append(float(h))
         hist["sigma"].append(None if sigma is None else np.copy(sigma))
+        if self.W_history is not None:
+            self.W_history.append(np.array(W, dtype=float, copy=True))
         if callback is not None and callback(stage, int(round(progress)), float(obj)):
             return "callback"
         if out_of_time or (self.deadline is not None and time.perf_counter() > self.deadline):
@@ -346,4 +368,5 @@ class _Solve:
             lr_used=tuple(self.lr_used),
             s_used=tuple(self.s_used),
             fit_time=time.perf_counter() - self.t_start,
+            W_history=None if self.W_history is None else tuple(self.W_history),
         )

@@ -131,6 +131,10 @@ class CoLiDE(BaseEstimator):
         nodes with no predecessor) instead of the continuous solution's.
     topo_sizes : tuple of 3 int, default=(10, 100, 1000)
         ``solver="topo"`` only: TOPO's candidate-set sizes ``(s0, s_small, s_large)``.
+    record_W : bool, default=False
+        Keep a copy of W at every checkpoint in ``result_.W_history`` (to watch the
+        optimisation: the graph, h(W), the objective and sigma over the stages). Changes no
+        number of the fit; refused with ``solver="topo"``.
 
     Attributes
     ----------
@@ -211,6 +215,7 @@ class CoLiDE(BaseEstimator):
         "tiers": "no_validation",
         "init_order": ["array-like", None],
         "topo_sizes": ["array-like"],
+        "record_W": ["boolean"],
     }
 
     #: Constraint of each ``max_iter`` entry: an int in [1, defaults.MAX_ITER_LIMIT].
@@ -261,6 +266,7 @@ class CoLiDE(BaseEstimator):
         tiers=None,
         init_order=None,
         topo_sizes=defaults.TOPO_SIZES,
+        record_W=False,
     ):
         self.variant = variant
         self.lambda1 = lambda1
@@ -279,6 +285,7 @@ class CoLiDE(BaseEstimator):
         self.tiers = tiers
         self.init_order = init_order
         self.topo_sizes = topo_sizes
+        self.record_W = record_W
 
     def fit(self, X, callback=None):
         """Learn the DAG and noise scale(s) from data.
@@ -372,6 +379,10 @@ class CoLiDE(BaseEstimator):
                 cov.shape[0], names, forbidden=self.forbidden, required=self.required, tiers=self.tiers
             )
         extra = self._topo_kwargs(cov.shape[0], names, required_mask) if self.solver == "topo" else {}
+        if self.record_W:
+            if self.solver == "topo":
+                raise InvalidParameterError("record_W is available for the continuous solvers, not solver='topo'.")
+            extra["record_W"] = True
         res = get_solver(self.solver)(
             cov,
             variant=self.variant,

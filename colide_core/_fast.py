@@ -785,6 +785,7 @@ def fast_solve(
     max_time=None,
     edge_mask=None,
     l1_mask=None,
+    record_W=False,
     step_scale=None,
     switch_tol=None,
     chatter_tol="auto",
@@ -870,6 +871,9 @@ def fast_solve(
         in the Adam phase, projected in the polishing phase).
     l1_mask : ndarray of float of shape (n_nodes, n_nodes), optional
         Non-negative per-edge multiplier of ``lambda1``.
+    record_W : bool, default=False
+        Keep a copy of W at every checkpoint (Adam phase and polishing) in
+        ``SolverResult.W_history``, as :func:`~colide_core.colide_solve` does. Changes no number.
     step_scale : float or tuple of float, optional
         The initial factors ``c_k`` (>= 1), one per stage or one for all; default as in 1.
         above.
@@ -952,16 +956,17 @@ def fast_solve(
         return _fast_solve(
             cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2,
             sigma0, W_init, callback, max_time, edge_mask, l1_mask, step_scale, switch_tol, chatter_tol,
-            average, min_scale, polish, engine, inverse_every,
+            average, min_scale, polish, engine, inverse_every, record_W,
         )
 
 
 def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2,
                 sigma0, W_init, callback, max_time, edge_mask, l1_mask, step_scale, switch_tol, chatter_tol,
-                average, min_scale, polish, engine, inverse_every):
+                average, min_scale, polish, engine, inverse_every, record_W=False):
     run = _Solve(cov, variant=variant, lambda1=lambda1, mu_schedule=mu_schedule, s_schedule=s_schedule,
                  max_iter=max_iter, lr=lr, tol=tol, checkpoint=checkpoint, beta_1=beta_1, beta_2=beta_2,
-                 sigma0=sigma0, W_init=W_init, max_time=max_time, edge_mask=edge_mask, l1_mask=l1_mask)
+                 sigma0=sigma0, W_init=W_init, max_time=max_time, edge_mask=edge_mask, l1_mask=l1_mask,
+                 record_W=record_W)
     cov, d, mask, lam, W = run.cov, run.d, run.mask, run.lam, run.W
     K = len(mu_schedule)
     phi = _conditioning_factor(cov) if (step_scale is None or _is_auto(chatter_tol)) else 1.0
@@ -1047,7 +1052,7 @@ def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, to
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {k}, step {t}: the objective is not finite.")
             pbar = _evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0) if (average or chatter_tol) else None
-            stop_reason = run.checkpoint(k, t, obj, h, state.sigma(vcode), callback, used)
+            stop_reason = run.checkpoint(k, t, obj, h, state.sigma(vcode), callback, used, W=state.W)
             if stop_reason is not None:
                 break
             f_test = pbar.obj if (average and pbar is not None) else obj
@@ -1172,7 +1177,7 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
         done = len(hist) > _NM_MEMORY and abs(hist[-1 - _NM_MEMORY] - p.obj) <= tol * abs(p.obj)
         if done or it % ck == 0:
             stop = run.checkpoint(stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback,
-                                  used0 + n_ev * unit)
+                                  used0 + n_ev * unit, W=p.W)
             if stop is not None:
                 break
         if done:
@@ -1182,5 +1187,5 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
     if stop is None and not (history["stage"] and history["stage"][-1] == stage
                              and history["iteration"][-1] == t0 + n_ev):
         stop = run.checkpoint(stage, t0 + n_ev, p.obj, p.h, _sigma_value(p.isig, vcode), callback,
-                              used0 + n_ev * unit)
+                              used0 + n_ev * unit, W=p.W)
     return p, n_ev, converged, stop

@@ -60,6 +60,7 @@ def colide_solve(
     max_time=None,
     edge_mask=None,
     l1_mask=None,
+    record_W=False,
 ):
     """Run the paper's Algorithm 1: BCD with one Adam step on W, then the closed-form sigma.
 
@@ -120,6 +121,10 @@ def colide_solve(
         masked, so Adam never moves it). The diagonal is ignored (h_ldet keeps it at zero).
     l1_mask : ndarray of float of shape (n_nodes, n_nodes), optional
         Per-edge multiplier of ``lambda1`` (0 exempts a required edge from the L1 penalty).
+    record_W : bool, default=False
+        Keep a copy of W at every checkpoint in ``SolverResult.W_history`` (to watch the
+        optimisation). Changes no number of the solve. At most
+        ``defaults.MAX_RECORD_W_CELLS`` numbers may be kept.
 
     Returns
     -------
@@ -141,7 +146,8 @@ def colide_solve(
     """
     run = _Solve(cov, variant=variant, lambda1=lambda1, mu_schedule=mu_schedule, s_schedule=s_schedule,
                  max_iter=max_iter, lr=lr, tol=tol, checkpoint=checkpoint, beta_1=beta_1, beta_2=beta_2,
-                 sigma0=sigma0, W_init=W_init, max_time=max_time, edge_mask=edge_mask, l1_mask=l1_mask)
+                 sigma0=sigma0, W_init=W_init, max_time=max_time, edge_mask=edge_mask, l1_mask=l1_mask,
+                 record_W=record_W)
     eye = np.eye(run.d)
     grad_mask = run.mask if run.masked else None
     W, sigma = run.W, run.sigma
@@ -228,7 +234,7 @@ def _adam_stage_loop(run, W, sigma, eye, mu, s, T, lr, tol, checkpoint, beta_1, 
             obj, h = _stage_value(W, resid, sigma, variant, mu, lam, s)
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {stage}, step {t}: the objective is not finite.")
-            stop = run.checkpoint(stage, t, obj, h, sigma, callback, t, out_of_time=out_of_time)
+            stop = run.checkpoint(stage, t, obj, h, sigma, callback, t, out_of_time=out_of_time, W=W)
             if stop is not None:
                 return W, sigma, t, lr, False, obj, stop
             if np.isfinite(obj_prev) and abs(obj_prev - obj) <= tol * abs(obj_prev):

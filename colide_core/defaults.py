@@ -16,6 +16,7 @@ __all__ = [
     "MAX_ITER_LIMIT", "MAX_NODES", "MAX_SAMPLES", "MAX_CELLS", "MAX_DEGREE", "MAX_SWEEP_RUNS",
     "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES", "LR_RANGE", "TOL_RANGE",
     "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS", "TOPO_SIZES",
+    "MAX_RECORD_W_CELLS",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
@@ -109,3 +110,7 @@ MAX_STAGES = 10
 MAX_ITER_TOTAL = 500_000
 #: Ceiling on the checkpoints one fit records, ``sum(max_iter) / checkpoint`` (bounds its history).
 MAX_CHECKPOINTS = 10_000
+#: Most numbers one fit may keep with ``record_W=True`` (checkpoints x n_nodes**2): 25e6 float64
+#: numbers are 200 MB. The default schedule with ``checkpoint=1000`` records at most 130 copies
+#: of W, so a 200-node graph (5.2e6 numbers) fits.
+MAX_RECORD_W_CELLS = 25_000_000

@@ -110,7 +110,7 @@ def cache_data(*, unhashed=None, **kwargs):
 
 
 @cache_data(show_spinner=False, max_entries=64)
-def graph_html_cached(W, names: tuple, B_true=None, sigma=None) -> str:
+def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular") -> str:
     """:func:`dashboard.graph.graph_html` cached on all its inputs (arrays hashed in full).
 
     Parameters
@@ -120,10 +120,14 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None) -> str:
     names : tuple of str
     B_true : ndarray of shape (n_nodes, n_nodes), optional
     sigma : float or ndarray of shape (n_nodes,), optional
+    positions : ndarray of shape (n_nodes, 2), optional
+        Fixed node positions (x right, y down), shared by the drawings of one node set.
+    layout : {"circular", "topological"}
+        Layout used when ``positions`` is None (:mod:`colide_core.graph_style`).
 
     Returns
     -------
     str
         The self-contained HTML page (pyvis generation takes ~0.2 s, so it is worth caching).
     """
-    return graph_html(W, list(names), B_true, sigma=sigma)
+    return graph_html(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout)

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import math
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from colide_core.defaults import LAMBDA1, THRESHOLD
+from colide_core import graph_style
 from dashboard.graph import EDGE_STYLES, classify_edges
 from dashboard.text import html_escape
 
 __all__ = [
     "noise_figure", "compare_figure", "objective_figure", "frequency_figure", "sigma_interval_figure",
-    "edge_count_figure", "path_heatmap", "cell_from_selection",
+    "edge_count_figure", "path_heatmap", "cell_from_selection", "playback_figure",
+    "adjacency_figure",
 ]
 
 _COLOURS = {"EV": "#1f77b4", "NV": "#ff7f0e", "true": "#2ca02c"}
@@ -130,7 +131,7 @@ def objective_figure(objectives: dict) -> go.Figure:
 
 
 def frequency_figure(frequency, names, *, min_frequency=0.0, weight_mean=None, B_true=None,
-                     height=520) -> go.Figure:
+                     height=520, positions=None) -> go.Figure:
     """Network drawing where each edge's opacity and width are proportional to its frequency.
 
     Parameters
@@ -149,18 +150,25 @@ def frequency_figure(frequency, names, *, min_frequency=0.0, weight_mean=None, B
     height : int
         Figure height in pixels.
 
+    positions : array-like of shape (d, 2), optional
+        Node positions in drawing coordinates (x right, y down), e.g. the graph view's; default
+        :func:`colide_core.graph_style.unit_positions` (circular, node 0 at the top, clockwise),
+        the same as every other drawing.
+
     Returns
     -------
     plotly.graph_objects.Figure
-        Node positions from :func:`networkx.circular_layout`; one annotation arrow per drawn
-        edge (opacity = frequency, width 1 + 5 * frequency) and an invisible marker at each
-        edge's midpoint carrying its hover text.
+        The project's one graph style (:mod:`colide_core.graph_style`: colours, positions,
+        legend); one annotation arrow per drawn edge (opacity = frequency, width 1 + 5 *
+        frequency) and an invisible marker at each edge's midpoint carrying its hover text.
     """
     F = np.asarray(frequency, dtype=float)
     d = F.shape[0]
     labels = [html_escape(n) for n in names]
-    pos = nx.circular_layout(nx.empty_graph(d))
-    xy = np.array([pos[k] for k in range(d)])
+    unit = graph_style.unit_positions(d) if positions is None else np.asarray(positions, dtype=float)
+    span = max(float(np.ptp(unit[:, 0])), float(np.ptp(unit[:, 1])), 1e-12) if d > 1 else 1.0
+    unit = (unit - unit.mean(axis=0)) / span * 2.0 if positions is not None else unit
+    xy = np.column_stack([unit[:, 0], -unit[:, 1]])  # plotly's y axis points up
     shown = F >= max(float(min_frequency), 1e-12)
     np.fill_diagonal(shown, False)
     fig = go.Figure()
@@ -187,7 +195,8 @@ def frequency_figure(frequency, names, *, min_frequency=0.0, weight_mean=None, B
         fig.add_scatter(x=mid_x, y=mid_y, mode="markers", marker={"size": 10, "color": "rgba(0,0,0,0)"},
                         hovertext=hover, hoverinfo="text", showlegend=False)
     fig.add_scatter(x=xy[:, 0], y=xy[:, 1], mode="markers+text", text=labels, textposition="middle center",
-                    marker={"size": 34, "color": "#cfe2f3", "line": {"color": "#6d9eeb", "width": 1}},
+                    marker={"size": 34, "color": graph_style.NODE_FILL,
+                            "line": {"color": graph_style.NODE_LINE, "width": 1}},
                     hovertext=labels, hoverinfo="text", showlegend=False)
     if B_true is not None:
         for kind in ("correct", "reversed", "extra", "missing"):
@@ -380,4 +389,120 @@ def path_heatmap(path, values, *, title, colorscale="Viridis", reverse=False, se
     fig.update_yaxes(title="λ (lambda1)", type="category")
     fig.update_layout(height=80 + 38 * len(ys), margin={"t": 30, "b": 10},
                       legend={"orientation": "h", "y": 1.08}, clickmode="event+select")
+    return fig
+
+
+def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
+    """h(W), the objective and σ̂ at each checkpoint of one fit, stages marked, one checkpoint highlighted.
+
+    Parameters
+    ----------
+    history : dict of list
+        ``SolverResult.history``: ``"stage"``, ``"iteration"``, ``"objective"``, ``"h"``,
+        ``"sigma"`` (a float for EV, an array of shape (n_nodes,) for NV), one entry per
+        checkpoint.
+    mu_schedule : sequence of float
+        μ of each stage (the fit's ``mu_schedule``), for the stage labels.
+    s_used : sequence of float
+        ``s`` each stage ran with (``SolverResult.s_used``).
+    current : int
+        Index of the checkpoint shown in the playback (a vertical line).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Three stacked panels over the checkpoint index: h(W) = d log s − log det(sI − W∘W)
+        (log axis: it falls by orders of magnitude), the stage objective, and σ̂ (for NV the
+        mean over nodes and its range). A dotted line and a label "stage k: μ, s" at the start
+        of each stage.
+    """
+    from plotly.subplots import make_subplots
+
+    stage = list(history.get("stage", []))
+    n = len(stage)
+    x = list(range(n))
+    h = np.maximum(np.asarray(history.get("h", []), dtype=float), 1e-16)
+    obj = np.asarray(history.get("objective", []), dtype=float)
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.05)
+    fig.add_scatter(x=x, y=h, mode="lines+markers", name="h(W)", row=1, col=1, marker={"size": 4})
+    fig.add_scatter(x=x, y=obj, mode="lines+markers", name="objective", row=2, col=1, marker={"size": 4})
+    sig = history.get("sigma", [])
+    if sig and sig[0] is not None:
+        arr = [np.atleast_1d(np.asarray(v, dtype=float)) for v in sig]
+        mean = [float(a.mean()) for a in arr]
+        fig.add_scatter(x=x, y=mean, mode="lines+markers", name="σ̂ (mean over nodes)", row=3, col=1,
+                        marker={"size": 4})
+        if max(a.size for a in arr) > 1:
+            fig.add_scatter(x=x, y=[float(a.min()) for a in arr], mode="lines", name="σ̂ min",
+                            line={"dash": "dot", "width": 1}, row=3, col=1)
+            fig.add_scatter(x=x, y=[float(a.max()) for a in arr], mode="lines", name="σ̂ max",
+                            line={"dash": "dot", "width": 1}, row=3, col=1)
+    starts = [i for i in range(n) if i == 0 or stage[i] != stage[i - 1]]
+    for i in starts:
+        k = int(stage[i])
+        mu = float(mu_schedule[k]) if k < len(mu_schedule) else float("nan")
+        s = float(s_used[k]) if k < len(s_used) else float("nan")
+        fig.add_vline(x=i - 0.5 if i else 0, line={"dash": "dot", "color": "#888", "width": 1})
+        # two short lines, alternately high and low, so labels of short stages do not collide
+        fig.add_annotation(x=i, y=1.0 + (0.07 if len(starts) > 1 and starts.index(i) % 2 else 0.0), xref="x",
+                           yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
+                           text=f"stage {k + 1}: μ={mu:g}<br>s={s:g}", font={"size": 10}, align="left")
+    if 0 <= current < n:
+        fig.add_vline(x=current, line={"color": "#d62728", "width": 2})
+    fig.update_yaxes(type="log", title_text="h(W) (0: a DAG)", row=1, col=1)
+    fig.update_yaxes(title_text="objective", row=2, col=1)
+    fig.update_yaxes(title_text="σ̂", row=3, col=1)
+    fig.update_xaxes(title_text="checkpoint", row=3, col=1)
+    fig.update_layout(height=560, margin={"t": 80, "b": 10}, showlegend=False)
+    return fig
+
+
+def adjacency_figure(A, names, B_true=None, height=640) -> go.Figure:
+    """Summary view of a large graph: its adjacency as a heatmap in the one graph palette.
+
+    Used instead of a node-link drawing above :data:`colide_core.graph_style.SUMMARY_NODES`
+    nodes, where labels would overlap (a "hairball").
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Thresholded weights, ``A[i, j] != 0`` means i -> j (row = source, column = target).
+    names : sequence of str
+        Node names (escaped here; both axes categorical).
+    B_true : array-like of shape (d, d), optional
+        Ground truth: each cell is coloured by its edge kind (correct / reversed / extra /
+        missing) with the colours of :data:`colide_core.graph_style.EDGE_STYLES`; without it,
+        every edge is "learned".
+    height : int
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One cell per ordered pair; hover text gives source, target, weight and kind.
+    """
+    A = np.asarray(A, dtype=float)
+    d = A.shape[0]
+    labels = [html_escape(n) for n in names]
+    kinds = ["none", "correct", "reversed", "extra", "missing", "learned"]
+    code = np.zeros((d, d), dtype=int)
+    for i, j, kind in classify_edges(A, B_true):
+        code[i, j] = kinds.index(kind)
+    colours = ["#ffffff"] + [EDGE_STYLES[k][0] for k in kinds[1:]]
+    n = len(kinds)
+    scale = []
+    for k, c in enumerate(colours):
+        scale += [[k / n, c], [(k + 1) / n, c]]
+    hover = [[f"{labels[i]} → {labels[j]}<br>w = {A[i, j]:+.3g}<br>{kinds[code[i, j]]}" for j in range(d)]
+             for i in range(d)]
+    fig = go.Figure(go.Heatmap(z=code, x=labels, y=labels, zmin=-0.5, zmax=n - 0.5, colorscale=scale,
+                               showscale=False, hovertext=hover, hoverinfo="text", xgap=0.5, ygap=0.5))
+    present = sorted(set(code.ravel()) - {0})
+    for k in present:
+        colour, dashed, text = EDGE_STYLES[kinds[k]]
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=html_escape(text),
+                        marker={"symbol": "square", "size": 12, "color": colour})
+    fig.update_xaxes(type="category", title="target", tickangle=-90, showgrid=False)
+    fig.update_yaxes(type="category", title="source", autorange="reversed", showgrid=False)
+    fig.update_layout(height=height, margin={"t": 10, "b": 10}, plot_bgcolor="white",
+                      legend={"orientation": "h", "y": -0.15})
     return fig

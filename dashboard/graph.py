@@ -10,6 +10,7 @@ Convention: ``W[i, j] != 0`` means the edge i -> j (same for ``B_true``).
 from __future__ import annotations
 
 from colide_core._graph import classify_edges
-from colide_core.graph_html import EDGE_STYLES, graph_html
+from colide_core.graph_html import graph_html
+from colide_core.graph_style import EDGE_STYLES, SUMMARY_NODES, node_positions
 
-__all__ = ["EDGE_STYLES", "classify_edges", "graph_html"]
+__all__ = ["EDGE_STYLES", "SUMMARY_NODES", "classify_edges", "graph_html", "node_positions"]

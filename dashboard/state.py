@@ -56,6 +56,8 @@ WIDGET_DEFAULTS = {
     "learn_lambda1": LAMBDA1,
     "learn_threshold": THRESHOLD,
     "learn_graph_variant": "NV",
+    "learn_playback_on": False,  # Playback tab: record the fit's checkpoints (dashboard.playback)
+    "learn_playback_step": 0,  # Playback tab: checkpoint shown
     # Simulate page
     "sim_d": 10,
     "sim_degree": 2.0,
@@ -94,6 +96,7 @@ def init() -> None:
     ss.setdefault(UPLOAD_STATUS, None)
     ss.setdefault(SIM_STATUS, None)
     ss.setdefault(MANIFEST_STATUS, None)
+    ss.setdefault("lesson_current", None)  # dashboard.lessons.CURRENT_LESSON: the lesson last loaded
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value

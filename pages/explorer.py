@@ -15,7 +15,7 @@ from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
-from dashboard.cached import graph_html_cached
+from dashboard.graphview import show_graph
 from dashboard.figures import cell_from_selection, edge_count_figure, path_heatmap
 from dashboard.fitting import VARIANTS, FitResult, check_params, check_widget_values, path_kwargs, solver_params
 from dashboard.text import md_escape
@@ -199,7 +199,9 @@ st.subheader("Graph of the selected cell")
 ss["exp_cell_lambda"], ss["exp_cell_threshold"] = int(cell[0]), int(cell[1])
 s1, s2 = st.columns(2)
 s1.select_slider("λ", options=list(range(len(path.lambdas))), format_func=lambda k: f"{path.lambdas[k]:.3g}",
-                 key="exp_cell_lambda", on_change=_cell_widgets_changed)
+                 key="exp_cell_lambda", on_change=_cell_widgets_changed,
+                 help="Slide to play back the λ path: every node keeps its place, so you see which edges "
+                      "appear as λ falls and vanish as it grows.")
 s2.select_slider("threshold", options=list(range(len(path.thresholds))),
                  format_func=lambda k: f"{path.thresholds[k]:g}", key="exp_cell_threshold",
                  on_change=_cell_widgets_changed)
@@ -212,7 +214,8 @@ if metrics is not None:
     m3.metric("SHD", int(metrics["shd"][i, j]))
     m4.metric("TPR / FDR", f"{metrics['tpr'][i, j]:.2f} / {metrics['fdr'][i, j]:.2f}")
 truth = None if ds.B_true is None else ds.B_true.to_numpy()
-st.iframe(graph_html_cached(A, tuple(ds.node_names), truth, path.sigma[i]), height=560)
+# Moving the λ slider plays the λ path back: each node stays in place, edges appear and vanish.
+show_graph(A, ds.node_names, truth, path.sigma[i], key="exp_graph", height=560)
 params = solver_params(path.variant, float(path.lambdas[i]), dict(stored["key"][5]))
 if st.button("Open this graph in the Learn page", key="exp_open_learn",
              help="Loads this λ's solution into the Learn page (Graph, Noise, Metrics, Downloads) with this threshold."):

@@ -21,6 +21,7 @@ from dashboard.fitting import VARIANTS, FitJob, solver_params
 from dashboard.cached import graph_html_cached
 from dashboard.checks import ev_nv_line
 from dashboard.text import md_escape
+from dashboard.lessons import lesson_banner
 
 page_setup()
 ss = st.session_state
@@ -97,6 +98,7 @@ def _harvest(job):
 
 st.title("Learn a DAG with CoLiDE")
 st.caption(f"Dataset: {md_escape(ds.name)} ({ds.shape[0]} samples × {ds.shape[1]} nodes)")
+lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
 
 # --- controls --------------------------------------------------------------------------------
 c1, c2, c3 = st.columns([1, 1, 2])
@@ -162,8 +164,8 @@ for col, v in zip(summary_cols, order):
         st.caption(f"{res.n_iter} iterations, {res.fit_time:.1f} s"
                    + (" · stopped early: partial result" if res.stopped else ""))
 
-tab_graph, tab_noise, tab_metrics, tab_dl, tab_conv = st.tabs(
-    ["Graph", "Noise", "Metrics", "Downloads", "Convergence"])
+tab_graph, tab_noise, tab_metrics, tab_dl, tab_conv, tab_play = st.tabs(
+    ["Graph", "Noise", "Metrics", "Downloads", "Convergence", "Playback"])
 
 with tab_graph:
     if ds.B_true is None:
@@ -238,3 +240,8 @@ with tab_conv:
                     key="learn_objective_chart")
     st.caption("Objective (score + λ‖W‖₁ scaled by μ, plus the log-det acyclicity term) at each checkpoint; "
                "it jumps where a new stage (μ, s) starts.")
+
+with tab_play:  # watch the optimisation of the last fit (dashboard.playback)
+    from dashboard.playback import render_playback
+
+    render_playback(ds, results[order[-1]], threshold, truth=None if ds.B_true is None else ds.B_true.to_numpy())

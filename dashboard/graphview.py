@@ -1,0 +1,56 @@
+"""Show a learned graph on a page: the interactive drawing, or a summary above a size.
+
+Up to :data:`colide_core.graph_style.SUMMARY_NODES` nodes the graph is drawn with the one
+interactive drawing (:func:`dashboard.cached.graph_html_cached`, fixed positions, legend); above
+it labels would overlap (measured by :func:`colide_core.graph_style.label_overlap`), so the page
+shows the adjacency as a heatmap in the same colours (:func:`dashboard.figures.adjacency_figure`)
+and the strongest edges as a table.
+
+Convention: ``A[i, j] != 0`` means the edge i -> j.
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from colide_core.export import edge_list
+from colide_core.graph_style import SUMMARY_NODES
+from dashboard.cached import graph_html_cached
+from dashboard.figures import adjacency_figure
+
+__all__ = ["show_graph"]
+
+
+def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout="circular", height=560,
+               top_k=20):
+    """Render graph ``A`` with the project's one drawing, or its summary above ``SUMMARY_NODES`` nodes.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_nodes, n_nodes)
+        Thresholded weights, ``A[i, j] != 0`` means i -> j.
+    names : sequence of str
+    truth : ndarray of shape (n_nodes, n_nodes), optional
+    sigma : float or ndarray of shape (n_nodes,), optional
+    key : str
+        Streamlit key prefix of the elements created.
+    positions : ndarray of shape (n_nodes, 2), optional
+        Fixed node positions shared by the drawings of the same node set.
+    layout : {"circular", "topological"}
+    height : int
+        Height in pixels.
+    top_k : int
+        Rows of the strongest-edges table of the summary view.
+    """
+    names = [str(n) for n in names]
+    if len(names) <= SUMMARY_NODES:
+        st.iframe(graph_html_cached(np.asarray(A, dtype=float), tuple(names), truth, sigma, positions=positions,
+                                    layout=layout), height=height)
+        return
+    st.caption(f"{len(names)} nodes: more than {SUMMARY_NODES}, where labels of a drawing overlap. Showing the "
+               "adjacency (row = source, column = target) in the same colours, and the strongest edges.")
+    st.plotly_chart(adjacency_figure(A, names, truth, height=max(height, 640)), key=f"{key}_adjacency")
+    edges = edge_list(A, names)
+    if len(edges):
+        edges = edges.reindex(edges["weight"].abs().sort_values(ascending=False).index).head(int(top_k))
+    st.dataframe(edges, hide_index=True, key=f"{key}_top_edges")

@@ -1,0 +1,96 @@
+"""Playback in a real browser: one Sachs fit, two checkpoints, two different drawn graphs.
+
+Flow: Sachs -> Learn -> CoLiDE-NV (λ = 0.05) -> Run -> Playback tab -> "Record and play back this
+fit". The graph shown for a checkpoint is the vis-network drawing inside the tab's iframe; its
+edges are read from ``network.body.data.edges`` (what vis-network really draws) at the first
+checkpoint and, after pressing End on the checkpoint slider, at the last one. At the first
+checkpoint (after 1000 steps of stage 1, μ = 1) no weight passes the 0.3 threshold yet, so only the
+17 true edges are drawn, all as "missing"; at the last one the fit's learned edges are drawn. The
+sets must differ and match the library's own recorded fit.
+"""
+import re
+
+import numpy as np
+
+from tests.e2e.harness import (
+    ARTIFACTS,
+    UI_TIMEOUT_MS,
+    block_external,
+    no_exception_shown,
+    open_app_with_sachs,
+    start_fit,
+    wait_for_result,
+)
+
+JS_EDGES = """() => (typeof network === 'undefined') ? null
+    : network.body.data.edges.get().map(e => [e.from, e.to, e.color && (e.color.color || e.color)])"""
+
+
+def _playback_frame(page):
+    panel = page.get_by_role("tabpanel", name="Playback")
+    iframe = panel.get_by_test_id("stIFrame").first
+    iframe.wait_for(timeout=UI_TIMEOUT_MS)
+    frame = iframe.element_handle(timeout=UI_TIMEOUT_MS).content_frame()
+    frame.wait_for_function("() => typeof network !== 'undefined' && network.body.data.nodes.length > 0",
+                            timeout=UI_TIMEOUT_MS)
+    return frame
+
+
+def _caption(page):
+    return page.get_by_text(re.compile(r"^Checkpoint \d+ of \d+")).first.inner_text(timeout=UI_TIMEOUT_MS)
+
+
+def _expected_edges(k):
+    """(from, to) of the learned (not missing) edges the library records at checkpoint k."""
+    import colide_core
+
+    X, _ = colide_core.load_sachs()
+    res = colide_core.CoLiDE("nv", record_W=True).fit(X).result_
+    Ws = res.W_history
+    k = k % len(Ws)
+    A = colide_core.threshold_to_dag(Ws[k], 0.3)
+    return len(Ws), {(int(i), int(j)) for i, j in zip(*np.nonzero(A))}
+
+
+def test_playback_draws_two_distinct_graphs_of_one_fit(server, browser):
+    attempted, errors = [], []
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    block_external(context, server.url, attempted)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        open_app_with_sachs(page, server.url)
+        start_fit(page, "nv", 0.05)
+        wait_for_result(page, "nv", 0.05)
+        page.get_by_role("tab", name="Playback").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_text("Record and play back this fit").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"^Checkpoint 1 of \d+")).wait_for(timeout=UI_TIMEOUT_MS)
+        first_caption = _caption(page)
+        first = _playback_frame(page).evaluate(JS_EDGES)
+        page.screenshot(path=str(ARTIFACTS / "playback_first.png"), full_page=True)
+
+        # jump to the last checkpoint with the keyboard on the slider's thumb
+        thumb = page.get_by_role("tabpanel", name="Playback").get_by_role("slider").first
+        thumb.focus()
+        thumb.press("End")
+        page.get_by_text(re.compile(r"^Checkpoint (\d+) of \1\b")).wait_for(timeout=UI_TIMEOUT_MS)
+        last_caption = _caption(page)
+        page.wait_for_timeout(500)
+        last = _playback_frame(page).evaluate(JS_EDGES)
+        page.screenshot(path=str(ARTIFACTS / "playback_last.png"), full_page=True)
+        no_exception_shown(page)
+    finally:
+        context.close()
+
+    n, expected_first = _expected_edges(0)
+    _, expected_last = _expected_edges(-1)
+    assert first_caption.startswith(f"Checkpoint 1 of {n}:"), first_caption
+    assert last_caption.startswith(f"Checkpoint {n} of {n}:"), last_caption
+    missing = "#7f7f7f"  # colide_core.graph_html.EDGE_STYLES["missing"]
+    drawn_first = {(int(a), int(b)) for a, b, c in first if c != missing}
+    drawn_last = {(int(a), int(b)) for a, b, c in last if c != missing}
+    assert drawn_first == expected_first
+    assert drawn_last == expected_last
+    assert sorted(map(tuple, first)) != sorted(map(tuple, last))  # two distinct graphs of one fit
+    assert len(drawn_last) > len(drawn_first)
+    assert attempted == [] and errors == [], (attempted, errors)

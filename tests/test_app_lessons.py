@@ -1,0 +1,43 @@
+"""The Lessons page (AppTest): one click loads the lesson's dataset and settings and opens Learn."""
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from colide_core.lessons import LESSONS
+from dashboard import fitting
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fit_cache():
+    fitting.fit_colide.clear()
+    yield
+    fitting.fit_colide.clear()
+
+
+def test_every_lesson_has_a_button_and_markov_loads_and_shows_its_idea():
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("pages/lessons.py").run()
+    assert not at.exception, at.exception
+    assert [b.key for b in at.button if b.key.startswith("lesson_open_")] == [f"lesson_open_{k}" for k in LESSONS]
+    at.button(key="lesson_open_markov").click().run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    assert ds.source == "lesson" and ds.meta == {"lesson": "markov"} and ds.node_names == ["rain", "wet"]
+    assert at.session_state["learn_variant"] == "EV"
+    assert at.session_state["learn_lambda1"] == 0.05 and at.session_state["learn_threshold"] == 0.3
+    # the Learn page is shown, with the lesson's explanation
+    assert at.title[0].value.startswith("Learn")
+    assert any("Markov equivalence" in i.value for i in at.info)
+    # AppTest's next run goes back to the page it was told to run: stay on Learn explicitly
+    at.switch_page("pages/learn.py").run()
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    shd = [m.value for m in at.metric if m.label == "SHD · EV"]
+    assert shd == ["1"]  # the reversed edge: SHD 1 ...
+    table = [d.value for d in at.dataframe if len(d.value.index) and d.value.index[0] == "SHD"][0]
+    assert table.loc["SHD-C", "EV"] == 0  # ... which SHD-C forgives
+

@@ -1,0 +1,91 @@
+"""The Learn page's Playback tab (dashboard.playback), through AppTest (no browser).
+
+After a Run, switching the playback on refits once with ``record_W=True`` and offers a slider over
+the checkpoints; the caption at each checkpoint reports that checkpoint's numbers, which must be
+the solver's own (a direct ``CoLiDE(record_W=True)`` fit), and the step buttons move it.
+"""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import colide_core
+from dashboard import fitting
+from dashboard.figures import playback_figure
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fit_cache():
+    fitting.fit_colide.clear()
+    yield
+    fitting.fit_colide.clear()
+
+
+def _direct():
+    X, _ = colide_core.load_sachs()
+    return colide_core.CoLiDE("nv", record_W=True).fit(X)
+
+
+def _metric_edges(at):
+    return [m.value for m in at.metric if m.label == "Edges · NV"][0]
+
+
+def test_playback_steps_through_the_recorded_checkpoints():
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("pages/learn.py").run()
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    at.toggle(key="learn_playback_on").set_value(True).run()
+    assert not at.exception, at.exception
+    model = _direct()
+    hist, Ws = model.result_.history, model.result_.W_history
+    slider = at.slider(key="learn_playback_step")
+    assert slider.min == 0 and slider.max == len(Ws) - 1 > 2
+
+    def caption():
+        return [c.value for c in at.caption if c.value.startswith("Checkpoint ")][0]
+
+    def edges(k):
+        return int((colide_core.threshold_to_dag(Ws[k], 0.3) != 0).sum())
+
+    # first checkpoint: stage 1 (mu = 1, s = 1)
+    assert caption().startswith(f"Checkpoint 1 of {len(Ws)}: stage 1 (μ = 1, s = 1)")
+    assert f"{edges(0)} edges above 0.3" in caption()
+    at.button(key="learn_playback_next").click().run()
+    assert at.slider(key="learn_playback_step").value == 1
+    assert caption().startswith(f"Checkpoint 2 of {len(Ws)}")
+    last = len(Ws) - 1
+    at.slider(key="learn_playback_step").set_value(last).run()
+    text = caption()
+    assert f"stage {hist['stage'][last] + 1}" in text
+    assert f"{edges(last)} edges above 0.3" in text
+    # the last recorded W is the fit's W: the last frame is the graph of the Graph tab
+    np.testing.assert_array_equal(Ws[last], model.W_)
+    assert edges(last) == int(_metric_edges(at))
+    # the optimisation is visible: the first and the last frames draw different graphs
+    assert edges(0) != edges(last)
+    at.button(key="learn_playback_next").click().run()  # clamped at the last checkpoint
+    assert at.slider(key="learn_playback_step").value == last
+    assert not at.exception, at.exception
+
+
+def test_playback_figure_marks_every_stage_and_the_current_checkpoint():
+    model = _direct()
+    res = model.result_
+    fig = playback_figure(res.history, colide_core.defaults.MU_SCHEDULE, res.s_used, 3)
+    labels = [a.text for a in fig.layout.annotations if re.match(r"stage \d", a.text)]
+    stages = sorted(set(res.history["stage"]))
+    assert labels == [f"stage {k + 1}: μ={colide_core.defaults.MU_SCHEDULE[k]:g}<br>s={res.s_used[k]:g}"
+                      for k in stages]
+    # the h(W) panel is on a log axis, the red line at the current checkpoint
+    assert fig.layout.yaxis.type == "log"
+    red = [s for s in fig.layout.shapes if s.line.color == "#d62728"]
+    assert len(red) == 3 and all(s.x0 == 3 for s in red)  # one per panel
+    # NV: the sigma panel shows the mean over the 11 nodes at each checkpoint
+    mean = [float(np.mean(s)) for s in res.history["sigma"]]
+    assert np.allclose(fig.data[2].y, mean)

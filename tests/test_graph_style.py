@@ -1,0 +1,162 @@
+"""One graph drawing everywhere (colide_core.graph_style): positions, layout, legend, sizes, escaping.
+
+Checked on the three drawings: the interactive view (graph_html, vis-network data read from the
+page), the PNG/SVG export (export.to_image, SVG parsed as XML) and the bootstrap frequency figure.
+"""
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import colide_core
+from colide_core import graph_style
+from colide_core.export import to_image
+from colide_core.graph_html import graph_html
+from dashboard.figures import frequency_figure
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _vis_nodes(html):
+    m = re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", html, re.DOTALL)
+    return json.loads(m.group(1))
+
+
+def _vis_edges(html):
+    m = re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", html, re.DOTALL)
+    return json.loads(m.group(1))
+
+
+def test_positions_are_deterministic_and_shared_by_every_call():
+    a = graph_style.node_positions(11)
+    b = graph_style.node_positions(11)
+    np.testing.assert_array_equal(a, b)
+    # node 0 at the top (y down: smallest y), then clockwise: node 1 to its right
+    u = graph_style.unit_positions(4)
+    np.testing.assert_allclose(u, [[0, -1], [1, 0], [0, 1], [-1, 0]], atol=1e-12)
+    # two drawings of different graphs on the same nodes put each node at the same place
+    W1 = np.zeros((5, 5)); W1[0, 1] = 1.0
+    W2 = np.zeros((5, 5)); W2[3, 4] = -2.0; W2[1, 2] = 0.5
+    p1 = [(n["x"], n["y"]) for n in _vis_nodes(graph_html(W1, list("abcde")))]
+    p2 = [(n["x"], n["y"]) for n in _vis_nodes(graph_html(W2, list("abcde")))]
+    assert p1 == p2
+    # explicit positions are used as given
+    P = np.arange(10, dtype=float).reshape(5, 2)
+    assert [(n["x"], n["y"]) for n in _vis_nodes(graph_html(W1, list("abcde"), positions=P))] == \
+        [tuple(r) for r in P]
+    with pytest.raises(ValueError, match="positions"):
+        graph_html(W1, list("abcde"), positions=np.zeros((4, 2)))
+
+
+def test_topological_layout_on_sachs_puts_raf_above_mek_above_erk():
+    X, B = colide_core.load_sachs()
+    names = list(X.columns)
+    pos = graph_style.node_positions(11, B.to_numpy(), layout="topological")
+    y = {n: pos[k, 1] for k, n in enumerate(names)}  # y grows downwards
+    # consensus: PKC -> PKA -> Raf -> Mek -> Erk -> Akt is the longest path, one layer each
+    assert y["PKC"] < y["PKA"] < y["Raf"] < y["Mek"] < y["Erk"] < y["Akt"]
+    # every edge of the DAG points downwards
+    Bn = B.to_numpy()
+    assert all(pos[i, 1] < pos[j, 1] for i, j in zip(*np.nonzero(Bn)))
+    # the interactive view and the export draw the same layout
+    html = graph_html(np.zeros((11, 11)), names, Bn, layout="topological")
+    vy = {n["label"]: n["y"] for n in _vis_nodes(html)}
+    assert vy["Raf"] < vy["Mek"] < vy["Erk"]
+    svg = to_image(np.zeros((11, 11)), names, fmt="svg", B_true=Bn, layout="topological")
+    root = ET.fromstring(svg)
+    ty = {}
+    for t in root.iter(SVG + "text"):
+        if t.text in ("Raf", "Mek", "Erk"):
+            ty[t.text] = float(t.get("y"))
+    assert ty["Raf"] < ty["Mek"] < ty["Erk"]  # SVG y also grows downwards
+
+
+def test_svg_export_has_a_legend_and_escapes_names_once():
+    W = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, -0.8], [0.0, 0.0, 0.0]])
+    B = np.array([[0, 1, 0], [0, 0, 0], [1, 0, 0]])  # 0->1 correct, 1->2 extra, 2->0 missing
+    names = ["gene<B>", "a&b", "$x$"]
+    svg = to_image(W, names, fmt="svg", B_true=B)
+    root = ET.fromstring(svg)  # well-formed XML
+    texts = [t.text for t in root.iter(SVG + "text")]
+    # names read back exactly as given: escaped once (the XML parser undoes it once), and "$x$"
+    # is not turned into mathtext
+    assert {"gene<B>", "a&b", "$x$"} <= set(texts)
+    assert b"gene&lt;B&gt;" in svg and b"&amp;lt;" not in svg and b"a&amp;b" in svg
+    # the legend: each edge kind drawn, and both arrowheads (one positive, one negative weight)
+    for entry in graph_style.legend_entries({"correct", "extra", "missing"}, {"+", "-"}):
+        assert entry["text"] in texts, entry
+    assert graph_style.EDGE_STYLES["reversed"][2] not in texts  # not drawn, not listed
+    # weights on the edges
+    assert "1.50" in texts and "-0.80" in texts
+
+
+def test_one_palette_for_every_drawing():
+    # the interactive view: colour by truth kind, arrowhead by sign
+    W = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, -0.8], [0.0, 0.0, 0.0]])
+    B = np.array([[0, 1, 0], [0, 0, 0], [1, 0, 0]])
+    edges = {(e["from"], e["to"]): e for e in _vis_edges(graph_html(W, list("abc"), B))}
+    assert edges[(0, 1)]["color"] == graph_style.EDGE_STYLES["correct"][0]
+    assert edges[(1, 2)]["color"] == graph_style.EDGE_STYLES["extra"][0]
+    assert edges[(2, 0)]["color"] == graph_style.EDGE_STYLES["missing"][0] and edges[(2, 0)]["dashes"]
+    assert edges[(0, 1)]["arrows"]["to"]["type"] == "arrow"
+    assert edges[(1, 2)]["arrows"]["to"]["type"] == "bar"  # negative weight: ⊣
+    html = graph_html(W, list("abc"), B)
+    assert "⊣ negative weight" in html and "→ positive weight" in html
+    # red never means "negative" any more: the negative edge 1->2 is red only because it is extra
+    W_correct_negative = np.array([[0.0, -1.5, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    e = _vis_edges(graph_html(W_correct_negative, list("abc"), B))
+    assert e[0]["color"] == graph_style.EDGE_STYLES["correct"][0]
+    # the bootstrap frequency figure: same colours, same positions (y flipped for plotly)
+    F = np.array([[0.0, 0.9, 0.0], [0.0, 0.0, 0.6], [0.0, 0.0, 0.0]])
+    fig = frequency_figure(F, list("abc"), B_true=B)
+    colours = {a.arrowcolor for a in fig.layout.annotations}
+    assert colours == {graph_style.EDGE_STYLES["correct"][0], graph_style.EDGE_STYLES["extra"][0]}
+    node_trace = [t for t in fig.data if t.mode == "markers+text"][0]
+    u = graph_style.unit_positions(3)
+    np.testing.assert_allclose(node_trace.x, u[:, 0])
+    np.testing.assert_allclose(node_trace.y, -u[:, 1])
+
+
+def test_label_sizes_and_the_summary_threshold_are_measured():
+    # fonts shrink with d but never below 10 px; 16 px on Sachs
+    assert graph_style.font_px(11) == 16.0
+    assert graph_style.font_px(200) == 10.0
+    assert all(graph_style.font_px(d) >= graph_style.font_px(d + 10) for d in range(2, 200, 10))
+
+    def overlap(d):
+        names = [f"X{i}" for i in range(1, d + 1)]
+        return graph_style.label_overlap(graph_style.unit_positions(d), names, graph_style.font_px(d))
+
+    # the numbers quoted for SUMMARY_NODES: no overlap up to 60 nodes, most labels overlap at 100
+    assert graph_style.SUMMARY_NODES == 60
+    assert all(overlap(d) == 0.0 for d in (11, 20, 40, 60))
+    assert overlap(100) > 0.5 and overlap(150) == 1.0
+    # the interactive view uses these font sizes
+    html = graph_html(np.zeros((40, 40)), [f"X{i}" for i in range(40)])
+    assert {n["font"]["size"] for n in _vis_nodes(html)} == {graph_style.font_px(40)}
+
+
+def test_hand_worked_overlap():
+    # two 4-character labels at 16 px side by side: boxes 38.4 px wide; 30 px apart overlap, 60 do not
+    P = np.array([[0.0, 0.0], [30.0, 0.0]])
+    assert graph_style.label_overlap(P, ["abcd", "efgh"], 16, width_px=30 / 0.8) == 1.0
+    assert graph_style.label_overlap(P, ["abcd", "efgh"], 16, width_px=60 / 0.8) == 0.0
+
+
+def test_summary_view_above_the_limit_uses_the_same_colours_and_categorical_axes():
+    from dashboard.figures import adjacency_figure
+
+    d = graph_style.SUMMARY_NODES + 1
+    names = [str(k) for k in range(d)]  # number-like names: the axes must stay categorical
+    A = np.zeros((d, d)); A[0, 1] = 0.7; A[2, 3] = -1.2
+    B = np.zeros((d, d)); B[0, 1] = 1; B[3, 2] = 1; B[4, 5] = 1
+    fig = adjacency_figure(A, names, B)
+    assert fig.layout.xaxis.type == "category" and fig.layout.yaxis.type == "category"
+    z = np.asarray(fig.data[0].z)
+    kinds = ["none", "correct", "reversed", "extra", "missing", "learned"]
+    assert kinds[z[0, 1]] == "correct" and kinds[z[2, 3]] == "reversed" and kinds[z[4, 5]] == "missing"
+    assert (z != 0).sum() == 3
+    legend = {t.name for t in fig.data[1:]}
+    assert legend == {graph_style.EDGE_STYLES[k][2] for k in ("correct", "reversed", "missing")}

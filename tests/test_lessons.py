@@ -1,0 +1,80 @@
+"""Every lesson shows its idea (colide_core.lessons), fitted as the Lessons page fits it.
+
+Numbers from the fast solver at the lessons' settings; each assertion is the idea the lesson
+teaches, not an incidental value.
+"""
+import numpy as np
+import pytest
+
+import colide_core
+from colide_core.lessons import LESSONS, lesson_data
+
+
+def _fit(key, variant=None, lambda1=None, threshold=None):
+    s = dict(LESSONS[key].settings)
+    D = lesson_data(key)
+    model = colide_core.CoLiDE(variant or s["variant"],
+                               lambda1=s["lambda1"] if lambda1 is None else lambda1).fit(D.X)
+    A = colide_core.threshold_to_dag(model.W_, s["threshold"] if threshold is None else threshold)
+    return colide_core.evaluate(D.B_true.to_numpy(), A), A
+
+
+def test_every_lesson_is_complete_and_deterministic():
+    assert list(LESSONS) == ["collider", "markov", "varsort_raw", "varsort_std", "scale", "hetero", "lambda"]
+    for key, lesson in LESSONS.items():
+        assert lesson.title and lesson.idea and lesson.explanation and lesson.expected
+        assert set(lesson.settings) == {"variant", "lambda1", "threshold"}
+        a, b = lesson_data(key), lesson_data(key)
+        np.testing.assert_array_equal(a.X.to_numpy(), b.X.to_numpy())
+        assert list(a.B_true.index) == list(a.X.columns) == list(a.B_true.columns)
+    with pytest.raises(KeyError, match="unknown lesson"):
+        lesson_data("nope")
+
+
+def test_collider_is_oriented():
+    m, A = _fit("collider")
+    assert m["shd"] == 0 and A[0, 2] != 0 and A[1, 2] != 0 and (A != 0).sum() == 2
+
+
+def test_markov_equivalence_shd_c_forgives_the_reversed_edge():
+    m, A = _fit("markov")
+    assert A[1, 0] != 0 and A[0, 1] == 0  # wet -> rain: reversed
+    assert m["shd"] == 1 and m["shd_cpdag"] == 0
+
+
+def test_varsortability_trap_standardising_changes_the_result():
+    raw, _ = _fit("varsort_raw")
+    std, _ = _fit("varsort_std")
+    # same graph (same seed), same settings: only the scales differ
+    np.testing.assert_array_equal(lesson_data("varsort_raw").B_true, lesson_data("varsort_std").B_true)
+    assert raw["shd"] <= 2 and std["shd"] >= raw["shd"] + 10
+
+
+def test_scale_trap_other_units_change_the_graph():
+    raw, A_raw = _fit("varsort_raw")
+    scaled, A_scaled = _fit("scale")
+    np.testing.assert_array_equal(lesson_data("varsort_raw").B_true, lesson_data("scale").B_true)
+    # the same data, three columns x 1000
+    ratio = lesson_data("scale").X.to_numpy() / lesson_data("varsort_raw").X.to_numpy()
+    np.testing.assert_allclose(ratio[:, [0, 3, 6]], 1000.0)
+    np.testing.assert_allclose(np.delete(ratio, [0, 3, 6], axis=1), 1.0)
+    assert (A_raw != 0).tolist() != (A_scaled != 0).tolist()
+    assert scaled["shd"] > raw["shd"] + 10
+
+
+def test_nv_beats_ev_on_heteroscedastic_noise():
+    nv, _ = _fit("hetero", "nv")
+    ev, _ = _fit("hetero", "ev")
+    assert nv["shd"] < ev["shd"]
+    sig = lesson_data("hetero").sigma_true
+    assert sig.max() / sig.min() > 2  # really heteroscedastic
+
+
+def test_lambda_too_small_and_too_large():
+    small, _ = _fit("lambda")  # lambda = 0.001, threshold 0.05
+    large, _ = _fit("lambda", lambda1=2.0)
+    paper, _ = _fit("lambda", lambda1=0.05, threshold=0.3)
+    n_true = int(lesson_data("lambda").B_true.to_numpy().sum())
+    assert n_true == 20
+    assert small["nnz"] > n_true > large["nnz"]
+    assert paper["shd"] < min(small["shd"], large["shd"])

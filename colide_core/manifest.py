@@ -654,8 +654,11 @@ class Manifest:
     @property
     def transform(self):
         """list of dict: the column transforms applied before the fit (``[]`` for raw data, and for
-        manifests written before transforms were recorded)."""
-        return [dict(t) for t in self.raw.get("transform") or []]
+        manifests written before transforms were recorded), normalised by
+        :func:`colide_core.transforms.check_steps` (checked when the manifest was loaded)."""
+        from .transforms import check_steps
+
+        return check_steps(self.raw.get("transform") or None)
 
     @property
     def environment(self):

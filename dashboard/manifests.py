@@ -210,6 +210,7 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     import colide_core
     from colide_core.manifest import (ManifestError, RunSettingsError, check_run_settings, data_fingerprint,
                                       load_manifest)
+    from colide_core.transforms import describe_step
     from dashboard.fitting import FitResult, solver_params
 
     try:
@@ -230,7 +231,9 @@ def run_from_manifest(source, dataset) -> LoadedRun:
             f"{m.data.get('n_nodes')} nodes (source {m.data.get('source')!r}, fingerprint "
             f"{str(m.data.get('sha256'))[:12]}…), but the current dataset {dataset.name!r} has "
             f"{here['n_samples']} samples × {here['n_nodes']} nodes (fingerprint {here['sha256'][:12]}…). "
-            "Load the same data on the Data page first."
+            "Load the same data on the Data page first"
+            + (" and apply the manifest's transform there: " + ", then ".join(describe_step(t) for t in m.transform)
+               if m.transform else "") + "."
         ) from None
 
     variant = m.params.get("variant")

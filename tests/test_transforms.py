@@ -107,6 +107,12 @@ def test_manifest_records_the_transform_and_matches_the_transformed_data():
     dash = fit_manifest(res, ds, 0.3)
     assert dash["transform"] == ds.meta["transform"]
     assert fit_manifest(res, raw, 0.3)["transform"] == []
+    # on the raw data, the Learn page's loader says which transform to apply first
+    from dashboard.manifests import DataMismatch, run_from_manifest
+
+    with pytest.raises(DataMismatch, match=r"apply the manifest's transform there: asinh\(x/5\)"):
+        run_from_manifest(json.dumps(dash).encode(), raw)
+    assert run_from_manifest(json.dumps(dash).encode(), ds).result.data_key == ds.key
     # a malformed transform is refused on load
     bad = dict(manifest, transform=[{"kind": "sqrt"}])
     with pytest.raises(ManifestError, match="transform"):

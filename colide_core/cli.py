@@ -393,6 +393,12 @@ def build_parser():
     f.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
                    default=None, metavar="A,B,...", help="use only these columns (nodes), in this order")
     f.add_argument("--drop-non-numeric", action="store_true", help="ignore text columns instead of failing")
+    f.add_argument("--transform", choices=("log", "asinh", "standardize"), default=None,
+                   help="transform every column before the fit (recorded in the manifest): log (values "
+                        "must be > 0), asinh(x / cofactor), or standardize (z-score); CoLiDE is not "
+                        "scale-invariant, so the edges change")
+    f.add_argument("--cofactor", type=_positive_float, default=None,
+                   help="asinh cofactor (default 5, the CyTOF convention; 150 for fluorescence flow)")
     f.add_argument("--truth", type=Path, default=None,
                    help="true DAG as an adjacency CSV (B_true.csv from `simulate`): adds metrics")
     f.add_argument("--stats", action="store_true",
@@ -542,6 +548,16 @@ def _cmd_fit(args):
     if bad:
         raise UsageError(f"--export: unknown format(s) {', '.join(bad)}; choose from {', '.join(EXPORT_FORMATS)}")
     exports = list(dict.fromkeys(args.export))
+    from .transforms import transform_columns, transform_step
+
+    if args.transform is not None and args.stats:
+        raise UsageError("--transform cannot be combined with --stats (the statistics are of the raw data)")
+    try:
+        step = None if args.transform is None else transform_step(args.transform, cofactor=args.cofactor)
+    except ValueError as exc:
+        raise UsageError(f"--cofactor: {exc}") from None
+    if step is None and args.cofactor is not None:
+        raise UsageError("--cofactor applies to --transform asinh only")
     t_start = time.perf_counter()
     model = CoLiDE(args.variant, lambda1=args.lambda1, mu_schedule=args.mu_schedule,
                    s_schedule=args.s_schedule, max_iter=args.max_iter, lr=args.lr, tol=args.tol,
@@ -587,6 +603,11 @@ def _cmd_fit(args):
         for w in vd.warnings:
             print(f"warning: {_printable(w)}", file=sys.stderr)
         X = vd.X
+        if step is not None:
+            try:
+                X = transform_columns(X, step["kind"], cofactor=step.get("cofactor"))
+            except ValueError as exc:
+                raise UsageError(f"--transform {step['kind']}: {exc}") from None
         names = vd.node_names
         data_kw = {"X": X}
         B_true = _read_truth(args.truth, names) if args.truth is not None else None
@@ -610,7 +631,8 @@ def _cmd_fit(args):
         written.append(name)
     manifest = build_manifest(model, **data_kw, B_true=B_true, data_source=str(args.data),
                               wall_time=time.perf_counter() - t_start,
-                              extra={"command": "fit", "argv": sys.argv[1:]})
+                              extra={"command": "fit", "argv": sys.argv[1:]},
+                              transform=None if step is None else [step])
     out.write("manifest.json", manifest_to_json(manifest))
     written.append("manifest.json")
     if not args.quiet:

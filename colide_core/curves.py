@@ -13,6 +13,9 @@ truth or a reference graph the user uploaded ("against your reference").
   (:func:`colide_core.threshold_to_dag`, the paper's post-processing) with its SHD, TPR, FDR
   and Tetrad's adjacency / arrowhead precision and recall
   (:func:`colide_core._metrics.tetrad_metrics`).
+* :func:`curves_on_grid` and :func:`bands_over_seeds`: one fit's ROC and precision-recall
+  curves read off fixed grids (so that runs on different seeds can be averaged), and their
+  mean ± std over seeds (the Compare page's bands).
 * :func:`stable_region`: on a :class:`colide_core.path.LambdaPath`, the cells of the
   λ x threshold grid that give one and the same graph, grouped into connected plateaus; the
   largest plateau is "the stable region".
@@ -31,7 +34,7 @@ from ._params import InvalidParameterError, is_int
 from ._validation import check_square_matrix
 
 __all__ = ["EdgeScoreCurves", "edge_score_curves", "threshold_curve", "StableRegion", "stable_region",
-           "MAX_CURVE_POINTS"]
+           "MAX_CURVE_POINTS", "CURVE_GRID", "curves_on_grid", "bands_over_seeds"]
 
 #: Most thresholds evaluated by :func:`threshold_curve` (quantiles of |W| beyond that).
 MAX_CURVE_POINTS = 400
@@ -119,6 +122,107 @@ def edge_score_curves(B_true, W) -> EdgeScoreCurves:
     prec, rec, pt = precision_recall_curve(y, s)
     return EdgeScoreCurves(fpr, tpr, rt, prec, rec, pt, float(roc_auc_score(y, s)),
                            float(average_precision_score(y, s)), n_pos, n_neg)
+
+
+#: The grid (101 points, 0 to 1) on which :func:`curves_on_grid` reads ROC (FPR) and
+#: precision-recall (recall) curves.
+CURVE_GRID = np.linspace(0.0, 1.0, 101)
+
+
+def curves_on_grid(B_true, W, grid=None) -> dict:
+    """ROC and precision-recall of ``|W|`` read off a fixed grid, with AUROC and AUPRC.
+
+    Curves of different fits (seeds) have their points at different places; on one grid they can
+    be averaged (:func:`bands_over_seeds`). Small enough to keep in a result row.
+
+    Parameters
+    ----------
+    B_true : array-like of shape (n_nodes, n_nodes)
+        The truth, nonzero = edge (``B_true[i, j] != 0`` means i -> j).
+    W : array-like of shape (n_nodes, n_nodes)
+        Edge scores: the raw learned weights (their absolute value is the score).
+    grid : array-like of shape (n_points,), optional
+        Increasing values in [0, 1]; default :data:`CURVE_GRID`.
+
+    Returns
+    -------
+    dict
+        ``auroc``, ``auprc`` (floats, from :func:`edge_score_curves`: scikit-learn),
+        ``roc_tpr``: at each grid FPR value g, the largest TPR of a point of scikit-learn's
+        ``roc_curve`` with FPR <= g (the best true-positive rate reachable at that false-positive
+        rate by a threshold on |W|); ``pr_precision``: at each grid recall value r, the largest
+        precision of a point of ``precision_recall_curve`` with recall >= r (the interpolated
+        precision of information retrieval). Both lists of floats of the grid's length; all NaN
+        when the truth has no edge or no non-edge.
+
+    Raises
+    ------
+    ValueError
+        As :func:`edge_score_curves`, or for a grid outside [0, 1] or not increasing.
+    """
+    g = CURVE_GRID if grid is None else np.asarray(grid, dtype=float)
+    if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)) or g[0] < 0 or g[-1] > 1 or np.any(np.diff(g) <= 0):
+        raise ValueError("grid must be increasing values in [0, 1].")
+    c = edge_score_curves(B_true, W)
+    if math.isnan(c.auroc):
+        nan = [math.nan] * g.size
+        return {"auroc": math.nan, "auprc": math.nan, "roc_tpr": nan, "pr_precision": list(nan)}
+    # roc_curve: fpr non-decreasing from 0; the best TPR at FPR <= g
+    best_tpr = np.maximum.accumulate(c.tpr)
+    roc = best_tpr[np.searchsorted(c.fpr, g, side="right") - 1]
+    # precision_recall_curve: recall non-increasing down to 0; the best precision at recall >= r
+    order = np.argsort(c.recall, kind="stable")
+    rec, prec = c.recall[order], c.precision[order]
+    best_prec = np.maximum.accumulate(prec[::-1])[::-1]  # max over recall >= rec[k]
+    pr = best_prec[np.searchsorted(rec, g, side="left")]
+    return {"auroc": c.auroc, "auprc": c.auprc, "roc_tpr": roc.astype(float).tolist(),
+            "pr_precision": pr.astype(float).tolist()}
+
+
+def bands_over_seeds(curves, grid=None) -> pd.DataFrame:
+    """Mean ± standard deviation over seeds of curves read off one grid.
+
+    Parameters
+    ----------
+    curves : sequence of dict
+        One :func:`curves_on_grid` result per seed (of one method), on the same grid.
+    grid : array-like of shape (n_points,), optional
+        That grid; default :data:`CURVE_GRID`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per grid point: ``grid``, ``tpr_mean``, ``tpr_std``, ``precision_mean``,
+        ``precision_std``; and in ``.attrs``: ``auroc_mean``, ``auroc_std``, ``auprc_mean``,
+        ``auprc_std``, ``n_seeds``. The std has ddof = 1 (the spread of the seeds as a sample;
+        0 for a single seed); seeds whose curves are NaN (a truth without edges) are left out.
+
+    Raises
+    ------
+    ValueError
+        If a curve's length differs from the grid's.
+    """
+    g = CURVE_GRID if grid is None else np.asarray(grid, dtype=float)
+    ok = [c for c in curves if not math.isnan(float(c["auroc"]))]
+    for c in ok:
+        if len(c["roc_tpr"]) != g.size or len(c["pr_precision"]) != g.size:
+            raise ValueError(f"every curve must have the grid's {g.size} points.")
+
+    def stats(values):
+        A = np.asarray(values, dtype=float)
+        if A.shape[0] == 0:
+            return np.full(A.shape[1:] or (), math.nan), np.full(A.shape[1:] or (), math.nan)
+        return A.mean(axis=0), (A.std(axis=0, ddof=1) if A.shape[0] > 1 else np.zeros(A.shape[1:]))
+
+    tpr_m, tpr_s = stats(np.reshape([c["roc_tpr"] for c in ok], (len(ok), g.size)))
+    pr_m, pr_s = stats(np.reshape([c["pr_precision"] for c in ok], (len(ok), g.size)))
+    out = pd.DataFrame({"grid": g, "tpr_mean": tpr_m, "tpr_std": tpr_s,
+                        "precision_mean": pr_m, "precision_std": pr_s})
+    for name in ("auroc", "auprc"):
+        m, sd = stats([float(c[name]) for c in ok])
+        out.attrs[f"{name}_mean"], out.attrs[f"{name}_std"] = float(m), float(sd)
+    out.attrs["n_seeds"] = len(ok)
+    return out
 
 
 def threshold_curve(B_true, W, *, required=None, max_points=MAX_CURVE_POINTS) -> pd.DataFrame:

@@ -630,8 +630,11 @@ _METRIC_KEYS = ("shd", "tpr", "fdr", "fpr", "nnz", "shd_cpdag", "sid", "shd_norm
                 "shd_cpdag_norm", "sid_norm", "sigma_rel_err")
 
 
-def _fit_method(method, params, X):
-    """Run a registered method; return (W, sigma or None)."""
+def _fit_method(method, params, X, return_scores=False):
+    """Run a registered method; return (W, sigma or None), and the edge scores when asked.
+
+    The scores are the raw weights before thresholding for the CoLiDE family (``W_``), else the
+    method's own output (a baseline that thresholds gives its kept weights and zeros)."""
     from .baselines import METHODS, run_method
 
     if method in ("CoLiDE-EV", "CoLiDE-NV"):
@@ -643,11 +646,20 @@ def _fit_method(method, params, X):
         if unknown:
             raise ValueError(f"Unknown parameter(s) for {method}: {', '.join(unknown)}")
         model = CoLiDE(method[-2:].lower(), **{**spec.defaults, **params}).fit(X)
-        return np.asarray(model.adjacency_, dtype=float), model.sigma_
-    return run_method(method, X, **params), None
+        out = np.asarray(model.adjacency_, dtype=float), model.sigma_
+        return (*out, np.asarray(model.W_, dtype=float)) if return_scores else out
+    W = run_method(method, X, **params)
+    return (W, None, np.asarray(W, dtype=float)) if return_scores else (W, None)
 
 
-def synthetic_task(method, params, dataset, seed):
+def _curve_columns(B_true, scores):
+    """``auroc``, ``auprc``, ``roc_tpr``, ``pr_precision`` of one fit (:func:`colide_core.curves.curves_on_grid`)."""
+    from .curves import curves_on_grid
+
+    return curves_on_grid(B_true, scores)
+
+
+def synthetic_task(method, params, dataset, seed, curves=False):
     """Simulate a dataset, run one method, score it (one row of a benchmark).
 
     Parameters
@@ -661,13 +673,20 @@ def synthetic_task(method, params, dataset, seed):
         :data:`colide_core.simulate.DATASET_DEFAULTS`; missing ones take the defaults).
     seed : int
         Dataset seed (the ``random_state`` of ``simulate_dataset``).
+    curves : bool, default False
+        Also score ``|W|`` (the raw weights before thresholding, for the CoLiDE family) as an
+        edge score: ``auroc``, ``auprc`` and the ROC and precision-recall curves on
+        :data:`colide_core.curves.CURVE_GRID` (``roc_tpr``, ``pr_precision``: 101 floats
+        each, :func:`colide_core.curves.curves_on_grid`), so that the row stays small and the
+        curves of several seeds can be averaged.
 
     Returns
     -------
     dict
         The complete dataset settings (``graph``, ``degree``, ``n_nodes``, ...; pairs as lists),
         the metrics of :func:`colide_core.evaluate` on the estimated DAG (``sigma_rel_err`` for
-        the CoLiDE family, NaN otherwise) and ``time_s``, the method's wall time in seconds.
+        the CoLiDE family, NaN otherwise), ``time_s``, the method's wall time in seconds, and
+        the curve columns when ``curves``.
 
     Raises
     ------
@@ -680,17 +699,19 @@ def synthetic_task(method, params, dataset, seed):
 
     data = simulate_dataset(dataset, seed)
     t0 = time.perf_counter()
-    W, sigma = _fit_method(method, params, data.X)
+    W, sigma, *scores = _fit_method(method, params, data.X, **({"return_scores": True} if curves else {}))
     elapsed = time.perf_counter() - t0
     m = evaluate(data.B_true, W, sigma_true=data.noise_std if sigma is not None else None,
                  sigma_est=sigma)
     row = {k: list(v) if isinstance(v, tuple) else v for k, v in data.spec.items()}
     row.update({k: m.get(k, math.nan) for k in _METRIC_KEYS})
     row["time_s"] = elapsed
+    if curves:
+        row.update(_curve_columns(data.B_true, scores[0]))
     return row
 
 
-def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, return_W=True):
+def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, return_W=True, curves=False):
     """Run one method on given data (the app's Compare and bootstrap runs).
 
     Parameters
@@ -711,24 +732,30 @@ def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, retur
     return_W : bool, default True
         Include the estimated DAG ``W`` (nested lists, ``W[i][j] != 0`` means
         i -> j) in the row.
+    curves : bool, default False
+        With ``B_true``: also the edge-score curve columns of :func:`synthetic_task`
+        (``auroc``, ``auprc``, ``roc_tpr``, ``pr_precision``).
 
     Returns
     -------
     dict
         ``W`` (if asked), ``nnz``, ``time_s`` and the metrics when ``B_true``
-        is given.
+        is given (and the curve columns when ``curves``).
     """
     X = dataset.to_numpy(dtype=float) if isinstance(dataset, pd.DataFrame) else np.asarray(dataset, float)
     if bootstrap:
         rng = np.random.default_rng(seed)
         X = X[rng.integers(0, X.shape[0], size=X.shape[0])]
     t0 = time.perf_counter()
-    W, _ = _fit_method(method, params, X)
+    curves = bool(curves and B_true is not None)
+    W, _, *scores = _fit_method(method, params, X, **({"return_scores": True} if curves else {}))
     row = {"time_s": time.perf_counter() - t0, "nnz": int(np.count_nonzero(W))}
     if B_true is not None:
         from ._metrics import evaluate
 
         row.update(evaluate(B_true, W))
+    if curves:
+        row.update(_curve_columns(B_true, scores[0]))
     if return_W:
         row["W"] = W.tolist()
     return row

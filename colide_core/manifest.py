@@ -12,6 +12,9 @@ A manifest is a JSON document (schema ``"colide-manifest/1"``) with
   repository is unavailable);
 * ``timing``: creation time (UTC, ISO 8601), the solver's wall time and, when
   the caller measured it, the whole run's wall time, in seconds;
+* ``transform``: the column transforms applied to the data before the fit, oldest first
+  (:mod:`colide_core.transforms` steps such as ``{"kind": "asinh", "cofactor": 5.0}``; ``[]``
+  for raw data); ``data`` is the fingerprint of the *transformed* data;
 * ``results``: raw ``W`` (``W[i, j] != 0`` means i -> j), the thresholded DAG
   ``adjacency``, ``sigma``, iteration count and flags, ``node_names`` and
   ``metrics`` (from :func:`colide_core.evaluate` when a ground truth was given).
@@ -380,7 +383,7 @@ def _jsonable(obj):
 
 
 def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=None, metrics=None,
-                   data_source=None, wall_time=None, extra=None):
+                   data_source=None, wall_time=None, extra=None, transform=None):
     """Describe a fitted :class:`~colide_core.CoLiDE` run as a manifest dict.
 
     A thin wrapper of :func:`manifest_from_result` for an estimator: it passes the fit record
@@ -408,6 +411,10 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
         Seconds of the whole run measured by the caller (loading included).
     extra : dict, optional
         Free-form JSON-able information, stored under ``"extra"``.
+    transform : list of dict, optional
+        The column transforms applied to the data before the fit
+        (:func:`colide_core.transforms.transform_step` records, oldest first); ``X`` is then
+        the transformed data. Stored under ``"transform"`` (``[]`` when None).
 
     Returns
     -------
@@ -426,12 +433,13 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
         model.result_, model.get_params(), X, cov=cov, n=n, node_names=getattr(model, "node_names_", None),
         fit_time=getattr(model, "fit_time_", None), adjacency=getattr(model, "adjacency_", None),
         estimator=type(model).__name__, B_true=B_true,
-        sigma_true=sigma_true, metrics=metrics, data_source=data_source, wall_time=wall_time, extra=extra)
+        sigma_true=sigma_true, metrics=metrics, data_source=data_source, wall_time=wall_time, extra=extra,
+        transform=transform)
 
 
 def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names=None, fit_time=None,
                          adjacency=None, estimator="CoLiDE", B_true=None, sigma_true=None, metrics=None, data_source=None,
-                         wall_time=None, extra=None):
+                         wall_time=None, extra=None, transform=None):
     """Describe one fit record (a :class:`~colide_core.SolverResult`) as a manifest dict.
 
     The one place a manifest is built: :func:`build_manifest` (an estimator) and the
@@ -460,7 +468,7 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
         The thresholded DAG when the caller has it (``CoLiDE.adjacency_``); else computed.
     estimator : str, default="CoLiDE"
         The estimator's class name.
-    B_true, sigma_true, metrics, data_source, wall_time, extra
+    B_true, sigma_true, metrics, data_source, wall_time, extra, transform
         As in :func:`build_manifest`.
 
     Returns
@@ -476,10 +484,14 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
         If neither ``X`` nor ``(cov, n)`` is given, or the data do not have the record's
         number of nodes.
     ValueError
-        If the recorded prior knowledge does not fit the nodes.
+        If the recorded prior knowledge does not fit the nodes, or ``transform`` is not a list of
+        transform steps.
     """
     from ._graph import threshold_to_dag
     from .constraints import PriorKnowledge
+    from .transforms import check_steps
+
+    transform = check_steps(None if transform is None else [dict(t) for t in transform])
 
     names = None if node_names is None else [str(x) for x in node_names]
     if X is not None:
@@ -516,6 +528,7 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
         "params": params,
         "random_state": params.get("random_state"),
         "data": data,
+        "transform": transform,
         "environment": environment_info(),
         "timing": {"created_utc": now, "fit_seconds": fit_time, "wall_seconds": wall_time},
         "results": {
@@ -637,6 +650,15 @@ class Manifest:
     def data(self):
         """dict: the data fingerprint (``kind``, ``sha256``, ``n_samples``, ``n_nodes``, ...)."""
         return self.raw["data"]
+
+    @property
+    def transform(self):
+        """list of dict: the column transforms applied before the fit (``[]`` for raw data, and for
+        manifests written before transforms were recorded), normalised by
+        :func:`colide_core.transforms.check_steps` (checked when the manifest was loaded)."""
+        from .transforms import check_steps
+
+        return check_steps(self.raw.get("transform") or None)
 
     @property
     def environment(self):
@@ -867,6 +889,13 @@ def _manifest_from_document(doc):
     elif sigma is not None:
         _require(isinstance(sigma, (int, float)), "results.sigma must be a number, a list or null")
         sigma = float(sigma)
+    if doc.get("transform") is not None:
+        from .transforms import check_steps
+
+        try:
+            check_steps(doc["transform"])
+        except ValueError as exc:
+            raise ManifestError(f"the manifest's transform is malformed: {exc}") from None
     names = res.get("node_names")
     if names is not None:
         _require(isinstance(names, list) and len(names) == d,

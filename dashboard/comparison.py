@@ -27,12 +27,15 @@ import streamlit as st
 __all__ = [
     "COLIDE_FAMILY", "REPORTED", "method_params", "RunStore", "run_store",
     "run_key", "refusal", "run_all", "SweepInfo", "summarize", "format_summary", "data_id_for", "LABELS",
+    "CURVE_COLUMNS", "curve_bands", "band_figure",
 ]
 
 #: Methods that take CoLiDE's optimiser parameters (threshold, max_iter, ...).
 COLIDE_FAMILY = ("CoLiDE-EV", "CoLiDE-NV", "DAGMA-linear")
 #: evaluate() keys reported per run, plus the wall time.
 REPORTED = ("shd", "shd_cpdag", "sid", "fdr", "tpr", "nnz")
+#: Per-run curve columns (lists on :data:`colide_core.curves.CURVE_GRID`), kept out of tables and CSV.
+CURVE_COLUMNS = ("roc_tpr", "pr_precision")
 LABELS = {"shd": "SHD", "shd_cpdag": "SHD-C", "sid": "SID", "fdr": "FDR", "tpr": "TPR", "nnz": "NNZ",
           "time": "time (s)"}
 
@@ -130,20 +133,24 @@ def _task(data_id, method, params, seed, config, X, B_true):
     key = task_key(method, {"params": repr(tuple(params))}, {"data_id": repr(data_id)}, int(seed))
     meta = {"method": method, "seed": int(seed)}
     if config is not None:
-        kwargs = {"method": method, "params": dict(params), "dataset": config.spec(), "seed": int(seed)}
+        kwargs = {"method": method, "params": dict(params), "dataset": config.spec(), "seed": int(seed),
+                  "curves": True}
         return Task(key=key, fn=synthetic_task, kwargs=kwargs, meta=meta)
     kwargs = {"method": method, "params": dict(params), "dataset": X, "seed": int(seed),
-              "B_true": np.asarray(B_true, dtype=float), "return_W": False}
+              "B_true": np.asarray(B_true, dtype=float), "return_W": False, "curves": True}
     return Task(key=key, fn=data_task, kwargs=kwargs, meta=meta)
 
 
 def _row(exec_row) -> dict:
-    """A Compare row (method, seed, error, time, :data:`REPORTED`) from an executor row."""
+    """A Compare row (method, seed, error, time, :data:`REPORTED`, ``auroc``, ``auprc`` and the
+    :data:`CURVE_COLUMNS`, None when absent) from an executor row."""
     ok = exec_row.get("status") == "ok"
     row = {"method": exec_row["method"], "seed": int(exec_row["seed"]),
            "error": None if ok else str(exec_row.get("error")),
            "time": float(exec_row["time_s"]) if ok else np.nan}
     row.update({k: float(exec_row[k]) if ok else np.nan for k in REPORTED})
+    row.update({k: float(exec_row.get(k, np.nan)) if ok else np.nan for k in ("auroc", "auprc")})
+    row.update({k: list(exec_row[k]) if ok and exec_row.get(k) is not None else None for k in CURVE_COLUMNS})
     return row
 
 
@@ -315,3 +322,80 @@ def format_summary(summary: pd.DataFrame) -> pd.DataFrame:
 def data_id_for(config=None, dataset_key=None) -> tuple:
     """``("sim", fields of config)`` or ``("data", dataset_key)``."""
     return ("sim", astuple(config)) if config is not None else ("data", str(dataset_key))
+
+
+def curve_bands(rows: pd.DataFrame) -> dict:
+    """ROC and precision-recall bands over seeds, per method.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Per-run rows from :func:`run_all` (columns ``method``, ``error``, ``auroc``, ``auprc``,
+        ``roc_tpr``, ``pr_precision``).
+
+    Returns
+    -------
+    dict
+        method -> :func:`colide_core.curves.bands_over_seeds` frame (grid, mean and std of TPR
+        and precision; AUROC / AUPRC mean and std in ``.attrs``), for the methods with at least
+        one successful run that has curves, in first-appearance order.
+    """
+    from colide_core.curves import bands_over_seeds
+
+    out = {}
+    if "roc_tpr" not in rows:
+        return out
+    for method, g in rows.groupby("method", sort=False):
+        curves = [{"auroc": r["auroc"], "auprc": r["auprc"], "roc_tpr": r["roc_tpr"], "pr_precision": r["pr_precision"]}
+                  for _, r in g.iterrows()
+                  if pd.isna(r["error"]) and isinstance(r["roc_tpr"], list) and isinstance(r["pr_precision"], list)]
+        if curves:
+            bands = bands_over_seeds(curves)
+            if bands.attrs["n_seeds"]:
+                out[method] = bands
+    return out
+
+
+def band_figure(bands: dict, kind: str = "roc"):
+    """Plotly figure of mean curves with a ± 1 std band per method.
+
+    Parameters
+    ----------
+    bands : dict
+        From :func:`curve_bands`.
+    kind : {"roc", "pr"}
+        ROC (TPR over FPR, with the chance diagonal) or precision over recall.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Legend entries "method (AUROC mean ± std)"; method names are HTML-escaped once
+        (plotly decodes entities).
+    """
+    import html
+
+    import plotly.graph_objects as go
+    from plotly.colors import qualitative
+
+    y, x_title, y_title, auc = (("tpr", "false positive rate", "true positive rate", "auroc") if kind == "roc"
+                                else ("precision", "recall", "precision", "auprc"))
+    fig = go.Figure()
+    for k, (method, b) in enumerate(bands.items()):
+        colour = qualitative.Plotly[k % len(qualitative.Plotly)]
+        mean, std = b[f"{y}_mean"].to_numpy(), b[f"{y}_std"].to_numpy()
+        lo, hi = np.clip(mean - std, 0, 1), np.clip(mean + std, 0, 1)
+        name = html.escape(str(method))
+        label = (f"{name} ({auc.upper()} {b.attrs[f'{auc}_mean']:.3f} ± {b.attrs[f'{auc}_std']:.3f}, "
+                 f"{b.attrs['n_seeds']} seed{'s' if b.attrs['n_seeds'] != 1 else ''})")
+        grid = b["grid"].to_numpy()
+        fig.add_trace(go.Scatter(x=np.concatenate([grid, grid[::-1]]), y=np.concatenate([hi, lo[::-1]]),
+                                 fill="toself", fillcolor=colour, opacity=0.2, line={"width": 0},
+                                 hoverinfo="skip", showlegend=False, legendgroup=name))
+        fig.add_trace(go.Scatter(x=grid, y=mean, mode="lines", line={"color": colour}, name=label,
+                                 legendgroup=name, line_shape="hv" if kind == "roc" else "linear"))
+    if kind == "roc":
+        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "grey"},
+                                 name="chance", hoverinfo="skip"))
+    fig.update_layout(xaxis_title=x_title, yaxis_title=y_title, xaxis_range=[0, 1], yaxis_range=[0, 1.02],
+                      legend={"orientation": "h", "y": -0.25}, margin={"t": 30})
+    return fig

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Dataset", "content_hash", "make_dataset", "sachs_dataset", "dataset_from_upload", "UploadProblem"]
+__all__ = ["Dataset", "content_hash", "make_dataset", "sachs_dataset", "dataset_from_upload", "UploadProblem",
+           "transformed_dataset", "dataset_transform"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,3 +195,67 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
         raise UploadProblem(str(exc)) from None
     notes = tuple(str(w) for w in getattr(validated, "warnings", ()))
     return make_dataset(filename, validated.X, source="upload", notes=notes)
+
+
+def dataset_transform(dataset) -> list:
+    """The transform steps applied to a dataset so far (``meta["transform"]``; ``[]`` for raw data).
+
+    Parameters
+    ----------
+    dataset : Dataset
+
+    Returns
+    -------
+    list of dict
+        :func:`colide_core.transforms.transform_step` records, oldest first.
+    """
+    return [dict(s) for s in dataset.meta.get("transform", ())]
+
+
+def transformed_dataset(dataset, kind, *, cofactor=None) -> Dataset:
+    """A new :class:`Dataset` holding ``dataset``'s columns transformed (log, asinh or z-score).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The current dataset (``X`` of shape (n_samples, n_nodes)); not modified.
+    kind : {"log", "asinh", "standardize"}
+        See :func:`colide_core.transforms.transform_columns`.
+    cofactor : float, optional
+        For ``"asinh"`` (default :data:`colide_core.transforms.ASINH_COFACTOR`).
+
+    Returns
+    -------
+    Dataset
+        Same source and ground-truth graph ``B_true`` (a monotone transform of each variable keeps
+        the causal graph); its own content hash; the name says the transform; ``meta["transform"]``
+        lists every step so far (recorded in the run manifest). The true noise scales
+        ``sigma_true`` are divided by each column's standard deviation for ``"standardize"``
+        (exact), and dropped for log and asinh (no longer defined); a simulated dataset's
+        ``meta["W_true"]`` is rescaled likewise (``W[i, j] s_i / s_j``) for ``"standardize"`` and
+        kept for log and asinh (the weights that generated the raw data: the true graph).
+
+    Raises
+    ------
+    ValueError
+        From :func:`colide_core.transforms.transform_columns` (values <= 0 for log, a constant
+        column, a bad cofactor, an unknown kind).
+    """
+    from colide_core.transforms import describe_step, transform_columns, transform_step
+
+    step = transform_step(kind, cofactor=cofactor)
+    X = transform_columns(dataset.X, step["kind"], cofactor=step.get("cofactor"))
+    meta = dict(dataset.meta)
+    meta["transform"] = dataset_transform(dataset) + [step]
+    sigma_true = None
+    if step["kind"] == "standardize":
+        sd = dataset.X.to_numpy(dtype=np.float64).std(axis=0)
+        if dataset.sigma_true is not None:
+            sigma_true = np.asarray(dataset.sigma_true, dtype=np.float64) / sd
+        if meta.get("W_true") is not None:
+            meta["W_true"] = np.asarray(meta["W_true"], dtype=np.float64) * sd[:, None] / sd[None, :]
+    for stale in ("varsortability",):  # a property of the raw units
+        meta.pop(stale, None)
+    notes = tuple(dataset.notes) + (f"Transformed: {describe_step(step)} of every column.",)
+    return make_dataset(f"{dataset.name} · {describe_step(step)}", X, B_true=dataset.B_true,
+                        sigma_true=sigma_true, source=dataset.source, notes=notes, meta=meta)

@@ -76,7 +76,9 @@ def fit_manifest(result, dataset, threshold) -> dict:
         A ``colide_core.manifest.manifest_from_result`` document of ``result.result`` (the
         solver's record, checkpoint history included, so a reloaded run also shows the
         convergence plot); ``params`` are every ``CoLiDE`` parameter (defaults filled in);
-        ``extra.dashboard`` holds the dataset source.
+        ``extra.dashboard`` holds the dataset source; ``transform`` lists the Data page's
+        transforms of this dataset (``Dataset.meta["transform"]``), and ``data`` fingerprints
+        the transformed data.
 
     Raises
     ------
@@ -85,12 +87,14 @@ def fit_manifest(result, dataset, threshold) -> dict:
     """
     import colide_core
     from colide_core.manifest import manifest_from_result
+    from dashboard.data import dataset_transform
 
     params = colide_core.CoLiDE(**{**dict(result.params), "threshold": float(threshold)}).get_params()
     B_true = None if dataset.B_true is None else dataset.B_true.to_numpy()
     return manifest_from_result(result.result, params, dataset.X, node_names=list(dataset.node_names),
                                 fit_time=result.fit_time, B_true=B_true, sigma_true=dataset.sigma_true,
-                                data_source=dataset.name, extra={"dashboard": {"dataset_source": dataset.source}})
+                                data_source=dataset.name, extra={"dashboard": {"dataset_source": dataset.source}},
+                                transform=dataset_transform(dataset))
 
 
 @cache_data(show_spinner=False, max_entries=32)
@@ -206,6 +210,7 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     import colide_core
     from colide_core.manifest import (ManifestError, RunSettingsError, check_run_settings, data_fingerprint,
                                       load_manifest)
+    from colide_core.transforms import describe_step
     from dashboard.fitting import FitResult, solver_params
 
     try:
@@ -226,7 +231,9 @@ def run_from_manifest(source, dataset) -> LoadedRun:
             f"{m.data.get('n_nodes')} nodes (source {m.data.get('source')!r}, fingerprint "
             f"{str(m.data.get('sha256'))[:12]}…), but the current dataset {dataset.name!r} has "
             f"{here['n_samples']} samples × {here['n_nodes']} nodes (fingerprint {here['sha256'][:12]}…). "
-            "Load the same data on the Data page first."
+            "Load the same data on the Data page first"
+            + (" and apply the manifest's transform there: " + ", then ".join(describe_step(t) for t in m.transform)
+               if m.transform else "") + "."
         ) from None
 
     variant = m.params.get("variant")

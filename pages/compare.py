@@ -142,7 +142,20 @@ for method, row in summary.iterrows():
         st.error(f"{md_escape(method)} failed in {row['failed']} of {row['runs']} runs: {md_escape(row['error'])}")
 st.dataframe(cmp.format_summary(summary), key="cmp_summary")
 st.plotly_chart(compare_figure(summary, metrics=("shd", "shd_cpdag", "sid", "nnz"), labels=cmp.LABELS), key="cmp_chart")
+# --- ROC / precision-recall of |W| as an edge score, mean ± std over seeds ----------------------
+bands = cmp.curve_bands(frame)
+if bands:
+    st.subheader("Curves: |W| as an edge score")
+    st.caption("Every ordered pair (i, j) is a candidate edge scored by |W[i, j]| (CoLiDE's weights before "
+               "the threshold; the other methods' own output, so their curves stop where their threshold cut). "
+               "Each run's curve is read off a grid of 101 points (ROC: the best TPR at FPR ≤ x; PR: the best "
+               "precision at recall ≥ x); the line is the mean over seeds and the band ± 1 std (ddof = 1). "
+               "AUROC / AUPRC (scikit-learn) are mean ± std over seeds.")
+    roc_col, pr_col = st.columns(2)
+    roc_col.plotly_chart(cmp.band_figure(bands, "roc"), key="cmp_roc")
+    pr_col.plotly_chart(cmp.band_figure(bands, "pr"), key="cmp_pr")
+flat = frame.drop(columns=[c for c in cmp.CURVE_COLUMNS if c in frame], errors="ignore")
 with st.expander("Per-run rows"):
-    st.dataframe(frame, hide_index=True)
-st.download_button("Per-run rows (CSV)", to_csv_safe(frame, index=False), file_name="colide_comparison_runs.csv",
+    st.dataframe(flat, hide_index=True)
+st.download_button("Per-run rows (CSV)", to_csv_safe(flat, index=False), file_name="colide_comparison_runs.csv",
                    mime="text/csv", key="cmp_download")

@@ -74,6 +74,57 @@ if status is not None:
     else:
         st.success(text)
 
+# --- transform the current data (log, asinh, standardise) ---------------------------------------
+# The transformed data become the current dataset (own content hash, ground truth kept); the steps
+# are kept in Dataset.meta["transform"] and written into the run manifest.
+from colide_core.transforms import ASINH_COFACTOR, TRANSFORM_NOTES  # noqa: E402
+from dashboard.data import dataset_transform, transformed_dataset  # noqa: E402
+
+_XFORM_LABELS = {"log": "log(x)", "asinh": "asinh(x / cofactor)", "standardize": "standardise (z-score)"}
+ss.setdefault("data_xform_kind", "asinh")
+ss.setdefault("data_xform_cofactor", ASINH_COFACTOR)
+
+
+def _apply_transform():
+    kind = ss["data_xform_kind"]
+    cofactor = float(ss["data_xform_cofactor"]) if kind == "asinh" else None
+    old = state.current_dataset()
+    try:
+        new = transformed_dataset(old, kind, cofactor=cofactor)
+    except ValueError as exc:  # shown next to the dataset it was tried on
+        ss["data_xform_status"] = (old.key, "error", f"{_XFORM_LABELS[kind]} was not applied: {md_escape(exc)}")
+    else:
+        state.set_dataset(new)
+        ss["data_xform_status"] = (new.key, "success", f"Applied {_XFORM_LABELS[kind]}: the current dataset "
+                                                       f"is now **{md_escape(new.name)}**.")
+
+
+xform_status = ss.get("data_xform_status")
+if xform_status is not None and xform_status[0] != state.current_dataset().key:
+    xform_status = None  # about another dataset (a new upload or Sachs since)
+with st.expander("Transform the data (log, asinh, standardise)", expanded=xform_status is not None):
+    st.caption("Flow-cytometry intensities are usually transformed before analysis. CoLiDE is **not** "
+               "scale-invariant: a transform changes which edges it finds. The transformed data become the "
+               "current dataset (the ground-truth graph is kept) and the transform is recorded in the run "
+               "manifest. Press **Use the Sachs data** (or upload again) to go back to raw values.")
+    t1, t2, t3 = st.columns([2, 1, 1])
+    t1.radio("Transform", list(_XFORM_LABELS), format_func=_XFORM_LABELS.get, key="data_xform_kind",
+             horizontal=True)
+    t2.number_input("asinh cofactor", min_value=0.001, max_value=1e6, step=1.0,
+                    key="data_xform_cofactor", disabled=ss["data_xform_kind"] != "asinh",
+                    help="5 is the mass-cytometry (CyTOF) convention, 150 the fluorescence flow-cytometry one.")
+    t3.write("")
+    t3.button("Apply", key="data_xform_apply", icon=":material/function:", on_click=_apply_transform)
+    st.caption(f"**{_XFORM_LABELS[ss['data_xform_kind']]}**: {TRANSFORM_NOTES[ss['data_xform_kind']]}")
+    if xform_status is not None:
+        (st.error if xform_status[1] == "error" else st.success)(xform_status[2])
+    applied = dataset_transform(state.current_dataset())
+    if applied:
+        from colide_core.transforms import describe_step  # noqa: E402
+
+        st.caption("Transforms applied to the current data, in order: "
+                   + ", ".join(md_escape(describe_step(t)) for t in applied) + ".")
+
 # --- show the current data -----------------------------------------------------------------
 ds = state.current_dataset()
 n, d = ds.shape

@@ -66,6 +66,10 @@ class SolverResult:
         Step size and ``s`` each stage ended with (they change when the solver backs off).
     fit_time : float
         Wall time of the solve in seconds, from the end of the parameter checks to the result.
+    stage_converged : tuple of bool
+        Whether each stage met ``tol`` before its ``max_iter`` (one entry per finished stage).
+        The early stages of the central path often end on their step budget by design; what
+        matters for the result is the last one (:attr:`last_stage_converged`).
     """
 
     W: np.ndarray
@@ -80,6 +84,37 @@ class SolverResult:
     lr_used: tuple = field(default_factory=tuple)
     s_used: tuple = field(default_factory=tuple)
     fit_time: float = 0.0
+    stage_converged: tuple = field(default_factory=tuple)
+
+    @property
+    def last_stage_converged(self):
+        """Whether the last stage met ``tol`` (bool), or None when it was not recorded.
+
+        None for a record that does not hold per-stage flags (an older manifest, a λ-path
+        entry); a stopped solve's last stage did not converge.
+        """
+        if self.stopped:
+            return False
+        return bool(self.stage_converged[-1]) if self.stage_converged else None
+
+    @property
+    def final_relative_change(self):
+        """Relative objective change between the last two checkpoints of the last stage.
+
+        ``|f_k - f_{k-1}| / |f_{k-1}|`` over the objectives recorded in ``history`` (the faithful
+        loop's stopping rule compares exactly this with ``tol``; the fast loop tests an averaged
+        iterate, so there it is an indication); NaN when the last stage recorded fewer than two
+        checkpoints or no history was kept.
+        """
+        hist = self.history or {}
+        stages, objs = list(hist.get("stage", ())), list(hist.get("objective", ()))
+        if not stages or len(stages) != len(objs):
+            return float("nan")
+        last = stages[-1]
+        tail = [float(o) for st_, o in zip(stages, objs) if st_ == last]
+        if len(tail) < 2 or not np.isfinite(tail[-2]) or tail[-2] == 0:
+            return float("nan")
+        return abs(tail[-1] - tail[-2]) / abs(tail[-2])
 
 
 def default_sigma0(cov, variant):
@@ -252,6 +287,7 @@ class _Solve:
         self.per_stage, self.lr_used, self.s_used = [], [], []
         self.converged_all = True
         self.last_converged = True
+        self.stage_conv = []
         self.t_start = time.perf_counter()
         self.deadline = None if max_time is None else self.t_start + float(max_time)
 
@@ -309,6 +345,7 @@ class _Solve:
         self.s_used.append(s)
         self.converged_all &= bool(converged)
         self.last_converged = bool(converged)
+        self.stage_conv.append(bool(converged))
 
     # ---- finish -------------------------------------------------------------------------
     def result(self, W, sigma, objective, stop_reason, stacklevel):
@@ -341,4 +378,5 @@ class _Solve:
             lr_used=tuple(self.lr_used),
             s_used=tuple(self.s_used),
             fit_time=time.perf_counter() - self.t_start,
+            stage_converged=tuple(self.stage_conv),
         )

@@ -14,7 +14,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -43,6 +43,9 @@ UPLOAD_STATUS = "upload_status"
 SIM_STATUS = "sim_status"
 #: (level, markdown text, already escaped) about the last run manifest loaded on the Learn page, or None.
 MANIFEST_STATUS = "manifest_status"
+#: Solver wall time (s) of the slowest fit last shown on the Learn page, or None: the measurement
+#: behind every time estimate the help texts give (never a hard-coded time).
+LAST_FIT_TIME = "last_fit_time"
 
 # --- widget state (key -> default) -------------------------------------------------------
 WIDGET_DEFAULTS = {
@@ -94,6 +97,7 @@ def init() -> None:
     ss.setdefault(UPLOAD_STATUS, None)
     ss.setdefault(SIM_STATUS, None)
     ss.setdefault(MANIFEST_STATUS, None)
+    ss.setdefault(LAST_FIT_TIME, None)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value

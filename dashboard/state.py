@@ -14,7 +14,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "LIVE_HOLD", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -46,6 +46,9 @@ MANIFEST_STATUS = "manifest_status"
 #: Solver wall time (s) of the slowest fit last shown on the Learn page, or None: the measurement
 #: behind every time estimate the help texts give (never a hard-coded time).
 LAST_FIT_TIME = "last_fit_time"
+#: True while the Learn page shows a loaded run manifest's fit: loading never runs the solver, so
+#: the live re-solving waits until the user moves λ or the noise model.
+LIVE_HOLD = "learn_live_hold"
 
 # --- widget state (key -> default) -------------------------------------------------------
 WIDGET_DEFAULTS = {
@@ -98,6 +101,7 @@ def init() -> None:
     ss.setdefault(SIM_STATUS, None)
     ss.setdefault(MANIFEST_STATUS, None)
     ss.setdefault(LAST_FIT_TIME, None)
+    ss.setdefault(LIVE_HOLD, False)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
@@ -130,6 +134,7 @@ def set_dataset(dataset) -> None:
         ss[COMPARE_RESULTS] = None
         ss[COMPARE_JOB_MESSAGES] = []
         ss[MANIFEST_STATUS] = None
+        ss[LIVE_HOLD] = False
         job = ss.get(FIT_JOB)
         if job is not None:
             job.request_stop()

@@ -148,5 +148,5 @@ def safe_filename(stem: str, max_len: int = 120) -> str:
         Runs of other characters become one ``_``; leading dots and dashes are dropped; cut to
         ``max_len`` characters; ``"colide"`` when nothing is left.
     """
-    out = _UNSAFE_FILENAME.sub("_", str(stem)).lstrip(".-_")[:max_len].rstrip("._-")
+    out = re.sub(r"_{2,}", "_", _UNSAFE_FILENAME.sub("_", str(stem))).lstrip(".-_")[:max_len].rstrip("._-")
     return out or "colide"

@@ -71,6 +71,7 @@ def _load_manifest():
                                               f"{md_escape(exc)}")
         return
     manifests.apply_to_state(ss, run)
+    ss[state.LIVE_HOLD] = True  # show the stored fit as it is; live solving resumes on the next change
     ss[state.FIT_MESSAGES] = []
     when = f", made {md_escape(run.created)}" if run.created else ""
     text = (f"Loaded **{name}**{when}: CoLiDE-{run.label}, λ = {run.lambda1:g}, threshold {run.threshold:g}, "
@@ -117,6 +118,11 @@ def _manifest_box():
         getattr(st, status[0])(status[1])
 
 
+def _resume_live():
+    """on_change of λ and the noise model: the live view follows the controls again."""
+    ss[state.LIVE_HOLD] = False
+
+
 def _lambda_options():
     """The log-scale grid of λ, plus the current value when a manifest set one off the grid."""
     cur = float(ss["learn_lambda1"])
@@ -138,12 +144,13 @@ c1, c2, c3, c4 = st.columns([1.1, 2.2, 2.2, 1.3], vertical_alignment="bottom")
 with c1:
     st.segmented_control(
         "Noise model", list(VARIANTS), key="learn_variant", required=True, persist_state="session",
+        on_change=_resume_live,
         help="EV: every variable has the same amount of noise (paper eq. 4). NV: each variable has its own "
              "(eq. 6). The Run button fits this one; the live view always shows both.",
     )
 with c2:
     st.select_slider("λ (L1 weight, lambda1)", options=_lambda_options(), key="learn_lambda1",
-                     format_func=fmt_lambda, persist_state="session",
+                     format_func=fmt_lambda, persist_state="session", on_change=_resume_live,
                      help="How strongly CoLiDE is pushed towards few edges: larger λ, sparser graph. "
                           "Log scale; the paper uses 0.05.")
 with c3:
@@ -165,7 +172,9 @@ show_messages(ss, state.FIT_SLOT)
 
 lam_now = float(ss["learn_lambda1"])
 live_errors = []
-if live and not running:
+if live and ss[state.LIVE_HOLD]:
+    st.caption("Showing the fit stored in the run manifest; move λ or the noise model to solve live again.")
+elif live and not running:
     # Live: solve EV and NV at the current λ (each a cached cold fit keyed on data and parameters,
     # identical to what Run computes), unless the session already holds them.
     held = state.results_for_current()

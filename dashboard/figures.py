@@ -99,11 +99,14 @@ def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid"), l
         fig.add_bar(
             x=labels,
             y=[row[f"{m}_mean"] for m in present],
-            error_y={"type": "data", "array": [0.0 if pd.isna(row.get(f"{m}_std")) else row[f"{m}_std"]
-                                               for m in present]},
+            # every metric is >= 0: the lower bar stops at zero (asymmetric), never below it
+            error_y={"type": "data", "symmetric": False,
+                     "array": [0.0 if pd.isna(row.get(f"{m}_std")) else row[f"{m}_std"] for m in present],
+                     "arrayminus": [0.0 if pd.isna(row.get(f"{m}_std")) else min(row[f"{m}_std"], row[f"{m}_mean"])
+                                    for m in present]},
             name=html_escape(method),
         )
-    fig.update_layout(barmode="group", yaxis_title="mean ± std over repetitions",
+    fig.update_layout(barmode="group", yaxis_title="mean ± std over repetitions (clipped at 0)",
                       margin={"t": 30, "b": 10}, height=400)
     fig.update_xaxes(type="category")
     return fig

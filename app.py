@@ -13,5 +13,8 @@ import streamlit as st
 
 from dashboard.nav import PAGES
 
-pages = [st.Page(path, title=title, icon=icon, default=(i == 0)) for i, (path, title, icon) in enumerate(PAGES)]
+# No icon on st.Page: Streamlit would make the current page's icon the favicon, and the browser
+# fetches a material-icon favicon from fonts.gstatic.com. The sidebar links (dashboard.nav) carry
+# the icons, drawn with the Material Symbols font Streamlit serves locally.
+pages = [st.Page(path, title=title, default=(i == 0)) for i, (path, title, _icon) in enumerate(PAGES)]
 st.navigation(pages, position="hidden").run()

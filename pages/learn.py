@@ -132,10 +132,12 @@ def _lambda_options():
     return sorted(grid)
 
 
+# Compact page for a projector: less empty space above the title (a style rule, no script).
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}</style>")
 st.title("Learn a DAG with CoLiDE")
 live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES])
-st.caption(f"Dataset: {md_escape(ds.name)} ({ds.shape[0]} samples × {ds.shape[1]} nodes). "
-           + ("**Live**: every change below re-solves EV and NV at once (no Run needed)." if live
+st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
+           + ("**Live**: every change re-solves EV and NV, no Run needed." if live
               else f"Press **Run** after a change: {md_escape(why_not_live)}."))
 
 # --- controls: one compact row, the graph right below ------------------------------------------
@@ -226,28 +228,28 @@ tab_graph, tab_noise, tab_metrics, tab_dl, tab_conv = st.tabs(
 
 with tab_graph:
     truth = None if ds.B_true is None else ds.B_true.to_numpy()
-    if truth is None:
-        st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
-                   "node positions, so edges appear and vanish in place.")
-    else:
-        st.caption("Compared with the ground truth (right). Edge width ∝ |w|; missing true edges dashed. Every "
-                   "drawing uses the same node positions, so edges appear and vanish in place.")
     gcols = st.columns(len(order) + (truth is not None))
     for col, v in zip(gcols, order):
         res = results[v]
         with col:
             st.markdown(f"**CoLiDE-{res.label}** · λ = {fmt_lambda(res.lambda1)}")
-            st.metric(f"Edges · {v.upper()}", int((thresholded[v] != 0).sum()))
             html = graph_html_cached(thresholded[v], tuple(names), truth, res.sigma)
             st.iframe(html, height=GRAPH_HEIGHT)
-            st.caption(f"{res.n_iter:,} iterations, {fmt_seconds(res.fit_time)}"
+            st.caption(f"{int((thresholded[v] != 0).sum())} edges · {res.n_iter:,} iterations, "
+                       f"{fmt_seconds(res.fit_time)}"
                        + (" · stopped early: partial result" if res.stopped else "")
                        + (" · stale: press Run" if v in stale else ""))
     if truth is not None:
         with gcols[-1]:
             st.markdown("**Ground truth**")
-            st.metric("Edges · truth", int((truth != 0).sum()))
             st.iframe(graph_html_cached(truth, tuple(names), None, ds.sigma_true), height=GRAPH_HEIGHT)
+            st.caption(f"{int((truth != 0).sum())} edges")
+    if truth is None:
+        st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
+                   "node positions, so edges appear and vanish in place.")
+    else:
+        st.caption("Coloured against the ground truth (right). Edge width ∝ |w|; missing true edges dashed. "
+                   "Every drawing uses the same node positions, so edges appear and vanish in place.")
 
 with tab_noise:
     estimates = {results[v].label: results[v].sigma for v in order}
@@ -256,6 +258,11 @@ with tab_noise:
                "EV estimates one σ for all nodes (dashed line).")
 
 with tab_metrics:
+    ecols = st.columns(len(order) + (ds.B_true is not None))
+    for col, v in zip(ecols, order):
+        col.metric(f"Edges · {v.upper()}", int((thresholded[v] != 0).sum()))
+    if ds.B_true is not None:
+        ecols[-1].metric("Edges · truth", int((ds.B_true.to_numpy() != 0).sum()))
     if ds.B_true is None:
         st.info("This dataset has no ground truth, so there is nothing to score against.")
     else:

@@ -14,7 +14,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "LIVE_HOLD", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "LIVE_HOLD", "LIVE_PREFETCH", "LAMBDA_MOVED", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -49,6 +49,11 @@ LAST_FIT_TIME = "last_fit_time"
 #: True while the Learn page shows a loaded run manifest's fit: loading never runs the solver, so
 #: the live re-solving waits until the user moves λ or the noise model.
 LIVE_HOLD = "learn_live_hold"
+#: The Learn page's background job warming the cache for the neighbouring λ values
+#: (:func:`dashboard.live.prefetch_neighbours`), or None.
+LIVE_PREFETCH = "learn_live_prefetch"
+#: True once the user moved the λ slider in this session: only then are neighbours prefetched.
+LAMBDA_MOVED = "learn_lambda_moved"
 
 # --- widget state (key -> default) -------------------------------------------------------
 WIDGET_DEFAULTS = {
@@ -102,6 +107,8 @@ def init() -> None:
     ss.setdefault(MANIFEST_STATUS, None)
     ss.setdefault(LAST_FIT_TIME, None)
     ss.setdefault(LIVE_HOLD, False)
+    ss.setdefault(LIVE_PREFETCH, None)
+    ss.setdefault(LAMBDA_MOVED, False)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value

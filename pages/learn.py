@@ -13,12 +13,12 @@ import pandas as pd
 import streamlit as st
 
 import colide_core
-from colide_core.constraints import PriorKnowledge
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.export import EXPORT_FORMATS, export_graph
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import core, manifests, state
+from dashboard.live import neighbours, prefetch_neighbours, thresholded as threshold_fit
 from colide_core.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, fit_live, live_reason, solver_params
@@ -123,6 +123,12 @@ def _resume_live():
     ss[state.LIVE_HOLD] = False
 
 
+def _lambda_moved():
+    """on_change of the λ slider: resume the live view and start warming the neighbours' cache."""
+    ss[state.LIVE_HOLD] = False
+    ss[state.LAMBDA_MOVED] = True
+
+
 def _lambda_options():
     """The log-scale grid of λ, plus the current value when a manifest set one off the grid."""
     cur = float(ss["learn_lambda1"])
@@ -152,7 +158,7 @@ with c1:
     )
 with c2:
     st.select_slider("λ (L1 weight, lambda1)", options=_lambda_options(), key="learn_lambda1",
-                     format_func=fmt_lambda, persist_state="session", on_change=_resume_live,
+                     format_func=fmt_lambda, persist_state="session", on_change=_lambda_moved,
                      help="How strongly CoLiDE is pushed towards few edges: larger λ, sparser graph. "
                           "Log scale; the paper uses 0.05.")
 with c3:
@@ -186,6 +192,12 @@ elif live and not running:
         fitted, live_errors = fit_live(ds, todo)
         for res in fitted:
             ss[state.RESULTS][res.variant] = res
+    if ss[state.LAMBDA_MOVED] and not live_errors:
+        # the next step of the slider is then usually a cache hit (same cold fits, same drawings)
+        prefetch_neighbours(ss, state.LIVE_PREFETCH, ds,
+                            [solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES])
+                             for lam in neighbours(_lambda_options(), lam_now) for lab in VARIANTS],
+                            float(ss["learn_threshold"]))
 for err in live_errors:
     st.error(md_escape(err))
 
@@ -211,12 +223,7 @@ if stale and not running:
                + f", not the λ = {fmt_lambda(lam_now)} set above. Press **Run** to learn it again.",
                icon=":material/history:")
 # Re-threshold the cached raw W (never re-solve); required edges of a constrained fit survive.
-thresholded = {
-    v: colide_core.threshold_to_dag(
-        results[v].W, threshold,
-        required=PriorKnowledge.from_params(results[v].params).required_mask(len(names), names))
-    for v in order
-}
+thresholded = {v: threshold_fit(results[v], threshold, names) for v in order}
 for v in order:
     level, text = _note(results[v])
     if level == "warning" and not results[v].stopped:

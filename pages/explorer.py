@@ -115,8 +115,10 @@ def _open_in_learn(path, cell, params):
     ss["learn_graph_variant"] = label
     ss["learn_lambda1"] = float(path.lambdas[i])
     ss["learn_threshold"] = float(path.thresholds[j])
-    ss[state.FIT_MESSAGES] = [("info", f"Loaded from the Explorer: {label}, λ = {path.lambdas[i]:.3g}, "
-                                       f"threshold {path.thresholds[j]:g}.")]
+    ss[state.FIT_MESSAGES] = [("info", f"Loaded from the Explorer: {label}, λ = {fmt_lambda(path.lambdas[i])}, "
+                                       f"threshold {path.thresholds[j]:g}"
+                                       + (", warm-started along the λ path (a cold fit at this λ may differ "
+                                          "slightly; press Run for one)." if path.warm_start else "."))]
 
 
 st.title("λ × threshold explorer")

@@ -16,10 +16,6 @@ from tests.e2e.harness import (
 TITLES = ["Data", "Learn", "Simulate", "Compare", "Edge confidence", "Explorer", "Prior knowledge"]
 
 
-def _graph_frames(page):
-    return page.locator('iframe[title="st.iframe"], [data-testid="stIFrame"]')
-
-
 def _first_graph_doc(page):
     return page.evaluate("""() => { const f = document.querySelector('[data-testid="stIFrame"]');
                                     return f ? (f.srcdoc || f.src) : null; }""")

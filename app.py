@@ -2,27 +2,19 @@
 
 Hands over to the selected page with ``st.navigation``.
 
-The page scripts live in ``pages/`` (the product card's layout) and are listed explicitly with
-``st.Page``, so ``st.navigation`` decides the order, titles and icons. Until ``st.navigation``
-has run once in a server process, Streamlit 1.67 serves a ``pages/`` folder old-style: a deep
-link opened first on a fresh server runs the page script without this file. Every page therefore
-does its own set-up (``dashboard.layout.page_setup``).
+The page scripts live in ``pages/`` and are listed in ``dashboard.nav.PAGES`` (order, titles,
+icons). Streamlit's own page list is hidden (``position="hidden"`` here and
+``client.showSidebarNavigation = false`` in ``.streamlit/config.toml``, which also covers a deep
+link served before ``st.navigation`` ever ran in the process, when Streamlit 1.67 runs a page of
+the ``pages/`` folder without this file). Every page does its own set-up and draws the app's
+navigation (``dashboard.layout.page_setup``), so it looks the same however Streamlit reaches it.
 """
 import streamlit as st
 
-# Emoji icons, not ":material/...:" ones: the browser fetches a material-icon favicon from
-# fonts.gstatic.com, and this dashboard must work offline.
-pages = [
-    st.Page("pages/data.py", title="Data", icon="📋", default=True),
-    st.Page("pages/learn.py", title="Learn", icon="🕸️"),
-    st.Page("pages/simulate.py", title="Simulate", icon="🧪"),
-    st.Page("pages/compare.py", title="Compare", icon="📊"),
-    st.Page("pages/edge_confidence.py", title="Edge confidence", icon="🎯"),
-    st.Page("pages/explorer.py", title="Explorer", icon="🗺️"),
-    st.Page("pages/prior_knowledge.py", title="Prior knowledge", icon="🧭"),
-    st.Page("pages/check.py", title="Check", icon="🩺"),
-    st.Page("pages/lessons.py", title="Lessons", icon=":material/school:"),
-]
-# Each page configures itself, initialises the session state and draws the sidebar
-# (dashboard.layout.page_setup), so it behaves the same however Streamlit reaches it.
-st.navigation(pages).run()
+from dashboard.nav import PAGES
+
+# No icon on st.Page: Streamlit would make the current page's icon the favicon, and the browser
+# fetches a material-icon favicon from fonts.gstatic.com. The sidebar links (dashboard.nav) carry
+# the icons, drawn with the Material Symbols font Streamlit serves locally.
+pages = [st.Page(path, title=title, default=(i == 0)) for i, (path, title, _icon) in enumerate(PAGES)]
+st.navigation(pages, position="hidden").run()

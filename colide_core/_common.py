@@ -74,6 +74,10 @@ class SolverResult:
         With ``record_W=True``: a copy of the raw weights at every checkpoint, one per entry of
         ``history`` (same order), so the optimisation can be played back; None when W was not
         recorded (the default). Recording copies W and changes no number of the solve.
+    stage_converged : tuple of bool
+        Whether each stage met ``tol`` before its ``max_iter`` (one entry per finished stage).
+        The early stages of the central path often end on their step budget by design; what
+        matters for the result is the last one (:attr:`last_stage_converged`).
     """
 
     W: np.ndarray
@@ -90,6 +94,37 @@ class SolverResult:
     fit_time: float = 0.0
     order: object = None
     W_history: object = None
+    stage_converged: tuple = field(default_factory=tuple)
+
+    @property
+    def last_stage_converged(self):
+        """Whether the last stage met ``tol`` (bool), or None when it was not recorded.
+
+        None for a record that does not hold per-stage flags (an older manifest, a λ-path
+        entry); a stopped solve's last stage did not converge.
+        """
+        if self.stopped:
+            return False
+        return bool(self.stage_converged[-1]) if self.stage_converged else None
+
+    @property
+    def final_relative_change(self):
+        """Relative objective change between the last two checkpoints of the last stage.
+
+        ``|f_k - f_{k-1}| / |f_{k-1}|`` over the objectives recorded in ``history`` (the faithful
+        loop's stopping rule compares exactly this with ``tol``; the fast loop tests an averaged
+        iterate, so there it is an indication); NaN when the last stage recorded fewer than two
+        checkpoints or no history was kept.
+        """
+        hist = self.history or {}
+        stages, objs = list(hist.get("stage", ())), list(hist.get("objective", ()))
+        if not stages or len(stages) != len(objs):
+            return float("nan")
+        last = stages[-1]
+        tail = [float(o) for st_, o in zip(stages, objs) if st_ == last]
+        if len(tail) < 2 or not np.isfinite(tail[-2]) or tail[-2] == 0:
+            return float("nan")
+        return abs(tail[-1] - tail[-2]) / abs(tail[-2])
 
 
 def default_sigma0(cov, variant):
@@ -274,6 +309,7 @@ class _Solve:
         self.per_stage, self.lr_used, self.s_used = [], [], []
         self.converged_all = True
         self.last_converged = True
+        self.stage_conv = []
         self.t_start = time.perf_counter()
         self.deadline = None if max_time is None else self.t_start + float(max_time)
 
@@ -336,6 +372,7 @@ class _Solve:
         self.s_used.append(s)
         self.converged_all &= bool(converged)
         self.last_converged = bool(converged)
+        self.stage_conv.append(bool(converged))
 
     # ---- finish -------------------------------------------------------------------------
     def result(self, W, sigma, objective, stop_reason, stacklevel):
@@ -369,4 +406,5 @@ class _Solve:
             s_used=tuple(self.s_used),
             fit_time=time.perf_counter() - self.t_start,
             W_history=None if self.W_history is None else tuple(self.W_history),
+            stage_converged=tuple(self.stage_conv),
         )

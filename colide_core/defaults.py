@@ -114,3 +114,23 @@ MAX_CHECKPOINTS = 10_000
 #: numbers are 200 MB. The default schedule with ``checkpoint=1000`` records at most 130 copies
 #: of W, so a 200-node graph (5.2e6 numbers) fits.
 MAX_RECORD_W_CELLS = 25_000_000
+
+# --------------------------------------------------------------------------------------------
+# The live Learn page (issue 25): where moving λ re-solves without a Run click.
+# --------------------------------------------------------------------------------------------
+
+#: λ values offered by the Learn page's log-scale slider: 1, 2 and 5 per decade from 0.001 to 2
+#: (the useful part of :data:`LAMBDA1_RANGE`; the paper's 0.05 is on the grid). Sachs's edge
+#: count goes from about 40 (λ = 0.001) to 0 (λ = 2) at the default threshold.
+LAMBDA1_GRID = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+#: Largest graph the Learn page re-solves live (every widget change, no Run click). Measured on
+#: the 2-core development machine with the fast solver: a fit takes 0.03-0.1 s on Sachs
+#: (d = 11) and 0.27-0.5 s on a simulated ER2 graph with d = 50, n = 1000-2000 (EV and NV).
+LIVE_MAX_NODES = 50
+#: Largest dataset (``n_samples * n_nodes``) the Learn page re-solves live: forming the
+#: covariance is the only step that grows with ``n``.
+LIVE_MAX_CELLS = 2_000_000
+#: Solvers fast enough for the live Learn page ("adam" is the paper's 130,000-step schedule).
+LIVE_SOLVERS = ("auto", "fast")
+
+__all__ += ["LAMBDA1_GRID", "LIVE_MAX_NODES", "LIVE_MAX_CELLS", "LIVE_SOLVERS"]

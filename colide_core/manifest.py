@@ -546,6 +546,7 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
             "stop_reason": result.stop_reason,
             "lr_used": result.lr_used,
             "s_used": result.s_used,
+            "stage_converged": result.stage_converged,
         },
         "extra": extra or {},
     }
@@ -699,6 +700,8 @@ class Manifest:
             stop_reason=res.get("stop_reason"),
             lr_used=tuple(float(x) for x in res.get("lr_used") or ()),
             s_used=tuple(float(x) for x in res.get("s_used") or ()),
+            stage_converged=tuple(x is True for x in res.get("stage_converged") or ()
+                                  if isinstance(res.get("stage_converged"), list)),
         )
 
     def W_frame(self):

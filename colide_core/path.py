@@ -213,6 +213,10 @@ class LambdaPath:
     required_mask : ndarray of bool of shape (d, d) or None
     stopped : bool
         True when the callback stopped the path: only the first (smallest) lambdas are there.
+    last_stage_converged : ndarray of bool of shape (n_lambdas,) or None
+        Whether each solve's *last* stage met ``tol`` (``SolverResult.last_stage_converged``);
+        ``converged`` asks it of every stage, and the early stages of the central path may end
+        on their step budget by design.
     """
 
     lambdas: np.ndarray
@@ -232,6 +236,7 @@ class LambdaPath:
     n_samples: int
     required_mask: object = None
     stopped: bool = False
+    last_stage_converged: object = None
 
     @property
     def total_time(self) -> float:
@@ -427,7 +432,7 @@ def lambda_path(
         edge_mask, required_mask = resolve_constraints(d, names, forbidden=forbidden, required=required, tiers=tiers)
     full = (tuple(mu_schedule), tuple(s_schedule), tuple(max_iter))
     warm = tuple(tuple(x)[-int(warm_stages):] for x in full)
-    Ws, sigmas, objs, iters, times, conv = [], [], [], [], [], []
+    Ws, sigmas, objs, iters, times, conv, last_conv = [], [], [], [], [], [], []
     W_prev = None
     stopped = False
     for k, lam_k in enumerate(lam):
@@ -457,6 +462,7 @@ def lambda_path(
         iters.append(int(res.n_iter))
         times.append(float(res.fit_time))
         conv.append(bool(res.converged))
+        last_conv.append(bool(res.last_stage_converged))
         W_prev = res.W
         if callback is not None and callback(float(k + 1), int(lam.size)):
             stopped = k + 1 < lam.size
@@ -476,5 +482,5 @@ def lambda_path(
         bic=bic, sigma=sigmas, objective=np.asarray(objs), n_iter=np.asarray(iters),
         fit_time=np.asarray(times), converged=np.asarray(conv), variant=variant,
         warm_start=bool(warm_start), node_names=names, n_samples=int(n),
-        required_mask=required_mask, stopped=stopped,
+        required_mask=required_mask, stopped=stopped, last_stage_converged=np.asarray(last_conv[: len(Ws)]),
     )

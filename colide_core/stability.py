@@ -81,8 +81,11 @@ def _fit_one(estimator, values, rows, names):
         return None, None, False, f"{type(exc).__name__}: {exc}"
     sigma = getattr(model, "sigma_", None)
     sigma = None if sigma is None else np.array(sigma, dtype=float)
-    return (np.array(model.adjacency_, dtype=float), sigma,
-            bool(getattr(model, "converged_", True)), None)
+    # Convergence of the result = its last stage met tol (the early stages of the central path
+    # may end on their step budget by design; SolverResult.last_stage_converged).
+    last = getattr(getattr(model, "result_", None), "last_stage_converged", None)
+    converged = bool(getattr(model, "converged_", True)) if last is None else bool(last)
+    return np.array(model.adjacency_, dtype=float), sigma, converged, None
 
 
 def _check_common(n_jobs, callback):
@@ -188,7 +191,9 @@ class BootstrapResult:
     n_failed : int
         Resamples whose fit raised (e.g. a column constant in the resample); see ``errors``.
     n_not_converged : int
-        Successful resamples whose solver hit ``max_iter`` before ``tol``.
+        Successful resamples whose *last* stage used its ``max_iter`` before meeting ``tol``
+        (``SolverResult.last_stage_converged`` is False). Earlier stages ending on their step
+        budget is normal on the central path and not counted.
     stopped : bool
         True when the callback stopped the run early; only the first ``n_ok + n_failed``
         resamples were fitted.

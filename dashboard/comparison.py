@@ -37,7 +37,7 @@ REPORTED = ("shd", "shd_cpdag", "sid", "fdr", "tpr", "nnz")
 #: Per-run curve columns (lists on :data:`colide_core.curves.CURVE_GRID`), kept out of tables and CSV.
 CURVE_COLUMNS = ("roc_tpr", "pr_precision")
 LABELS = {"shd": "SHD", "shd_cpdag": "SHD-C", "sid": "SID", "fdr": "FDR", "tpr": "TPR", "nnz": "NNZ",
-          "time": "time (s)"}
+          "time": "fit time"}
 
 
 def method_params(name: str, threshold: float, overrides: dict | None = None) -> tuple:
@@ -305,13 +305,21 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
 def format_summary(summary: pd.DataFrame) -> pd.DataFrame:
     """``summary`` as display strings "mean ± std" per metric, plus runs / failures / error."""
     table = pd.DataFrame(index=summary.index)
+    from dashboard.text import fmt_seconds
+
     for m in (*REPORTED, "time"):
         def fmt(row, m=m):
             mean, std = row[f"{m}_mean"], row[f"{m}_std"]
             if pd.isna(mean):
                 return "—"
-            digits = 2 if m in ("fdr", "tpr", "time") else 1
-            return f"{mean:.{digits}f}" if pd.isna(std) else f"{mean:.{digits}f} ± {std:.{digits}f}"
+            if m == "time":  # never "0.01 ± 0.00": milliseconds below a second
+                return f"{fmt_seconds(mean)} ± " + ("—" if pd.isna(std) else fmt_seconds(std))
+            digits = 2 if m in ("fdr", "tpr") else 1
+            if pd.isna(std):  # one successful run: no spread to report
+                return f"{mean:.{digits}f} ± —"
+            # a spread too small for the digits is shown with one significant digit, not as 0
+            spread = f"{std:.{digits}f}" if std == 0 or std >= 10 ** -digits else f"{std:.1g}"
+            return f"{mean:.{digits}f} ± {spread}"
         table[LABELS[m]] = summary.apply(fmt, axis=1)
     table["runs"] = summary["runs"]
     table["failed"] = summary["failed"]

@@ -100,33 +100,53 @@ def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid"), l
         fig.add_bar(
             x=labels,
             y=[row[f"{m}_mean"] for m in present],
-            error_y={"type": "data", "array": [0.0 if pd.isna(row.get(f"{m}_std")) else row[f"{m}_std"]
-                                               for m in present]},
+            # every metric is >= 0: the lower bar stops at zero (asymmetric), never below it
+            error_y={"type": "data", "symmetric": False,
+                     "array": [0.0 if pd.isna(row.get(f"{m}_std")) else row[f"{m}_std"] for m in present],
+                     "arrayminus": [0.0 if pd.isna(row.get(f"{m}_std")) else min(row[f"{m}_std"], row[f"{m}_mean"])
+                                    for m in present]},
             name=html_escape(method),
         )
-    fig.update_layout(barmode="group", yaxis_title="mean ± std over repetitions",
+    fig.update_layout(barmode="group", yaxis_title="mean ± std over repetitions (clipped at 0)",
                       margin={"t": 30, "b": 10}, height=400)
     fig.update_xaxes(type="category")
     return fig
 
 
 def objective_figure(objectives: dict) -> go.Figure:
-    """Objective value at each solver checkpoint, one line per fit.
+    """Objective value at each solver checkpoint, one line per fit, stages marked.
 
     Parameters
     ----------
     objectives : dict
-        Label -> sequence of objective values (one per checkpoint).
+        Label -> a :class:`colide_core.SolverResult` (its ``history``: ``"objective"`` and
+        ``"stage"`` per checkpoint) or a plain sequence of objective values.
 
     Returns
     -------
     plotly.graph_objects.Figure
+        x: checkpoint number; y: objective, on a log axis when every value is positive (the
+        stages' values differ by orders of magnitude, a linear axis flattens all but the first
+        few); a dotted vertical line where each fit enters a new stage (μ, s).
     """
     fig = go.Figure()
-    for label, obj in objectives.items():
-        fig.add_scatter(y=list(obj), mode="lines", name=html_escape(label))
-    fig.update_layout(xaxis_title="checkpoint", yaxis_title="objective", height=300,
-                      margin={"t": 30, "b": 10})
+    all_values, boundaries = [], set()
+    for label, rec in objectives.items():
+        hist = getattr(rec, "history", None)
+        if hist is not None:
+            obj = [float(o) for o in (hist or {}).get("objective", ())]
+            stages = list((hist or {}).get("stage", ()))
+            if len(stages) == len(obj):
+                boundaries.update(i for i in range(1, len(stages)) if stages[i] != stages[i - 1])
+        else:
+            obj = [float(o) for o in rec]
+        all_values += obj
+        fig.add_scatter(x=list(range(1, len(obj) + 1)), y=obj, mode="lines", name=html_escape(label))
+    for i in sorted(boundaries):
+        fig.add_vline(x=i + 0.5, line_dash="dot", line_color="#888", line_width=1)
+    log = bool(all_values) and all(np.isfinite(v) and v > 0 for v in all_values)
+    fig.update_layout(xaxis_title="checkpoint", yaxis_title="objective" + (" (log scale)" if log else ""),
+                      yaxis_type="log" if log else "linear", height=300, margin={"t": 30, "b": 10})
     return fig
 
 

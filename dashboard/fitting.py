@@ -36,7 +36,7 @@ from dashboard.jobs import Job
 
 __all__ = [
     "VARIANTS", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "solver_params", "path_kwargs", "fit_colide",
-    "progress_fraction", "check_params", "check_widget_values",
+    "progress_fraction", "check_params", "check_widget_values", "live_reason", "fit_live",
 ]
 
 #: Display label -> ``colide_core.CoLiDE`` variant.
@@ -115,6 +115,16 @@ class FitResult:
     def converged(self) -> bool:
         """Whether every stage met the tolerance."""
         return bool(self.result.converged)
+
+    @property
+    def last_stage_converged(self):
+        """Whether the last stage met ``tol`` (None when the record does not say)."""
+        return self.result.last_stage_converged
+
+    @property
+    def lambda1(self) -> float:
+        """The L1 weight λ of this fit."""
+        return float(dict(self.params)["lambda1"])
 
     @property
     def stopped(self) -> bool:
@@ -396,3 +406,76 @@ class FitJob(Job):
                 self.errors.append(f"{name}: unexpected error ({type(exc).__name__}): {exc}")
             self._done_budget += self._budgets[i]
         return self.results
+
+
+def live_reason(dataset, overrides: dict | None = None) -> tuple:
+    """Whether the Learn page may re-solve on every widget change, and why not.
+
+    A fit is live when it takes well under a second: the fast solver
+    (:data:`colide_core.defaults.LIVE_SOLVERS`), at most
+    :data:`~colide_core.defaults.LIVE_MAX_NODES` nodes and
+    :data:`~colide_core.defaults.LIVE_MAX_CELLS` cells ``n_samples * n_nodes`` (measured:
+    0.03-0.1 s per fit on Sachs, 0.27-0.5 s at d = 50 on the 2-core development machine).
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+        ``dataset.shape`` is ``(n_samples, n_nodes)``.
+    overrides : dict, optional
+        The session's solver overrides (``solver`` among them when not the default).
+
+    Returns
+    -------
+    (bool, str)
+        ``(True, "")`` when live, else ``(False, reason)`` with a sentence a user understands.
+    """
+    from colide_core.defaults import LIVE_MAX_CELLS, LIVE_MAX_NODES, LIVE_SOLVERS, SOLVER
+
+    n, d = dataset.shape
+    solver = (overrides or {}).get("solver", SOLVER)
+    if solver not in LIVE_SOLVERS:
+        return False, ("the paper-faithful solver (sidebar) takes seconds per fit; choose the fast solver "
+                       "to see every change at once")
+    if d > LIVE_MAX_NODES:
+        return False, f"this graph has {d} nodes; fits are live up to {LIVE_MAX_NODES} nodes"
+    if n * d > LIVE_MAX_CELLS:
+        return False, (f"this dataset has {n:,} × {d} = {n * d:,} values; fits are live up to "
+                       f"{LIVE_MAX_CELLS:,}")
+    return True, ""
+
+
+def fit_live(dataset, params_list) -> tuple:
+    """Solve each parameter tuple in the script thread (cached), for the live Learn page.
+
+    Each fit goes through :func:`fit_colide` (so a setting seen before is a cache hit) inside a
+    server-wide compute slot (:func:`dashboard.jobs.compute_slot`), after :func:`check_params`.
+    Use only where :func:`live_reason` allows it: the fits then take well under a second.
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+    params_list : sequence of tuple
+        :func:`solver_params` tuples.
+
+    Returns
+    -------
+    (list of FitResult, list of str)
+        The fits that succeeded, and one message per refused setting or failed fit.
+    """
+    from colide_core.manifest import RunSettingsError
+    from dashboard.jobs import compute_slot
+
+    results, errors = [], []
+    for params in params_list:
+        name = dict(params)["variant"].upper()
+        try:
+            check_params(params)
+            with compute_slot():
+                results.append(fit_colide(dataset.key, params, dataset.X))
+        except RunSettingsError as exc:
+            errors.append(f"{name}: {exc}")
+        except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+            errors.append(f"{name}: the solver failed: {exc}")
+        except Exception as exc:  # the page must never die with a traceback
+            errors.append(f"{name}: unexpected error ({type(exc).__name__}): {exc}")
+    return results, errors

@@ -13,7 +13,8 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.jobs import is_running
-from dashboard.text import md_escape
+from dashboard.nav import sidebar_links
+from dashboard.text import fmt_seconds, md_escape
 
 __all__ = ["page_setup", "start_solver_warmup"]
 
@@ -74,6 +75,8 @@ def page_setup() -> None:
     start_solver_warmup()
     state.init()
     with st.sidebar:
+        sidebar_links()
+        st.divider()
         ds = state.current_dataset()
         n, d = ds.shape
         st.caption("Current dataset")
@@ -81,18 +84,15 @@ def page_setup() -> None:
                     + ("  \nground truth available" if ds.B_true is not None else ""))
         st.radio("CoLiDE solver", list(SOLVER_LABELS), format_func=SOLVER_LABELS.get, key="solver_choice",
                  on_change=_apply_solver_choice, persist_state="session",
-                 help="Both solve the paper's problem (eq. 4 / eq. 6) along the same central path. "
-                      "The fast solver reaches the same objective (to about 1e-3 relative) 10-50x "
-                      "faster up to about 20 nodes (Sachs: 0.1 s instead of 3-4 s), less on larger "
-                      "graphs; the paper-faithful one is Algorithm 1 as published "
-                      "(one Adam step of 3e-4 per iteration, up to 130,000 iterations). "
-                      "CoLiDE-TOPO (paper Appendix E) starts from the fast solution and then "
-                      "minimises the same score exactly over topological orders by swapping "
-                      "pairs of nodes until no swap helps: a DAG by construction and often a "
-                      "lower SHD, but it costs far more: measured on a 2-core machine, 0.05 s "
-                      "at 20 nodes, 3-9 s at 50 and 30-60 s at 100 per fit (against 0.1-0.5 s "
-                      "for the fast solver; benchmarks/results/reproduce_topo.txt), times the "
-                      "number of fits on Compare and Edge confidence.")
+                 help="Both solve the paper's problem (eq. 4 / eq. 6) along the same central path and "
+                      "reach the same objective (to about 1e-3 relative). The paper-faithful one is "
+                      "Algorithm 1 as published (one Adam step of 3e-4 per iteration, up to 130,000 "
+                      "iterations); the fast one takes far fewer, larger steps. CoLiDE-TOPO (paper Appendix E) "
+                      "starts from the fast solution and minimises the same score exactly over "
+                      "topological orders by swapping pairs of nodes: a DAG by construction and often a "
+                      "lower SHD, at a far higher cost per fit (benchmarks/results/reproduce_topo.txt)."
+                      + ("" if not st.session_state.get(state.LAST_FIT_TIME) else
+                         f" The last fit in this session took {fmt_seconds(st.session_state[state.LAST_FIT_TIME])}."))
         if is_running(st.session_state, state.FIT_JOB):
             st.caption("A CoLiDE fit is running (see the Learn page).")
         st.caption("CoLiDE: Saboksayr, Mateos & Tepper, *Concomitant Linear DAG Estimation*, ICLR 2024.")

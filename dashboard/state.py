@@ -14,7 +14,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "LIVE_HOLD", "LIVE_PREFETCH", "LAMBDA_MOVED", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -43,6 +43,17 @@ UPLOAD_STATUS = "upload_status"
 SIM_STATUS = "sim_status"
 #: (level, markdown text, already escaped) about the last run manifest loaded on the Learn page, or None.
 MANIFEST_STATUS = "manifest_status"
+#: Solver wall time (s) of the slowest fit last shown on the Learn page, or None: the measurement
+#: behind every time estimate the help texts give (never a hard-coded time).
+LAST_FIT_TIME = "last_fit_time"
+#: True while the Learn page shows a loaded run manifest's fit: loading never runs the solver, so
+#: the live re-solving waits until the user moves λ or the noise model.
+LIVE_HOLD = "learn_live_hold"
+#: The Learn page's background job warming the cache for the neighbouring λ values
+#: (:func:`dashboard.live.prefetch_neighbours`), or None.
+LIVE_PREFETCH = "learn_live_prefetch"
+#: True once the user moved the λ slider in this session: only then are neighbours prefetched.
+LAMBDA_MOVED = "learn_lambda_moved"
 
 # --- widget state (key -> default) -------------------------------------------------------
 WIDGET_DEFAULTS = {
@@ -97,6 +108,10 @@ def init() -> None:
     ss.setdefault(SIM_STATUS, None)
     ss.setdefault(MANIFEST_STATUS, None)
     ss.setdefault("lesson_current", None)  # dashboard.lessons.CURRENT_LESSON: the lesson last loaded
+    ss.setdefault(LAST_FIT_TIME, None)
+    ss.setdefault(LIVE_HOLD, False)
+    ss.setdefault(LIVE_PREFETCH, None)
+    ss.setdefault(LAMBDA_MOVED, False)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
@@ -132,6 +147,7 @@ def set_dataset(dataset) -> None:
         ss[COMPARE_RESULTS] = None
         ss[COMPARE_JOB_MESSAGES] = []
         ss[MANIFEST_STATUS] = None
+        ss[LIVE_HOLD] = False
         job = ss.get(FIT_JOB)
         if job is not None:
             job.request_stop()

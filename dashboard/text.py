@@ -19,7 +19,7 @@ import markupsafe
 
 from colide_core.export import html_escape  # the one HTML escape (markupsafe)
 
-__all__ = ["html_escape", "md_escape"]
+__all__ = ["html_escape", "md_escape", "fmt_seconds", "fmt_lambda", "plural", "convergence_note", "safe_filename"]
 
 # CommonMark allows a backslash before any ASCII punctuation; these are the characters that
 # can start markdown syntax or a Streamlit directive (``:``, ``$``).
@@ -41,3 +41,98 @@ def md_escape(text) -> str:
         replaced by entities, so it renders literally.
     """
     return str(markupsafe.escape(_MD_SPECIAL.sub(r"\\\1", str(text))))
+
+
+def fmt_seconds(seconds) -> str:
+    """A duration for the UI, never "0.0 s": milliseconds below 1 s, else 2 significant digits.
+
+    Parameters
+    ----------
+    seconds : float
+        Duration in seconds (>= 0).
+
+    Returns
+    -------
+    str
+        ``"3 ms"``, ``"0.4 ms"``, ``"1.7 s"``, ``"12 s"``, ``"3.2 min"``; ``"—"`` when not finite.
+    """
+    import math
+
+    t = float(seconds)
+    if not math.isfinite(t) or t < 0:
+        return "—"
+    if t < 1e-3:
+        return f"{t * 1e3:.1g} ms" if t > 0 else "0 ms"
+    if t < 1.0:
+        return f"{t * 1e3:.2g} ms" if t * 1e3 < 100 else f"{t * 1e3:.0f} ms"
+    if t < 100:
+        return f"{t:.2g} s"
+    return f"{t / 60:.2g} min" if t < 6000 else f"{t / 3600:.2g} h"
+
+
+def fmt_lambda(lambda1) -> str:
+    """λ with 3 significant digits, the one format of the app (``0.05``, ``0.158``, ``2``)."""
+    return f"{float(lambda1):.3g}"
+
+
+def plural(count: int, word: str, plural_word: str | None = None) -> str:
+    """``"1 check"``, ``"2 checks"``: a count with its noun in the right number."""
+    count = int(count)
+    return f"{count} {word if count == 1 else (plural_word or word + 's')}"
+
+
+def convergence_note(result, tol) -> tuple:
+    """What a user should know about a finished solve: a (level, text) pair.
+
+    Parameters
+    ----------
+    result : colide_core.SolverResult
+        The solver's record (``stage_converged``, ``history``, ``n_iter``, ``fit_time``).
+    tol : float
+        The tolerance the fit used (``CoLiDE.tol``).
+
+    Returns
+    -------
+    (str, str)
+        ``("success", ...)`` when the last stage met ``tol`` (early stages ending on their step
+        budget is how the central path is meant to work and is not a problem), with the final
+        relative change of the objective over the last checkpoint; ``("warning", ...)`` saying what to do when the last
+        stage used its whole budget; ``("info", ...)`` when the record does not say.
+    """
+    import math
+
+    n_iter = int(result.n_iter)
+    head = f"{n_iter:,} iterations in {fmt_seconds(result.fit_time)}"
+    rel = result.final_relative_change
+    rel_text = (f"the objective changed by {rel:.1e} (relative) over its last checkpoint" if math.isfinite(rel)
+                else "no checkpoint history recorded")
+    last = result.last_stage_converged
+    if last is True:
+        return "success", f"{head}: the last stage converged ({rel_text})."
+    if last is False:
+        return "warning", (f"{head}: the last stage stopped on its iteration budget before the relative change "
+                           f"fell below tol = {tol:g} ({rel_text}). The graph may still change: raise the last "
+                           "entry of max_iter, or use a larger λ.")
+    return "info", f"{head} ({rel_text})."
+
+
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_filename(stem: str, max_len: int = 120) -> str:
+    """A download file name stem from user text: only ``A-Za-z0-9._-``, never empty or hidden.
+
+    Parameters
+    ----------
+    stem : str
+        E.g. ``"colide_<dataset name>_nv_lambda0.05_thr0.3"`` (the dataset name is user text).
+    max_len : int, default=120
+
+    Returns
+    -------
+    str
+        Runs of other characters become one ``_``; leading dots and dashes are dropped; cut to
+        ``max_len`` characters; ``"colide"`` when nothing is left.
+    """
+    out = re.sub(r"_{2,}", "_", _UNSAFE_FILENAME.sub("_", str(stem))).lstrip(".-_")[:max_len].rstrip("._-")
+    return out or "colide"

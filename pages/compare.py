@@ -20,7 +20,7 @@ from dashboard import state
 from dashboard.figures import compare_figure
 from dashboard.fitting import check_params, check_widget_values, solver_params
 from dashboard.simulation import config_from_state
-from dashboard.text import md_escape
+from dashboard.text import fmt_seconds, md_escape
 
 page_setup()
 ss = st.session_state
@@ -98,7 +98,7 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
     bar = st.progress(0.0, text=f"0 of {len(tasks)} runs")
 
     def on_progress(done, total, row):
-        what = "cached" if row.get("cached") else f"{row['time']:.1f} s"
+        what = "cached" if row.get("cached") else fmt_seconds(row["time"])
         bar.progress(done / max(total, 1), text=f"{done} of {total} runs · {row['method']}, seed {row['seed']} ({what})")
 
     info = cmp.SweepInfo()
@@ -134,7 +134,7 @@ frame = result["rows"]
 summary = cmp.summarize(frame)
 st.subheader("Results")
 st.caption(f"Data: {md_escape(result['description'])}. Mean ± std over repetitions "
-           "(std over successful runs, ddof = 1).")
+           "(sample std over successful runs, ddof = 1; — where there is one run).")
 if result.get("backend_text"):
     st.caption(f"Computed with: {md_escape(result['backend_text'])}.")
 for method, row in summary.iterrows():

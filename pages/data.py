@@ -8,6 +8,9 @@ from dashboard.data import UploadProblem, dataset_from_upload
 from colide_core.export import edge_list
 from dashboard.text import md_escape
 
+#: Dataset.source -> what the Data page shows.
+SOURCE_LABELS = {"sachs": "Sachs (bundled)", "upload": "Uploaded file", "simulated": "Simulated"}
+
 page_setup()
 ss = st.session_state
 
@@ -133,7 +136,7 @@ cols = st.columns(4)
 cols[0].metric("Samples (n)", n)
 cols[1].metric("Nodes (d)", d)
 cols[2].metric("Ground truth", "yes" if ds.B_true is not None else "no")
-cols[3].metric("Source", ds.source)
+cols[3].metric("Source", SOURCE_LABELS.get(ds.source, ds.source))
 for note in ds.notes:
     st.info(md_escape(note), icon=":material/info:")
 if n <= d:

@@ -20,7 +20,7 @@ from dashboard import trust_state as ts
 from dashboard.figures import frequency_figure, sigma_interval_figure
 from dashboard.fitting import VARIANTS, check_params, check_widget_values, solver_params
 from dashboard.graph import classify_edges
-from dashboard.text import md_escape
+from dashboard.text import fmt_lambda, fmt_seconds, md_escape, plural
 
 #: λ values offered for stability selection.
 STAB_LAMBDA_CHOICES = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
@@ -72,13 +72,15 @@ def _harvest(job):
             messages.append(("warning", f"Stopped after {res.n_ok + res.n_failed} of {res.n_boot} resamples: "
                                         "the frequencies below use those only."))
         else:
-            messages.append(("success", f"{res.n_ok} resamples fitted in {job.elapsed:.1f} s."))
+            messages.append(("success", f"{plural(res.n_ok, 'resample')} fitted in {fmt_seconds(job.elapsed)}."))
         if res.n_failed:
             messages.append(("warning", f"{res.n_failed} resample(s) could not be fitted and are left out: "
                                         + md_escape(res.errors[0])))
         if res.n_not_converged:
-            messages.append(("info", f"{res.n_not_converged} of {res.n_ok} fits reached the iteration limit "
-                                     "before the convergence tolerance."))
+            # n_not_converged counts fits whose *last* stage ran out of steps (colide_core.stability)
+            messages.append(("warning", f"In {res.n_not_converged} of {res.n_ok} fits the last stage stopped on "
+                                        "its iteration budget before converging, so those graphs may still have "
+                                        "changed: raise the last entry of max_iter, or use a larger λ."))
         ss[ts.BOOT_RESULT] = {"key": job.key, "result": res, "seconds": job.elapsed}
     return messages
 
@@ -134,7 +136,7 @@ def _show_bootstrap(stored):
     if stored["key"] != (ds.key, _params(), int(ss["boot_n"]), int(ss["boot_seed"])):
         st.caption("The result below was computed with different settings than those above; press **Run "
                    "bootstrap** to update it.")
-    st.markdown(f"**CoLiDE-{params['variant'].upper()}**, λ = {params['lambda1']:g}, threshold "
+    st.markdown(f"**CoLiDE-{params['variant'].upper()}**, λ = {fmt_lambda(params['lambda1'])}, threshold "
                 f"{params.get('threshold', THRESHOLD):g}: {res.n_ok} resamples.")
 
     st.slider("Show edges found in at least this % of resamples", min_value=0, max_value=100, step=5,
@@ -178,9 +180,13 @@ def _show_bootstrap(stored):
 
 
 if stored is None or stored["key"][0] != ds.key:
-    st.info("Press **Run bootstrap**. Each resample is a full CoLiDE fit: about 0.1 s on Sachs with the fast "
-            "solver, so 100 resamples take about 10 s; with the paper-faithful solver (sidebar) a few seconds "
-            "each, so minutes: use more workers if you have cores.")
+    # Any time estimate comes from a measurement: the last single fit shown on the Learn page.
+    last_fit = ss.get(state.LAST_FIT_TIME)
+    st.info("Press **Run bootstrap**. Each resample is a full CoLiDE fit"
+            + (f": the last fit in this session took {fmt_seconds(last_fit)}, so {int(ss['boot_n'])} resamples "
+               f"take about {fmt_seconds(last_fit * int(ss['boot_n']))} with one worker (the paper-faithful "
+               "solver in the sidebar is much slower)." if last_fit else
+               "; open the Learn page first to measure how long one fit takes on this dataset."))
 else:
     _show_bootstrap(stored)
 
@@ -223,7 +229,7 @@ def _stab_harvest(job):
         return []
     ss[ts.STAB_RESULT] = {"key": job.key, "result": job.result}
     return [("warning" if job.result.stopped else "success",
-             ("Stopped early: " if job.result.stopped else "") + f"stability selection took {job.elapsed:.1f} s.")]
+             ("Stopped early: " if job.result.stopped else "") + f"stability selection took {fmt_seconds(job.elapsed)}.")]
 
 
 st.divider()
@@ -247,8 +253,8 @@ if stab is not None and stab["key"][0] == ds.key:
         kinds = {(names[i], names[j]): TRUTH_WORDS[kind] for i, j, kind in classify_edges(sres.stable, truth)
                  if kind != "missing"}
         table["truth"] = [kinds[(a, b)] for a, b in zip(table["source"], table["target"])]
-    st.markdown(f"**{len(table)} stable edges** (π_thr = {sres.pi_thr:g}, λ ∈ "
-                f"{{{', '.join(f'{x:g}' for x in sres.lambdas)}}}, {sres.n_subsamples} half-samples).")
+    st.markdown(f"**{plural(len(table), 'stable edge')}** (π_thr = {sres.pi_thr:g}, λ ∈ "
+                f"{{{', '.join(fmt_lambda(x) for x in sres.lambdas)}}}, {sres.n_subsamples} half-samples).")
     st.dataframe(table, hide_index=True, key="stab_table",
                  column_config={"max_probability": st.column_config.ProgressColumn(
                      "max selection probability", min_value=0.0, max_value=1.0, format="percent")})

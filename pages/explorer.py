@@ -18,7 +18,7 @@ from dashboard import trust_state as ts
 from dashboard.graphview import show_graph
 from dashboard.figures import cell_from_selection, edge_count_figure, path_heatmap
 from dashboard.fitting import VARIANTS, FitResult, check_params, check_widget_values, path_kwargs, solver_params
-from dashboard.text import md_escape
+from dashboard.text import fmt_lambda, fmt_seconds, md_escape
 
 page_setup()
 ss = st.session_state
@@ -79,15 +79,21 @@ def _harvest(job):
     elif job.result is not None:
         path, metrics = job.result
         how = "warm-started along increasing λ" if path.warm_start else "independent fits"
-        text = (f"Solved {len(path.lambdas)} values of λ in {path.total_time:.1f} s ({how}, "
-                f"{int(path.n_iter.sum())} iterations).")
+        text = (f"Solved {len(path.lambdas)} values of λ in {fmt_seconds(path.total_time)} ({how}, "
+                f"{int(path.n_iter.sum()):,} iterations).")
         if path.stopped:
             messages.append(("warning", "Stopped: " + text + " Only these λ are shown."))
         else:
             messages.append(("success", text))
-        if not path.converged.all():
-            messages.append(("info", f"{int((~path.converged).sum())} of {len(path.lambdas)} solves reached "
-                                     "the iteration limit before the convergence tolerance."))
+        # Only a last stage that ran out of steps matters (the early stages of the central path
+        # may end on their budget by design); say what to do about it.
+        last = path.last_stage_converged if path.last_stage_converged is not None else path.converged
+        if not np.all(last):
+            bad = [fmt_lambda(x) for x, ok in zip(path.lambdas, last) if not ok]
+            messages.append(("warning", f"The last stage of {len(bad)} of {len(path.lambdas)} solves (λ = "
+                                        f"{', '.join(bad)}) stopped on its iteration budget before converging: "
+                                        "their graphs may still change. Raise the last entry of max_iter to be "
+                                        "sure."))
         ss[ts.PATH_RESULT] = {"key": job.key, "path": path, "metrics": metrics, "seconds": job.elapsed}
         ss[ts.EXPLORER_CELL] = path.cell(PAPER_LAMBDA, PAPER_THRESHOLD)
         ss[ts.EXPLORER_LAST_CLICK] = None
@@ -109,8 +115,10 @@ def _open_in_learn(path, cell, params):
     ss["learn_graph_variant"] = label
     ss["learn_lambda1"] = float(path.lambdas[i])
     ss["learn_threshold"] = float(path.thresholds[j])
-    ss[state.FIT_MESSAGES] = [("info", f"Loaded from the Explorer: {label}, λ = {path.lambdas[i]:.3g}, "
-                                       f"threshold {path.thresholds[j]:g}.")]
+    ss[state.FIT_MESSAGES] = [("info", f"Loaded from the Explorer: {label}, λ = {fmt_lambda(path.lambdas[i])}, "
+                                       f"threshold {path.thresholds[j]:g}"
+                                       + (", warm-started along the λ path (a cold fit at this λ may differ "
+                                          "slightly; press Run for one)." if path.warm_start else "."))]
 
 
 st.title("λ × threshold explorer")
@@ -139,7 +147,9 @@ follow_job(ts.PATH_SLOT, _harvest)
 show_messages(ss, ts.PATH_SLOT)
 stored = ss[ts.PATH_RESULT]
 if stored is None or stored["key"][0] != ds.key:
-    st.info("Press **Run λ path**. On Sachs a path of 9 λ values takes well under a minute with warm starts.")
+    last_fit = ss.get(state.LAST_FIT_TIME)
+    st.info("Press **Run λ path**: one warm-started fit per λ value"
+            + (f" (the last single fit in this session took {fmt_seconds(last_fit)})." if last_fit else "."))
     st.stop()
 
 path, metrics = stored["path"], stored["metrics"]

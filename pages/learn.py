@@ -1,7 +1,11 @@
 """Learn page: run CoLiDE-EV / CoLiDE-NV on the current dataset and inspect the result.
 
-The solver runs in a background job (``dashboard.fitting.FitJob``) whose results are cached on
-(data hash, parameters). The threshold slider only re-thresholds the cached raw weights with
+Where a fit takes well under a second (``dashboard.fitting.live_reason``: the fast solver, at
+most ``LIVE_MAX_NODES`` nodes), the page is *live*: every change of λ (a log-scale slider) or
+the threshold re-solves EV and NV in the script (``fitting.fit_live``, cached cold fits) and
+draws them beside the truth, no Run click. Elsewhere the solver runs in a background job
+(``dashboard.fitting.FitJob``) on Run, and a graph learned at another λ is labelled stale.
+Results are cached on (data hash, parameters). The threshold slider only re-thresholds the cached raw weights with
 ``colide_core.threshold_to_dag``; it never re-runs the solver. Each fit can be downloaded as a
 run manifest (``dashboard.manifests``); loading a manifest back restores the same view.
 """
@@ -9,19 +13,24 @@ import pandas as pd
 import streamlit as st
 
 import colide_core
-from colide_core.constraints import PriorKnowledge
-from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD_RANGE
+from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.export import EXPORT_FORMATS, export_graph
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import core, manifests, state
+from dashboard.live import neighbours, prefetch_neighbours, thresholded as threshold_fit
 from colide_core.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
-from dashboard.fitting import VARIANTS, FitJob, solver_params
+from dashboard.fitting import VARIANTS, FitJob, fit_live, live_reason, solver_params
 from dashboard.cached import graph_html_cached
 from dashboard.checks import ev_nv_line
 from dashboard.text import md_escape
 from dashboard.lessons import lesson_banner
+from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename
+
+#: Height of each graph drawing (px): with the controls in one row above, the λ slider and the
+#: graphs are on screen together at 1280×720 (tests/e2e/test_live_learn.py checks the boxes).
+GRAPH_HEIGHT = 420
 
 page_setup()
 ss = st.session_state
@@ -65,6 +74,7 @@ def _load_manifest():
                                               f"{md_escape(exc)}")
         return
     manifests.apply_to_state(ss, run)
+    ss[state.LIVE_HOLD] = True  # show the stored fit as it is; live solving resumes on the next change
     ss[state.FIT_MESSAGES] = []
     when = f", made {md_escape(run.created)}" if run.created else ""
     text = (f"Loaded **{name}**{when}: CoLiDE-{run.label}, λ = {run.lambda1:g}, threshold {run.threshold:g}, "
@@ -72,6 +82,11 @@ def _load_manifest():
     for note in run.notes:
         text += "  \n" + md_escape(note)
     ss[state.MANIFEST_STATUS] = ("success", text)
+
+
+def _note(res):
+    """(level, text) about a finished fit: the last stage's convergence, never a false alarm."""
+    return convergence_note(res.result, dict(res.params).get("tol", TOL))
 
 
 def _harvest(job):
@@ -83,12 +98,11 @@ def _harvest(job):
             continue
         ss[state.RESULTS][res.variant] = res
         if res.stopped:
-            messages.append(("warning", f"{res.variant.upper()} was stopped after {res.n_iter} iterations "
-                                        f"({res.fit_time:.1f} s): the result shown is partial."))
+            messages.append(("warning", f"{res.variant.upper()} was stopped after {res.n_iter:,} iterations "
+                                        f"({fmt_seconds(res.fit_time)}): the result shown is partial."))
         else:
-            conv = "converged" if res.converged else "reached the iteration limit"
-            messages.append(("success", f"{res.variant.upper()} finished: {res.n_iter} iterations in "
-                                        f"{res.fit_time:.1f} s ({conv})."))
+            level, text = _note(res)
+            messages.append((level, f"{res.variant.upper()} finished: {text}"))
     messages += [("info", md_escape(note)) for note in job.skipped]
     messages += [("error", md_escape(err)) for err in job.errors]
     if job.error:
@@ -96,29 +110,8 @@ def _harvest(job):
     return messages
 
 
-st.title("Learn a DAG with CoLiDE")
-st.caption(f"Dataset: {md_escape(ds.name)} ({ds.shape[0]} samples × {ds.shape[1]} nodes)")
-lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
-
-# --- controls --------------------------------------------------------------------------------
-c1, c2, c3 = st.columns([1, 1, 2])
-with c1:
-    st.segmented_control(
-        "Noise model", list(VARIANTS), key="learn_variant", required=True, persist_state="session",
-        help="EV: one noise variance shared by all nodes (paper eq. 4-5). "
-             "NV: one variance per node (eq. 6-7).",
-    )
-with c2:
-    st.number_input("λ (L1 weight, lambda1)", min_value=LAMBDA1_RANGE[0], max_value=LAMBDA1_RANGE[1], step=0.01,
-                    format="%.3f", key="learn_lambda1", persist_state="session")
-with c3:
-    st.slider("Edge threshold |w| >", min_value=THRESHOLD_RANGE[0], max_value=THRESHOLD_RANGE[1], step=0.01,
-              key="learn_threshold",
-              persist_state="session",
-              help="Weights with |w| at or below the threshold are dropped; then the smallest "
-                   "remaining edges are removed until the graph is acyclic. Does not re-run the solver.")
-
-with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
+def _manifest_box():
+    """The run-manifest uploader and the status of the last manifest loaded."""
     st.file_uploader("Run manifest (JSON) from the Downloads tab or `python -m colide_core fit`",
                      type=["json"], key="learn_manifest_upload", on_change=_load_manifest,
                      help="Checked against the current dataset's fingerprint; restores the noise model, λ, "
@@ -127,58 +120,147 @@ with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is no
     if status is not None:
         getattr(st, status[0])(status[1])
 
+
+def _resume_live():
+    """on_change of λ and the noise model: the live view follows the controls again."""
+    ss[state.LIVE_HOLD] = False
+
+
+def _lambda_moved():
+    """on_change of the λ slider: resume the live view and start warming the neighbours' cache."""
+    ss[state.LIVE_HOLD] = False
+    ss[state.LAMBDA_MOVED] = True
+
+
+def _lambda_options():
+    """The log-scale grid of λ, plus the current value when a manifest set one off the grid."""
+    cur = float(ss["learn_lambda1"])
+    grid = set(LAMBDA1_GRID)
+    if LAMBDA1_RANGE[0] <= cur <= LAMBDA1_RANGE[1]:
+        grid.add(cur)
+    return sorted(grid)
+
+
+# Compact page for a projector: less empty space above the title (a style rule, no script).
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}</style>")
+st.title("Learn a DAG with CoLiDE")
+live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES])
+st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
+           + ("**Live**: every change re-solves EV and NV, no Run needed." if live
+              else f"Press **Run** after a change: {md_escape(why_not_live)}."))
+lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
+
+# --- controls: one compact row, the graph right below ------------------------------------------
 running = is_running(ss, state.FIT_SLOT)
-b1, b2, _ = st.columns([1, 1, 3])
-b1.button("Run", key="learn_run", type="primary", icon=":material/play_arrow:",
-          on_click=_start, disabled=running, help="Fit the selected noise model.")
-b2.button("Run EV and NV", key="learn_run_both", on_click=_start, args=(list(VARIANTS),), disabled=running)
+c1, c2, c3, c4 = st.columns([1.1, 2.2, 2.2, 1.3], vertical_alignment="bottom")
+with c1:
+    st.segmented_control(
+        "Noise model", list(VARIANTS), key="learn_variant", required=True, persist_state="session",
+        on_change=_resume_live,
+        help="EV: every variable has the same amount of noise (paper eq. 4). NV: each variable has its own "
+             "(eq. 6). The Run button fits this one; the live view always shows both.",
+    )
+with c2:
+    st.select_slider("λ (L1 weight, lambda1)", options=_lambda_options(), key="learn_lambda1",
+                     format_func=fmt_lambda, persist_state="session", on_change=_lambda_moved,
+                     help="How strongly CoLiDE is pushed towards few edges: larger λ, sparser graph. "
+                          "Log scale; the paper uses 0.05.")
+with c3:
+    st.slider("Edge threshold |w| >", min_value=THRESHOLD_RANGE[0], max_value=THRESHOLD_RANGE[1], step=0.01,
+              key="learn_threshold",
+              persist_state="session",
+              help="Edges weaker than this are dropped (then the weakest are removed until no cycle is left). "
+                   "Never re-runs the solver.")
+with c4:
+    st.button("Run", key="learn_run", type="secondary" if live else "primary", icon=":material/play_arrow:",
+              on_click=_start, disabled=running,
+              help=("Not needed here (the view is live); fits the selected noise model as a background job "
+                    "with progress and Stop." if live else "Fit the selected noise model at this λ."))
+    st.button("Run EV and NV", key="learn_run_both", on_click=_start, args=(list(VARIANTS),), disabled=running)
 
 # --- a running job: progress bar + Stop, then its results -----------------------------------------
 follow_job(state.FIT_SLOT, _harvest)
 show_messages(ss, state.FIT_SLOT)
 
+lam_now = float(ss["learn_lambda1"])
+live_errors = []
+if live and ss[state.LIVE_HOLD]:
+    st.caption("Showing the fit stored in the run manifest; move λ or the noise model to solve live again.")
+elif live and not running:
+    # Live: solve EV and NV at the current λ (each a cached cold fit keyed on data and parameters,
+    # identical to what Run computes), unless the session already holds them.
+    held = state.results_for_current()
+    wanted = [solver_params(VARIANTS[lab], lam_now, ss[state.SOLVER_OVERRIDES]) for lab in VARIANTS]
+    todo = [p for p in wanted if not (dict(p)["variant"] in held and held[dict(p)["variant"]].params == p)]
+    if todo:
+        fitted, live_errors = fit_live(ds, todo)
+        for res in fitted:
+            ss[state.RESULTS][res.variant] = res
+    if ss[state.LAMBDA_MOVED] and not live_errors:
+        # the next step of the slider is then usually a cache hit (same cold fits, same drawings)
+        prefetch_neighbours(ss, state.LIVE_PREFETCH, ds,
+                            [solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES])
+                             for lam in neighbours(_lambda_options(), lam_now) for lab in VARIANTS],
+                            float(ss["learn_threshold"]))
+for err in live_errors:
+    st.error(md_escape(err))
+
 results = state.results_for_current()
 if not results:
-    st.info("Press **Run** to learn a graph. A fit on the Sachs data takes about 0.1 s (a few seconds with "
-            "the paper-faithful solver, chosen in the sidebar).")
+    st.info("Press **Run** to learn a graph"
+            + (f" ({md_escape(why_not_live)})." if why_not_live else ".")
+            + (f" The last fit in this session took {fmt_seconds(ss[state.LAST_FIT_TIME])}."
+               if ss.get(state.LAST_FIT_TIME) else ""))
+    with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
+        _manifest_box()
     st.stop()
 
 # --- results ----------------------------------------------------------------------------------
 threshold = float(ss["learn_threshold"])
 names = ds.node_names
 order = [v for v in ("ev", "nv") if v in results]
+ss[state.LAST_FIT_TIME] = max(results[v].fit_time for v in order)
+stale = [v for v in order if abs(results[v].lambda1 - lam_now) > 1e-12 * max(1.0, lam_now)]
+if stale and not running:
+    st.warning("Stale: " + ", ".join(f"{v.upper()} was learned with λ = {fmt_lambda(results[v].lambda1)}"
+                                      for v in stale)
+               + f", not the λ = {fmt_lambda(lam_now)} set above. Press **Run** to learn it again.",
+               icon=":material/history:")
 # Re-threshold the cached raw W (never re-solve); required edges of a constrained fit survive.
-thresholded = {
-    v: colide_core.threshold_to_dag(
-        results[v].W, threshold,
-        required=PriorKnowledge.from_params(results[v].params).required_mask(len(names), names))
-    for v in order
-}
+thresholded = {v: threshold_fit(results[v], threshold, names) for v in order}
+for v in order:
+    level, text = _note(results[v])
+    if level == "warning" and not results[v].stopped:
+        st.warning(f"{v.upper()}: {text}")
 
-summary_cols = st.columns(len(order))
-for col, v in zip(summary_cols, order):
-    res = results[v]
-    with col:
-        st.markdown(f"**CoLiDE-{res.label}** · λ = {dict(res.params)['lambda1']:g}")
-        st.metric(f"Edges · {v.upper()}", int((thresholded[v] != 0).sum()))
-        st.caption(f"{res.n_iter} iterations, {res.fit_time:.1f} s"
-                   + (" · stopped early: partial result" if res.stopped else ""))
-
-tab_graph, tab_noise, tab_metrics, tab_dl, tab_conv, tab_play = st.tabs(
-    ["Graph", "Noise", "Metrics", "Downloads", "Convergence", "Playback"])
+# The tabs; "Playback" watches the optimisation of the last fit (dashboard.playback).
+tab_graph, tab_play, tab_noise, tab_metrics, tab_dl, tab_conv = st.tabs(
+    ["Graph", "Playback", "Noise", "Metrics", "Downloads", "Convergence"])
 
 with tab_graph:
-    if ds.B_true is None:
-        st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|.")
-    else:
-        st.caption("Compared with the ground truth. Edge width ∝ |w|; missing true edges dashed.")
-    gcols = st.columns(len(order))
+    truth = None if ds.B_true is None else ds.B_true.to_numpy()
+    gcols = st.columns(len(order) + (truth is not None))
     for col, v in zip(gcols, order):
+        res = results[v]
         with col:
-            st.markdown(f"**{results[v].label}**")
-            truth = None if ds.B_true is None else ds.B_true.to_numpy()
-            html = graph_html_cached(thresholded[v], tuple(names), truth, results[v].sigma)
-            st.iframe(html, height=600)
+            st.markdown(f"**CoLiDE-{res.label}** · λ = {fmt_lambda(res.lambda1)}")
+            html = graph_html_cached(thresholded[v], tuple(names), truth, res.sigma)
+            st.iframe(html, height=GRAPH_HEIGHT)
+            st.caption(f"{int((thresholded[v] != 0).sum())} edges · {res.n_iter:,} iterations, "
+                       f"{fmt_seconds(res.fit_time)}"
+                       + (" · stopped early: partial result" if res.stopped else "")
+                       + (" · stale: press Run" if v in stale else ""))
+    if truth is not None:
+        with gcols[-1]:
+            st.markdown("**Ground truth**")
+            st.iframe(graph_html_cached(truth, tuple(names), None, ds.sigma_true), height=GRAPH_HEIGHT)
+            st.caption(f"{int((truth != 0).sum())} edges")
+    if truth is None:
+        st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
+                   "node positions, so edges appear and vanish in place.")
+    else:
+        st.caption("Coloured against the ground truth (right). Edge width ∝ |w|; missing true edges dashed. "
+                   "Every drawing uses the same node positions, so edges appear and vanish in place.")
 
 with tab_noise:
     estimates = {results[v].label: results[v].sigma for v in order}
@@ -189,6 +271,11 @@ with tab_noise:
         st.caption(f"{results[v].label}: " + ev_nv_line(ds.key, results[v].params, threshold, ds.X, thresholded[v]))
 
 with tab_metrics:
+    ecols = st.columns(len(order) + (ds.B_true is not None))
+    for col, v in zip(ecols, order):
+        col.metric(f"Edges · {v.upper()}", int((thresholded[v] != 0).sum()))
+    if ds.B_true is not None:
+        ecols[-1].metric("Edges · truth", int((ds.B_true.to_numpy() != 0).sum()))
     if ds.B_true is None:
         st.info("This dataset has no ground truth, so there is nothing to score against.")
     else:
@@ -211,16 +298,20 @@ with tab_metrics:
                    "wrongly inferred interventional distributions.")
 
 with tab_dl:
+    with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
+        _manifest_box()
     for v in order:
         res = results[v]
-        st.markdown(f"**{res.label}**, threshold {threshold:g}")
+        # dataset, noise model, λ and threshold in every file name (safe characters only)
+        stem = safe_filename(f"colide_{ds.name}_{v}_lambda{fmt_lambda(res.lambda1)}_thr{threshold:g}")
+        st.markdown(f"**{res.label}**, λ = {fmt_lambda(res.lambda1)}, threshold {threshold:g}")
         edges = edge_list(thresholded[v], names)
         st.dataframe(edges, hide_index=True, key=f"learn_edges_{v}")
         d1, d2 = st.columns(2)
         d1.download_button("Edge list (CSV)", edge_list_csv(thresholded[v], names),
-                           file_name=f"colide_{v}_edges.csv", mime="text/csv", key=f"learn_dl_edges_{v}")
+                           file_name=f"{stem}_edges.csv", mime="text/csv", key=f"learn_dl_edges_{v}")
         d2.download_button("Weighted adjacency (CSV)", adjacency_csv(thresholded[v], names),
-                           file_name=f"colide_{v}_adjacency.csv", mime="text/csv", key=f"learn_dl_adj_{v}")
+                           file_name=f"{stem}_adjacency.csv", mime="text/csv", key=f"learn_dl_adj_{v}")
         # Further formats from colide_core.export (networkx / pydot / matplotlib), built only
         # for the format picked.
         f1, f2 = st.columns(2)
@@ -228,18 +319,21 @@ with tab_dl:
                            help="GraphML, DOT, node-link JSON, DAGitty, CSV, or a PNG/SVG picture")
         ext, mime = EXPORT_FORMATS[fmt]
         f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt),
-                           file_name=f"colide_{v}{ext}", mime=mime, key=f"learn_dl_export_{v}")
+                           file_name=f"{stem}{ext}", mime=mime, key=f"learn_dl_export_{v}")
         manifest_json = manifests.fit_manifest_json(res, ds, threshold)
-        st.download_button("Run manifest (JSON)", manifest_json, file_name=f"colide_{v}_manifest.json",
+        st.download_button("Run manifest (JSON)", manifest_json, file_name=f"{stem}_manifest.json",
                            mime="application/json", key=f"learn_dl_manifest_{v}",
                            help="Data fingerprint, every parameter, package versions, git commit, W, σ and "
-                                "metrics. Load it back above (Load a run manifest) to get this view again.")
+                                "metrics. Load it back (Load a run manifest, above) to get this view again.")
 
 with tab_conv:
-    st.plotly_chart(objective_figure({results[v].label: results[v].objective_trace for v in order}),
+    st.plotly_chart(objective_figure({results[v].label: results[v].result for v in order}),
                     key="learn_objective_chart")
-    st.caption("Objective (score + λ‖W‖₁ scaled by μ, plus the log-det acyclicity term) at each checkpoint; "
-               "it jumps where a new stage (μ, s) starts.")
+    st.caption("Objective (score + λ‖W‖₁ scaled by μ, plus the log-det acyclicity term) at each checkpoint, "
+               "on a log scale; dotted lines mark where a new stage (μ, s) starts, and the objective jumps there.")
+    for v in order:
+        level, text = _note(results[v])
+        st.caption(f"{v.upper()}: {text}")
 
 with tab_play:  # watch the optimisation of the last fit (dashboard.playback)
     from dashboard.playback import render_playback

@@ -15,7 +15,7 @@ from colide_core.io import JSON_MAX_BYTES
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
-from dashboard.text import md_escape
+from dashboard.text import fmt_lambda, md_escape, plural
 
 page_setup()
 ss = st.session_state
@@ -88,6 +88,15 @@ def _load_pasted():
     _load(ss["prior_json_text"])
 
 
+def _half_filled(frame) -> int:
+    """Rows of a (source, target) table with one cell chosen and the other empty."""
+    if frame is None or len(frame) == 0:
+        return 0
+    empty = frame[["source", "target"]].isna() | (frame[["source", "target"]].astype(str).apply(
+        lambda col: col.str.strip()) == "")
+    return int((empty.sum(axis=1) == 1).sum())
+
+
 def _editor(kind, column_config, num_rows):
     """A data editor whose edits survive reruns and page switches (kept in PRIOR_DRAFT)."""
     key = f"prior_{kind}_editor_{ss[ts.PRIOR_VERSION]}"
@@ -111,17 +120,25 @@ pair_cols = {
     "source": st.column_config.SelectboxColumn("source", options=names, required=True),
     "target": st.column_config.SelectboxColumn("target", options=names, required=True),
 }
+st.caption("To add an edge, click the empty row at the bottom of a table (or its **+**), then pick the "
+           "source and the target; to delete rows, tick them on the left and press the bin icon.")
 c1, c2, c3 = st.columns(3)
 with c1:
     st.markdown("**Forbidden edges** (source → target)")
-    _editor("forbidden", pair_cols, "dynamic")
+    forbidden_rows = _editor("forbidden", pair_cols, "dynamic")
 with c2:
     st.markdown("**Required edges** (source → target)")
-    _editor("required", pair_cols, "dynamic")
+    required_rows = _editor("required", pair_cols, "dynamic")
 with c3:
     st.markdown("**Tiers** (0 = earliest; empty = no tier)")
     _editor("tiers", {"node": st.column_config.TextColumn("node", disabled=True),
                       "tier": st.column_config.NumberColumn("tier", min_value=0, max_value=d, step=1)}, "fixed")
+
+for label, rows in (("forbidden", forbidden_rows), ("required", required_rows)):
+    half = _half_filled(rows)
+    if half:
+        st.warning(f"{plural(half, 'row')} of the {label} edges {'has' if half == 1 else 'have'} only a source "
+                   "or only a target and will be ignored: pick both, or delete the row.")
 
 problem = None
 try:
@@ -167,7 +184,7 @@ threshold = float(ss["learn_threshold"])
 for v in [v for v in ("ev", "nv") if v in results]:
     res = results[v]
     used = PriorKnowledge.from_params(res.params)
-    st.markdown(f"**CoLiDE-{res.label}**, λ = {dict(res.params)['lambda1']:g}, threshold {threshold:g}")
+    st.markdown(f"**CoLiDE-{res.label}**, λ = {fmt_lambda(dict(res.params)['lambda1'])}, threshold {threshold:g}")
     if not used.is_empty:
         knowledge = used
         note = "Constraints enforced by this fit."
@@ -187,9 +204,9 @@ for v in [v for v in ("ev", "nv") if v in results]:
     table = audit_constraints(A, em, rm, tiers=knowledge.tiers or None, names=names)
     n_bad = int((~table["holds"]).sum())
     if n_bad:
-        st.error(f"{n_bad} of {len(table)} checks fail.")
+        st.error(f"{n_bad} of {plural(len(table), 'check')} {'fails' if n_bad == 1 else 'fail'}.")
     else:
-        st.success(f"All {len(table)} checks hold" + (" (every constraint, and the graph is a DAG)."
+        st.success(("The only check holds" if len(table) == 1 else f"All {len(table)} checks hold") + (" (every constraint, and the graph is a DAG)."
                                                          if not knowledge.is_empty else " (the graph is a DAG)."))
     st.caption(note)
     shown = table.assign(holds=np.where(table["holds"], "✓", "✗"))

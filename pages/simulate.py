@@ -65,8 +65,11 @@ with c3:
     st.slider("Edge weight magnitude |w| ∈ [low, high] (random sign)", min_value=0.05, max_value=5.0,
               step=0.05, key="sim_w_range", persist_state="session")
     st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="sim_seed", persist_state="session")
-    st.checkbox("Standardise the columns (removes varsortability)", key="sim_standardize",
-                persist_state="session")
+    # a short label: a long one is cut off ("removes varsortabi…") in this column
+    st.checkbox("Standardise columns", key="sim_standardize", persist_state="session",
+                help="Scale every column to unit variance after sampling. This removes varsortability: the "
+                     "tendency of simulated data's variance to grow along the causal order, which some methods "
+                     "exploit.")
 
 st.button("Simulate", key="sim_run", type="primary", icon=":material/casino:", on_click=_run_simulation)
 

@@ -54,11 +54,12 @@ def _learn_page():
 def _view(at):
     """What the Learn page shows: edges table, edge count, SHD, threshold and the raw W."""
     edges = [d.value for d in at.dataframe if "source" in d.value.columns and "target" in d.value.columns]
-    assert len(edges) == 1
+    # one edges table per variant shown (EV first); NV is the last
+    assert len(edges) == len(at.session_state["fit_results"])
     metrics = {m.label: m.value for m in at.metric}
-    return {"edges": edges[0].reset_index(drop=True), "n_edges": metrics["Edges · NV"],
+    return {"edges": edges[-1].reset_index(drop=True), "n_edges": metrics["Edges · NV"],
             "shd": metrics["SHD · NV"], "threshold": at.slider(key="learn_threshold").value,
-            "lambda1": at.number_input(key="learn_lambda1").value,
+            "lambda1": at.select_slider(key="learn_lambda1").value,
             "W": at.session_state["fit_results"]["nv"].W}
 
 
@@ -76,15 +77,16 @@ def _upload(at, name, data):
 def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatch):
     at = _learn_page()
     at.session_state["solver_overrides"] = dict(QUICK)
-    at.number_input(key="learn_lambda1").set_value(0.08)
+    at.select_slider(key="learn_lambda1").set_value(0.1)
     at.slider(key="learn_threshold").set_value(0.25)
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
     before = _view(at)
-    data = downloads["colide_nv_manifest.json"]
+    # the file name says the dataset, the noise model, λ and the threshold (safe characters only)
+    data = downloads["colide_Sachs_CD3_CD28_853_cells_x_11_proteins_nv_lambda0.1_thr0.25_manifest.json"]
     doc = json.loads(data)
     assert doc["schema"] == "colide-manifest/1" and doc["params"]["threshold"] == 0.25
-    assert doc["params"]["lambda1"] == 0.08 and doc["params"]["max_iter"] == list(QUICK["max_iter"])
+    assert doc["params"]["lambda1"] == 0.1 and doc["params"]["max_iter"] == list(QUICK["max_iter"])
     assert doc["results"]["metrics"]["shd"] == int(before["shd"])
     assert np.array_equal(np.array(doc["results"]["W"]), before["W"])  # bit for bit
     assert doc["data"]["n_samples"] == sachs_dataset().shape[0]
@@ -98,7 +100,7 @@ def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatc
     after = _view(at2)
     assert np.array_equal(after["W"], before["W"])
     assert after["n_edges"] == before["n_edges"] and after["shd"] == before["shd"]
-    assert (after["threshold"], after["lambda1"]) == (0.25, 0.08)
+    assert (after["threshold"], after["lambda1"]) == (0.25, 0.1)
     assert after["edges"].equals(before["edges"])
     assert at2.session_state["solver_overrides"] == QUICK
     assert any("Loaded **run manifest.json**" in _shown(s.value) for s in at2.success)
@@ -111,10 +113,11 @@ def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatc
 
 def test_corrupt_and_foreign_manifests_get_clear_messages(downloads):
     at = _learn_page()
+    shown_before = dict(at.session_state["fit_results"])  # Sachs is live: EV and NV at λ = 0.05
     _upload(at, "broken.json", b'{"schema": "colide-manifest/1", "params": ')
     errors = [_shown(e.value) for e in at.error]
     assert any("cannot be loaded" in e and "not valid JSON" in e for e in errors), errors
-    assert at.session_state["fit_results"] == {}
+    assert at.session_state["fit_results"] == shown_before  # nothing was replaced
     _upload(at, "pickle.json", b"\x80\x04\x95 not json at all")
     assert any("not valid JSON" in _shown(e.value) for e in at.error)
 
@@ -133,8 +136,9 @@ def test_corrupt_and_foreign_manifests_get_clear_messages(downloads):
     n, d = ds.shape
     assert any("is for other data" in e and f"{n} samples × {d} nodes" in e and "40 samples × 3 nodes" in e
                and "Data page" in e for e in errors), errors
-    assert at.session_state["fit_results"] == {}
-    assert at.session_state["learn_variant"] == "NV"  # nothing was applied
+    # nothing was applied: the results shown are the live fits of the current (other) data
+    assert all(r.data_key == at.session_state["dataset"].key for r in at.session_state["fit_results"].values())
+    assert at.session_state["learn_variant"] == "NV" and not at.session_state["learn_live_hold"]
 
 
 def test_a_cli_style_manifest_with_prior_knowledge_restores_overrides():

@@ -141,6 +141,9 @@ def test_threshold_slider_never_reruns_the_solver(solver_calls):
     calls = solver_calls
     at = _app()
     at.switch_page("pages/learn.py").run()
+    # Sachs is live (fast solver, 11 nodes): opening the page solves EV and NV once.
+    assert sorted(calls) == ["ev", "nv"]
+    calls.clear()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.button(key="learn_run_both").click().run()
     assert not at.exception, at.exception

@@ -178,6 +178,11 @@ def _learn_page():
     return at
 
 
+#: The Learn page's manifest download for NV on Sachs at λ = 0.05 and threshold 0.3 (its name says
+#: dataset, noise model, λ and threshold).
+NV_MANIFEST = "colide_Sachs_CD3_CD28_853_cells_x_11_proteins_nv_lambda0.05_thr0.3_manifest.json"
+
+
 def test_a_manifest_loaded_in_one_session_never_reaches_another_sessions_download(downloads):
     ds = sachs_dataset()
     # Session A loads a manifest with the settings and iteration count of an honest fit but a
@@ -192,7 +197,7 @@ def test_a_manifest_loaded_in_one_session_never_reaches_another_sessions_downloa
     a.run()
     assert not a.exception, a.exception
     assert np.array_equal(a.session_state["fit_results"]["nv"].W, forged)
-    assert np.array_equal(np.array(json.loads(downloads["colide_nv_manifest.json"][-1])["results"]["W"]), forged)
+    assert np.array_equal(np.array(json.loads(downloads[NV_MANIFEST][-1])["results"]["W"]), forged)
 
     # Session B fits the same data with the same settings: its download holds its own W.
     b = _learn_page()
@@ -201,7 +206,7 @@ def test_a_manifest_loaded_in_one_session_never_reaches_another_sessions_downloa
     assert not b.exception, b.exception
     mine = b.session_state["fit_results"]["nv"]
     assert mine.n_iter == model.n_iter_ and np.array_equal(mine.W, model.W_)
-    got = json.loads(downloads["colide_nv_manifest.json"][-1])
+    got = json.loads(downloads[NV_MANIFEST][-1])
     assert np.array_equal(np.array(got["results"]["W"]), model.W_)
     assert not np.array_equal(np.array(got["results"]["W"]), forged)
     assert got["data"]["source"] != "patients-of-A.csv"

@@ -131,7 +131,10 @@ def test_uploading_a_runaway_manifest_shows_the_settings_and_changes_nothing(sac
     errors = [_shown(e.value) for e in at.error]
     assert any("cannot be loaded" in e and "tol = 0" in e and "at most 500,000 per fit" in e for e in errors), errors
     assert at.session_state["solver_overrides"] == {}
-    assert at.session_state["fit_results"] == {} and at.session_state["fit_job"] is None
+    # the results shown are the live page's own fits at the defaults, nothing from the manifest
+    shown = at.session_state["fit_results"]
+    assert {v: r.params for v, r in shown.items()} == {v: fitting.solver_params(v, 0.05, {}) for v in ("ev", "nv")}
+    assert at.session_state["fit_job"] is None and not at.session_state["learn_live_hold"]
 
 
 def test_forged_settings_in_the_session_start_no_fit(monkeypatch):

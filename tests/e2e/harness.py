@@ -221,16 +221,36 @@ def start_fit(page, variant: str, lambda1: float) -> None:
             """(v) => [...document.querySelectorAll('[role=radiogroup][aria-label="Noise model"] [role=radio]')]
                       .some(b => b.innerText.trim() === v && b.getAttribute('aria-checked') === 'true')""",
             arg=variant.upper(), timeout=UI_TIMEOUT_MS)
-    box = page.get_by_label("λ (L1 weight, lambda1)")
-    box.fill(f"{lambda1:.3f}", timeout=UI_TIMEOUT_MS)
-    box.press("Enter")
-    # the rerun after Enter is done once the committed value is shown back
-    page.wait_for_function(
-        """(v) => { const el = document.querySelector('input[aria-label="λ (L1 weight, lambda1)"]');
-                    return el && el.value === v; }""",
-        arg=f"{lambda1:.3f}", timeout=UI_TIMEOUT_MS)
+    set_lambda(page, lambda1)
     time.sleep(0.5)
     run.click(timeout=UI_TIMEOUT_MS)
+
+
+LAMBDA_LABEL = "λ (L1 weight, lambda1)"
+
+
+def lambda_slider(page):
+    """The Learn page's log-scale λ slider (a ``st.select_slider``)."""
+    return page.get_by_test_id("stSlider").filter(has=page.get_by_text(LAMBDA_LABEL, exact=True))
+
+
+def set_lambda(page, lambda1: float, max_keys: int = 40) -> None:
+    """Move the Learn page's λ slider to ``lambda1`` with the keyboard, as a user would.
+
+    The thumb is focused and moved one grid step per arrow key until it shows ``lambda1`` (3
+    significant digits, the app's format); at most ``max_keys`` presses.
+    """
+    target = f"{lambda1:.3g}"
+    slider = lambda_slider(page)
+    thumb = slider.get_by_role("slider")
+    shown = slider.get_by_test_id("stSliderThumbValue")
+    thumb.focus(timeout=UI_TIMEOUT_MS)
+    for _ in range(max_keys):
+        now = shown.inner_text(timeout=UI_TIMEOUT_MS).strip()
+        if now == target:
+            return
+        thumb.press("ArrowRight" if float(now) < lambda1 else "ArrowLeft")
+    raise AssertionError(f"the λ slider did not reach {target} (shows {shown.inner_text().strip()})")
 
 
 def wait_for_result(page, variant: str, lambda1: float) -> None:

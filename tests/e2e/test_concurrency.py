@@ -101,8 +101,8 @@ def _round(browser, server, attempted, tag):
         shown = {}
         for page, (variant, lam) in zip(pages, JOBS):
             wait_for_result(page, variant, lam)
-            edges = shown_metric(page, f"Edges · {variant.upper()}")
-            shown[(variant, lam)] = (shown_shd(page, variant), edges)
+            shd = shown_shd(page, variant)  # opens the Metrics tab, where the edge counts are too
+            shown[(variant, lam)] = (shd, shown_metric(page, f"Edges · {variant.upper()}"))
             page.screenshot(path=str(ARTIFACTS / f"concurrency_{tag}_{variant}_{lam:g}.png"))
         return shown
     finally:

@@ -1,0 +1,115 @@
+"""The live Learn page and the app's navigation, in a real browser (issue 25, parts 1 and 6).
+
+* Moving the λ slider on Sachs redraws the graphs with no Run click, and the numbers shown are
+  those of a direct library fit at the new λ.
+* At 1280×720 (a projector) the λ slider and the graphs are on screen together: the element
+  boxes are measured.
+* A deep link (``/learn``) opened first on a freshly started server shows the app's own
+  navigation (titles, material icons), not Streamlit's list of ``pages/`` file names, and no
+  request leaves 127.0.0.1 (icons and favicon are served locally).
+"""
+from tests.e2e.harness import (
+    ARTIFACTS, UI_TIMEOUT_MS, StreamlitServer, block_external, lambda_slider, library_result,
+    no_exception_shown, open_app_with_sachs, set_lambda, shown_metric,
+)
+
+TITLES = ["Data", "Learn", "Simulate", "Compare", "Edge confidence", "Explorer", "Prior knowledge"]
+
+
+def _first_graph_doc(page):
+    return page.evaluate("""() => { const f = document.querySelector('[data-testid="stIFrame"]');
+                                    return f ? (f.srcdoc || f.src) : null; }""")
+
+
+def _wait_for_lambda(page, lam):
+    page.get_by_text(f"CoLiDE-NV · λ = {lam:.3g}", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+    page.get_by_text(f"CoLiDE-EV · λ = {lam:.3g}", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+    no_exception_shown(page)
+
+
+def _open_learn(context, server):
+    page = context.new_page()
+    open_app_with_sachs(page, server.url)
+    page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+    _wait_for_lambda(page, 0.05)   # live: the graphs are there without a Run click
+    return page
+
+
+def test_moving_lambda_redraws_the_graph_without_run(server, browser):
+    attempted, errors = [], []
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    block_external(context, server.url, attempted)
+    try:
+        page = _open_learn(context, server)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        edges_lib = library_result("nv", 0.05)[1]
+        page.get_by_text(f"{edges_lib} edges ·").first.wait_for(timeout=UI_TIMEOUT_MS)
+        doc_before = _first_graph_doc(page)
+        set_lambda(page, 0.5)                     # no Run click anywhere in this test
+        _wait_for_lambda(page, 0.5)
+        # the captions under the EV and NV drawings give the edge counts of a library fit at 0.5
+        for variant in ("ev", "nv"):
+            n_edges = library_result(variant, 0.5)[1]
+            page.get_by_text(f"{n_edges} edges ·").first.wait_for(timeout=UI_TIMEOUT_MS)
+        assert library_result("nv", 0.5)[1] != edges_lib
+        assert _first_graph_doc(page) != doc_before   # the drawing itself changed
+        page.get_by_role("tab", name="Metrics").click(timeout=UI_TIMEOUT_MS)
+        assert shown_metric(page, "Edges · NV") == library_result("nv", 0.5)[1]
+        assert shown_metric(page, "Edges · EV") == library_result("ev", 0.5)[1]
+        page.screenshot(path=str(ARTIFACTS / "learn_live_lambda_0.5.png"))
+    finally:
+        context.close()
+    assert attempted == [], attempted
+    assert errors == [], errors
+
+
+def test_slider_and_graph_on_screen_together_at_1280x720(server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = _open_learn(context, server)
+        page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_timeout(300)
+        slider = lambda_slider(page).bounding_box()
+        graph = page.get_by_test_id("stIFrame").first.bounding_box()
+        page.screenshot(path=str(ARTIFACTS / "learn_sachs_1280x720.png"))
+        assert slider is not None and graph is not None
+        # the whole slider is in the viewport ...
+        assert 0 <= slider["y"] and slider["y"] + slider["height"] <= 720, slider
+        # ... and so is a real part of the graph (at least 200 px of it), below the controls
+        assert graph["y"] >= slider["y"] + slider["height"], (slider, graph)
+        assert graph["y"] + 200 <= 720, graph
+        assert graph["x"] >= 0 and graph["x"] + graph["width"] <= 1280, graph
+    finally:
+        context.close()
+
+
+def test_deep_link_on_a_fresh_server_shows_the_apps_navigation(browser):
+    attempted = []
+    with StreamlitServer(log_name="e2e_deep_link.log") as fresh:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        block_external(context, fresh.url, attempted)
+        try:
+            page = context.new_page()
+            page.goto(fresh.url + "/learn", timeout=UI_TIMEOUT_MS)  # the first request this server sees
+            page.get_by_text("Learn a DAG with CoLiDE").wait_for(timeout=UI_TIMEOUT_MS)
+            no_exception_shown(page)
+            sidebar = page.get_by_test_id("stSidebar")
+            for title in TITLES:
+                sidebar.get_by_role("link", name=title, exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+            # Streamlit's automatic page list (file names, an "app" entry) is not there
+            assert page.get_by_test_id("stSidebarNav").count() == 0
+            assert sidebar.get_by_role("link", name="app", exact=True).count() == 0
+            assert sidebar.get_by_role("link", name="learn", exact=True).count() == 0
+            # every link has its material icon, drawn with the font Streamlit serves itself
+            icons = sidebar.get_by_test_id("stPageLink").get_by_test_id("stIconMaterial")
+            assert icons.count() == len(TITLES)
+            font_ok = page.evaluate("""() => document.fonts.check('24px "Material Symbols Rounded"')""")
+            assert font_ok
+            page.screenshot(path=str(ARTIFACTS / "deep_link_learn.png"))
+            # and the links work from there
+            sidebar.get_by_role("link", name="Data", exact=True).click(timeout=UI_TIMEOUT_MS)
+            page.get_by_role("button", name="Use the Sachs data").wait_for(timeout=UI_TIMEOUT_MS)
+            no_exception_shown(page)
+        finally:
+            context.close()
+    assert attempted == [], attempted

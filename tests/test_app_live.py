@@ -1,0 +1,84 @@
+"""The live Learn page (issue 25, part 1), with AppTest: when it re-solves by itself, and the
+Run-button case with its reason and its stale label."""
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from colide_core.defaults import LAMBDA1, LAMBDA1_GRID, LIVE_MAX_CELLS, LIVE_MAX_NODES
+from dashboard import fitting
+from dashboard.live import neighbours
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fit_cache():
+    fitting.fit_colide.clear()
+    yield
+    fitting.fit_colide.clear()
+
+
+def _ds(n, d):
+    return SimpleNamespace(shape=(n, d))
+
+
+def test_live_rule():
+    assert fitting.live_reason(_ds(853, 11)) == (True, "")                       # Sachs
+    assert fitting.live_reason(_ds(1000, LIVE_MAX_NODES))[0]                      # d = 50
+    live, why = fitting.live_reason(_ds(1000, LIVE_MAX_NODES + 1))
+    assert not live and f"{LIVE_MAX_NODES + 1} nodes" in why
+    live, why = fitting.live_reason(_ds(LIVE_MAX_CELLS // 10 + 1, 10))
+    assert not live and "values" in why
+    live, why = fitting.live_reason(_ds(853, 11), {"solver": "adam"})
+    assert not live and "paper-faithful" in why
+
+
+def test_lambda_grid_is_log_spaced_and_holds_the_papers_value():
+    assert LAMBDA1 in LAMBDA1_GRID and list(LAMBDA1_GRID) == sorted(LAMBDA1_GRID)
+    assert LAMBDA1_GRID[0] == 0.001 and LAMBDA1_GRID[-1] == 2.0
+    assert neighbours(LAMBDA1_GRID, 0.05) == [0.1, 0.02] and neighbours(LAMBDA1_GRID, 2.0) == [1.0]
+
+
+def test_sachs_is_live_and_lambda_redraws_without_run(solver_calls):
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    res = at.session_state["fit_results"]
+    assert {v: r.lambda1 for v, r in res.items()} == {"ev": 0.05, "nv": 0.05}
+    at.select_slider(key="learn_lambda1").set_value(0.5).run()
+    res = at.session_state["fit_results"]
+    assert {v: r.lambda1 for v, r in res.items()} == {"ev": 0.5, "nv": 0.5}
+    # the live fits are the cached cold fits Run would compute: same parameters, same W
+    assert res["nv"].params == fitting.solver_params("nv", 0.5, {})
+    assert not at.warning   # nothing stale, nothing to do
+    # moving λ started warming the cache for the neighbours (0.2 and 1 at both noise models)
+    job = at.session_state["learn_live_prefetch"]
+    assert job is not None and job.wait(120)
+    assert sorted(p for p in solver_calls[4:]) == ["ev", "ev", "nv", "nv"]
+    at.select_slider(key="learn_lambda1").set_value(1.0).run()
+    assert at.session_state["fit_results"]["nv"].params == fitting.solver_params("nv", 1.0, {})
+    assert at.session_state["learn_live_prefetch"].wait(120)  # no thread left running after the test
+    # 2 (open) + 2 (λ = 0.5) + 4 (prefetch 0.2, 1) + 0 (λ = 1: cache hit) + 2 (prefetch 2; 0.5 cached)
+    assert len(solver_calls) == 10
+
+
+def test_slow_solver_needs_run_says_why_and_labels_a_stale_graph(solver_calls):
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.sidebar.radio(key="solver_choice").set_value("adam").run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    assert solver_calls == [] and at.session_state["fit_results"] == {}     # nothing solved by itself
+    shown = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]   # markdown escapes undone
+    assert any("Press **Run** after a change" in c and "paper-faithful" in c for c in shown), shown
+    at.session_state["solver_overrides"] = {**at.session_state["solver_overrides"], **QUICK}
+    at.button(key="learn_run").click().run()
+    assert at.session_state["fit_results"]["nv"].lambda1 == 0.05
+    at.select_slider(key="learn_lambda1").set_value(0.2).run()
+    assert solver_calls == ["nv"]                                           # moving λ did not solve
+    stale = [w.value for w in at.warning if w.value.startswith("Stale")]
+    assert stale and "NV was learned with λ = 0.05" in stale[0] and "λ = 0.2" in stale[0] \
+        and "Press **Run**" in stale[0], [w.value for w in at.warning]

@@ -13,7 +13,8 @@ from tests.e2e.harness import (
     no_exception_shown, open_app_with_sachs, set_lambda, shown_metric,
 )
 
-TITLES = ["Data", "Learn", "Simulate", "Compare", "Edge confidence", "Explorer", "Prior knowledge"]
+TITLES = ["Data", "Learn", "Simulate", "Compare", "Edge confidence", "Explorer", "Prior knowledge", "Check",
+          "Lessons"]
 
 
 def _first_graph_doc(page):

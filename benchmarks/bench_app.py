@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_app.py [--repeats 5] [--browser-only] [--screenshots]
+    .venv/bin/python -m benchmarks.bench_app [--repeats 5] [--browser-only] [--screenshots]   (from the repository root: the browser part uses tests/e2e/harness.py)
 
 The browser part (:func:`browser_slider`) starts ``streamlit run app.py`` and Debian's headless
 chromium (``tests/e2e/harness``), opens the live Learn page at 1280×720 on Sachs and on a

@@ -67,6 +67,7 @@ WIDGET_DEFAULTS = {
     "learn_lambda1": LAMBDA1,
     "learn_threshold": THRESHOLD,
     "learn_graph_variant": "NV",
+    "learn_layout": "Circle",
     "learn_playback_on": False,  # Playback tab: record the fit's checkpoints (dashboard.playback)
     "learn_playback_step": 0,  # Playback tab: checkpoint shown
     # Simulate page

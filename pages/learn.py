@@ -15,6 +15,7 @@ import streamlit as st
 import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.export import EXPORT_FORMATS, export_graph
+from colide_core.graph_style import node_positions
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import core, manifests, state
@@ -237,14 +238,20 @@ for v in order:
 tab_graph, tab_play, tab_noise, tab_metrics, tab_dl, tab_conv = st.tabs(
     ["Graph", "Playback", "Noise", "Metrics", "Downloads", "Convergence"])
 
+truth = None if ds.B_true is None else ds.B_true.to_numpy()
+# One set of node positions for every drawing and picture of this dataset (colide_core.graph_style):
+# the default circle, or layers by topological order of the truth (else of the last graph learned).
+top_down = ss["learn_layout"] == "Top-down"
+positions = (node_positions(len(names), truth if truth is not None else thresholded[order[-1]],
+                            layout="topological") if top_down else None)
+
 with tab_graph:
-    truth = None if ds.B_true is None else ds.B_true.to_numpy()
     gcols = st.columns(len(order) + (truth is not None))
     for col, v in zip(gcols, order):
         res = results[v]
         with col:
             st.markdown(f"**CoLiDE-{res.label}** · λ = {fmt_lambda(res.lambda1)}")
-            html = graph_html_cached(thresholded[v], tuple(names), truth, res.sigma)
+            html = graph_html_cached(thresholded[v], tuple(names), truth, res.sigma, positions=positions)
             st.iframe(html, height=GRAPH_HEIGHT)
             st.caption(f"{int((thresholded[v] != 0).sum())} edges · {res.n_iter:,} iterations, "
                        f"{fmt_seconds(res.fit_time)}"
@@ -253,7 +260,8 @@ with tab_graph:
     if truth is not None:
         with gcols[-1]:
             st.markdown("**Ground truth**")
-            st.iframe(graph_html_cached(truth, tuple(names), None, ds.sigma_true), height=GRAPH_HEIGHT)
+            st.iframe(graph_html_cached(truth, tuple(names), None, ds.sigma_true, positions=positions),
+                      height=GRAPH_HEIGHT)
             st.caption(f"{int((truth != 0).sum())} edges")
     if truth is None:
         st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
@@ -261,6 +269,9 @@ with tab_graph:
     else:
         st.caption("Coloured against the ground truth (right). Edge width ∝ |w|; missing true edges dashed. "
                    "Every drawing uses the same node positions, so edges appear and vanish in place.")
+    st.segmented_control("Layout", ["Circle", "Top-down"], key="learn_layout", required=True,
+                         help="Top-down: nodes in layers by topological order (of the ground truth when there is "
+                              "one, else of the last graph learned), so causes sit above their effects.")
 
 with tab_noise:
     estimates = {results[v].label: results[v].sigma for v in order}
@@ -318,7 +329,8 @@ with tab_dl:
         fmt = f1.selectbox("Other format", list(EXPORT_FORMATS), key=f"learn_export_fmt_{v}",
                            help="GraphML, DOT, node-link JSON, DAGitty, CSV, or a PNG/SVG picture")
         ext, mime = EXPORT_FORMATS[fmt]
-        f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt),
+        picture = {"B_true": truth, "positions": positions} if fmt in ("png", "svg") else {}
+        f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt, **picture),
                            file_name=f"{stem}{ext}", mime=mime, key=f"learn_dl_export_{v}")
         manifest_json = manifests.fit_manifest_json(res, ds, threshold)
         st.download_button("Run manifest (JSON)", manifest_json, file_name=f"{stem}_manifest.json",

@@ -82,3 +82,26 @@ def test_slow_solver_needs_run_says_why_and_labels_a_stale_graph(solver_calls):
     stale = [w.value for w in at.warning if w.value.startswith("Stale")]
     assert stale and "NV was learned with λ = 0.05" in stale[0] and "λ = 0.2" in stale[0] \
         and "Press **Run**" in stale[0], [w.value for w in at.warning]
+
+
+def test_top_down_layout_puts_raf_above_mek_above_erk_in_every_drawing():
+    # The "Layout" control lays every drawing of the Learn page out by the topological order of
+    # the Sachs consensus graph (Raf -> Mek -> Erk): y grows downwards, so y(Raf) < y(Mek) < y(Erk),
+    # and the three drawings (EV, NV, truth) share the same positions.
+    import json
+
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.switch_page("pages/learn.py").run()
+    circle = [e.proto.srcdoc for e in at.get("iframe")]
+    at.session_state["learn_layout"] = "Top-down"
+    at.run()
+    assert not at.exception, at.exception
+    docs = [e.proto.srcdoc for e in at.get("iframe")]
+    assert len(docs) == 3 and docs != circle
+    ys = []
+    for doc in docs:
+        nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", doc, re.S).group(1))
+        y = {n["label"]: n["y"] for n in nodes}
+        assert y["Raf"] < y["Mek"] < y["Erk"]
+        ys.append(y)
+    assert ys[0] == ys[1] == ys[2]

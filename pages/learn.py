@@ -16,6 +16,7 @@ import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.export import EXPORT_FORMATS, export_graph
 from colide_core.graph_style import node_positions
+from dashboard.graphview import show_graph
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import core, manifests, state
@@ -23,7 +24,6 @@ from dashboard.live import neighbours, prefetch_neighbours, thresholded as thres
 from colide_core.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, fit_live, live_reason, solver_params
-from dashboard.cached import graph_html_cached
 from dashboard.checks import ev_nv_line
 from dashboard.text import md_escape
 from dashboard.lessons import lesson_banner
@@ -251,8 +251,9 @@ with tab_graph:
         res = results[v]
         with col:
             st.markdown(f"**CoLiDE-{res.label}** · λ = {fmt_lambda(res.lambda1)}")
-            html = graph_html_cached(thresholded[v], tuple(names), truth, res.sigma, positions=positions)
-            st.iframe(html, height=GRAPH_HEIGHT)
+            # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview)
+            show_graph(thresholded[v], names, truth, res.sigma, key=f"learn_graph_{v}", positions=positions,
+                       height=GRAPH_HEIGHT)
             st.caption(f"{int((thresholded[v] != 0).sum())} edges · {res.n_iter:,} iterations, "
                        f"{fmt_seconds(res.fit_time)}"
                        + (" · stopped early: partial result" if res.stopped else "")
@@ -260,8 +261,8 @@ with tab_graph:
     if truth is not None:
         with gcols[-1]:
             st.markdown("**Ground truth**")
-            st.iframe(graph_html_cached(truth, tuple(names), None, ds.sigma_true, positions=positions),
-                      height=GRAPH_HEIGHT)
+            show_graph(truth, names, None, ds.sigma_true, key="learn_graph_truth", positions=positions,
+                       height=GRAPH_HEIGHT)
             st.caption(f"{int((truth != 0).sum())} edges")
     if truth is None:
         st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "

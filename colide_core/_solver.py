@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from . import defaults
-from ._common import _MAX_HALVINGS, _Solve, default_sigma0
+from ._common import _MAX_HALVINGS, _Solve
 from ._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_grad, _stage_value
 
 __all__ = ["colide_solve"]
@@ -106,7 +106,7 @@ def colide_solve(
     beta_1, beta_2 : float
         Adam moment decay rates (0.99 and 0.999 as in the authors' and DAGMA's code).
     sigma0 : float or ndarray of shape (n_nodes,), optional
-        Noise floor; defaults to :func:`default_sigma0`. Sigma starts at ``100 * sigma0``.
+        Noise floor; defaults to :func:`colide_core._common.default_sigma0`. Sigma starts at ``100 * sigma0``.
     W_init : ndarray of shape (n_nodes, n_nodes), optional
         Warm start (default zeros, always in the domain). Not modified.
     callback : callable, optional

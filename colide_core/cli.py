@@ -906,7 +906,6 @@ BENCH_OUTPUTS = ("results.parquet", "results.csv", "summary.csv", "summary.txt",
 
 def _cmd_bench(args):
     from .executor import ResultStore, run_sweep
-    from .export import to_csv_safe
     from .manifest import environment_info
 
     config = load_bench_config(args.config)

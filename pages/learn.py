@@ -25,7 +25,6 @@ from colide_core.export import edge_list, to_adjacency_csv as adjacency_csv, to_
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, fit_live, live_reason, solver_params
 from dashboard.checks import ev_nv_line
-from dashboard.text import md_escape
 from dashboard.lessons import lesson_banner
 from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename
 

@@ -15,7 +15,6 @@ import re
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from dashboard.figures import compare_figure, frequency_figure, noise_figure, sigma_interval_figure
 from dashboard.graph import graph_html

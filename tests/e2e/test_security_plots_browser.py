@@ -1,15 +1,10 @@
 """Issue 22, class 9 and escaping exactly once, in a real browser: what plotly and vis-network
 draw for numeric-looking and HTML-like names (moved from tests/test_security_plots.py so that it
 shares the session's chromium)."""
-import html as htmlmod
-import json
-import re
-
 import numpy as np
-import pandas as pd
 import pytest
 
-from dashboard.figures import compare_figure, frequency_figure, noise_figure, sigma_interval_figure
+from dashboard.figures import noise_figure, sigma_interval_figure
 from dashboard.graph import graph_html
 
 NUMERIC_LOOKING = ["1", "1.0", "01"]

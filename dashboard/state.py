@@ -68,6 +68,7 @@ WIDGET_DEFAULTS = {
     "learn_threshold": THRESHOLD,
     "learn_graph_variant": "NV",
     "learn_layout": "Circle",
+    "learn_tab": "Graph",  # the open tab of the results (stateful st.tabs)
     "learn_playback_on": False,  # Playback tab: record the fit's checkpoints (dashboard.playback)
     "learn_playback_step": 0,  # Playback tab: checkpoint shown
     # Simulate page

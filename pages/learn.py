@@ -234,8 +234,10 @@ for v in order:
         st.warning(f"{v.upper()}: {text}")
 
 # The tabs; "Playback" watches the optimisation of the last fit (dashboard.playback).
+# Keyed and stateful: the open tab survives reruns that add a message above it (a Run job finishing,
+# a stale warning), which would otherwise reset an unkeyed st.tabs to its first tab.
 tab_graph, tab_play, tab_noise, tab_metrics, tab_dl, tab_conv = st.tabs(
-    ["Graph", "Playback", "Noise", "Metrics", "Downloads", "Convergence"])
+    ["Graph", "Playback", "Noise", "Metrics", "Downloads", "Convergence"], key="learn_tab", on_change="rerun")
 
 truth = None if ds.B_true is None else ds.B_true.to_numpy()
 # One set of node positions for every drawing and picture of this dataset (colide_core.graph_style):

@@ -254,11 +254,42 @@ def set_lambda(page, lambda1: float, max_keys: int = 40) -> None:
 
 
 def wait_for_result(page, variant: str, lambda1: float) -> None:
-    """Wait until the result of ``variant`` with ``lambda1`` is displayed (bounded)."""
-    page.get_by_text(re.compile(rf"^CoLiDE-{variant.upper()}\b.*λ = {re.escape(f'{lambda1:g}')}$")).wait_for(
+    """Wait until the Run job of ``variant`` with ``lambda1`` has finished and its result is shown.
+
+    On a live dataset (Sachs) the live view draws the same result before the Run job ends; the job's
+    own message ("NV finished: ...") comes with the last rerun that changes the page, so waiting for
+    it keeps later steps from racing that rerun (bounded by ``FIT_TIMEOUT_MS``).
+    """
+    page.get_by_text(re.compile(rf"^{variant.upper()} (finished:|was stopped)")).first.wait_for(
         timeout=FIT_TIMEOUT_MS)
+    page.get_by_text(re.compile(rf"^CoLiDE-{variant.upper()}\b.*λ = {re.escape(f'{lambda1:g}')}$")).wait_for(
+        timeout=UI_TIMEOUT_MS)
     page.get_by_role("tab", name="Metrics").wait_for(timeout=UI_TIMEOUT_MS)
     no_exception_shown(page)
+
+
+GRAPH_READY_JS = "() => typeof network !== 'undefined' && network.body.data.nodes.length > 0"
+
+
+def graph_frame(iframe, ready_js: str = GRAPH_READY_JS, timeout_ms: int = UI_TIMEOUT_MS):
+    """The frame of a drawing's iframe (a Playwright locator) once ``ready_js`` holds in it.
+
+    A rerun may replace the iframe between finding it and reading its frame (the element is
+    detached, its frame gone): then the locator is resolved again, until ``timeout_ms`` has passed.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    last = None
+    while time.monotonic() < deadline:
+        left_ms = max(1000, int((deadline - time.monotonic()) * 1000))
+        try:
+            frame = iframe.element_handle(timeout=left_ms).content_frame()
+            if frame is not None:
+                frame.wait_for_function(ready_js, timeout=min(left_ms, 15_000))
+                return frame
+        except Exception as exc:  # a detached element or frame, a timeout: resolve the locator again
+            last = exc
+        time.sleep(0.25)
+    raise AssertionError(f"no ready drawing in {timeout_ms} ms: {last!r}")
 
 
 def shown_metric(page, label: str) -> int:

@@ -12,6 +12,7 @@ from tests.e2e.harness import (
     ARTIFACTS,
     StreamlitServer,
     block_external,
+    graph_frame,
     library_shd,
     no_exception_shown,
     open_app_with_sachs,
@@ -64,12 +65,8 @@ def test_sachs_nv_offline_graph_and_shd(server, browser):
         # The Graph tab is the first tab: its iframe holds the pyvis page with vis-network inlined.
         iframe = page.get_by_test_id("stIFrame").first
         iframe.wait_for(timeout=GRAPH_TIMEOUT_MS)
-        frame = iframe.element_handle(timeout=GRAPH_TIMEOUT_MS).content_frame()
-        assert frame is not None
+        frame = graph_frame(iframe, timeout_ms=GRAPH_TIMEOUT_MS)
         frame.locator("div.vis-network canvas").wait_for(timeout=GRAPH_TIMEOUT_MS)
-        frame.wait_for_function(
-            "() => typeof network !== 'undefined' && network.body.data.nodes.length > 0",
-            timeout=GRAPH_TIMEOUT_MS)
         page.wait_for_timeout(1000)  # let vis-network finish its first draw
         stats = _canvas_stats(frame)
         iframe.scroll_into_view_if_needed()

@@ -7,6 +7,8 @@
 2. Broken files get a specific, named error on the page, never a traceback, and leave the current
    dataset unchanged.
 """
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +18,7 @@ from tests.e2e.harness import (
     FIT_TIMEOUT_MS,
     UI_TIMEOUT_MS,
     block_external,
+    graph_frame,
     no_exception_shown,
     open_app_with_sachs,
 )
@@ -73,13 +76,13 @@ def test_xss_names_in_upload_graph_and_tooltips_stay_inert(page, server):
 
     page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
     page.get_by_role("button", name="Run", exact=True).click(timeout=UI_TIMEOUT_MS)
-    page.get_by_role("tab", name="Metrics").wait_for(timeout=FIT_TIMEOUT_MS)
+    # the Run job's own message comes with the last rerun that redraws the graph
+    page.get_by_text(re.compile(r"^NV (finished:|was stopped)")).first.wait_for(timeout=FIT_TIMEOUT_MS)
+    page.get_by_role("tab", name="Metrics").wait_for(timeout=UI_TIMEOUT_MS)
     no_exception_shown(page)
 
     iframe = page.get_by_test_id("stIFrame").first
-    frame = iframe.element_handle(timeout=UI_TIMEOUT_MS).content_frame()
-    frame.wait_for_function("() => typeof network !== 'undefined' && network.body.data.nodes.length === 3",
-                            timeout=UI_TIMEOUT_MS)
+    frame = graph_frame(iframe, "() => typeof network !== 'undefined' && network.body.data.nodes.length === 3")
     labels = frame.evaluate("() => network.body.data.nodes.get().map(n => n.label)")
     assert labels == HOSTILE  # plain text on the canvas: escaped once (in the JSON), not twice
 

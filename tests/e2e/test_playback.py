@@ -16,6 +16,7 @@ from tests.e2e.harness import (
     ARTIFACTS,
     UI_TIMEOUT_MS,
     block_external,
+    graph_frame,
     no_exception_shown,
     open_app_with_sachs,
     start_fit,
@@ -27,13 +28,7 @@ JS_EDGES = """() => (typeof network === 'undefined') ? null
 
 
 def _playback_frame(page):
-    panel = page.get_by_role("tabpanel", name="Playback")
-    iframe = panel.get_by_test_id("stIFrame").first
-    iframe.wait_for(timeout=UI_TIMEOUT_MS)
-    frame = iframe.element_handle(timeout=UI_TIMEOUT_MS).content_frame()
-    frame.wait_for_function("() => typeof network !== 'undefined' && network.body.data.nodes.length > 0",
-                            timeout=UI_TIMEOUT_MS)
-    return frame
+    return graph_frame(page.get_by_role("tabpanel", name="Playback").get_by_test_id("stIFrame").first)
 
 
 def _caption(page):

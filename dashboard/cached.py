@@ -30,9 +30,10 @@ import pandas as pd
 import streamlit as st
 
 from colide_core._hashing import fingerprint
+from colide_core.graph_html import playback_html
 from dashboard.graph import graph_html
 
-__all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "graph_html_cached"]
+__all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "graph_html_cached", "playback_html_cached"]
 
 
 def dataset_cache_key(dataset) -> str:
@@ -110,7 +111,8 @@ def cache_data(*, unhashed=None, **kwargs):
 
 
 @cache_data(show_spinner=False, max_entries=64)
-def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular") -> str:
+def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular",
+                      height_px: int | None = 520, legend: bool = True, assets_url: str | None = None) -> str:
     """:func:`dashboard.graph.graph_html` cached on all its inputs (arrays hashed in full).
 
     Parameters
@@ -124,10 +126,41 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
         Fixed node positions (x right, y down), shared by the drawings of one node set.
     layout : {"circular", "topological"}
         Layout used when ``positions`` is None (:mod:`colide_core.graph_style`).
+    height_px, legend, assets_url
+        As in :func:`colide_core.graph_html.graph_html` (None: fill the frame; draw the legend;
+        where vis-network is served, see :func:`dashboard.assets.vis_assets_url`).
 
     Returns
     -------
     str
-        The self-contained HTML page (pyvis generation takes ~0.2 s, so it is worth caching).
+        The HTML page (pyvis generation takes ~0.2 s, so it is worth caching).
     """
-    return graph_html(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout)
+    return graph_html(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout,
+                      height_px=height_px, legend=legend, assets_url=assets_url)
+
+
+@cache_data(show_spinner=False, max_entries=16)
+def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, threshold: float, captions: tuple,
+                         positions=None, assets_url: str | None = None) -> str:
+    """:func:`colide_core.graph_html.playback_html` cached on all its inputs (arrays hashed in full).
+
+    Parameters
+    ----------
+    W_history : tuple of ndarray of shape (n_nodes, n_nodes)
+        W at each checkpoint of one fit.
+    names : tuple of str
+    B_true : ndarray of shape (n_nodes, n_nodes), optional
+    threshold : float
+    captions : tuple of str
+        One line per checkpoint.
+    positions : ndarray of shape (n_nodes, 2), optional
+    assets_url : str, optional
+        Where vis-network is served (:func:`dashboard.assets.vis_assets_url`).
+
+    Returns
+    -------
+    str
+        The page, opening on checkpoint 0 (:func:`colide_core.graph_html.set_playback_start`).
+    """
+    return playback_html(list(W_history), list(names), B_true, threshold=threshold, captions=list(captions),
+                         positions=positions, assets_url=assets_url)

@@ -14,15 +14,68 @@ import numpy as np
 import streamlit as st
 
 from colide_core.export import edge_list
+from colide_core.graph_html import legend_html
 from colide_core.graph_style import SUMMARY_NODES
+from dashboard.assets import vis_assets_url
 from dashboard.cached import graph_html_cached
+from dashboard.graph import classify_edges
 from dashboard.figures import adjacency_figure
 
-__all__ = ["show_graph"]
+__all__ = ["drawing_html", "show_graph", "show_legend"]
+
+
+def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True) -> str:
+    """The page of one drawing as the dashboard shows it (cached): filling its frame, vis-network
+    served once (:func:`dashboard.assets.vis_assets_url`). The live Learn page's prefetch
+    (:mod:`dashboard.live`) calls this too, so what it warms is what the page asks for.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_nodes, n_nodes)
+        Thresholded weights, ``A[i, j] != 0`` means i -> j.
+    names : sequence of str
+    truth : ndarray of shape (n_nodes, n_nodes), optional
+    sigma : float or ndarray of shape (n_nodes,), optional
+    positions : ndarray of shape (n_nodes, 2), optional
+    layout : {"circular", "topological"}
+    legend : bool
+        Draw the legend inside the frame (False where the page shows one for several drawings).
+
+    Returns
+    -------
+    str
+        HTML for ``st.iframe``.
+    """
+    return graph_html_cached(np.asarray(A, dtype=float), tuple(str(n) for n in names), truth, sigma,
+                             positions=positions, layout=layout, height_px=None, legend=bool(legend),
+                             assets_url=vis_assets_url())
+
+
+def show_legend(As, truth=None) -> None:
+    """One legend for drawings shown side by side, listing what any of the graphs ``As`` draws.
+
+    Parameters
+    ----------
+    As : sequence of ndarray of shape (n_nodes, n_nodes)
+        The thresholded graphs drawn (``A[i, j] != 0`` means i -> j).
+    truth : ndarray of shape (n_nodes, n_nodes), optional
+        The truth they are coloured against (:func:`colide_core.graph_html.legend_html`).
+    """
+    kinds, signs = set(), set()
+    for A in As:
+        A = np.asarray(A, dtype=float)
+        edges = classify_edges(A, truth)
+        if truth is not None:
+            kinds |= {k for _, _, k in edges}
+        elif edges:
+            kinds.add("learned")
+        signs |= {"+" if A[i, j] > 0 else "-" for i, j, k in edges if k != "missing"}
+    if kinds:
+        st.html(legend_html(kinds, signs))
 
 
 def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout="circular", height=560,
-               top_k=20):
+               top_k=20, legend=True):
     """Render graph ``A`` with the project's one drawing, or its summary above ``SUMMARY_NODES`` nodes.
 
     Parameters
@@ -41,11 +94,13 @@ def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout=
         Height in pixels.
     top_k : int
         Rows of the strongest-edges table of the summary view.
+    legend : bool
+        Draw the legend in the drawing's frame (False: the page calls :func:`show_legend`).
     """
     names = [str(n) for n in names]
     if len(names) <= SUMMARY_NODES:
-        st.iframe(graph_html_cached(np.asarray(A, dtype=float), tuple(names), truth, sigma, positions=positions,
-                                    layout=layout), height=height)
+        st.iframe(drawing_html(A, names, truth, sigma, positions=positions, layout=layout, legend=legend),
+                  height=height)
         return
     st.caption(f"{len(names)} nodes: more than {SUMMARY_NODES}, where labels of a drawing overlap. Showing the "
                "adjacency (row = source, column = target) in the same colours, and the strongest edges.")

@@ -48,7 +48,7 @@ def neighbours(options, value) -> list:
     return [opts[k] for k in (i + 1, i - 1) if 0 <= k < len(opts)]
 
 
-def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float) -> None:
+def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float, drawing=None) -> None:
     """Solve and draw ``params_list`` in the background (one job per session at a time).
 
     Parameters
@@ -62,6 +62,9 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float)
         :func:`dashboard.fitting.solver_params` tuples (already checked by the caller's fits).
     threshold : float
         The current threshold: the drawings are made at it.
+    drawing : dict, optional
+        Keyword arguments of :func:`dashboard.graphview.drawing_html` (``positions``,
+        ``legend``) as the page will ask for them, so the warmed drawings are cache hits.
 
     Notes
     -----
@@ -70,11 +73,12 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float)
     """
     if is_running(state, key):
         return
-    from dashboard.cached import graph_html_cached
     from dashboard.fitting import check_params, fit_colide
+    from dashboard.graphview import drawing_html
 
     names = list(dataset.node_names)
     truth = None if dataset.B_true is None else dataset.B_true.to_numpy()
+    drawing = dict(drawing or {})
 
     def work(job):
         for params in params_list:
@@ -83,7 +87,7 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float)
             try:
                 check_params(params)
                 res = fit_colide(dataset.key, params, dataset.X)
-                graph_html_cached(thresholded(res, threshold, names), tuple(names), truth, res.sigma)
+                drawing_html(thresholded(res, threshold, names), names, truth, res.sigma, **drawing)
             except Exception:  # noqa: BLE001 - a prefetch is best effort
                 continue
         return None

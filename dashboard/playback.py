@@ -5,7 +5,9 @@ of W at every checkpoint, :attr:`colide_core.SolverResult.W_history`; recording 
 of the fit, ``tests/test_record_w.py``), through the same cached :func:`dashboard.fitting.fit_colide`
 keyed on the data's content hash and every parameter. A slider (and step buttons) picks a
 checkpoint; the graph at that checkpoint is drawn with the same drawing and the same fixed node
-positions as the Graph tab, thresholded like it, beside h(W), the stage objective and σ̂ over the
+positions as the Graph tab, thresholded like it, and plays the following checkpoints by itself
+in the browser (:func:`colide_core.graph_html.playback_html`: Play/Pause, speed, no server
+round trip per frame), beside h(W), the stage objective and σ̂ over the
 checkpoints with the stages (μ, s) marked (:func:`dashboard.figures.playback_figure`).
 
 Convention: ``W[i, j] != 0`` means the edge i -> j.
@@ -16,15 +18,19 @@ import streamlit as st
 
 from colide_core import threshold_to_dag
 from colide_core.defaults import MU_SCHEDULE
+from colide_core.graph_html import set_playback_start
+from dashboard.assets import vis_assets_url
+from dashboard.cached import playback_html_cached
 from dashboard.figures import playback_figure
 from dashboard.fitting import fit_colide
-from dashboard.graphview import show_graph
 
 __all__ = ["PLAYBACK_MAX_NODES", "STEP_KEY", "ON_KEY", "recorded_fit", "render_playback"]
 
 #: Largest graph offered for playback: above it a drawing per checkpoint is not readable and the
 #: recorded W (checkpoints x d^2 numbers) grows large.
 PLAYBACK_MAX_NODES = 50
+#: Height (px) of the playback drawing with its player bar and caption.
+PLAYBACK_HEIGHT = 560
 #: Session key of the checkpoint slider (initialised in :mod:`dashboard.state`).
 STEP_KEY = "learn_playback_step"
 #: Session key of the toggle that records the fit (so other tabs never pay for the recording).
@@ -52,6 +58,15 @@ def recorded_fit(dataset, result):
         return None
     params["record_W"] = True
     return fit_colide(dataset.key, tuple(sorted(params.items())), dataset.X)
+
+
+def _caption(hist, mu, s_used, Ws, k, threshold):
+    """One line about checkpoint ``k``: stage (μ, s), iteration, h(W), objective, edges kept."""
+    stage = int(hist["stage"][k])
+    n_edges = int((threshold_to_dag(Ws[k], threshold) != 0).sum())
+    return (f"Checkpoint {k + 1} of {len(Ws)}: stage {stage + 1} (μ = {mu[stage]:g}, s = {s_used[stage]:g}), "
+            f"iteration {hist['iteration'][k]}, h(W) = {hist['h'][k]:.3g}, objective = "
+            f"{hist['objective'][k]:.4g}, {n_edges} edges above {threshold:g}.")
 
 
 def _step(delta, n):
@@ -106,17 +121,16 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
               help="Each checkpoint is a snapshot of W during the solve; stages follow the central path "
                    "(μ shrinks, so the acyclicity term weighs more and more).")
     k = int(ss[STEP_KEY])
-    stage = int(hist["stage"][k])
     params = dict(rec.params)
     mu = tuple(params.get("mu_schedule", MU_SCHEDULE))
     s_used = rec.result.s_used
-    A = threshold_to_dag(Ws[k], float(threshold))
-    sigma = hist["sigma"][k]
-    st.caption(f"Checkpoint {k + 1} of {n}: stage {stage + 1} (μ = {mu[stage]:g}, s = {s_used[stage]:g}), "
-               f"iteration {hist['iteration'][k]}, h(W) = {hist['h'][k]:.3g}, objective = "
-               f"{hist['objective'][k]:.4g}, {int((A != 0).sum())} edges above {threshold:g}.")
+    captions = tuple(_caption(hist, mu, s_used, Ws, i, float(threshold)) for i in range(n))
+    st.caption(captions[k])
     g, f = st.columns([1, 1])
     with g:
-        show_graph(A, names, truth, sigma, key="learn_playback", positions=positions, height=520)
+        # the drawing plays the checkpoints itself (Play/Pause, speed), opening on the slider's one
+        page = playback_html_cached(tuple(Ws), tuple(names), truth, threshold=float(threshold),
+                                    captions=captions, positions=positions, assets_url=vis_assets_url())
+        st.iframe(set_playback_start(page, k), height=PLAYBACK_HEIGHT)
     with f:
         st.plotly_chart(playback_figure(hist, mu, s_used, k), key="learn_playback_chart")

@@ -16,7 +16,7 @@ import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.export import EXPORT_FORMATS, export_graph
 from colide_core.graph_style import node_positions
-from dashboard.graphview import show_graph
+from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import core, manifests, state
@@ -28,9 +28,11 @@ from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename
 
-#: Height of each graph drawing (px): with the controls in one row above, the λ slider and the
-#: graphs are on screen together at 1280×720 (tests/e2e/test_live_learn.py checks the boxes).
-GRAPH_HEIGHT = 420
+#: Height of each graph drawing (px) by the number of drawings side by side: about a column's
+#: width at 1280 px with the sidebar open, so the drawing (fitted to its frame) fills it, and with
+#: the controls in one row above, the λ slider and the graphs are on screen together at 1280×720
+#: (tests/e2e/test_live_learn.py checks the boxes).
+GRAPH_HEIGHT = {1: 480, 2: 400, 3: 320}
 
 page_setup()
 ss = st.session_state
@@ -197,11 +199,15 @@ elif live and not running:
         for res in fitted:
             ss[state.RESULTS][res.variant] = res
     if ss[state.LAMBDA_MOVED] and not live_errors:
-        # the next step of the slider is then usually a cache hit (same cold fits, same drawings)
+        # the next step of the slider is then usually a cache hit (same cold fits, same drawings,
+        # drawn with the positions the page will use when they do not depend on the fit)
+        truth_now = None if ds.B_true is None else ds.B_true.to_numpy()
+        ahead = (node_positions(len(ds.node_names), truth_now, layout="topological")
+                 if ss["learn_layout"] == "Top-down" and truth_now is not None else None)
         prefetch_neighbours(ss, state.LIVE_PREFETCH, ds,
                             [solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES])
                              for lam in neighbours(_lambda_options(), lam_now) for lab in VARIANTS],
-                            float(ss["learn_threshold"]))
+                            float(ss["learn_threshold"]), drawing={"positions": ahead, "legend": False})
 for err in live_errors:
     st.error(md_escape(err))
 
@@ -248,13 +254,15 @@ positions = (node_positions(len(names), truth if truth is not None else threshol
 
 with tab_graph:
     gcols = st.columns(len(order) + (truth is not None))
+    # frames about as tall as a column is wide at 1280 px, so the fitted drawing fills them
+    height = GRAPH_HEIGHT[len(gcols)]
     for col, v in zip(gcols, order):
         res = results[v]
         with col:
             st.markdown(f"**CoLiDE-{res.label}** · λ = {fmt_lambda(res.lambda1)}")
             # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview)
             show_graph(thresholded[v], names, truth, res.sigma, key=f"learn_graph_{v}", positions=positions,
-                       height=GRAPH_HEIGHT)
+                       height=height, legend=False)
             st.caption(f"{int((thresholded[v] != 0).sum())} edges · {res.n_iter:,} iterations, "
                        f"{fmt_seconds(res.fit_time)}"
                        + (" · stopped early: partial result" if res.stopped else "")
@@ -263,8 +271,9 @@ with tab_graph:
         with gcols[-1]:
             st.markdown("**Ground truth**")
             show_graph(truth, names, None, ds.sigma_true, key="learn_graph_truth", positions=positions,
-                       height=GRAPH_HEIGHT)
+                       height=height, legend=False)
             st.caption(f"{int((truth != 0).sum())} edges")
+    show_legend([thresholded[v] for v in order], truth)  # one legend for the row of drawings
     if truth is None:
         st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
                    "node positions, so edges appear and vanish in place.")

@@ -9,7 +9,7 @@ import streamlit as st
 from dashboard.layout import page_setup
 from dashboard import state
 from colide_core.export import edge_list
-from dashboard.cached import graph_html_cached
+from dashboard.graphview import show_graph
 from dashboard.simulation import config_from_state, simulate_dataset
 
 page_setup()
@@ -98,10 +98,8 @@ m4.metric("Varsortability", f"{meta.get('varsortability', float('nan')):.2f}",
 tab_graph, tab_sigma, tab_data = st.tabs(["True graph", "True noise σ", "Data preview"])
 with tab_graph:
     W_true = meta["W_true"]
-    if d <= 60:
-        st.iframe(graph_html_cached(W_true, tuple(ds.node_names)), height=600)
-    else:
-        st.caption(f"{d} nodes: the interactive drawing is skipped above 60 nodes; edge list below.")
+    # the one drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview)
+    show_graph(W_true, ds.node_names, key="sim_graph", height=560)
     st.dataframe(edge_list(W_true, ds.node_names), hide_index=True)
 with tab_sigma:
     st.dataframe(pd.DataFrame({"node": ds.node_names, "true σ": ds.sigma_true}), hide_index=True)

@@ -90,3 +90,34 @@ def test_no_legend_without_truth_and_bad_names_length():
     assert _datasets(html, 1) == []
     with pytest.raises(ValueError, match="names"):
         graph_html(np.zeros((2, 2)), ["only-one"])
+
+
+def test_assets_url_links_vis_network_instead_of_inlining_it():
+    from colide_core.graph_html import vis_assets
+
+    W = np.array([[0.0, 1.0], [0.0, 0.0]])
+    inline = graph_html(W, ["x", "y"])
+    linked = graph_html(W, ["x", "y"], assets_url="app/static/vis-network-9.1.2")
+    js = vis_assets()["vis-network.min.js"].read_text(encoding="utf-8")
+    assert js.strip()[:200] in inline and js.strip()[:200] not in linked
+    assert len(inline) > 400_000 and len(linked) < 60_000
+    assert '<script src="app/static/vis-network-9.1.2/vis-network.min.js"></script>' in linked
+    assert '<link rel="stylesheet" href="app/static/vis-network-9.1.2/vis-network.css">' in linked
+    # same drawing: the node and edge data are identical
+    assert _datasets(inline, 0) == _datasets(linked, 0) and _datasets(inline, 1) == _datasets(linked, 1)
+
+
+@pytest.mark.parametrize("url", ["https://cdn.example.com/vis", "//cdn.example.com/vis", "/abs/path",
+                                 "../../etc", 'a"><script>alert(1)</script>', "javascript:alert(1)", ""])
+def test_assets_url_must_be_a_relative_path(url):
+    with pytest.raises(ValueError, match="assets_url"):
+        graph_html(np.zeros((2, 2)), ["x", "y"], assets_url=url)
+
+
+def test_fill_mode_sizes_the_canvas_to_the_frame_and_legend_can_be_left_out():
+    W = np.array([[0.0, 1.0], [0.0, 0.0]])
+    fixed = graph_html(W, ["x", "y"])
+    fill = graph_html(W, ["x", "y"], height_px=None, legend=False)
+    assert "height: 520px" in fixed and "FILL = false" in fixed
+    assert "height: 100vh" in fill and "FILL = true" in fill and "overflow:hidden" in fill
+    assert 'id="legend"' in fixed and 'id="legend"' not in fill

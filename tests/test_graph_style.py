@@ -160,3 +160,33 @@ def test_summary_view_above_the_limit_uses_the_same_colours_and_categorical_axes
     assert (z != 0).sum() == 3
     legend = {t.name for t in fig.data[1:]}
     assert legend == {graph_style.EDGE_STYLES[k][2] for k in ("correct", "reversed", "missing")}
+
+
+def test_max_font_hand_worked():
+    # "abcd" and "efgh" 30 units apart on a line: boxes 2.4 f wide overlap when 2.4 f > 30, so the
+    # largest font without overlap is 30 / 2.4 = 12.5 (bisection to 0.1)
+    P = np.array([[0.0, 0.0], [30.0, 0.0]])
+    f = graph_style.max_font(P, ["abcd", "efgh"], 5.0, 40.0)
+    assert 12.4 <= f <= 12.5
+    # stacked vertically 30 apart: the boxes' height 1.2 f decides, 30 / 1.2 = 25
+    assert 24.9 <= graph_style.max_font(P[:, ::-1], ["abcd", "efgh"], 5.0, 40.0) <= 25.0
+    # the bounds are respected: lo when even lo overlaps, hi when hi fits
+    assert graph_style.max_font(P, ["abcd", "efgh"], 13.0, 40.0) == 13.0
+    assert graph_style.max_font(P, ["a", "b"], 5.0, 20.0) == 20.0
+    assert graph_style.max_font(P[:1], ["a"], 5.0, 20.0) == 20.0
+
+
+def test_the_drawing_enlarges_labels_only_up_to_the_no_overlap_font():
+    # the page's fitting script gets the base font and the cap; the cap never lets labels overlap
+    for d in (5, 11, 30, 60):
+        names = [f"X{i}" for i in range(1, d + 1)]
+        html = graph_html(np.zeros((d, d)), names)
+        base = float(re.search(r"var BASE = ([0-9.]+)", html).group(1))
+        cap = float(re.search(r"MAXF = ([0-9.]+)", html).group(1))
+        P = np.array([(n["x"], n["y"]) for n in _vis_nodes(html)])
+        width = max(np.ptp(P[:, 0]), np.ptp(P[:, 1])) / 0.8
+        assert base == graph_style.font_px(d, max_label=len(names[-1]))
+        assert cap >= base
+        assert graph_style.label_overlap(P, names, cap, width) == 0.0
+        if cap < 40.0:  # not at the upper bound: a little larger would overlap
+            assert graph_style.label_overlap(P, names, cap + 0.3, width) > 0.0

@@ -3,13 +3,14 @@
 * Moving the λ slider on Sachs redraws the graphs with no Run click, and the numbers shown are
   those of a direct library fit at the new λ.
 * At 1280×720 (a projector) the λ slider and the graphs are on screen together: the element
-  boxes are measured.
+  boxes are measured; each drawing fills its frame with labels of at least 11 px, and loads
+  vis-network from the app's static folder instead of inlining it.
 * A deep link (``/learn``) opened first on a freshly started server shows the app's own
   navigation (titles, material icons), not Streamlit's list of ``pages/`` file names, and no
   request leaves 127.0.0.1 (icons and favicon are served locally).
 """
 from tests.e2e.harness import (
-    ARTIFACTS, UI_TIMEOUT_MS, StreamlitServer, block_external, lambda_slider, library_result,
+    ARTIFACTS, UI_TIMEOUT_MS, StreamlitServer, block_external, graph_frame, lambda_slider, library_result,
     no_exception_shown, open_app_with_sachs, set_lambda, shown_metric,
 )
 
@@ -64,14 +65,31 @@ def test_moving_lambda_redraws_the_graph_without_run(server, browser):
     assert errors == [], errors
 
 
+#: In the drawing's frame: the nodes' box on screen (CSS px), the frame's size, and the labels' size
+#: on screen (font in drawing units times vis-network's zoom).
+_DRAWN_BOX_JS = """() => {
+    const p = network.getPositions(), ids = Object.keys(p);
+    const pts = ids.map(k => network.canvasToDOM(p[k]));
+    const xs = pts.map(q => q.x), ys = pts.map(q => q.y);
+    const fonts = nodes.get().map(n => n.font.size * network.getScale());
+    return {left: Math.min(...xs), right: Math.max(...xs), top: Math.min(...ys), bottom: Math.max(...ys),
+            w: window.innerWidth, h: window.innerHeight, font: Math.min(...fonts)};
+}"""
+
+
 def test_slider_and_graph_on_screen_together_at_1280x720(server, browser):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
+    requests = []
+    context.on("request", lambda r: requests.append(r.url))
     try:
         page = _open_learn(context, server)
         page.evaluate("window.scrollTo(0, 0)")
         page.wait_for_timeout(300)
         slider = lambda_slider(page).bounding_box()
         graph = page.get_by_test_id("stIFrame").first.bounding_box()
+        drawn = graph_frame(page.get_by_test_id("stIFrame").first).evaluate(_DRAWN_BOX_JS)
+        docs = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stIFrame"]')]
+                                      .map(f => f.srcdoc.length)""")
         page.screenshot(path=str(ARTIFACTS / "learn_sachs_1280x720.png"))
         assert slider is not None and graph is not None
         # the whole slider is in the viewport ...
@@ -82,6 +100,17 @@ def test_slider_and_graph_on_screen_together_at_1280x720(server, browser):
         assert graph["x"] >= 0 and graph["x"] + graph["width"] <= 1280, graph
     finally:
         context.close()
+    # the drawing fills its frame: the nodes span most of its width or height, centred (the
+    # margins left are the labels' and edges' room), not a small graph in the lower half
+    span_x = (drawn["right"] - drawn["left"]) / drawn["w"]
+    span_y = (drawn["bottom"] - drawn["top"]) / drawn["h"]
+    assert max(span_x, span_y) > 0.6, drawn
+    assert abs(drawn["top"] - (drawn["h"] - drawn["bottom"])) < 0.1 * drawn["h"], drawn
+    # labels readable on a projector: at least 11 px on screen (Sachs, 3 drawings side by side)
+    assert drawn["font"] >= 11, drawn
+    # vis-network comes once from the app's static folder, not inlined in each drawing (~700 kB)
+    assert len(docs) == 3 and max(docs) < 60_000, docs
+    assert any(u.endswith("/app/static/vis-network-9.1.2/vis-network.min.js") for u in requests)
 
 
 def test_deep_link_on_a_fresh_server_shows_the_apps_navigation(browser):

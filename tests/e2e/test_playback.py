@@ -6,7 +6,8 @@ edges are read from ``network.body.data.edges`` (what vis-network really draws) 
 checkpoint and, after pressing End on the checkpoint slider, at the last one. At the first
 checkpoint (after 1000 steps of stage 1, μ = 1) no weight passes the 0.3 threshold yet, so only the
 17 true edges are drawn, all as "missing"; at the last one the fit's learned edges are drawn. The
-sets must differ and match the library's own recorded fit.
+sets must differ and match the library's own recorded fit. Then Play, clicked inside the drawing,
+plays the checkpoints by itself (in the browser) up to the last one and stops.
 """
 import re
 
@@ -28,7 +29,8 @@ JS_EDGES = """() => (typeof network === 'undefined') ? null
 
 
 def _playback_frame(page):
-    return graph_frame(page.get_by_role("tabpanel", name="Playback").get_by_test_id("stIFrame").first)
+    return graph_frame(page.get_by_role("tabpanel", name="Playback").get_by_test_id("stIFrame").first,
+                       "() => typeof player !== 'undefined' && network.body.data.nodes.length > 0")
 
 
 def _caption(page):
@@ -71,8 +73,24 @@ def test_playback_draws_two_distinct_graphs_of_one_fit(server, browser):
         page.get_by_text(re.compile(r"^Checkpoint (\d+) of \1\b")).wait_for(timeout=UI_TIMEOUT_MS)
         last_caption = _caption(page)
         page.wait_for_timeout(500)
-        last = _playback_frame(page).evaluate(JS_EDGES)
+        frame = _playback_frame(page)
+        last = frame.evaluate(JS_EDGES)
         page.screenshot(path=str(ARTIFACTS / "playback_last.png"), full_page=True)
+
+        # Play, clicked in the drawing: from the last checkpoint it starts again at the first and
+        # plays through to the last by itself (fast: 12 checkpoints a second), then stops
+        frame.locator("#speed").select_option("12")
+        frame.get_by_role("button", name="Play").click(timeout=UI_TIMEOUT_MS)
+        seen, caption_seen = [], set()
+        for _ in range(200):  # bounded: 40 s at most
+            state = frame.evaluate("() => [player.frame(), player.playing(), player.frames]")
+            seen.append(state[0])
+            caption_seen.add(frame.locator("#caption").inner_text())
+            if not state[1] and state[0] == state[2] - 1 and len(seen) > 1:
+                break
+            page.wait_for_timeout(200)
+        played_last = frame.evaluate(JS_EDGES)
+        frame.get_by_role("button", name="Play").wait_for(timeout=UI_TIMEOUT_MS)  # label back to Play
         no_exception_shown(page)
     finally:
         context.close()
@@ -88,4 +106,9 @@ def test_playback_draws_two_distinct_graphs_of_one_fit(server, browser):
     assert drawn_last == expected_last
     assert sorted(map(tuple, first)) != sorted(map(tuple, last))  # two distinct graphs of one fit
     assert len(drawn_last) > len(drawn_first)
+    # the animation advanced by itself through many checkpoints, in order, and ended on the last
+    assert seen[-1] == n - 1, seen
+    assert len(set(seen)) >= 10 and seen[1:] == sorted(seen[1:]), seen
+    assert len(caption_seen) >= 10 and f"Checkpoint {n} of {n}:" in " ".join(caption_seen)
+    assert sorted(map(tuple, played_last)) == sorted(map(tuple, last))
     assert attempted == [] and errors == [], (attempted, errors)

@@ -22,6 +22,7 @@ WIDGET_DEFAULTS = {
     "check_variant": "NV",
     "check_n_random": 100,
     "check_n_rescale": 3,
+    "check_tab": "Verdicts",  # the open tab (stateful st.tabs)
 }
 
 

@@ -117,7 +117,9 @@ except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
     st.error(f"The checks could not run on this fit: {md_escape(exc)}")
     st.stop()
 
-tab_v, tab_a, tab_e, tab_c, tab_r = st.tabs(["Verdicts", "Assumptions", "Edge evidence", "Curves", "Report"])
+# keyed and stateful: the open tab survives a rerun that changes what is above it (a reference loaded)
+tab_v, tab_a, tab_e, tab_c, tab_r = st.tabs(["Verdicts", "Assumptions", "Edge evidence", "Curves", "Report"],
+                                            key="check_tab", on_change="rerun")
 
 with tab_v:
     for row in report.verdicts().itertuples():

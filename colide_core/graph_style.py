@@ -44,7 +44,7 @@ from ._validation import check_square_matrix
 
 __all__ = [
     "EDGE_STYLES", "SIGN_STYLES", "NODE_FILL", "NODE_LINE", "LAYOUTS", "SUMMARY_NODES", "legend_entries",
-    "node_positions", "font_px", "node_px", "label_overlap", "max_font", "unit_positions",
+    "node_positions", "font_px", "node_px", "label_overlap", "max_font", "per_row", "unit_positions",
 ]
 
 #: kind -> (colour, dashed, legend text). The colour is the agreement with the truth.
@@ -295,3 +295,34 @@ def max_font(positions, names, lo, hi=40.0):
         else:
             hi = mid
     return lo
+
+
+def per_row(positions, names, n_drawings, width_px=820.0, min_font_px=10.0, gap_px=16.0):
+    """How many drawings of these nodes fit side by side with labels of ``min_font_px`` not overlapping.
+
+    Parameters
+    ----------
+    positions : ndarray of shape (n_nodes, 2)
+        The drawing's node positions (any units).
+    names : sequence of str
+        The labels.
+    n_drawings : int
+        Drawings to show (e.g. EV, NV and the truth).
+    width_px : float, default 820
+        Width available for the row: the main column at 1280 px with Streamlit's sidebar open.
+    min_font_px : float, default 10
+        Smallest label size on screen that a projector still shows legibly.
+    gap_px : float, default 16
+        Space between two columns.
+
+    Returns
+    -------
+    int
+        The largest k in ``1 .. n_drawings`` for which each drawing, ``(width_px - gap_px (k - 1)) / k``
+        wide, has no overlapping labels at ``min_font_px`` (:func:`label_overlap`); 1 when none does.
+    """
+    n = max(int(n_drawings), 1)
+    for k in range(n, 1, -1):
+        if label_overlap(positions, names, min_font_px, (width_px - gap_px * (k - 1)) / k) == 0.0:
+            return k
+    return 1

@@ -15,7 +15,7 @@ import streamlit as st
 import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.export import EXPORT_FORMATS, export_graph
-from colide_core.graph_style import node_positions
+from colide_core.graph_style import node_positions, per_row, unit_positions
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
@@ -253,32 +253,43 @@ positions = (node_positions(len(names), truth if truth is not None else threshol
                             layout="topological") if top_down else None)
 
 with tab_graph:
-    gcols = st.columns(len(order) + (truth is not None))
+    # (label, heading, graph, coloured against, σ̂, key, caption) of each drawing: EV, NV, the truth
+    panels = [(v.upper(), f"**CoLiDE-{results[v].label}** · λ = {fmt_lambda(results[v].lambda1)}", thresholded[v],
+               truth, results[v].sigma, f"learn_graph_{v}",
+               f"{int((thresholded[v] != 0).sum())} edges · {results[v].n_iter:,} iterations, "
+               f"{fmt_seconds(results[v].fit_time)}"
+               + (" · stopped early: partial result" if results[v].stopped else "")
+               + (" · stale: press Run" if v in stale else "")) for v in order]
+    if truth is not None:
+        panels.append(("Ground truth", "**Ground truth**", truth, None, ds.sigma_true, "learn_graph_truth",
+                       f"{int((truth != 0).sum())} edges"))
+    # Side by side while labels stay >= 10 px in a column at 1280 px (graph_style.per_row); else one
+    # large drawing at a time, switched in place (same positions), so labels stay readable.
+    k = per_row(positions if positions is not None else unit_positions(len(names)), names, len(panels))
+    if k < len(panels):
+        labels = [p[0] for p in panels]
+        if ss["learn_graph_variant"] not in labels:
+            ss["learn_graph_variant"] = labels[min(1, len(labels) - 1)]
+        st.segmented_control("Show", labels, key="learn_graph_variant", required=True,
+                             help=f"{len(names)} nodes: side by side their labels would be too small to read, "
+                                  "so one drawing is shown at a time, with the same node positions: switch to "
+                                  "see which edges differ.")
+        panels = [p for p in panels if p[0] == ss["learn_graph_variant"]]
+    gcols = st.columns(len(panels))
     # frames about as tall as a column is wide at 1280 px, so the fitted drawing fills them
     height = GRAPH_HEIGHT[len(gcols)]
-    for col, v in zip(gcols, order):
-        res = results[v]
+    for col, (_, heading, A, colour_by, sigma, key, caption) in zip(gcols, panels):
         with col:
-            st.markdown(f"**CoLiDE-{res.label}** · λ = {fmt_lambda(res.lambda1)}")
+            st.markdown(heading)
             # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview)
-            show_graph(thresholded[v], names, truth, res.sigma, key=f"learn_graph_{v}", positions=positions,
-                       height=height, legend=False)
-            st.caption(f"{int((thresholded[v] != 0).sum())} edges · {res.n_iter:,} iterations, "
-                       f"{fmt_seconds(res.fit_time)}"
-                       + (" · stopped early: partial result" if res.stopped else "")
-                       + (" · stale: press Run" if v in stale else ""))
-    if truth is not None:
-        with gcols[-1]:
-            st.markdown("**Ground truth**")
-            show_graph(truth, names, None, ds.sigma_true, key="learn_graph_truth", positions=positions,
-                       height=height, legend=False)
-            st.caption(f"{int((truth != 0).sum())} edges")
+            show_graph(A, names, colour_by, sigma, key=key, positions=positions, height=height, legend=False)
+            st.caption(caption)
     show_legend([thresholded[v] for v in order], truth)  # one legend for the row of drawings
     if truth is None:
         st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
                    "node positions, so edges appear and vanish in place.")
     else:
-        st.caption("Coloured against the ground truth (right). Edge width ∝ |w|; missing true edges dashed. "
+        st.caption("Coloured against the ground truth. Edge width ∝ |w|; missing true edges dashed. "
                    "Every drawing uses the same node positions, so edges appear and vanish in place.")
     st.segmented_control("Layout", ["Circle", "Top-down"], key="learn_layout", required=True,
                          help="Top-down: nodes in layers by topological order (of the ground truth when there is "

@@ -105,3 +105,42 @@ def test_top_down_layout_puts_raf_above_mek_above_erk_in_every_drawing():
         assert y["Raf"] < y["Mek"] < y["Erk"]
         ys.append(y)
     assert ys[0] == ys[1] == ys[2]
+
+
+def test_fifty_nodes_show_one_large_drawing_at_a_time_with_the_same_positions():
+    # d = 50 X-labels in three 262 px columns (1280 px, sidebar open) would be cut below 10 px
+    # (graph_style.per_row: 12% of labels overlap two-up, 72% three-up), so the Graph tab shows one
+    # drawing at a time with a switch; Sachs (11 nodes) keeps all three side by side.
+    import json
+
+    from colide_core import graph_style
+
+    P = graph_style.unit_positions(50)
+    names = [f"X{i}" for i in range(1, 51)]
+    assert graph_style.per_row(P, names, 3) == 1
+    assert graph_style.per_row(graph_style.unit_positions(11), ["Raf", "Mek", "Plcg", "PIP2", "PIP3", "Erk",
+                                                                "Akt", "PKA", "PKC", "P38", "Jnk"], 3) == 3
+
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.switch_page("pages/learn.py").run()
+    assert len(at.get("iframe")) == 3 and not [c for c in at.segmented_control if c.key == "learn_graph_variant"]
+
+    at.switch_page("pages/simulate.py").run()
+    at.number_input(key="sim_d").set_value(50).run()
+    at.button(key="sim_run").click().run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    show = at.segmented_control(key="learn_graph_variant")
+    assert show.options == ["EV", "NV", "Ground truth"] and show.value == "NV"
+
+    def drawn():
+        (frame,) = at.get("iframe")
+        nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", frame.proto.srcdoc, re.S).group(1))
+        edges = re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", frame.proto.srcdoc, re.S).group(1)
+        return [(n["x"], n["y"]) for n in nodes], edges
+
+    nv_pos, nv_edges = drawn()
+    assert len(nv_pos) == 50
+    show.set_value("Ground truth").run()
+    truth_pos, truth_edges = drawn()
+    assert truth_pos == nv_pos and truth_edges != nv_edges   # switched in place: same positions

@@ -88,6 +88,10 @@ def vis_assets_url(static_serving: bool | None = None) -> str | None:
         import streamlit as st
 
         static_serving = bool(st.get_option("server.enableStaticServing"))
-    if not static_serving or not _installed(STATIC_DIR):
+    if not static_serving:
+        return None
+    if not all((STATIC_DIR / VIS_SUBDIR / name).is_file() for name in vis_assets()):
+        _installed.cache_clear()  # removed while the server runs: copy again
+    if not _installed(STATIC_DIR):
         return None
     return f"app/static/{VIS_SUBDIR}"

@@ -51,3 +51,10 @@ def test_the_project_config_serves_the_static_folder():
 
     config = tomllib.loads((Path(assets.__file__).parents[1] / ".streamlit" / "config.toml").read_text())
     assert config["server"]["enableStaticServing"] is True
+
+
+def test_a_copy_removed_while_the_server_runs_is_made_again(static_dir):
+    assert assets.vis_assets_url(static_serving=True) is not None
+    (static_dir / assets.VIS_SUBDIR / "vis-network.css").unlink()
+    assert assets.vis_assets_url(static_serving=True) is not None
+    assert (static_dir / assets.VIS_SUBDIR / "vis-network.css").is_file()

@@ -24,6 +24,7 @@ Convention: ``W[i, j] != 0`` means the edge i -> j (same for ``B_true``).
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -32,12 +33,12 @@ import numpy as np
 from pyvis.network import Network
 
 from . import graph_style
-from ._graph import classify_edges, threshold_to_dag
+from ._graph import classify_edges
 from .export import html_escape
 from .graph_style import EDGE_STYLES, SIGN_STYLES
 
-__all__ = ["EDGE_STYLES", "LABEL_SCREEN_PX", "graph_html", "legend_html", "playback_html", "set_playback_start",
-           "vis_assets"]
+__all__ = ["EDGE_STYLES", "LABEL_SCREEN_PX", "graph_html", "legend_for", "legend_html", "playback_html",
+           "set_playback_start", "vis_assets"]
 
 _EXTERNAL_TAG = re.compile(
     r"<script\b[^>]*\bsrc\s*=\s*[\"']?https?://[^>]*>\s*</script>"
@@ -128,12 +129,18 @@ def vis_assets() -> dict:
     return {"vis-network.min.js": base / "vis-network.min.js", "vis-network.css": base / "vis-network.css"}
 
 
+@functools.lru_cache(maxsize=1)
+def _asset_texts() -> dict:
+    """The text of each :func:`vis_assets` file, read once per process (they are in the wheel)."""
+    return {name: path.read_text(encoding="utf-8") for name, path in vis_assets().items()}
+
+
 def _link_assets(html: str, url: str) -> str:
     """Replace the inlined vis-network script and style of ``html`` by links under ``url``."""
-    files = vis_assets()
+    texts = _asset_texts()
     for name, tag in (("vis-network.min.js", '<script src="%s/%s"></script>'),
                       ("vis-network.css", '<link rel="stylesheet" href="%s/%s">')):
-        text = files[name].read_text(encoding="utf-8")
+        text = texts[name]
         for inlined in (text, text.rstrip("\n")):
             wrapped = ("<script>%s</script>" if name.endswith(".js") else "<style>%s</style>") % inlined
             if wrapped in html:
@@ -145,17 +152,16 @@ def _link_assets(html: str, url: str) -> str:
 
 
 def _edge_items(A, names, edges):
-    """vis-network options of each edge of ``classify_edges`` output, and the weight signs drawn.
+    """vis-network options of each edge of ``classify_edges`` output.
 
     Returns
     -------
-    items : list of (int, int, dict)
+    list of (int, int, dict)
         ``(i, j, options)`` per edge: colour by agreement with the truth, width by ``|w|``
         relative to the largest, the arrowhead by the sign, a plain-text tooltip.
-    signs : set of {"+", "-"}
     """
     wmax = float(np.max(np.abs(A))) if np.any(A) else 1.0
-    signs, items = set(), []
+    items = []
     for i, j, kind in edges:
         colour, dashed, _ = EDGE_STYLES[kind]
         w = float(A[i, j])
@@ -163,14 +169,37 @@ def _edge_items(A, names, edges):
             width, title, head = 1.5, f"{names[i]} → {names[j]}: missing true edge", "arrow"
         else:
             width = 1.0 + 7.0 * abs(w) / wmax
-            sign = "+" if w > 0 else "-"
-            signs.add(sign)
-            head = SIGN_STYLES[sign][0]
+            head = SIGN_STYLES["+" if w > 0 else "-"][0]
             title = f"{names[i]} → {names[j]}: w = {w:+.4g} ({kind})"
         items.append((int(i), int(j), {
             "color": colour, "width": width, "dashes": dashed, "title": title,
             "arrows": {"to": {"enabled": True, "type": head}}}))
-    return items, signs
+    return items
+
+
+def legend_for(graphs, B_true=None) -> str:
+    """The legend of drawings of ``graphs`` coloured against ``B_true``: what any of them draws.
+
+    Parameters
+    ----------
+    graphs : sequence of array-like of shape (n_nodes, n_nodes)
+        Thresholded weighted adjacencies, ``A[i, j] != 0`` means i -> j (one drawing, several
+        side by side, or the frames of a playback).
+    B_true : array-like of shape (n_nodes, n_nodes), optional
+        The truth the edges are coloured against (:func:`colide_core.classify_edges`).
+
+    Returns
+    -------
+    str
+        :func:`legend_html` of the edge kinds and weight signs drawn; ``""`` when no edge is.
+    """
+    kinds, signs = set(), set()
+    for A in graphs:
+        A = np.asarray(A, dtype=float)
+        edges = classify_edges(A, B_true)
+        kinds |= {k for _, _, k in edges} if B_true is not None else ({"learned"} if edges else set())
+        signs |= {"+" if A[i, j] > 0 else "-" for i, j, k in edges if k != "missing"}
+    return legend_html(kinds, signs) if kinds else ""
 
 
 def _script_json(obj) -> str:
@@ -290,8 +319,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
         net.add_node(i, label=label, title=title, x=x, y=y, physics=False, color=graph_style.NODE_FILL,
                      shape="ellipse", font={"size": font}, margin=max(2, int(font / 3)))
 
-    items, signs = _edge_items(A, names, edges)
-    for i, j, opts in items:
+    for i, j, opts in _edge_items(A, names, edges):
         net.add_edge(i, j, **opts)
 
     net.set_options(json.dumps({
@@ -307,8 +335,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
         raise ValueError("The graph HTML still references an external resource.")
     if assets_url is not None:
         html = _link_assets(html, str(assets_url).rstrip("/"))
-    kinds = {k for _, _, k in edges} if B_true is not None else ({"learned"} if edges else set())
-    tail = legend_html(kinds, signs) if (legend and kinds) else ""
+    tail = legend_for([A], B_true) if legend else ""
     big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
     tail += _FIT_SCRIPT % {"base": json.dumps(font), "max": json.dumps(round(big, 1)),
                            "target": json.dumps(LABEL_SCREEN_PX), "fill": "true" if fill else "false"}
@@ -358,7 +385,7 @@ _PLAYER_SCRIPT = """<script type="text/javascript">
 _START = re.compile(r"/\*start\*/\d+/\*start\*/")
 
 
-def playback_html(W_history, names, B_true=None, *, threshold, captions, positions=None, layout="circular",
+def playback_html(graphs, names, B_true=None, *, captions, positions=None, layout="circular",
                   height_px: int | None = None, assets_url: str | None = None) -> str:
     """An animated drawing of a fit's checkpoints: one graph, its edges replaced frame by frame.
 
@@ -369,15 +396,14 @@ def playback_html(W_history, names, B_true=None, *, threshold, captions, positio
 
     Parameters
     ----------
-    W_history : sequence of ndarray of shape (n_nodes, n_nodes)
-        W at each checkpoint (:attr:`colide_core.SolverResult.W_history`), ``W[i, j] != 0``
-        meaning i -> j; at least one.
+    graphs : sequence of array-like of shape (n_nodes, n_nodes)
+        The graph at each checkpoint, thresholded (e.g. :func:`colide_core.threshold_to_dag`
+        of each W of :attr:`colide_core.SolverResult.W_history`), ``A[i, j] != 0`` meaning
+        i -> j; at least one.
     names : sequence of str
         Node names (user-supplied): plain text, embedded as escaped JSON.
     B_true : array-like of shape (n_nodes, n_nodes), optional
         Ground truth colouring the edges, as in :func:`graph_html`.
-    threshold : float
-        Each W is cut with :func:`colide_core.threshold_to_dag` at this value (>= 0).
     captions : sequence of str
         One plain-text line per checkpoint, shown under the player.
     positions, layout, height_px, assets_url
@@ -391,29 +417,23 @@ def playback_html(W_history, names, B_true=None, *, threshold, captions, positio
     Raises
     ------
     ValueError
-        If ``W_history`` is empty, shapes disagree, or ``len(captions) != len(W_history)``.
+        If ``graphs`` is empty, shapes disagree, or ``len(captions) != len(graphs)``.
     """
-    Ws = [np.asarray(W, dtype=float) for W in W_history]
-    if not Ws:
-        raise ValueError("W_history holds no checkpoint.")
-    if len(captions) != len(Ws):
-        raise ValueError(f"{len(captions)} captions for {len(Ws)} checkpoints.")
-    d = Ws[0].shape[0]
-    if any(W.shape != (d, d) for W in Ws):
-        raise ValueError("Every W of W_history must have the same square shape.")
+    As = [np.asarray(A, dtype=float) for A in graphs]
+    if not As:
+        raise ValueError("graphs holds no checkpoint.")
+    if len(captions) != len(As):
+        raise ValueError(f"{len(captions)} captions for {len(As)} checkpoints.")
+    d = As[0].shape[0]
+    if any(A.shape != (d, d) for A in As):
+        raise ValueError("Every graph must have the same square shape.")
     names = [str(n) for n in names]
-    As = [threshold_to_dag(W, float(threshold)) for W in Ws]
-    frames, kinds, signs = [], set(), set()
-    for A in As:
-        edges = classify_edges(A, B_true)
-        kinds |= {k for _, _, k in edges} if B_true is not None else ({"learned"} if edges else set())
-        items, frame_signs = _edge_items(A, names, edges)
-        signs |= frame_signs
-        frames.append([{"from": i, "to": j, **opts} for i, j, opts in items])
+    frames = [[{"from": i, "to": j, **opts} for i, j, opts in _edge_items(A, names, classify_edges(A, B_true))]
+              for A in As]
     html = graph_html(As[0], names, B_true, height_px=height_px, positions=positions, layout=layout,
                       legend=False, assets_url=assets_url)
-    html = html.replace("<body>", "<body>\n" + _PLAYER_BAR % {"last": len(Ws) - 1}, 1)
-    tail = (legend_html(kinds, signs) if kinds else "") + _PLAYER_SCRIPT % {
+    html = html.replace("<body>", "<body>\n" + _PLAYER_BAR % {"last": len(As) - 1}, 1)
+    tail = legend_for(As, B_true) + _PLAYER_SCRIPT % {
         "frames": _script_json(frames), "captions": _script_json([str(c) for c in captions]), "start": 0}
     return html.replace("</body>", tail + "\n</body>", 1)
 

@@ -29,9 +29,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from colide_core import threshold_to_dag
 from colide_core._hashing import fingerprint
 from colide_core.graph_html import playback_html
 from dashboard.graph import graph_html
+from dashboard.text import checkpoint_caption
 
 __all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "graph_html_cached", "playback_html_cached"]
 
@@ -140,27 +142,38 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
 
 
 @cache_data(show_spinner=False, max_entries=16)
-def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, threshold: float, captions: tuple,
-                         positions=None, assets_url: str | None = None) -> str:
-    """:func:`colide_core.graph_html.playback_html` cached on all its inputs (arrays hashed in full).
+def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, threshold: float, history: dict,
+                         mu: tuple, s_used: tuple, positions=None, assets_url: str | None = None) -> tuple:
+    """The Playback tab's page and captions for one recorded fit, cached on all its inputs.
+
+    Each W is thresholded once (:func:`colide_core.threshold_to_dag`) for both the drawing
+    (:func:`colide_core.graph_html.playback_html`) and the caption's edge count
+    (:func:`dashboard.text.checkpoint_caption`), so a rerun of the Learn page repeats neither.
 
     Parameters
     ----------
     W_history : tuple of ndarray of shape (n_nodes, n_nodes)
-        W at each checkpoint of one fit.
+        W at each checkpoint of one fit (arrays hashed in full).
     names : tuple of str
     B_true : ndarray of shape (n_nodes, n_nodes), optional
     threshold : float
-    captions : tuple of str
-        One line per checkpoint.
+    history : dict of ndarray
+        :attr:`colide_core.SolverResult.history` of the same fit.
+    mu, s_used : tuple of float
+        μ and s of each stage.
     positions : ndarray of shape (n_nodes, 2), optional
     assets_url : str, optional
         Where vis-network is served (:func:`dashboard.assets.vis_assets_url`).
 
     Returns
     -------
-    str
+    page : str
         The page, opening on checkpoint 0 (:func:`colide_core.graph_html.set_playback_start`).
+    captions : tuple of str
+        One line per checkpoint.
     """
-    return playback_html(list(W_history), list(names), B_true, threshold=threshold, captions=list(captions),
-                         positions=positions, assets_url=assets_url)
+    graphs = [threshold_to_dag(W, float(threshold)) for W in W_history]
+    captions = tuple(checkpoint_caption(k, history, mu, s_used, int((A != 0).sum()), float(threshold))
+                     for k, A in enumerate(graphs))
+    page = playback_html(graphs, list(names), B_true, captions=captions, positions=positions, assets_url=assets_url)
+    return page, captions

@@ -14,11 +14,10 @@ import numpy as np
 import streamlit as st
 
 from colide_core.export import edge_list
-from colide_core.graph_html import legend_html
+from colide_core.graph_html import legend_for
 from colide_core.graph_style import SUMMARY_NODES
 from dashboard.assets import vis_assets_url
 from dashboard.cached import graph_html_cached
-from dashboard.graph import classify_edges
 from dashboard.figures import adjacency_figure
 
 __all__ = ["drawing_html", "show_graph", "show_legend"]
@@ -59,19 +58,11 @@ def show_legend(As, truth=None) -> None:
     As : sequence of ndarray of shape (n_nodes, n_nodes)
         The thresholded graphs drawn (``A[i, j] != 0`` means i -> j).
     truth : ndarray of shape (n_nodes, n_nodes), optional
-        The truth they are coloured against (:func:`colide_core.graph_html.legend_html`).
+        The truth they are coloured against (:func:`colide_core.graph_html.legend_for`).
     """
-    kinds, signs = set(), set()
-    for A in As:
-        A = np.asarray(A, dtype=float)
-        edges = classify_edges(A, truth)
-        if truth is not None:
-            kinds |= {k for _, _, k in edges}
-        elif edges:
-            kinds.add("learned")
-        signs |= {"+" if A[i, j] > 0 else "-" for i, j, k in edges if k != "missing"}
-    if kinds:
-        st.html(legend_html(kinds, signs))
+    legend = legend_for(As, truth)
+    if legend:
+        st.html(legend)
 
 
 def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout="circular", height=560,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from colide_core import threshold_to_dag
 from colide_core.defaults import MU_SCHEDULE
 from colide_core.graph_html import set_playback_start
 from dashboard.assets import vis_assets_url
@@ -58,15 +57,6 @@ def recorded_fit(dataset, result):
         return None
     params["record_W"] = True
     return fit_colide(dataset.key, tuple(sorted(params.items())), dataset.X)
-
-
-def _caption(hist, mu, s_used, Ws, k, threshold):
-    """One line about checkpoint ``k``: stage (μ, s), iteration, h(W), objective, edges kept."""
-    stage = int(hist["stage"][k])
-    n_edges = int((threshold_to_dag(Ws[k], threshold) != 0).sum())
-    return (f"Checkpoint {k + 1} of {len(Ws)}: stage {stage + 1} (μ = {mu[stage]:g}, s = {s_used[stage]:g}), "
-            f"iteration {hist['iteration'][k]}, h(W) = {hist['h'][k]:.3g}, objective = "
-            f"{hist['objective'][k]:.4g}, {n_edges} edges above {threshold:g}.")
 
 
 def _step(delta, n):
@@ -124,13 +114,13 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
     params = dict(rec.params)
     mu = tuple(params.get("mu_schedule", MU_SCHEDULE))
     s_used = rec.result.s_used
-    captions = tuple(_caption(hist, mu, s_used, Ws, i, float(threshold)) for i in range(n))
+    page, captions = playback_html_cached(tuple(Ws), tuple(names), truth, threshold=float(threshold), history=hist,
+                                          mu=mu, s_used=tuple(s_used), positions=positions,
+                                          assets_url=vis_assets_url())
     st.caption(captions[k])
     g, f = st.columns([1, 1])
     with g:
         # the drawing plays the checkpoints itself (Play/Pause, speed), opening on the slider's one
-        page = playback_html_cached(tuple(Ws), tuple(names), truth, threshold=float(threshold),
-                                    captions=captions, positions=positions, assets_url=vis_assets_url())
         st.iframe(set_playback_start(page, k), height=PLAYBACK_HEIGHT)
     with f:
         st.plotly_chart(playback_figure(hist, mu, s_used, k), key="learn_playback_chart")

@@ -19,7 +19,8 @@ import markupsafe
 
 from colide_core.export import html_escape  # the one HTML escape (markupsafe)
 
-__all__ = ["html_escape", "md_escape", "fmt_seconds", "fmt_lambda", "plural", "convergence_note", "safe_filename"]
+__all__ = ["html_escape", "md_escape", "fmt_seconds", "fmt_lambda", "plural", "convergence_note", "safe_filename",
+           "checkpoint_caption"]
 
 # CommonMark allows a backslash before any ASCII punctuation; these are the characters that
 # can start markdown syntax or a Streamlit directive (``:``, ``$``).
@@ -117,6 +118,32 @@ def convergence_note(result, tol) -> tuple:
 
 
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def checkpoint_caption(k, history, mu, s_used, n_edges, threshold) -> str:
+    """One line about checkpoint ``k`` of a recorded fit (the Playback tab).
+
+    Parameters
+    ----------
+    k : int
+        Checkpoint index, from 0.
+    history : dict of ndarray
+        :attr:`colide_core.SolverResult.history` (``stage``, ``iteration``, ``h``, ``objective``).
+    mu, s_used : sequence of float
+        μ and s of each stage.
+    n_edges : int
+        Edges of the checkpoint's W kept at ``threshold``.
+    threshold : float
+
+    Returns
+    -------
+    str
+        Plain text: "Checkpoint k+1 of n: stage (μ, s), iteration, h(W), objective, edges".
+    """
+    stage = int(history["stage"][k])
+    return (f"Checkpoint {k + 1} of {len(history['stage'])}: stage {stage + 1} (μ = {mu[stage]:g}, "
+            f"s = {s_used[stage]:g}), iteration {history['iteration'][k]}, h(W) = {history['h'][k]:.3g}, "
+            f"objective = {history['objective'][k]:.4g}, {n_edges} edges above {threshold:g}.")
 
 
 def safe_filename(stem: str, max_len: int = 120) -> str:

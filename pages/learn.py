@@ -37,6 +37,17 @@ GRAPH_HEIGHT = {1: 480, 2: 400, 3: 320}
 page_setup()
 ss = st.session_state
 ds = state.current_dataset()
+truth = None if ds.B_true is None else ds.B_true.to_numpy()
+
+
+def _positions(learned=None):
+    """One set of node positions for every drawing and picture of this dataset
+    (colide_core.graph_style): None for the default circle, or with the Top-down layout, layers by
+    topological order of the truth, else of ``learned`` (None when there is neither)."""
+    base = truth if truth is not None else learned
+    if ss["learn_layout"] != "Top-down" or base is None:
+        return None
+    return node_positions(len(ds.node_names), base, layout="topological")
 
 
 def _start(labels=None):
@@ -201,13 +212,10 @@ elif live and not running:
     if ss[state.LAMBDA_MOVED] and not live_errors:
         # the next step of the slider is then usually a cache hit (same cold fits, same drawings,
         # drawn with the positions the page will use when they do not depend on the fit)
-        truth_now = None if ds.B_true is None else ds.B_true.to_numpy()
-        ahead = (node_positions(len(ds.node_names), truth_now, layout="topological")
-                 if ss["learn_layout"] == "Top-down" and truth_now is not None else None)
         prefetch_neighbours(ss, state.LIVE_PREFETCH, ds,
                             [solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES])
                              for lam in neighbours(_lambda_options(), lam_now) for lab in VARIANTS],
-                            float(ss["learn_threshold"]), drawing={"positions": ahead, "legend": False})
+                            float(ss["learn_threshold"]), drawing={"positions": _positions(), "legend": False})
 for err in live_errors:
     st.error(md_escape(err))
 
@@ -245,12 +253,7 @@ for v in order:
 tab_graph, tab_play, tab_noise, tab_metrics, tab_dl, tab_conv = st.tabs(
     ["Graph", "Playback", "Noise", "Metrics", "Downloads", "Convergence"], key="learn_tab", on_change="rerun")
 
-truth = None if ds.B_true is None else ds.B_true.to_numpy()
-# One set of node positions for every drawing and picture of this dataset (colide_core.graph_style):
-# the default circle, or layers by topological order of the truth (else of the last graph learned).
-top_down = ss["learn_layout"] == "Top-down"
-positions = (node_positions(len(names), truth if truth is not None else thresholded[order[-1]],
-                            layout="topological") if top_down else None)
+positions = _positions(thresholded[order[-1]])
 
 with tab_graph:
     # (label, heading, graph, coloured against, σ̂, key, caption) of each drawing: EV, NV, the truth
@@ -308,7 +311,7 @@ with tab_metrics:
     for col, v in zip(ecols, order):
         col.metric(f"Edges · {v.upper()}", int((thresholded[v] != 0).sum()))
     if ds.B_true is not None:
-        ecols[-1].metric("Edges · truth", int((ds.B_true.to_numpy() != 0).sum()))
+        ecols[-1].metric("Edges · truth", int((truth != 0).sum()))
     if ds.B_true is None:
         st.info("This dataset has no ground truth, so there is nothing to score against.")
     else:
@@ -326,7 +329,7 @@ with tab_metrics:
         frame = frame.loc[[k for k in core.METRIC_LABELS if k in frame.index]]
         frame.index = [core.METRIC_LABELS[k] for k in frame.index]
         st.dataframe(frame, key="learn_metrics_table")
-        st.caption(f"Against the {int((ds.B_true.to_numpy() != 0).sum())}-edge ground truth at threshold "
+        st.caption(f"Against the {int((truth != 0).sum())}-edge ground truth at threshold "
                    f"{threshold:g}. SHD counts a reversed edge once; SHD-C compares CPDAGs; SID counts "
                    "wrongly inferred interventional distributions.")
 
@@ -372,4 +375,4 @@ with tab_conv:
 with tab_play:  # watch the optimisation of the last fit (dashboard.playback)
     from dashboard.playback import render_playback
 
-    render_playback(ds, results[order[-1]], threshold, truth=None if ds.B_true is None else ds.B_true.to_numpy())
+    render_playback(ds, results[order[-1]], threshold, truth=truth, positions=positions)

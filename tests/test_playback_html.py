@@ -1,7 +1,8 @@
 """colide_core.graph_html.playback_html: the animated drawing of a fit's checkpoints.
 
 The player's data are read back from the page (the JSON literals of its script) and compared
-with hand-made checkpoints thresholded by colide_core.threshold_to_dag.
+with hand-made checkpoints thresholded by colide_core.threshold_to_dag (as the Playback tab does,
+dashboard.cached.playback_html_cached).
 """
 import json
 import re
@@ -9,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from colide_core import threshold_to_dag
 from colide_core.graph_html import playback_html, set_playback_start
 
 EVIL = "</script><script>alert(1)</script>"
@@ -27,12 +29,12 @@ def _checkpoints():
     W0 = np.zeros((3, 3))
     W1 = W0.copy(); W1[0, 1] = 0.8
     W2 = W1.copy(); W2[1, 2] = -1.6; W2[0, 2] = 0.1
-    return [W0, W1, W2]
+    return [threshold_to_dag(W, 0.3) for W in (W0, W1, W2)]
 
 
 def test_frames_are_the_thresholded_checkpoints_with_the_drawings_styles():
     B = np.zeros((3, 3)); B[0, 1] = B[1, 2] = 1
-    html = playback_html(_checkpoints(), ["a", "b", "c"], B, threshold=0.3, captions=["c0", "c1", "c2"])
+    html = playback_html(_checkpoints(), ["a", "b", "c"], B, captions=["c0", "c1", "c2"])
     frames, captions, start = _player(html)
     assert captions == ["c0", "c1", "c2"] and start == 0
     kept = [sorted((e["from"], e["to"]) for e in f if e["color"] != "#7f7f7f") for f in frames]
@@ -51,7 +53,7 @@ def test_frames_are_the_thresholded_checkpoints_with_the_drawings_styles():
 
 
 def test_names_are_escaped_once_in_the_player_data():
-    html = playback_html(_checkpoints(), ["a", EVIL, "c"], threshold=0.3, captions=["x", "y", "z"])
+    html = playback_html(_checkpoints(), ["a", EVIL, "c"], captions=["x", "y", "z"])
     assert EVIL not in html and "<script>alert(1)" not in html
     frames, _, _ = _player(html)
     titles = [e["title"] for f in frames for e in f]
@@ -59,12 +61,12 @@ def test_names_are_escaped_once_in_the_player_data():
 
 
 def test_start_is_set_without_rebuilding_and_inputs_are_checked():
-    html = playback_html(_checkpoints(), list("abc"), threshold=0.3, captions=["x", "y", "z"])
+    html = playback_html(_checkpoints(), list("abc"), captions=["x", "y", "z"])
     assert _player(set_playback_start(html, 2))[2] == 2
     assert _player(set_playback_start(html, -4))[2] == 0
     with pytest.raises(ValueError, match="captions"):
-        playback_html(_checkpoints(), list("abc"), threshold=0.3, captions=["x"])
+        playback_html(_checkpoints(), list("abc"), captions=["x"])
     with pytest.raises(ValueError, match="no checkpoint"):
-        playback_html([], list("abc"), threshold=0.3, captions=[])
+        playback_html([], list("abc"), captions=[])
     with pytest.raises(ValueError, match="same square shape"):
-        playback_html([np.zeros((3, 3)), np.zeros((2, 2))], list("abc"), threshold=0.3, captions=["x", "y"])
+        playback_html([np.zeros((3, 3)), np.zeros((2, 2))], list("abc"), captions=["x", "y"])

@@ -5,6 +5,8 @@
 * At 1280×720 (a projector) the λ slider and the graphs are on screen together: the element
   boxes are measured; each drawing fills its frame with labels of at least 11 px, and loads
   vis-network from the app's static folder instead of inlining it.
+* At d = 50 the Graph tab shows one drawing at a time: clicking "Ground truth" in the Show switch
+  draws the truth with the same node positions.
 * A deep link (``/learn``) opened first on a freshly started server shows the app's own
   navigation (titles, material icons), not Streamlit's list of ``pages/`` file names, and no
   request leaves 127.0.0.1 (icons and favicon are served locally).
@@ -142,4 +144,46 @@ def test_deep_link_on_a_fresh_server_shows_the_apps_navigation(browser):
             no_exception_shown(page)
         finally:
             context.close()
+    assert attempted == [], attempted
+
+
+_NODES_JS = "() => nodes.get().map(n => [n.label, n.x, n.y])"
+
+
+def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
+    # d = 50 three-up would shrink labels below 10 px (graph_style.per_row), so the Graph tab shows
+    # one drawing and a "Show" switch: a real click on "Ground truth" must draw the truth in the same
+    # node positions, the switch keeping its value across the rerun it triggers
+    attempted = []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    block_external(context, server.url, attempted)
+    try:
+        page = context.new_page()
+        open_app_with_sachs(page, server.url)
+        page.get_by_role("link", name="Simulate").click(timeout=UI_TIMEOUT_MS)
+        box = page.get_by_label("Nodes d")
+        box.fill("50", timeout=UI_TIMEOUT_MS)
+        box.press("Enter")
+        page.wait_for_timeout(500)
+        page.get_by_role("button", name="Simulate").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_text("The simulated dataset is now the current dataset").wait_for(timeout=UI_TIMEOUT_MS)
+        page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+        panel = page.get_by_role("tabpanel", name="Graph")
+        assert panel.get_by_test_id("stIFrame").count() == 1
+        nv = graph_frame(panel.get_by_test_id("stIFrame").first).evaluate(_NODES_JS)
+
+        page.get_by_role("radiogroup", name="Show").get_by_role("radio", name="Ground truth", exact=True).click(
+            timeout=UI_TIMEOUT_MS)
+        page.get_by_text("Ground truth", exact=True).first.wait_for(timeout=UI_TIMEOUT_MS)
+        page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(state="detached", timeout=UI_TIMEOUT_MS)
+        frame = graph_frame(panel.get_by_test_id("stIFrame").first)
+        truth = frame.evaluate(_NODES_JS)
+        colours = frame.evaluate("() => [...new Set(edges.get().map(e => e.color.color || e.color))]")
+        no_exception_shown(page)
+        page.screenshot(path=str(ARTIFACTS / "learn_d50_truth.png"))
+    finally:
+        context.close()
+    assert len(nv) == 50 and truth == nv           # same nodes at the same places
+    assert colours == ["#1f77b4"]                  # the truth, drawn in one colour (not against itself)
     assert attempted == [], attempted

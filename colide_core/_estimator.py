@@ -143,6 +143,10 @@ class CoLiDE(BaseEstimator):
     adjacency_ : ndarray of shape (n_nodes, n_nodes)
         ``W_`` after :func:`~colide_core.threshold_to_dag` at ``threshold`` (required edges
         kept): guaranteed to be a DAG.
+    removed_for_acyclicity_ : list of (int, int, float)
+        The edges ``(i, j, weight)`` above ``threshold`` that the post-processing removed to
+        break cycles (each the weakest on a cycle), strongest first; empty when the thresholded
+        ``W_`` was already a DAG.
     sigma_ : float, ndarray of shape (n_nodes,), or None
         Estimated noise standard deviation(s), in the units of the data: a float for
         ``"ev"``, one per node for ``"nv"``, None for ``"ls"``.
@@ -160,7 +164,8 @@ class CoLiDE(BaseEstimator):
     result_ : SolverResult
         Everything the solver returned: the one record of the fit.
     edge_mask_ : ndarray of bool of shape (n_nodes, n_nodes) or None
-        False at the edges held at zero (forbidden or against the tiers, and the diagonal);
+        False at the edges held at zero (forbidden, against the tiers, the reverse of a
+        required edge, and the diagonal);
         None when no prior knowledge was given.
     required_mask_ : ndarray of bool of shape (n_nodes, n_nodes) or None
         True at the required edges; None when no prior knowledge was given.
@@ -402,7 +407,8 @@ class CoLiDE(BaseEstimator):
         self.result_ = res
         self.fit_time_ = res.fit_time
         self.W_ = res.W
-        self.adjacency_ = threshold_to_dag(res.W, self.threshold, required=required_mask)
+        self.adjacency_, self.removed_for_acyclicity_ = threshold_to_dag(
+            res.W, self.threshold, required=required_mask, return_removed=True)
         self.edge_mask_ = edge_mask
         self.required_mask_ = required_mask
         self.sigma_ = res.sigma

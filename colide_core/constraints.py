@@ -34,6 +34,7 @@ __all__ = [
     "PRIOR_KEYS",
     "PriorKnowledge",
     "audit_constraints",
+    "removed_sentence",
     "resolve_constraints",
     "tier_forbidden_mask",
 ]
@@ -186,7 +187,8 @@ def resolve_constraints(d, names=None, *, forbidden=None, required=None, tiers=N
     Returns
     -------
     edge_mask : ndarray of bool of shape (d, d)
-        False where an edge is forbidden (explicitly or by the tiers) and on the diagonal;
+        False where an edge is forbidden (explicitly, by the tiers, or as the reverse j -> i
+        of a required edge i -> j) and on the diagonal;
         pass it to ``colide_solve(edge_mask=...)``, which holds those weights at zero.
     required_mask : ndarray of bool of shape (d, d)
         True where an edge is required; pass ``(~required_mask).astype(float)`` as the
@@ -247,7 +249,9 @@ def resolve_constraints(d, names=None, *, forbidden=None, required=None, tiers=N
         path = " -> ".join([_node_label(u, names) for u, _ in cycle] + [_node_label(cycle[0][0], names)])
         raise ValueError(f"The required edges form a directed cycle ({path}); no DAG can contain them all.")
 
-    edge_mask = ~(forb | tier_forb)
+    # A required edge i -> j forbids j -> i in the solve: the reverse would otherwise grow in the
+    # raw W (both directions fit the same correlation) and only be cut afterwards, for acyclicity.
+    edge_mask = ~(forb | tier_forb | req.T)
     np.fill_diagonal(edge_mask, False)
     return edge_mask, req
 
@@ -255,7 +259,7 @@ def resolve_constraints(d, names=None, *, forbidden=None, required=None, tiers=N
 # --------------------------------------------------------------------------------------
 # Audit
 # --------------------------------------------------------------------------------------
-def audit_constraints(W, edge_mask=None, required_mask=None, tiers=None, names=None):
+def audit_constraints(W, edge_mask=None, required_mask=None, tiers=None, names=None, removed=None):
     """Check a learned graph against prior knowledge, one row per constraint.
 
     Parameters
@@ -272,6 +276,10 @@ def audit_constraints(W, edge_mask=None, required_mask=None, tiers=None, names=N
         The tiers the fit used.
     names : sequence of str, optional
         Node names for the table (and for tiers given by name).
+    removed : sequence of (int, int, float), optional
+        The edges the post-processing removed to break cycles
+        (``threshold_to_dag(..., return_removed=True)``, ``CoLiDE.removed_for_acyclicity_``):
+        listed in the acyclicity row.
 
     Returns
     -------
@@ -281,7 +289,9 @@ def audit_constraints(W, edge_mask=None, required_mask=None, tiers=None, names=N
         edge's weight in ``W``, NaN for whole-graph rows), ``holds`` (bool) and ``detail``
         (a sentence). Rows: every explicitly forbidden edge, every required edge, one row per
         tier after the first ("no edge from tier t into tiers 0..t-1", with the offending
-        edges listed when it fails), and a final row saying whether ``W`` is a DAG.
+        edges listed when it fails), and a final row saying whether ``W`` is a DAG and which
+        edges above the threshold were removed to make it one. The reverse of a required edge,
+        forbidden by it, is not listed as a forbidden row of its own.
 
     Raises
     ------
@@ -313,6 +323,8 @@ def audit_constraints(W, edge_mask=None, required_mask=None, tiers=None, names=N
     rows = []
     if masks["edge_mask"] is not None:
         explicit = ~masks["edge_mask"] & ~tier_forb
+        if masks["required_mask"] is not None:
+            explicit &= ~masks["required_mask"].T  # forbidden as the reverse of a required edge
         np.fill_diagonal(explicit, False)
         for i, j in zip(*np.nonzero(explicit)):
             ok = not present[i, j]
@@ -336,6 +348,8 @@ def audit_constraints(W, edge_mask=None, required_mask=None, tiers=None, names=N
     acyclic = nx.is_directed_acyclic_graph(G)
     if acyclic:
         detail = "the graph is a DAG"
+        if removed:
+            detail += "; " + removed_sentence(removed, names)
     else:
         cyc = nx.find_cycle(G)
         detail = "directed cycle " + " -> ".join([label[u] for u, _ in cyc] + [label[cyc[0][0]]])
@@ -343,6 +357,32 @@ def audit_constraints(W, edge_mask=None, required_mask=None, tiers=None, names=N
     frame = pd.DataFrame(rows, columns=["constraint", "source", "target", "weight", "holds", "detail"])
     frame["holds"] = frame["holds"].astype(bool)
     return frame
+
+
+def removed_sentence(removed, names=None) -> str:
+    """One sentence naming the edges removed to break cycles.
+
+    Parameters
+    ----------
+    removed : sequence of (int, int, float)
+        Edges ``(i, j, weight)`` as :func:`colide_core.threshold_to_dag` returns them with
+        ``return_removed=True``.
+    names : sequence of str, optional
+        Node names (else the indices are used).
+
+    Returns
+    -------
+    str
+        For example ``"2 edges above the threshold were removed to break cycles: B -> A (0.61),
+        C -> A (-0.4)"``; ``""`` when nothing was removed. Plain text, not escaped.
+    """
+    if not removed:
+        return ""
+    names = None if names is None else [str(n) for n in names]
+    listed = ", ".join(f"{_node_label(i, names)} -> {_node_label(j, names)} ({w:+.3g})" for i, j, w in removed)
+    n = len(removed)
+    return (f"{n} edge{'s' if n != 1 else ''} above the threshold {'were' if n != 1 else 'was'} "
+            f"removed to break cycles: {listed}")
 
 
 # --------------------------------------------------------------------------------------

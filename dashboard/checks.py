@@ -14,27 +14,29 @@ import colide_core
 from colide_core import report as core_report
 from colide_core.constraints import PriorKnowledge
 from dashboard.cached import cache_data
+from dashboard.live import thresholded
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
            "bootstrap_frequency"]
 
 
-def shown_graph(result, threshold, names):
-    """The graph the Learn page shows for a fit: raw ``W`` thresholded, required edges kept.
+def shown_graph(result, threshold, names, return_removed=False):
+    """The graph the Learn page shows for a fit (:func:`dashboard.live.thresholded`).
 
     Parameters
     ----------
     result : dashboard.fitting.FitResult
     threshold : float
     names : list of str
+    return_removed : bool, default=False
+        Also return the edges removed to break cycles.
 
     Returns
     -------
     ndarray of shape (n_nodes, n_nodes)
-        A DAG with the kept weights.
+        A DAG with the kept weights; with ``return_removed=True`` the pair ``(adjacency, removed)``.
     """
-    required = PriorKnowledge.from_params(result.params).required_mask(len(names), names)
-    return colide_core.threshold_to_dag(result.W, float(threshold), required=required)
+    return thresholded(result, float(threshold), names, return_removed=return_removed)
 
 
 def bootstrap_frequency(boot_state, data_key, params):

@@ -19,7 +19,7 @@ from dashboard.jobs import Job, is_running
 __all__ = ["thresholded", "neighbours", "prefetch_neighbours"]
 
 
-def thresholded(result, threshold: float, names):
+def thresholded(result, threshold: float, names, return_removed: bool = False):
     """The DAG the page shows for a fit: ``threshold_to_dag`` keeping its required edges.
 
     Parameters
@@ -29,14 +29,17 @@ def thresholded(result, threshold: float, names):
         Magnitude threshold on ``|W|`` (>= 0).
     names : sequence of str
         Node names (for the prior knowledge's required edges).
+    return_removed : bool, default=False
+        Also return the edges removed to break cycles (``threshold_to_dag``'s ``removed``).
 
     Returns
     -------
     ndarray of shape (n_nodes, n_nodes)
-        Thresholded weights, ``W[i, j] != 0`` meaning i -> j, acyclic.
+        Thresholded weights, ``W[i, j] != 0`` meaning i -> j, acyclic; with
+        ``return_removed=True``, a pair ``(adjacency, removed)``.
     """
     required = PriorKnowledge.from_params(result.params).required_mask(len(names), names)
-    return colide_core.threshold_to_dag(result.W, threshold, required=required)
+    return colide_core.threshold_to_dag(result.W, threshold, required=required, return_removed=return_removed)
 
 
 def neighbours(options, value) -> list:

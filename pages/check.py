@@ -11,7 +11,7 @@ import streamlit as st
 
 import colide_core
 from colide_core import plots
-from colide_core.constraints import PriorKnowledge, audit_constraints
+from colide_core.constraints import PriorKnowledge, audit_constraints, removed_sentence
 from colide_core.curves import edge_score_curves, stable_region, threshold_curve
 from colide_core.export import to_csv_safe
 from colide_core.reference import read_reference
@@ -81,10 +81,12 @@ with c3:
                     key="check_n_rescale")
 res = results[VARIANTS[ss["check_variant"]]]
 threshold = float(ss["learn_threshold"])
-A = dc.shown_graph(res, threshold, names)
+A, removed = dc.shown_graph(res, threshold, names, return_removed=True)
 n_edges = int((A != 0).sum())
 st.markdown(f"Checking **CoLiDE-{res.label}** at λ = {dict(res.params)['lambda1']:g}, threshold {threshold:g} "
             f"(the Learn page's): **{n_edges} edges**.")
+if removed:  # never silent: the post-processing cut edges above the threshold
+    st.info(md_escape(removed_sentence(removed, names)) + ".", icon=":material/content_cut:")
 
 # --- reference -----------------------------------------------------------------------------------
 ref_state = ss[cs.REFERENCE]
@@ -233,10 +235,9 @@ with tab_r:
             man = None
         fits.append(ReportFit(r.label, r.W, g, r.sigma, params, man))
     prior = PriorKnowledge.from_params(res.params)
-    audit = None
-    if not prior.is_empty:
-        edge_mask, required_mask = prior.resolve(len(names), names)
-        audit = audit_constraints(A, edge_mask, required_mask, tiers=list(prior.tiers) or None, names=names)
+    edge_mask, required_mask = (None, None) if prior.is_empty else prior.resolve(len(names), names)
+    audit = audit_constraints(A, edge_mask, required_mask, tiers=list(prior.tiers) or None, names=names,
+                              removed=removed)
     stored = ss[cs.PATH]
     path = stored["path"] if stored is not None and stored["key"][0] == ds.key and stored["key"][1] == res.variant else None
     st.markdown("One HTML file with everything on this page (and the graph, settings, noise estimates and the run "

@@ -20,6 +20,7 @@ from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import core, manifests, state
+from colide_core.constraints import removed_sentence
 from dashboard.live import neighbours, prefetch_neighbours, thresholded as threshold_fit
 from colide_core.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
@@ -241,8 +242,12 @@ if stale and not running:
                + f", not the λ = {fmt_lambda(lam_now)} set above. Press **Run** to learn it again.",
                icon=":material/history:")
 # Re-threshold the cached raw W (never re-solve); required edges of a constrained fit survive.
-thresholded = {v: threshold_fit(results[v], threshold, names) for v in order}
+thresholded, removed = {}, {}
 for v in order:
+    thresholded[v], removed[v] = threshold_fit(results[v], threshold, names, return_removed=True)
+for v in order:
+    if removed[v]:  # never silent: the post-processing cut edges above the threshold
+        st.info(f"{v.upper()}: " + md_escape(removed_sentence(removed[v], names)) + ".", icon=":material/content_cut:")
     level, text = _note(results[v])
     if level == "warning" and not results[v].stopped:
         st.warning(f"{v.upper()}: {text}")

@@ -200,8 +200,8 @@ for v in [v for v in ("ev", "nv") if v in results]:
     except ValueError as exc:
         st.error(md_escape(str(exc)))
         continue
-    A = threshold_to_dag(res.W, threshold, required=None if used.is_empty else rm)
-    table = audit_constraints(A, em, rm, tiers=knowledge.tiers or None, names=names)
+    A, removed = threshold_to_dag(res.W, threshold, required=None if used.is_empty else rm, return_removed=True)
+    table = audit_constraints(A, em, rm, tiers=knowledge.tiers or None, names=names, removed=removed)
     n_bad = int((~table["holds"]).sum())
     if n_bad:
         st.error(f"{n_bad} of {plural(len(table), 'check')} {'fails' if n_bad == 1 else 'fail'}.")

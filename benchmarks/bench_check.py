@@ -7,10 +7,10 @@ Usage::
 Fits CoLiDE-EV and CoLiDE-NV on Sachs (fast solver, paper defaults, threshold 0.3), then times,
 median of ``--repeats`` runs each:
 
-* every check of :func:`colide_core.checks.run_checks` on the NV graph, without and with the
+* every check of :func:`colide_core.evaluation.checks.run_checks` on the NV graph, without and with the
   refits (standardised data and 3 random rescalings: 4 solves more), 100 random DAGs in the
   Markov check; targets (issue 24): under 2 s;
-* :func:`colide_core.report.build_report` of both fits against the ground truth, with a λ path,
+* :func:`colide_core.render.report.build_report` of both fits against the ground truth, with a λ path,
   plus writing it to disk; target: under 5 s.
 
 It also prints what the checks say on Sachs (sortability, the EV-or-NV verdict, the Markov
@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 
 import colide_core
-from colide_core import checks, report
-from colide_core.manifest import build_manifest
+from colide_core import checks
+from colide_core.render import report
+from colide_core.run.manifest import build_manifest
 
 
 def _timed(fn, repeats):
@@ -44,7 +45,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args(argv)
-    from colide_core._fast import warmup
+    from colide_core.solver._fast import warmup
 
     warmup()  # numba kernels loaded outside the timed parts
     X, B = colide_core.load_sachs()
@@ -80,7 +81,7 @@ def main(argv=None):
     s, r, m = full.sortability, full.residuals, full.markov
     print()
     print(f"varsortability along the learned NV graph: {s.varsortability:.3f}; R2-sortability: {s.r2_sortability:.3f}")
-    print(f"varsortability along the consensus graph: {colide_core.simulate.varsortability(X.to_numpy(), B.to_numpy()):.3f}; "
+    print(f"varsortability along the consensus graph: {colide_core.data.simulate.varsortability(X.to_numpy(), B.to_numpy()):.3f}; "
           f"R2-sortability: {checks.r2_sortability(X, B.to_numpy()):.3f}")
     print(f"EV or NV: {r.noise_model} (Brown-Forsythe p = {r.equal_var_p:.3g}, variance ratio {r.variance_ratio:.1f}); "
           f"Gaussian residuals at {int(r.table['normal'].sum())} of {len(r.table)} nodes")

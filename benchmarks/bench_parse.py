@@ -5,7 +5,7 @@ Usage::
     .venv/bin/python benchmarks/bench_parse.py [--mb 50] [--cases name,name]
 
 Builds each input in memory (never on disk), then reads it in a fresh child process with
-``colide_core.io.read_table`` followed by ``validate_data`` (what the Data page does for an
+``colide_core.data.io.read_table`` followed by ``validate_data`` (what the Data page does for an
 upload) and reports the wall time, the outcome (the error kind, or the shape read) and the peak
 resident memory above the child's baseline (``VmHWM - VmRSS`` before reading, from /proc).
 
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _CHILD = r"""
 import json, sys, time
 import numpy as np, pandas, pyarrow, pyarrow.parquet
-from colide_core.io import DataValidationError, read_table, validate_data, INTERACTIVE_MAX_NODES
+from colide_core.data.io import DataValidationError, read_table, validate_data, INTERACTIVE_MAX_NODES
 
 def status(key):
     with open("/proc/self/status") as fh:

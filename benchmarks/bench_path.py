@@ -8,7 +8,7 @@ For each problem (Sachs, and simulated ER2 SEMs with non-equal noise variances) 
 CoLiDE-NV (with the default fast solver, or the paper-faithful one with ``--solver adam``) on the
 paper's central path for every lambda1 of a log-spaced grid, once
 independently (each from W = 0) and once along the warm-started path
-(:func:`colide_core.path.lambda_path`, increasing lambda1, last stage only), and reports:
+(:func:`colide_core.solver.path.lambda_path`, increasing lambda1, last stage only), and reports:
 
 * the wall-time ratio independent / warm (> 1 means the path is faster);
 * per lambda1, the number of directed edges that differ between the two graphs at
@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from colide_core import load_sachs
-from colide_core.path import lambda_path
-from colide_core.simulate import simulate_dataset
+from colide_core.solver.path import lambda_path
+from colide_core.data.simulate import simulate_dataset
 
 
 def problems(quick):
@@ -47,7 +47,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     lambdas = np.geomspace(0.005, 0.5, 5 if args.quick else 9)
     if args.solver != "adam":
-        from colide_core._fast import warmup
+        from colide_core.solver._fast import warmup
 
         warmup()  # load/compile the numba kernels outside the timed solves
     report = []

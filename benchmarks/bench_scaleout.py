@@ -7,7 +7,7 @@ Usage::
 Prints a Markdown table and (optionally) writes the numbers as JSON.
 
 * Sweep throughput: the same list of CoLiDE-NV runs (10-node ER2 graphs, 500 samples,
-  schedule 2000/2000/2000/4000 iterations) through :func:`colide_core.executor.run_sweep`
+  schedule 2000/2000/2000/4000 iterations) through :func:`colide_core.run.executor.run_sweep`
   with joblib (1 and 2 processes) and a Dask ``LocalCluster`` (1 and 2 worker processes, one
   thread each). Cluster start-up is excluded; worker warm-up (imports) is included.
 * Covariance throughput: :func:`colide_core.sufficient_stats` over a partitioned Parquet dataset
@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from colide_core.executor import make_task, run_sweep, synthetic_task
-from colide_core.export import to_csv_safe
-from colide_core.stats import sufficient_stats
+from colide_core.run.executor import make_task, run_sweep, synthetic_task
+from colide_core.graph.export import to_csv_safe
+from colide_core.data.stats import sufficient_stats
 
 
 def sweep_tasks(n_tasks, quick):

@@ -10,7 +10,7 @@ Usage::
 repository root.)
 
 Table 1 (accuracy and speed): for Sachs (CoLiDE-EV and CoLiDE-NV) and simulated ER4 linear
-SEMs (n = 1000 Gaussian samples, drawn by ``colide_core.simulate.simulate_dataset``) at d in
+SEMs (n = 1000 Gaussian samples, drawn by ``colide_core.data.simulate.simulate_dataset``) at d in
 {10, 20, 50, 100, 200}, 3 seeds each:
 
 * "EV" setting: weights uniform on +-[0.5, 2], every noise variance 1, fitted with CoLiDE-EV;
@@ -31,7 +31,7 @@ met or not with the cases that miss it. Every Adam step of both solvers needs th
 time over (fast iterations x one gemm), the best ratio the fast solver's iteration count allows
 even if a step cost nothing else, and the "floor" is (fast iterations x one gemm), the least
 time those steps can take. A case under 10x whose ceiling is also under 10x can only pass with
-fewer steps, i.e. a different path ("Same path" in ``colide_core._fast.fast_solve``).
+fewer steps, i.e. a different path ("Same path" in ``colide_core.solver._fast.fast_solve``).
 
 Table 2 (cost growth): wall time of the fast solver alone vs d up to 400 on the same two ER4
 settings, with the exponent of a least-squares fit ``time ~ d^p`` over d >= 50, and the
@@ -82,9 +82,9 @@ import numpy as np  # noqa: E402
 from scipy.linalg import lapack  # noqa: E402
 
 from colide_core import CoLiDE, ConvergenceWarning, load_sachs  # noqa: E402
-from colide_core import _fast  # noqa: E402
-from colide_core._metrics import evaluate  # noqa: E402
-from colide_core.simulate import simulate_dataset  # noqa: E402
+from colide_core.solver import _fast  # noqa: E402
+from colide_core.evaluation._metrics import evaluate  # noqa: E402
+from colide_core.data.simulate import simulate_dataset  # noqa: E402
 
 #: Seeds of the simulated graphs (not the ones the solver's defaults were tuned on).
 SEED0 = 100
@@ -98,7 +98,7 @@ SETTINGS = {
 def simulate(setting, d, seed, n=1000):
     """One ER4 linear-Gaussian SEM of the project's protocol: returns ``(X, B_true)``.
 
-    ``colide_core.simulate.simulate_dataset(graph="er", degree=4, n_nodes=d, n_samples=n,
+    ``colide_core.data.simulate.simulate_dataset(graph="er", degree=4, n_nodes=d, n_samples=n,
     variance=...)`` with ``random_state=seed``: EV weights +-[0.5, 2] and unit noise variances,
     NV weights +-[0.25, 1] and variances U[0.5, 10]. ``X`` has shape (n, d).
     """

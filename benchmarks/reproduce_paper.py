@@ -20,7 +20,7 @@ Usage::
                                                     [--tables 1,2,4] [--out results.json]
 
 A default run is recorded in ``benchmarks/results/reproduce_paper_d50_5graphs.txt`` (drawn with
-this script's seeding before the one simulation protocol, ``colide_core.simulate.simulate_dataset``,
+this script's seeding before the one simulation protocol, ``colide_core.data.simulate.simulate_dataset``,
 replaced it in issue 21: a rerun draws other graphs, so the numbers differ in detail).
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from colide_core import baselines, evaluate, load_sachs
-from colide_core.simulate import simulate_dataset
+from colide_core.data.simulate import simulate_dataset
 
 METRICS = (("SHD", "shd"), ("SID", "sid"), ("SHD-C", "shd_cpdag"), ("FDR", "fdr"), ("TPR", "tpr"))
 
@@ -85,7 +85,7 @@ SACHS_METHODS = ("DAGMA-linear", "SortNRegress", "GES", "CoLiDE-EV", "CoLiDE-NV"
 def make_data(setting, d, n, seed):
     """Deterministic (B_true, X, noise_std) for one setting and one graph index.
 
-    ``colide_core.simulate.simulate_dataset`` (ER4, Gaussian, the paper's weight ranges for EV
+    ``colide_core.data.simulate.simulate_dataset`` (ER4, Gaussian, the paper's weight ranges for EV
     and NV) with ``random_state=seed``; the three settings share each seed's DAG.
     """
     data = simulate_dataset(SYNTHETIC[setting]["spec"], seed, graph="er", degree=4, n_nodes=d, n_samples=n)

@@ -3,14 +3,14 @@
 Setting (Saboksayr, Mateos, Tepper, ICLR 2024, Appendix E, Table "tab:topo"): 10 ER4 graphs with
 d = 50 nodes, n = 1000 samples, linear Gaussian SEM with heteroscedastic noise (variances
 U[0.5, 10]) and weights U([-1, -0.25] U [0.25, 1]); the one simulation protocol
-``colide_core.simulate.simulate_dataset(graph="er", degree=4, variance="nv", random_state=seed)``.
+``colide_core.data.simulate.simulate_dataset(graph="er", degree=4, variance="nv", random_state=seed)``.
 
 Methods (all lambda1 = 0.05, threshold 0.3, as in the paper):
 
 * CoLiDE-EV, CoLiDE-NV: ``CoLiDE(variant)``, the fast continuous solver;
 * TOPO (least squares): ``CoLiDE("ls", solver="topo")``, the same search with the least-squares
   score plus the L1 term, started from the continuous least-squares (DAGMA-like) solution;
-* CoLiDE-TOPO-EV / -NV: ``CoLiDE(variant, solver="topo")`` (``colide_core._topo``), TOPO's sizes
+* CoLiDE-TOPO-EV / -NV: ``CoLiDE(variant, solver="topo")`` (``colide_core.solver._topo``), TOPO's sizes
   (s0, s_small, s_large) = (10, 100, 1000), started from the continuous solution of the same
   score. Its time includes that continuous start.
 
@@ -38,7 +38,7 @@ import warnings
 import numpy as np
 
 from colide_core import CoLiDE, ConvergenceWarning, defaults, evaluate, load_sachs, threshold_to_dag
-from colide_core.simulate import simulate_dataset
+from colide_core.data.simulate import simulate_dataset
 
 #: Paper, Appendix E, Table "tab:topo" (d = 50, 10 ER4 graphs, heteroscedastic): mean, std.
 PAPER = {
@@ -178,7 +178,7 @@ def truth_order_check(graphs, d, n):
     reach the true order's SHD by searching harder: at this λ1 the score prefers other graphs."""
     import networkx as nx
 
-    from colide_core._topo import order_solve
+    from colide_core.solver._topo import order_solve
     from colide_core._validation import data_covariance
 
     print(f"### Search or score? CoLiDE-TOPO-NV (λ1 = 0.05) against the true topological order "

@@ -6,7 +6,7 @@ Usage::
         [--n-jobs 1] [--seed 0] [--out-dir DIR]
 
 Fits ``CoLiDE(variant, lambda1=0.05, threshold=0.3, solver=...)`` (the paper's defaults) on
-``n_boot`` row resamples (``colide_core.stability.bootstrap_edges``) and writes to ``--out-dir``:
+``n_boot`` row resamples (``colide_core.evaluation.stability.bootstrap_edges``) and writes to ``--out-dir``:
 
 * ``sachs_<variant>_edges.csv``: every edge found at least once (frequency, weight, 95 % CI,
   bagged weight, and whether it is a consensus edge, reversed, or not in the consensus);
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from colide_core import CoLiDE, load_sachs
-from colide_core.export import to_csv_safe
-from colide_core.stability import bootstrap_edges
+from colide_core.graph.export import to_csv_safe
+from colide_core.evaluation.stability import bootstrap_edges
 
 
 def main(argv=None):

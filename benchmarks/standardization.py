@@ -21,7 +21,7 @@ from joblib import Parallel, delayed
 
 from colide_core import evaluate
 from colide_core import baselines
-from colide_core.simulate import simulate_dataset, varsortability
+from colide_core.data.simulate import simulate_dataset, varsortability
 
 METHODS = ("CoLiDE-EV", "CoLiDE-NV", "DAGMA-linear", "SortNRegress")
 

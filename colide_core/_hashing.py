@@ -1,7 +1,7 @@
 """The one content hash of the package: SHA-256 of a tag, a canonical JSON header and float64 arrays.
 
 Every content fingerprint goes through :func:`digest`: the data fingerprint stored in run
-manifests (:func:`colide_core.manifest.data_fingerprint`), the dashboard's dataset keys
+manifests (:func:`colide_core.run.manifest.data_fingerprint`), the dashboard's dataset keys
 (``dashboard.data.content_hash``) and the cache keys of the dashboard's fit records and
 datasets (:func:`fingerprint`).
 

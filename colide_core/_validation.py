@@ -7,7 +7,7 @@
   with ``W[i, j] != 0`` meaning i -> j, a mask, a covariance); :func:`check_adjacency` also checks
   its size against a known ``n_nodes``.
 * :func:`check_node_names` is the one name policy for node (column) names, shared with
-  :func:`colide_core.io.check_column_names` and the exporters of :mod:`colide_core.export`.
+  :func:`colide_core.data.io.check_column_names` and the exporters of :mod:`colide_core.graph.export`.
 * :func:`data_covariance` is the 1/n covariance of the centred data that every CoLiDE score uses
   (paper Section 3), computed by :func:`centred_covariance`.
 
@@ -17,7 +17,7 @@ checks are written here so that every message names the input and its expected s
 library's terms (``(n_samples, n_nodes)``). Every problem with the values raises ``ValueError``.
 
 The user-facing validation of uploaded tables, with error kinds and fixes for a UI, is
-:func:`colide_core.io.validate_data`; it shares :func:`centred_covariance` with this module.
+:func:`colide_core.data.io.validate_data`; it shares :func:`centred_covariance` with this module.
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ __all__ = [
 
 # Longest exception text quoted in a "must be numeric" message.
 _MAX_REASON_CHARS = 200
+from colide_core.exceptions import NodeNameError
 
 
 # Unicode general categories refused in a node name: control characters (Cc: NUL, tab, newline,
@@ -56,22 +57,7 @@ _REFUSED_CATEGORIES = {
 _MAX_SHOWN_NAME = 60
 
 
-class NodeNameError(ValueError):
-    """A node (column) name breaks the name policy of :func:`check_node_names`.
 
-    Attributes
-    ----------
-    kind : {"bad_column_name", "duplicate_column_name"}
-        What is wrong: a refused character (or an empty name, or a trailing backslash), or two
-        names that are equal after Unicode NFC normalisation.
-    names : tuple of str
-        The offending names, as given.
-    """
-
-    def __init__(self, message, kind, names=()):
-        super().__init__(message)
-        self.kind = kind
-        self.names = tuple(names)
 
 
 def _shown(name) -> str:
@@ -98,8 +84,8 @@ def check_node_names(names, *, what="column") -> list:
 
     Node names come from a user's file header, so they are hostile input: they end up in HTML,
     plotly text, DOT, GraphML (XML), CSV and DAGitty exports. The policy, applied by the loader
-    (:func:`colide_core.io.check_column_names`), by :func:`check_X` for DataFrame input and by
-    every exporter in :mod:`colide_core.export`, is:
+    (:func:`colide_core.data.io.check_column_names`), by :func:`check_X` for DataFrame input and by
+    every exporter in :mod:`colide_core.graph.export`, is:
 
     * every name is normalised to Unicode NFC (``"e" + U+0301`` becomes ``"é"``);
     * a name must not be empty, and must not end with a backslash (DOT and DAGitty strings

@@ -60,7 +60,7 @@ THRESHOLD_RANGE = (0.0, 2.0)
 # --------------------------------------------------------------------------------------------
 # Limits: the most work any single input may ask for (issue 22, docs/security.md). They are
 # checked before any memory or CPU is spent: by the estimator's parameter validation
-# (MAX_ITER_LIMIT), by colide_core.simulate.check_spec (the one simulation protocol, hence the
+# (MAX_ITER_LIMIT), by colide_core.data.simulate.check_spec (the one simulation protocol, hence the
 # dashboard, the sweep executor and `python -m colide_core simulate`/`bench`) and by the CLI's
 # bench loader (MAX_SWEEP_RUNS).
 # --------------------------------------------------------------------------------------------
@@ -84,7 +84,7 @@ MAX_CELLS = 50_000_000
 MAX_DEGREE = 100.0
 #: Most runs (methods x data settings x seeds) of one ``python -m colide_core bench`` sweep.
 MAX_SWEEP_RUNS = 10_000
-#: Most values of ``lambda1`` and of the threshold in one :func:`colide_core.path.lambda_path`
+#: Most values of ``lambda1`` and of the threshold in one :func:`colide_core.solver.path.lambda_path`
 #: (its stored graphs, ``n_lambdas * n_thresholds * n_nodes**2`` numbers, are also bounded by
 #: ``MAX_CELLS``).
 MAX_PATH_LAMBDAS = 100
@@ -94,7 +94,7 @@ MAX_RESAMPLES = 100_000
 # --- bounds of the interactive (shared-server) run settings ----------------------------------
 # The library accepts any value its parameter checks allow; the dashboard, where a setting may
 # come from another person's manifest, also keeps every fit inside these bounds
-# (colide_core.manifest.check_run_settings), so no setting can start a fit that never ends.
+# (colide_core.run.manifest.check_run_settings), so no setting can start a fit that never ends.
 
 #: Adam step size (inclusive).
 LR_RANGE = (1e-6, 1.0)

@@ -5,7 +5,7 @@ A graph drawing is a small HTML page shown in an iframe. Inlined, vis-network ma
 the live Learn page). With ``server.enableStaticServing`` (``.streamlit/config.toml``) Streamlit
 serves the app's ``static/`` folder under ``app/static/``; :func:`vis_assets_url` copies
 vis-network there from the installed pyvis package (the very files
-:func:`colide_core.graph_html.graph_html` would inline, so nothing is downloaded and nothing can
+:func:`colide_core.render.graph_html.graph_html` would inline, so nothing is downloaded and nothing can
 diverge) and returns the URL path the drawings then load it from, which the browser caches.
 
 When the folder cannot be written, or static serving is off, it returns None and the drawings
@@ -20,7 +20,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from colide_core.graph_html import vis_assets
+from colide_core.render.graph_html import vis_assets
 
 __all__ = ["STATIC_DIR", "VIS_SUBDIR", "vis_assets_url"]
 

@@ -31,7 +31,7 @@ import streamlit as st
 
 from colide_core import threshold_to_dag
 from colide_core._hashing import fingerprint
-from colide_core.graph_html import playback_html
+from colide_core.render.graph_html import playback_html
 from dashboard.graph import graph_html
 from dashboard.text import checkpoint_caption
 
@@ -127,9 +127,9 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
     positions : ndarray of shape (n_nodes, 2), optional
         Fixed node positions (x right, y down), shared by the drawings of one node set.
     layout : {"circular", "topological"}
-        Layout used when ``positions`` is None (:mod:`colide_core.graph_style`).
+        Layout used when ``positions`` is None (:mod:`colide_core.render.graph_style`).
     height_px, legend, assets_url
-        As in :func:`colide_core.graph_html.graph_html` (None: fill the frame; draw the legend;
+        As in :func:`colide_core.render.graph_html.graph_html` (None: fill the frame; draw the legend;
         where vis-network is served, see :func:`dashboard.assets.vis_assets_url`).
 
     Returns
@@ -147,7 +147,7 @@ def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, thresho
     """The Playback tab's page and captions for one recorded fit, cached on all its inputs.
 
     Each W is thresholded once (:func:`colide_core.threshold_to_dag`) for both the drawing
-    (:func:`colide_core.graph_html.playback_html`) and the caption's edge count
+    (:func:`colide_core.render.graph_html.playback_html`) and the caption's edge count
     (:func:`dashboard.text.checkpoint_caption`), so a rerun of the Learn page repeats neither.
 
     Parameters
@@ -168,7 +168,7 @@ def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, thresho
     Returns
     -------
     page : str
-        The page, opening on checkpoint 0 (:func:`colide_core.graph_html.set_playback_start`).
+        The page, opening on checkpoint 0 (:func:`colide_core.render.graph_html.set_playback_start`).
     captions : tuple of str
         One line per checkpoint.
     """

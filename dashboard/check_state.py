@@ -8,14 +8,14 @@ from __future__ import annotations
 
 __all__ = ["REFERENCE", "REF_STATUS", "REFITS", "PATH", "WIDGET_DEFAULTS", "init"]
 
-#: dict(key=dataset content hash, name=file name, ref=colide_core.reference.Reference) or None:
+#: dict(key=dataset content hash, name=file name, ref=colide_core.graph.reference.Reference) or None:
 #: the user's reference graph for the current dataset ("against your reference").
 REFERENCE = "check_reference"
 #: (level, markdown text, already escaped) about the last reference upload, or None.
 REF_STATUS = "check_ref_status"
 #: set of (dataset key, params, threshold) for which "Standardise and refit" was asked.
 REFITS = "check_refits"
-#: dict(key=(dataset key, variant, overrides), path=colide_core.path.LambdaPath) or None.
+#: dict(key=(dataset key, variant, overrides), path=colide_core.solver.path.LambdaPath) or None.
 PATH = "check_path"
 
 WIDGET_DEFAULTS = {

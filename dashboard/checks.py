@@ -1,5 +1,5 @@
-"""Cached adapters of :mod:`colide_core.checks`, :mod:`colide_core.curves` and
-:mod:`colide_core.report` for the Check page (and the EV-or-NV line of the Learn page).
+"""Cached adapters of :mod:`colide_core.evaluation.checks`, :mod:`colide_core.evaluation.curves` and
+:mod:`colide_core.render.report` for the Check page (and the EV-or-NV line of the Learn page).
 
 The cached functions go through :func:`dashboard.cached.cache_data`: every argument is hashed
 in full except ``_X``, whose content hash is the ``data_key`` argument. The report is not cached
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 import colide_core
-from colide_core import report as core_report
-from colide_core.constraints import PriorKnowledge
+from colide_core.render import report as core_report
+from colide_core.graph.constraints import PriorKnowledge
 from dashboard.cached import cache_data
 from dashboard.live import thresholded
 
@@ -73,7 +73,7 @@ def bootstrap_frequency(boot_state, data_key, params):
             unhashed={"_X": "data_key is the content hash of X (values, names, truth)"})
 def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: int, n_rescale: int,
                       refits: bool, freq_key, _X, A, W, frequency):
-    """:func:`colide_core.checks.run_checks` of one fit, cached.
+    """:func:`colide_core.evaluation.checks.run_checks` of one fit, cached.
 
     Parameters
     ----------
@@ -89,10 +89,10 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
 
     Returns
     -------
-    colide_core.checks.CheckReport
+    colide_core.evaluation.checks.CheckReport
     """
     estimator = colide_core.CoLiDE(**{**dict(params), "threshold": float(threshold)}) if refits else None
-    return colide_core.checks.run_checks(_X, A, W=W, estimator=estimator, frequency=frequency,
+    return colide_core.evaluation.checks.run_checks(_X, A, W=W, estimator=estimator, frequency=frequency,
                                          n_random=int(n_random), n_rescale=int(n_rescale) if refits else 0)
 
 
@@ -113,11 +113,11 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A) -> str:
     Returns
     -------
     str
-        :attr:`colide_core.checks.ResidualChecks.ev_nv_line`, or a sentence saying why the test
+        :attr:`colide_core.evaluation.checks.ResidualChecks.ev_nv_line`, or a sentence saying why the test
         could not run.
     """
     try:
-        return colide_core.checks.residual_checks(_X, A).ev_nv_line
+        return colide_core.evaluation.checks.residual_checks(_X, A).ev_nv_line
     except ValueError as exc:
         return f"Noise model check not available: {exc}"
 
@@ -125,7 +125,7 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A) -> str:
 @cache_data(show_spinner=False, max_entries=8,
             unhashed={"_X": "data_key is the content hash of X (values, names, truth)"})
 def path_cached(data_key: str, variant: str, overrides: tuple, _X):
-    """:func:`colide_core.path.lambda_path` with the default λ grid and thresholds, cached.
+    """:func:`colide_core.solver.path.lambda_path` with the default λ grid and thresholds, cached.
 
     Parameters
     ----------
@@ -135,7 +135,7 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X):
 
     Returns
     -------
-    colide_core.path.LambdaPath
+    colide_core.solver.path.LambdaPath
     """
     kwargs = {k: (list(v) if isinstance(v, tuple) and k in ("forbidden", "required", "tiers") else v)
               for k, v in overrides}
@@ -144,7 +144,7 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X):
 
 def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_key, path_key,
                 X, fits, B, reference_label, checks, path, audit, dataset_name) -> bytes:
-    """:func:`colide_core.report.build_report` as UTF-8 bytes.
+    """:func:`colide_core.render.report.build_report` as UTF-8 bytes.
 
     Not cached: the report embeds the dataset's name, the fits and the session's checks, and it
     is built only when the user clicks the download button (about 0.5 s on Sachs,
@@ -171,7 +171,7 @@ def report_html_or_error(*args) -> bytes:
     try:
         return report_html(*args)
     except Exception as exc:  # noqa: BLE001 - the user gets a readable file, never a traceback
-        from colide_core.export import html_escape
+        from colide_core.graph.export import html_escape
 
         return (f"<!DOCTYPE html><meta charset='utf-8'><p>The report could not be built: "
                 f"{html_escape(exc)}</p>").encode("utf-8")

@@ -4,9 +4,9 @@ Each run is identified by (data id, method, parameters, seed), where the data id
 simulation configuration (data re-drawn from the seed) or a dataset content hash. Finished runs
 live in a process-wide LRU store (``st.cache_resource``), so repeating or extending a
 comparison only computes the missing runs. Missing runs go through the sweep executor
-:func:`colide_core.executor.run_sweep` (the one used by ``python -m colide_core bench``) with
-its task functions :func:`colide_core.executor.synthetic_task` (simulated data, drawn by
-``colide_core.simulate.simulate_dataset``) and :func:`colide_core.executor.data_task` (the
+:func:`colide_core.run.executor.run_sweep` (the one used by ``python -m colide_core bench``) with
+its task functions :func:`colide_core.run.executor.synthetic_task` (simulated data, drawn by
+``colide_core.data.simulate.simulate_dataset``) and :func:`colide_core.run.executor.data_task` (the
 current dataset), so a worker needs only ``colide_core``: joblib processes locally (one, or
 one per core), or a Dask distributed cluster when ``$DASK_SCHEDULER_ADDRESS`` is set or a
 scheduler is given. A failing method becomes a row with an ``error``; it never raises.
@@ -34,7 +34,7 @@ __all__ = [
 COLIDE_FAMILY = ("CoLiDE-EV", "CoLiDE-NV", "DAGMA-linear")
 #: evaluate() keys reported per run, plus the wall time.
 REPORTED = ("shd", "shd_cpdag", "sid", "fdr", "tpr", "nnz")
-#: Per-run curve columns (lists on :data:`colide_core.curves.CURVE_GRID`), kept out of tables and CSV.
+#: Per-run curve columns (lists on :data:`colide_core.evaluation.curves.CURVE_GRID`), kept out of tables and CSV.
 CURVE_COLUMNS = ("roc_tpr", "pr_precision")
 LABELS = {"shd": "SHD", "shd_cpdag": "SHD-C", "sid": "SID", "fdr": "FDR", "tpr": "TPR", "nnz": "NNZ",
           "time": "fit time"}
@@ -46,7 +46,7 @@ def method_params(name: str, threshold: float, overrides: dict | None = None) ->
     Parameters
     ----------
     name : str
-        A key of ``colide_core.baselines.METHODS``.
+        A key of ``colide_core.evaluation.baselines.METHODS``.
     threshold : float
         Edge threshold given to the CoLiDE-family methods (the others keep their defaults).
     overrides : dict, optional
@@ -57,7 +57,7 @@ def method_params(name: str, threshold: float, overrides: dict | None = None) ->
     -------
     tuple of (str, object), sorted.
     """
-    from colide_core.baselines import METHODS
+    from colide_core.evaluation.baselines import METHODS
 
     if name not in COLIDE_FAMILY:
         return ()
@@ -71,7 +71,7 @@ def method_params(name: str, threshold: float, overrides: dict | None = None) ->
 
 def refusal(name: str, d: int) -> str | None:
     """Why ``name`` cannot run on ``d`` nodes (its registry ``max_nodes``), or None."""
-    from colide_core.baselines import METHODS
+    from colide_core.evaluation.baselines import METHODS
 
     limit = METHODS[name].max_nodes
     if limit is not None and d > limit:
@@ -128,7 +128,7 @@ def run_key(data_id, method, params, seed) -> tuple:
 def _task(data_id, method, params, seed, config, X, B_true):
     """The executor task of one run: ``synthetic_task`` on ``config``'s simulation, else
     ``data_task`` on ``X`` scored against ``B_true``."""
-    from colide_core.executor import Task, data_task, synthetic_task, task_key
+    from colide_core.run.executor import Task, data_task, synthetic_task, task_key
 
     key = task_key(method, {"params": repr(tuple(params))}, {"data_id": repr(data_id)}, int(seed))
     meta = {"method": method, "seed": int(seed)}
@@ -161,7 +161,7 @@ class SweepInfo:
     Attributes
     ----------
     backend : str
-        ``"joblib"`` or ``"dask"`` (``colide_core.executor.SweepResult.backend``), or
+        ``"joblib"`` or ``"dask"`` (``colide_core.run.executor.SweepResult.backend``), or
         ``"cache"`` when every run came from the store.
     n_jobs : int
         joblib processes asked for (1 = in this process); meaningless on Dask.
@@ -195,10 +195,10 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
     data_id : hashable
         ``("sim", astuple(config))`` for simulations or ``("data", dataset.key)``.
     config : dashboard.simulation.SimConfig, optional
-        Simulated data: each seed's dataset is drawn by ``colide_core.executor.synthetic_task``
-        (``colide_core.simulate.simulate_dataset(config.spec(), seed)``) in the worker.
+        Simulated data: each seed's dataset is drawn by ``colide_core.run.executor.synthetic_task``
+        (``colide_core.data.simulate.simulate_dataset(config.spec(), seed)``) in the worker.
     X : ndarray of shape (n_samples, n_nodes), optional
-        Fixed data (used when ``config`` is None), run by ``colide_core.executor.data_task``.
+        Fixed data (used when ``config`` is None), run by ``colide_core.run.executor.data_task``.
     B_true : array-like of shape (n_nodes, n_nodes), optional
         Ground truth of ``X`` (nonzero = edge).
     parallel : bool
@@ -209,7 +209,7 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
     on_progress : callable, optional
         ``on_progress(done, total, row)`` after each run (in the calling thread).
     scheduler : str or distributed.Client, optional
-        Dask scheduler for :func:`colide_core.executor.run_sweep`; None uses
+        Dask scheduler for :func:`colide_core.run.executor.run_sweep`; None uses
         ``$DASK_SCHEDULER_ADDRESS`` when set, joblib otherwise.
     info : SweepInfo, optional
         Filled in with the backend used and the numbers of computed and cached runs.
@@ -228,7 +228,7 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
     OSError
         If the Dask scheduler cannot be reached.
     """
-    from colide_core.executor import run_sweep
+    from colide_core.run.executor import run_sweep
 
     store = store if store is not None else run_store()
     info = info if info is not None else SweepInfo()
@@ -344,11 +344,11 @@ def curve_bands(rows: pd.DataFrame) -> dict:
     Returns
     -------
     dict
-        method -> :func:`colide_core.curves.bands_over_seeds` frame (grid, mean and std of TPR
+        method -> :func:`colide_core.evaluation.curves.bands_over_seeds` frame (grid, mean and std of TPR
         and precision; AUROC / AUPRC mean and std in ``.attrs``), for the methods with at least
         one successful run that has curves, in first-appearance order.
     """
-    from colide_core.curves import bands_over_seeds
+    from colide_core.evaluation.curves import bands_over_seeds
 
     out = {}
     if "roc_tpr" not in rows:

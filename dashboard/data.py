@@ -155,7 +155,7 @@ class UploadProblem(Exception):
 
 def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
                         drop_nonfinite_rows=False) -> Dataset:
-    """Parse and validate an uploaded table with ``colide_core.io``.
+    """Parse and validate an uploaded table with ``colide_core.data.io``.
 
     Parameters
     ----------
@@ -164,7 +164,7 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
     filename : str
         User-supplied file name (used for format sniffing and as the dataset name).
     drop_non_numeric, drop_nonfinite_rows : bool
-        Passed to ``colide_core.io.validate_data``.
+        Passed to ``colide_core.data.io.validate_data``.
 
     Returns
     -------
@@ -180,7 +180,7 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
         from colide_core import io as cio
     except ImportError:
         raise UploadProblem(
-            "Uploading is not available yet: this installation has no `colide_core.io` module "
+            "Uploading is not available yet: this installation has no `colide_core.data.io` module "
             "(read_table / validate_data). The bundled Sachs data is still loaded."
         ) from None
     try:
@@ -207,7 +207,7 @@ def dataset_transform(dataset) -> list:
     Returns
     -------
     list of dict
-        :func:`colide_core.transforms.transform_step` records, oldest first.
+        :func:`colide_core.data.transforms.transform_step` records, oldest first.
     """
     return [dict(s) for s in dataset.meta.get("transform", ())]
 
@@ -220,9 +220,9 @@ def transformed_dataset(dataset, kind, *, cofactor=None) -> Dataset:
     dataset : Dataset
         The current dataset (``X`` of shape (n_samples, n_nodes)); not modified.
     kind : {"log", "asinh", "standardize"}
-        See :func:`colide_core.transforms.transform_columns`.
+        See :func:`colide_core.data.transforms.transform_columns`.
     cofactor : float, optional
-        For ``"asinh"`` (default :data:`colide_core.transforms.ASINH_COFACTOR`).
+        For ``"asinh"`` (default :data:`colide_core.data.transforms.ASINH_COFACTOR`).
 
     Returns
     -------
@@ -238,10 +238,10 @@ def transformed_dataset(dataset, kind, *, cofactor=None) -> Dataset:
     Raises
     ------
     ValueError
-        From :func:`colide_core.transforms.transform_columns` (values <= 0 for log, a constant
+        From :func:`colide_core.data.transforms.transform_columns` (values <= 0 for log, a constant
         column, a bad cofactor, an unknown kind).
     """
-    from colide_core.transforms import describe_step, transform_columns, transform_step
+    from colide_core.data.transforms import describe_step, transform_columns, transform_step
 
     step = transform_step(kind, cofactor=cofactor)
     X = transform_columns(dataset.X, step["kind"], cofactor=step.get("cofactor"))

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from colide_core.defaults import LAMBDA1, THRESHOLD
-from colide_core import graph_style
+from colide_core.render import graph_style
 from dashboard.graph import EDGE_STYLES, classify_edges
 from dashboard.text import html_escape
 
@@ -172,13 +172,13 @@ def frequency_figure(frequency, names, *, min_frequency=0.0, weight_mean=None, B
 
     positions : array-like of shape (d, 2), optional
         Node positions in drawing coordinates (x right, y down), e.g. the graph view's; default
-        :func:`colide_core.graph_style.unit_positions` (circular, node 0 at the top, clockwise),
+        :func:`colide_core.render.graph_style.unit_positions` (circular, node 0 at the top, clockwise),
         the same as every other drawing.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        The project's one graph style (:mod:`colide_core.graph_style`: colours, positions,
+        The project's one graph style (:mod:`colide_core.render.graph_style`: colours, positions,
         legend); one annotation arrow per drawn edge (opacity = frequency, width 1 + 5 *
         frequency) and an invisible marker at each edge's midpoint carrying its hover text.
     """
@@ -276,7 +276,7 @@ def edge_count_figure(path, paper_lambda=LAMBDA1) -> go.Figure:
 
     Parameters
     ----------
-    path : colide_core.path.LambdaPath
+    path : colide_core.solver.path.LambdaPath
     paper_lambda : float, default=colide_core.defaults.LAMBDA1
         Marked with a dashed vertical line (the paper's default).
 
@@ -306,7 +306,7 @@ def cell_from_selection(chart_state, path):
         carry ``customdata`` (``[i_lambda, i_threshold]``, set by :func:`path_heatmap`; a real
         browser may return it as ``{"0": i_lambda, "1": i_threshold}``) or only its ``x``
         (threshold label) and ``y`` (lambda label).
-    path : colide_core.path.LambdaPath
+    path : colide_core.solver.path.LambdaPath
 
     Returns
     -------
@@ -360,7 +360,7 @@ def path_heatmap(path, values, *, title, colorscale="Viridis", reverse=False, se
 
     Parameters
     ----------
-    path : colide_core.path.LambdaPath
+    path : colide_core.solver.path.LambdaPath
     values : ndarray of shape (n_lambdas, n_thresholds)
     title : str
         Colour-bar title (a fixed string, not user input).
@@ -480,7 +480,7 @@ def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
 def adjacency_figure(A, names, B_true=None, height=640) -> go.Figure:
     """Summary view of a large graph: its adjacency as a heatmap in the one graph palette.
 
-    Used instead of a node-link drawing above :data:`colide_core.graph_style.SUMMARY_NODES`
+    Used instead of a node-link drawing above :data:`colide_core.render.graph_style.SUMMARY_NODES`
     nodes, where labels would overlap (a "hairball").
 
     Parameters
@@ -491,7 +491,7 @@ def adjacency_figure(A, names, B_true=None, height=640) -> go.Figure:
         Node names (escaped here; both axes categorical).
     B_true : array-like of shape (d, d), optional
         Ground truth: each cell is coloured by its edge kind (correct / reversed / extra /
-        missing) with the colours of :data:`colide_core.graph_style.EDGE_STYLES`; without it,
+        missing) with the colours of :data:`colide_core.render.graph_style.EDGE_STYLES`; without it,
         every edge is "learned".
     height : int
 

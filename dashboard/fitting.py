@@ -42,7 +42,7 @@ __all__ = [
 #: Display label -> ``colide_core.CoLiDE`` variant.
 VARIANTS = {"EV": "ev", "NV": "nv"}
 
-#: ``colide_core.path.lambda_path`` keyword arguments that may come from the solver overrides.
+#: ``colide_core.solver.path.lambda_path`` keyword arguments that may come from the solver overrides.
 PATH_KEYS = ("mu_schedule", "s_schedule", "max_iter", "lr", "tol", "checkpoint", "solver",
              "forbidden", "required", "tiers")
 
@@ -154,11 +154,11 @@ class FitResult:
 
     @classmethod
     def from_path(cls, path, i_lambda, params, data_key, node_names):
-        """The record of one λ of a :class:`colide_core.path.LambdaPath` (no solving).
+        """The record of one λ of a :class:`colide_core.solver.path.LambdaPath` (no solving).
 
         Parameters
         ----------
-        path : colide_core.path.LambdaPath
+        path : colide_core.solver.path.LambdaPath
         i_lambda : int
             Index into ``path.lambdas``.
         params : tuple of (str, object)
@@ -231,10 +231,10 @@ def check_params(params) -> tuple:
 
     Raises
     ------
-    colide_core.manifest.RunSettingsError
-        Listing every offending setting (:func:`colide_core.manifest.check_run_settings`).
+    colide_core.run.manifest.RunSettingsError
+        Listing every offending setting (:func:`colide_core.run.manifest.check_run_settings`).
     """
-    from colide_core.manifest import check_run_settings
+    from colide_core.run.manifest import check_run_settings
 
     check_run_settings(dict(params))
     return params
@@ -250,10 +250,10 @@ def check_widget_values(*specs) -> None:
 
     Raises
     ------
-    colide_core.manifest.RunSettingsError
+    colide_core.run.manifest.RunSettingsError
         Listing every value that is not a finite number inside its bounds.
     """
-    from colide_core.manifest import RunSettingsError
+    from colide_core.run.manifest import RunSettingsError
 
     problems = []
     for label, value, low, high, *kind in specs:
@@ -270,7 +270,7 @@ def check_widget_values(*specs) -> None:
 
 
 def path_kwargs(overrides: dict) -> dict:
-    """The subset of the solver overrides that :func:`colide_core.path.lambda_path` accepts.
+    """The subset of the solver overrides that :func:`colide_core.solver.path.lambda_path` accepts.
 
     Parameters
     ----------
@@ -340,7 +340,7 @@ class FitJob(Job):
 
     Raises
     ------
-    colide_core.manifest.RunSettingsError
+    colide_core.run.manifest.RunSettingsError
         If a tuple's settings are refused (:func:`check_params`); nothing starts.
 
     Attributes
@@ -462,7 +462,7 @@ def fit_live(dataset, params_list) -> tuple:
     (list of FitResult, list of str)
         The fits that succeeded, and one message per refused setting or failed fit.
     """
-    from colide_core.manifest import RunSettingsError
+    from colide_core.run.manifest import RunSettingsError
     from dashboard.jobs import compute_slot
 
     results, errors = [], []

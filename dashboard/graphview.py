@@ -1,8 +1,8 @@
 """Show a learned graph on a page: the interactive drawing, or a summary above a size.
 
-Up to :data:`colide_core.graph_style.SUMMARY_NODES` nodes the graph is drawn with the one
+Up to :data:`colide_core.render.graph_style.SUMMARY_NODES` nodes the graph is drawn with the one
 interactive drawing (:func:`dashboard.cached.graph_html_cached`, fixed positions, legend); above
-it labels would overlap (measured by :func:`colide_core.graph_style.label_overlap`), so the page
+it labels would overlap (measured by :func:`colide_core.render.graph_style.label_overlap`), so the page
 shows the adjacency as a heatmap in the same colours (:func:`dashboard.figures.adjacency_figure`)
 and the strongest edges as a table.
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from colide_core.export import edge_list
-from colide_core.graph_html import legend_for
-from colide_core.graph_style import SUMMARY_NODES
+from colide_core.graph.export import edge_list
+from colide_core.render.graph_html import legend_for
+from colide_core.render.graph_style import SUMMARY_NODES
 from dashboard.assets import vis_assets_url
 from dashboard.cached import graph_html_cached
 from dashboard.figures import adjacency_figure
@@ -58,7 +58,7 @@ def show_legend(As, truth=None) -> None:
     As : sequence of ndarray of shape (n_nodes, n_nodes)
         The thresholded graphs drawn (``A[i, j] != 0`` means i -> j).
     truth : ndarray of shape (n_nodes, n_nodes), optional
-        The truth they are coloured against (:func:`colide_core.graph_html.legend_for`).
+        The truth they are coloured against (:func:`colide_core.render.graph_html.legend_for`).
     """
     legend = legend_for(As, truth)
     if legend:

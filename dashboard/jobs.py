@@ -26,7 +26,7 @@ Limits (a shared server: one user's job must not starve the others):
   has no session-end hook). The job asks it at every progress report and, once the session has
   been gone for :data:`SESSION_GRACE_S` seconds (a reload or a closed tab; a short network drop
   reconnects within it), stops through the same flag as the Stop button.
-* **checked settings.** ``make_job`` may raise :class:`colide_core.manifest.RunSettingsError`
+* **checked settings.** ``make_job`` may raise :class:`colide_core.run.manifest.RunSettingsError`
   (its settings are refused): :func:`start_job` then starts nothing and shows the message.
 * **workers.** "Parallel workers" widgets are capped at :data:`MAX_WORKERS` (the core count).
 
@@ -451,7 +451,7 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
     slot : JobSlot
     make_job : callable
         ``make_job() -> Job`` (called only when the job is started). It checks the job's
-        settings and raises :class:`colide_core.manifest.RunSettingsError` to refuse them.
+        settings and raises :class:`colide_core.run.manifest.RunSettingsError` to refuse them.
 
     Returns
     -------
@@ -461,7 +461,7 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
         was still running (nothing changes) or ``make_job`` refused its settings (nothing
         starts; the slot's messages say which settings and why).
     """
-    from colide_core.manifest import RunSettingsError
+    from colide_core.run.manifest import RunSettingsError
     from dashboard.text import md_escape
 
     if is_running(state, slot):

@@ -41,7 +41,7 @@ def start_solver_warmup() -> threading.Thread:
         if _warmup_thread is None:
             def _warm():
                 try:
-                    from colide_core._fast import warmup
+                    from colide_core.solver._fast import warmup
 
                     warmup()
                 except Exception:  # noqa: BLE001 - best effort; the real fit reports its own errors

@@ -1,4 +1,4 @@
-"""Load a lesson (colide_core.lessons) into the session: its dataset, the Learn settings, its text.
+"""Load a lesson (colide_core.data.lessons) into the session: its dataset, the Learn settings, its text.
 
 The Lessons page calls :func:`apply_lesson` on a click and then switches to the Learn page.
 
@@ -6,7 +6,7 @@ Convention: ``X`` is ``(n_samples, n_nodes)``; ``B_true[i, j] != 0`` means i -> 
 """
 from __future__ import annotations
 
-from colide_core.lessons import LESSONS, lesson_data
+from colide_core.data.lessons import LESSONS, lesson_data
 from dashboard import state
 from dashboard.data import make_dataset
 from dashboard.fitting import VARIANTS
@@ -34,7 +34,7 @@ def apply_lesson(ss, key) -> None:
     ----------
     ss : streamlit session state (a mutable mapping)
     key : str
-        A key of :data:`colide_core.lessons.LESSONS`.
+        A key of :data:`colide_core.data.lessons.LESSONS`.
     """
     lesson = LESSONS[key]
     state.set_dataset(lesson_dataset(key))

@@ -13,7 +13,7 @@ Convention: ``W[i, j] != 0`` means the edge i -> j; data ``X`` is ``(n_samples, 
 from __future__ import annotations
 
 import colide_core
-from colide_core.constraints import PriorKnowledge
+from colide_core.graph.constraints import PriorKnowledge
 from dashboard.jobs import Job, is_running
 
 __all__ = ["thresholded", "neighbours", "prefetch_neighbours"]

@@ -1,9 +1,9 @@
 """Run manifests in the app: download the Learn page's fit, load one back to get the same view.
 
 * :func:`fit_manifest` describes one :class:`dashboard.fitting.FitResult` at the Learn page's
-  threshold as a ``colide_core.manifest`` document (schema ``"colide-manifest/1"``, the same
+  threshold as a ``colide_core.run.manifest`` document (schema ``"colide-manifest/1"``, the same
   as ``python -m colide_core fit`` writes, built by the same
-  ``colide_core.manifest.manifest_from_result`` from the solver's record): data fingerprint and
+  ``colide_core.run.manifest.manifest_from_result`` from the solver's record): data fingerprint and
   shape, every ``CoLiDE`` parameter (the page threshold as ``threshold``), environment, raw
   ``W``, the thresholded DAG, ``sigma``, the solver's history and, when the dataset has a
   ground truth, the metrics the page shows.
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from colide_core.constraints import PRIOR_KEYS, PriorKnowledge
+from colide_core.graph.constraints import PRIOR_KEYS, PriorKnowledge
 from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD_RANGE
 from dashboard.cached import cache_data
 
@@ -73,7 +73,7 @@ def fit_manifest(result, dataset, threshold) -> dict:
     Returns
     -------
     dict
-        A ``colide_core.manifest.manifest_from_result`` document of ``result.result`` (the
+        A ``colide_core.run.manifest.manifest_from_result`` document of ``result.result`` (the
         solver's record, checkpoint history included, so a reloaded run also shows the
         convergence plot); ``params`` are every ``CoLiDE`` parameter (defaults filled in);
         ``extra.dashboard`` holds the dataset source; ``transform`` lists the Data page's
@@ -82,11 +82,11 @@ def fit_manifest(result, dataset, threshold) -> dict:
 
     Raises
     ------
-    colide_core.manifest.ManifestError
+    colide_core.run.manifest.ManifestError
         If the result does not fit the dataset (different number of nodes).
     """
     import colide_core
-    from colide_core.manifest import manifest_from_result
+    from colide_core.run.manifest import manifest_from_result
     from dashboard.data import dataset_transform
 
     params = colide_core.CoLiDE(**{**dict(result.params), "threshold": float(threshold)}).get_params()
@@ -117,9 +117,9 @@ def fit_manifest_json(result, dataset, threshold: float) -> str:
     Returns
     -------
     str
-        Strict JSON (``colide_core.manifest.manifest_to_json``).
+        Strict JSON (``colide_core.run.manifest.manifest_to_json``).
     """
-    from colide_core.manifest import manifest_to_json
+    from colide_core.run.manifest import manifest_to_json
 
     return manifest_to_json(fit_manifest(result, dataset, float(threshold)))
 
@@ -141,7 +141,7 @@ class LoadedRun:
     overrides : dict
         Solver overrides (``CoLiDE`` parameters that differ from the defaults), prior knowledge
         included, as in ``st.session_state["solver_overrides"]``.
-    prior : colide_core.constraints.PriorKnowledge or None
+    prior : colide_core.graph.constraints.PriorKnowledge or None
     result : dashboard.fitting.FitResult
         The stored fit, tied to the current dataset.
     source : str or None
@@ -200,7 +200,7 @@ def run_from_manifest(source, dataset) -> LoadedRun:
         If the text is not a valid ``colide-manifest/1`` document, is not a CoLiDE fit on raw
         data with the EV or NV noise model, or its parameters or prior knowledge are not
         usable on this dataset. The run settings go through
-        :func:`colide_core.manifest.check_run_settings` (the solver's checks and the
+        :func:`colide_core.run.manifest.check_run_settings` (the solver's checks and the
         dashboard's bounds: the message lists every offending setting), so a loaded manifest
         cannot start a fit that never ends.
     DataMismatch
@@ -208,9 +208,9 @@ def run_from_manifest(source, dataset) -> LoadedRun:
         hash prefixes).
     """
     import colide_core
-    from colide_core.manifest import (ManifestError, RunSettingsError, check_run_settings, data_fingerprint,
+    from colide_core.run.manifest import (ManifestError, RunSettingsError, check_run_settings, data_fingerprint,
                                       load_manifest)
-    from colide_core.transforms import describe_step
+    from colide_core.data.transforms import describe_step
     from dashboard.fitting import FitResult, solver_params
 
     try:

@@ -6,7 +6,7 @@ of the fit, ``tests/test_record_w.py``), through the same cached :func:`dashboar
 keyed on the data's content hash and every parameter. A slider (and step buttons) picks a
 checkpoint; the graph at that checkpoint is drawn with the same drawing and the same fixed node
 positions as the Graph tab, thresholded like it, and plays the following checkpoints by itself
-in the browser (:func:`colide_core.graph_html.playback_html`: Play/Pause, speed, no server
+in the browser (:func:`colide_core.render.graph_html.playback_html`: Play/Pause, speed, no server
 round trip per frame), beside h(W), the stage objective and σ̂ over the
 checkpoints with the stages (μ, s) marked (:func:`dashboard.figures.playback_figure`).
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from colide_core.defaults import MU_SCHEDULE
-from colide_core.graph_html import set_playback_start
+from colide_core.render.graph_html import set_playback_start
 from dashboard.assets import vis_assets_url
 from dashboard.cached import playback_html_cached
 from dashboard.figures import playback_figure

@@ -1,9 +1,9 @@
-"""Simulate and Compare pages: widget state -> :func:`colide_core.simulate.simulate_dataset`.
+"""Simulate and Compare pages: widget state -> :func:`colide_core.data.simulate.simulate_dataset`.
 
 A thin adapter: :class:`SimConfig` holds the Simulate page's widget values, :meth:`SimConfig.spec`
 turns them into the core protocol's settings, and every draw (here, on the Compare page through
-:func:`colide_core.executor.synthetic_task`, in the CLI and the benchmarks) is made by
-``colide_core.simulate.simulate_dataset``, so a seed gives the same data everywhere.
+:func:`colide_core.run.executor.synthetic_task`, in the CLI and the benchmarks) is made by
+``colide_core.data.simulate.simulate_dataset``, so a seed gives the same data everywhere.
 
 Convention: ``X`` has shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means the edge i -> j and
 the SEM is ``x_j = sum_i W[i, j] x_i + z_j``.
@@ -61,12 +61,12 @@ class SimConfig:
     standardize: bool = False
 
     def spec(self) -> dict:
-        """The settings of :func:`colide_core.simulate.simulate_dataset` these widgets stand for.
+        """The settings of :func:`colide_core.data.simulate.simulate_dataset` these widgets stand for.
 
         Returns
         -------
         dict
-            Keys of ``colide_core.simulate.DATASET_DEFAULTS`` (``d`` -> ``n_nodes``, ``n`` ->
+            Keys of ``colide_core.data.simulate.DATASET_DEFAULTS`` (``d`` -> ``n_nodes``, ``n`` ->
             ``n_samples``, the weight range given explicitly).
         """
         return {"graph": self.graph, "degree": float(self.degree), "n_nodes": int(self.d),
@@ -85,7 +85,7 @@ class SimConfig:
 
 
 def simulate_arrays(config: SimConfig, seed: int):
-    """Draw one dataset: ``colide_core.simulate.simulate_dataset(config.spec(), seed)``.
+    """Draw one dataset: ``colide_core.data.simulate.simulate_dataset(config.spec(), seed)``.
 
     Parameters
     ----------
@@ -104,9 +104,9 @@ def simulate_arrays(config: SimConfig, seed: int):
     Raises
     ------
     ValueError
-        From ``colide_core.simulate`` on invalid parameters.
+        From ``colide_core.data.simulate`` on invalid parameters.
     """
-    from colide_core.simulate import simulate_dataset
+    from colide_core.data.simulate import simulate_dataset
 
     sim = simulate_dataset(config.spec(), int(seed))
     return sim.X, sim.W_true, sim.noise_std
@@ -118,7 +118,7 @@ def simulate_dataset(config: SimConfig, seed: int) -> Dataset:
     The ground truth ``B_true`` and ``sigma_true`` come from the core draw; the true weights and
     the configuration are kept in ``meta`` ("W_true", "config", "seed", "varsortability").
     """
-    from colide_core.simulate import simulate_dataset as draw, varsortability
+    from colide_core.data.simulate import simulate_dataset as draw, varsortability
 
     sim = draw(config.spec(), int(seed))
     names = [f"X{j + 1}" for j in range(sim.X.shape[1])]

@@ -17,7 +17,7 @@ import re
 
 import markupsafe
 
-from colide_core.export import html_escape  # the one HTML escape (markupsafe)
+from colide_core.graph.export import html_escape  # the one HTML escape (markupsafe)
 
 __all__ = ["html_escape", "md_escape", "fmt_seconds", "fmt_lambda", "plural", "convergence_note", "safe_filename",
            "checkpoint_caption"]

@@ -44,7 +44,7 @@ PATH_SLOT = JobSlot(PATH_JOB, PATH_MESSAGES, stop_key="exp_stop", stop_help="Kee
 EXPLORER_CELL = "trust_explorer_cell"
 #: The last plotly click processed on the explorer heatmap (so a kept selection is not re-applied).
 EXPLORER_LAST_CLICK = "trust_explorer_last_click"
-#: The applied :class:`colide_core.constraints.PriorKnowledge`, or None (also merged into
+#: The applied :class:`colide_core.graph.constraints.PriorKnowledge`, or None (also merged into
 #: ``solver_overrides`` so every fit enforces it).
 PRIOR = "prior_knowledge"
 #: dict kind -> DataFrame: the tables as last edited (survive page switches).

@@ -1,21 +1,21 @@
 """Check page: should I believe this graph? Checks of the fit shown on the Learn page.
 
 Reads the current dataset and its fits (``dashboard.state.RESULTS``) at the Learn page's
-threshold, runs the model checks of ``colide_core.checks`` (cached), shows each verdict in plain
+threshold, runs the model checks of ``colide_core.evaluation.checks`` (cached), shows each verdict in plain
 language with the figure behind it, the edge evidence table, curves against the ground truth or
-the user's own reference graph, and offers the one-file HTML report (``colide_core.report``).
+the user's own reference graph, and offers the one-file HTML report (``colide_core.render.report``).
 """
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 import colide_core
-from colide_core import plots
-from colide_core.constraints import PriorKnowledge, audit_constraints, removed_sentence
-from colide_core.curves import edge_score_curves, stable_region, threshold_curve
-from colide_core.export import to_csv_safe
-from colide_core.reference import read_reference
-from colide_core.report import ReportFit
+from colide_core.render import plots
+from colide_core.graph.constraints import PriorKnowledge, audit_constraints, removed_sentence
+from colide_core.evaluation.curves import edge_score_curves, stable_region, threshold_curve
+from colide_core.graph.export import to_csv_safe
+from colide_core.graph.reference import read_reference
+from colide_core.render.report import ReportFit
 from dashboard import check_state as cs
 from dashboard import checks as dc
 from dashboard import manifests, state, trust_state
@@ -74,10 +74,10 @@ with c1:
     st.segmented_control("Fit to check", labels, key="check_variant", required=True,
                          help="The fits of the Learn page on this dataset.")
 with c2:
-    st.number_input("Random DAGs (Markov check)", min_value=0, max_value=colide_core.checks.MAX_RANDOM_GRAPHS,
+    st.number_input("Random DAGs (Markov check)", min_value=0, max_value=colide_core.evaluation.checks.MAX_RANDOM_GRAPHS,
                     step=50, key="check_n_random")
 with c3:
-    st.number_input("Random rescalings", min_value=1, max_value=colide_core.checks.MAX_REFITS, step=1,
+    st.number_input("Random rescalings", min_value=1, max_value=colide_core.evaluation.checks.MAX_REFITS, step=1,
                     key="check_n_rescale")
 res = results[VARIANTS[ss["check_variant"]]]
 threshold = float(ss["learn_threshold"])
@@ -189,7 +189,7 @@ with tab_c:
         for v in order:
             g = dc.shown_graph(results[v], threshold, names)
             m = colide_core.evaluate(truth, g)
-            m.update(colide_core._metrics.tetrad_metrics(truth, g))
+            m.update(colide_core.evaluation._metrics.tetrad_metrics(truth, g))
             rows[results[v].label] = {"AUROC": rocs[results[v].label].auroc, "AUPRC": rocs[results[v].label].auprc,
                                       "SHD": m["shd"], "adjacency precision": m["adjacency_precision"],
                                       "adjacency recall": m["adjacency_recall"],

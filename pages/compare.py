@@ -2,7 +2,7 @@
 
 Each run is cached per (data, method, parameters, seed); a failing method becomes a row with
 its error, and GES is refused above its node limit with a clear message. Missing runs go
-through the sweep executor (``colide_core.executor.run_sweep``): joblib locally, or the Dask
+through the sweep executor (``colide_core.run.executor.run_sweep``): joblib locally, or the Dask
 cluster named by ``$DASK_SCHEDULER_ADDRESS``; the page says which one ran.
 """
 import os
@@ -10,9 +10,9 @@ import os
 import pandas as pd
 import streamlit as st
 
-from colide_core.export import to_csv_safe
+from colide_core.graph.export import to_csv_safe
 from colide_core.defaults import LAMBDA1, THRESHOLD_RANGE
-from colide_core.manifest import RunSettingsError
+from colide_core.run.manifest import RunSettingsError
 from dashboard.jobs import MAX_WORKERS, compute_slot
 from dashboard.layout import page_setup
 from dashboard import comparison as cmp
@@ -26,13 +26,13 @@ page_setup()
 ss = st.session_state
 
 try:
-    from colide_core.baselines import METHODS
+    from colide_core.evaluation.baselines import METHODS
 except ImportError:  # the baselines module is missing from this installation
     METHODS = None
 
 st.title("Compare methods")
 if METHODS is None:
-    st.error("The method registry `colide_core.baselines` is not available in this installation.")
+    st.error("The method registry `colide_core.evaluation.baselines` is not available in this installation.")
     st.stop()
 
 ds = state.current_dataset()

@@ -5,7 +5,7 @@ import streamlit as st
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard.data import UploadProblem, dataset_from_upload
-from colide_core.export import edge_list
+from colide_core.graph.export import edge_list
 from dashboard.text import md_escape
 
 #: Dataset.source -> what the Data page shows.
@@ -80,7 +80,7 @@ if status is not None:
 # --- transform the current data (log, asinh, standardise) ---------------------------------------
 # The transformed data become the current dataset (own content hash, ground truth kept); the steps
 # are kept in Dataset.meta["transform"] and written into the run manifest.
-from colide_core.transforms import ASINH_COFACTOR, TRANSFORM_NOTES  # noqa: E402
+from colide_core.data.transforms import ASINH_COFACTOR, TRANSFORM_NOTES  # noqa: E402
 from dashboard.data import dataset_transform, transformed_dataset  # noqa: E402
 
 _XFORM_LABELS = {"log": "log(x)", "asinh": "asinh(x / cofactor)", "standardize": "standardise (z-score)"}
@@ -123,7 +123,7 @@ with st.expander("Transform the data (log, asinh, standardise)", expanded=xform_
         (st.error if xform_status[1] == "error" else st.success)(xform_status[2])
     applied = dataset_transform(state.current_dataset())
     if applied:
-        from colide_core.transforms import describe_step  # noqa: E402
+        from colide_core.data.transforms import describe_step  # noqa: E402
 
         st.caption("Transforms applied to the current data, in order: "
                    + ", ".join(md_escape(describe_step(t)) for t in applied) + ".")

@@ -1,6 +1,6 @@
 """Edge confidence page: bootstrap CoLiDE on the current dataset and show how often each edge appears.
 
-The bootstrap (``colide_core.stability.bootstrap_edges``) runs in a background job with a progress
+The bootstrap (``colide_core.evaluation.stability.bootstrap_edges``) runs in a background job with a progress
 bar and a Stop button; the result stays in the session (``dashboard.trust_state.BOOT_RESULT``).
 The frequency slider only filters the stored result.
 """
@@ -11,8 +11,8 @@ import streamlit as st
 
 from colide_core import CoLiDE
 from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
-from colide_core.export import to_csv_safe
-from colide_core.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
+from colide_core.graph.export import to_csv_safe
+from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
 from dashboard.jobs import MAX_WORKERS, Job, follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import state
@@ -77,7 +77,7 @@ def _harvest(job):
             messages.append(("warning", f"{res.n_failed} resample(s) could not be fitted and are left out: "
                                         + md_escape(res.errors[0])))
         if res.n_not_converged:
-            # n_not_converged counts fits whose *last* stage ran out of steps (colide_core.stability)
+            # n_not_converged counts fits whose *last* stage ran out of steps (colide_core.evaluation.stability)
             messages.append(("warning", f"In {res.n_not_converged} of {res.n_ok} fits the last stage stopped on "
                                         "its iteration budget before converging, so those graphs may still have "
                                         "changed: raise the last entry of max_iter, or use a larger λ."))

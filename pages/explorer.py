@@ -1,6 +1,6 @@
 """Explorer page: CoLiDE over a grid of λ (log-spaced) × threshold.
 
-The λ path is solved once in a background job (``colide_core.path.lambda_path``: increasing λ,
+The λ path is solved once in a background job (``colide_core.solver.path.lambda_path``: increasing λ,
 each solve warm-started from the previous one); thresholds are re-applied to the stored raw weights
 without re-solving. Clicking a heatmap cell (or picking it with the sliders) shows that graph; a
 button loads it into the Learn page's Graph view through the session state.
@@ -9,8 +9,8 @@ import numpy as np
 import streamlit as st
 
 from colide_core.defaults import MU_SCHEDULE, THRESHOLD_RANGE
-from colide_core.export import to_csv_safe
-from colide_core.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
+from colide_core.graph.export import to_csv_safe
+from colide_core.solver.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
 from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import state

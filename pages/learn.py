@@ -14,15 +14,15 @@ import streamlit as st
 
 import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
-from colide_core.export import EXPORT_FORMATS, export_graph
-from colide_core.graph_style import node_positions, per_row, unit_positions
+from colide_core.graph.export import EXPORT_FORMATS, export_graph
+from colide_core.render.graph_style import node_positions, per_row, unit_positions
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import core, manifests, state
-from colide_core.constraints import removed_sentence
+from colide_core.graph.constraints import removed_sentence
 from dashboard.live import neighbours, prefetch_neighbours, thresholded as threshold_fit
-from colide_core.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
+from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, fit_live, live_reason, solver_params
 from dashboard.checks import ev_nv_line
@@ -43,7 +43,7 @@ truth = None if ds.B_true is None else ds.B_true.to_numpy()
 
 def _positions(learned=None):
     """One set of node positions for every drawing and picture of this dataset
-    (colide_core.graph_style): None for the default circle, or with the Top-down layout, layers by
+    (colide_core.render.graph_style): None for the default circle, or with the Top-down layout, layers by
     topological order of the truth, else of ``learned`` (None when there is neither)."""
     base = truth if truth is not None else learned
     if ss["learn_layout"] != "Top-down" or base is None:
@@ -353,7 +353,7 @@ with tab_dl:
                            file_name=f"{stem}_edges.csv", mime="text/csv", key=f"learn_dl_edges_{v}")
         d2.download_button("Weighted adjacency (CSV)", adjacency_csv(thresholded[v], names),
                            file_name=f"{stem}_adjacency.csv", mime="text/csv", key=f"learn_dl_adj_{v}")
-        # Further formats from colide_core.export (networkx / pydot / matplotlib), built only
+        # Further formats from colide_core.graph.export (networkx / pydot / matplotlib), built only
         # for the format picked.
         f1, f2 = st.columns(2)
         fmt = f1.selectbox("Other format", list(EXPORT_FORMATS), key=f"learn_export_fmt_{v}",

@@ -1,12 +1,12 @@
 """Lessons page: one click loads a prepared dataset and settings that show one idea of the field.
 
-The science (data, settings, expected outcome) is in ``colide_core.lessons``; a click makes the
+The science (data, settings, expected outcome) is in ``colide_core.data.lessons``; a click makes the
 lesson's dataset current, sets the Learn page's widgets (``dashboard.lessons.apply_lesson``) and
 opens the Learn page.
 """
 import streamlit as st
 
-from colide_core.lessons import LESSONS
+from colide_core.data.lessons import LESSONS
 from dashboard.layout import page_setup
 from dashboard.lessons import CURRENT_LESSON, apply_lesson
 from dashboard.text import md_escape

@@ -1,7 +1,7 @@
 """Prior knowledge page: forbidden edges, required edges and tiers, enforced in every CoLiDE fit.
 
 The tables are edited with ``st.data_editor``; **Apply** checks them with
-``colide_core.constraints.resolve_constraints`` (unknown nodes, contradictions and required cycles are
+``colide_core.graph.constraints.resolve_constraints`` (unknown nodes, contradictions and required cycles are
 reported here, before any solving) and merges them into the dashboard's ``solver_overrides``, so the
 Learn, Edge confidence and Explorer pages all pass them to ``colide_core.CoLiDE``. The knowledge can be
 saved and loaded as JSON. After a fit, an audit table checks every constraint and acyclicity.
@@ -10,8 +10,8 @@ import numpy as np
 import streamlit as st
 
 from colide_core import threshold_to_dag
-from colide_core.constraints import PRIOR_KEYS, PriorKnowledge, audit_constraints
-from colide_core.io import JSON_MAX_BYTES
+from colide_core.graph.constraints import PRIOR_KEYS, PriorKnowledge, audit_constraints
+from colide_core.data.io import JSON_MAX_BYTES
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts

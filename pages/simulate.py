@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard.layout import page_setup
 from dashboard import state
-from colide_core.export import edge_list
+from colide_core.graph.export import edge_list
 from dashboard.graphview import show_graph
 from dashboard.simulation import config_from_state, simulate_dataset
 

@@ -19,7 +19,7 @@ import pytest
 
 from tests._sachs_fits import sachs_fit
 from colide_core import CoLiDE, evaluate, h_ldet, is_dag
-from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
+from colide_core.data.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
 
 SOLVERS = [pytest.param("adam", marks=pytest.mark.slow), "auto"]
 

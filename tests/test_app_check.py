@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core import checks
-from colide_core.curves import edge_score_curves
+from colide_core.evaluation.curves import edge_score_curves
 from dashboard import fitting
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

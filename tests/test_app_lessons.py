@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from colide_core.lessons import LESSONS
+from colide_core.data.lessons import LESSONS
 from dashboard import fitting
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

@@ -113,7 +113,7 @@ def test_fifty_nodes_show_one_large_drawing_at_a_time_with_the_same_positions():
     # drawing at a time with a switch; Sachs (11 nodes) keeps all three side by side.
     import json
 
-    from colide_core import graph_style
+    from colide_core.render import graph_style
 
     P = graph_style.unit_positions(50)
     names = [f"X{i}" for i in range(1, 51)]

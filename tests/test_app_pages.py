@@ -124,14 +124,14 @@ def test_sidebar_solver_choice_switches_to_the_faithful_schedule_and_back():
 
 
 def test_learn_offers_every_export_format_without_error():
-    # The Downloads tab builds the picked format with colide_core.export for the fitted graph.
+    # The Downloads tab builds the picked format with colide_core.graph.export for the fitted graph.
     at = _app()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.switch_page("pages/learn.py").run()
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
     box = at.selectbox(key="learn_export_fmt_nv")
-    assert set(box.options) == set(colide_core.export.EXPORT_FORMATS)
+    assert set(box.options) == set(colide_core.graph.export.EXPORT_FORMATS)
     for fmt in ("dot", "dagitty", "png"):
         at.selectbox(key="learn_export_fmt_nv").set_value(fmt).run()
         assert not at.exception, (fmt, at.exception)

@@ -2,7 +2,7 @@
 
 Explorer and Edge confidence run on Sachs with a short solver schedule (set through the dashboard's
 ``solver_overrides``) and a small number of resamples; their results must equal direct calls of
-``colide_core.path.lambda_path`` and ``colide_core.stability.bootstrap_edges``.
+``colide_core.solver.path.lambda_path`` and ``colide_core.evaluation.stability.bootstrap_edges``.
 """
 import json
 from pathlib import Path
@@ -14,10 +14,10 @@ from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core import CoLiDE, threshold_to_dag
-from colide_core._metrics import evaluate
-from colide_core.constraints import PriorKnowledge
-from colide_core.path import lambda_path
-from colide_core.stability import bootstrap_edges, stability_selection
+from colide_core.evaluation._metrics import evaluate
+from colide_core.graph.constraints import PriorKnowledge
+from colide_core.solver.path import lambda_path
+from colide_core.evaluation.stability import bootstrap_edges, stability_selection
 from dashboard import fitting
 from dashboard.figures import cell_from_selection, frequency_figure, path_heatmap, sigma_interval_figure
 from dashboard.fitting import path_kwargs

@@ -3,7 +3,7 @@ import hashlib
 
 import pytest
 
-from colide_core.graph_html import vis_assets
+from colide_core.render.graph_html import vis_assets
 from dashboard import assets
 
 

@@ -1,4 +1,4 @@
-"""Tests of colide_core.baselines: the registry, each method on tiny hand-made problems, error paths,
+"""Tests of colide_core.evaluation.baselines: the registry, each method on tiny hand-made problems, error paths,
 and the acceptance test (CoLiDE-NV no worse than DAGMA-linear on heteroscedastic ER2 data)."""
 import numpy as np
 import pandas as pd

@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks import bench_solver
 from benchmarks.research import bench_sensitivity, bench_step_parts
-from colide_core import _fast
+from colide_core.solver import _fast
 
 
 def test_bench_step_parts_runs_on_the_current_kernels(capsys):

@@ -1,4 +1,4 @@
-"""Hand-worked tests of colide_core.checks: Markov check, sortability, residual tests, edge evidence.
+"""Hand-worked tests of colide_core.evaluation.checks: Markov check, sortability, residual tests, edge evidence.
 
 Convention: A[i, j] = 1 means i -> j; X is (n_samples, n_nodes).
 """
@@ -12,8 +12,8 @@ from scipy import stats
 
 import colide_core
 from colide_core import checks
-from colide_core.path import bic_score
-from colide_core.simulate import standardize
+from colide_core.solver.path import bic_score
+from colide_core.data.simulate import standardize
 
 
 def adj(d, edges):

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from colide_core import CoLiDE, is_dag
-from colide_core.cli import ProgressBar, UsageError, load_bench_config, main, summarize
-from colide_core.io import read_table, validate_data
-from colide_core.manifest import load_manifest
+from colide_core.run.cli import ProgressBar, UsageError, load_bench_config, main, summarize
+from colide_core.data.io import read_table, validate_data
+from colide_core.run.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHORT = "500,500,500,1000"

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from colide_core import CoLiDE, is_dag
-from colide_core.constraints import (
+from colide_core.graph.constraints import (
     PriorKnowledge, audit_constraints, resolve_constraints, tier_forbidden_mask,
 )
-from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
+from colide_core.data.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
 
 NAMES = ["a", "b", "c", "d"]
 QUICK = {"max_iter": (1000, 1000, 1000, 2000), "lr": 1e-3, "checkpoint": 200}

@@ -1,4 +1,4 @@
-"""ROC / precision-recall bands over seeds (colide_core.curves.curves_on_grid, bands_over_seeds),
+"""ROC / precision-recall bands over seeds (colide_core.evaluation.curves.curves_on_grid, bands_over_seeds),
 the executor rows that carry them and the Compare page's curves."""
 import math
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 
-from colide_core.curves import CURVE_GRID, bands_over_seeds, curves_on_grid
+from colide_core.evaluation.curves import CURVE_GRID, bands_over_seeds, curves_on_grid
 
 # Two "seeds" on a 3-node truth 0 -> 1 -> 2 (2 positives among the 6 ordered pairs).
 B = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]])
@@ -89,8 +89,8 @@ def test_default_grid_and_no_edge_truth():
 
 def test_executor_rows_carry_curves_of_the_raw_weights():
     from colide_core import CoLiDE
-    from colide_core.executor import data_task, synthetic_task
-    from colide_core.simulate import simulate_dataset
+    from colide_core.run.executor import data_task, synthetic_task
+    from colide_core.data.simulate import simulate_dataset
 
     spec = {"n_nodes": 5, "n_samples": 200, "degree": 2.0}
     row = synthetic_task("CoLiDE-EV", {}, spec, 3, curves=True)

@@ -1,4 +1,4 @@
-"""Hand-worked tests of colide_core.curves and colide_core._metrics.tetrad_metrics.
+"""Hand-worked tests of colide_core.evaluation.curves and colide_core.evaluation._metrics.tetrad_metrics.
 
 Convention: A[i, j] != 0 means i -> j; metrics take (B_true, W).
 """
@@ -10,8 +10,8 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 import colide_core
 from colide_core import curves
-from colide_core._metrics import tetrad_metrics
-from colide_core.path import LambdaPath
+from colide_core.evaluation._metrics import tetrad_metrics
+from colide_core.solver.path import LambdaPath
 
 # Truth 0 -> 1 -> 2. Raw weights: the two true edges score 0.9 and 0.4; the non-edges 0 -> 2
 # (0.5) and 2 -> 0 (0.1); 1 -> 0 and 2 -> 1 score 0.

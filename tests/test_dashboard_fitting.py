@@ -96,7 +96,7 @@ def test_the_fit_record_is_the_solvers_record():
 
 
 def test_a_path_cell_becomes_a_fit_record():
-    from colide_core.path import lambda_path
+    from colide_core.solver.path import lambda_path
 
     ds = _chain_data()
     path = lambda_path(ds.X, [0.01, 0.1], (0.3,), "ev", **QUICK)

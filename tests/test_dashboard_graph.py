@@ -93,7 +93,7 @@ def test_no_legend_without_truth_and_bad_names_length():
 
 
 def test_assets_url_links_vis_network_instead_of_inlining_it():
-    from colide_core.graph_html import vis_assets
+    from colide_core.render.graph_html import vis_assets
 
     W = np.array([[0.0, 1.0], [0.0, 0.0]])
     inline = graph_html(W, ["x", "y"])

@@ -61,7 +61,7 @@ def test_fast_solver_reports_progress_in_faithful_steps(cov, scale):
     # The fast solver takes `scale` times longer steps; its callback still reports each stage's
     # progress in faithful steps (the unit of max_iter), so a stage that uses its whole budget ends
     # at T_k whatever the scale, and progress_fraction needs no solver-specific budgets.
-    from colide_core._fast import fast_solve
+    from colide_core.solver._fast import fast_solve
 
     seen = []
     res = fast_solve(cov, variant="ev", max_iter=(2000, 2000), mu_schedule=(1.0, 0.1), s_schedule=(1.0, 0.9),

@@ -1,4 +1,4 @@
-"""Hostile column names travel from an uploaded file, through colide_core.io and the dashboard's
+"""Hostile column names travel from an uploaded file, through colide_core.data.io and the dashboard's
 loader, into the graph HTML: the generated HTML may contain them only in escaped, inert form.
 
 The graph page is embedded by ``st.iframe`` as srcdoc with scripts allowed and same-origin access to
@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 
-from colide_core.io import read_table, validate_data
+from colide_core.data.io import read_table, validate_data
 from dashboard.data import dataset_from_upload
 from dashboard.graph import graph_html
 from dashboard.text import md_escape
@@ -71,7 +71,7 @@ def test_names_survive_the_loader_verbatim():
     # The data layer keeps names as data (escaping is the renderer's job) ...
     v = validate_data(read_table(_csv_bytes(NAMES), "x.csv"))
     assert v.node_names == NAMES
-    # ... and so does the dashboard's upload path, which uses colide_core.io
+    # ... and so does the dashboard's upload path, which uses colide_core.data.io
     ds = dataset_from_upload(_csv_bytes(NAMES), '"><img src=x onerror=alert(1)>.csv')
     assert ds.node_names == NAMES
 

@@ -7,11 +7,9 @@
   loops do not import each other, and the estimator, the lambda path and the CLI pick their
   loop from one table, ``colide_core.SOLVERS``.
 """
-import ast
 import re
 from pathlib import Path
 
-import networkx as nx
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
@@ -19,8 +17,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import colide_core
 from colide_core import SOLVERS, CoLiDE, colide_solve, defaults
-from colide_core._fast import fast_solve
-from colide_core._topo import topo_solve
+from colide_core.solver._fast import fast_solve
+from colide_core.solver._topo import topo_solve
 
 PKG = Path(colide_core.__file__).resolve().parent
 QUICK = dict(max_iter=(200, 200, 200, 400), checkpoint=50)
@@ -154,7 +152,7 @@ def test_estimator_and_path_call_the_loop_the_table_names(monkeypatch, name):
 
 
 def test_cli_offers_the_table_and_the_defaults():
-    from colide_core.cli import build_parser
+    from colide_core.run.cli import build_parser
 
     args = build_parser().parse_args(["fit", "data.csv", "--out", "o"])
     assert (args.variant, args.lambda1, args.threshold, args.solver) == (
@@ -168,67 +166,27 @@ def test_cli_offers_the_table_and_the_defaults():
 
 
 # ---------------------------------------------------------------------------------------------
-# three levels, no cycle
+# one formula, one place (the import rules and the three levels: tests/test_layout.py)
 # ---------------------------------------------------------------------------------------------
-def _import_graph():
-    """Directed graph module -> colide_core module it imports (any import, at any depth)."""
-    modules = {p.stem for p in PKG.glob("*.py")}
-    g = nx.DiGraph()
-    g.add_nodes_from(modules)
-    for path in PKG.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            targets = []
-            if isinstance(node, ast.ImportFrom):
-                if node.level == 1 and node.module:           # from .x import y
-                    targets.append(node.module.split(".")[0])
-                elif node.level == 1:                         # from . import x, y
-                    targets += [a.name for a in node.names]
-                elif node.module and node.module.startswith("colide_core."):
-                    targets.append(node.module.split(".")[1])
-            elif isinstance(node, ast.Import):
-                targets += [a.name.split(".")[1] for a in node.names if a.name.startswith("colide_core.")]
-            for t in targets:
-                if t in modules and t != path.stem:
-                    g.add_edge(path.stem, t)
-    return g
-
-
-def test_colide_core_import_graph_is_acyclic():
-    g = _import_graph()
-    assert g.number_of_edges() > 20  # the graph really was read
-    assert nx.is_directed_acyclic_graph(g), list(nx.simple_cycles(g))
-
-
-def test_the_solver_layer_has_three_levels():
-    g = _import_graph()
-    assert set(g.successors("_objective")) == set()                      # pure functions
-    assert set(g.successors("_common")) <= {"defaults", "_params"}
-    for loop in ("_solver", "_fast"):
-        assert set(g.successors(loop)) <= {"_objective", "_common", "defaults"}, loop
-    assert not g.has_edge("_fast", "_solver") and not g.has_edge("_solver", "_fast")
-    assert {"_solver", "_fast"} <= set(g.successors("_estimator"))
-    assert g.has_edge("path", "_estimator")
-
-
 def test_the_stage_objective_and_the_score_are_written_once():
     # The value formula mu * (score + L1) + h and the EV score appear once in the solver layer.
-    src = {p.stem: p.read_text() for p in PKG.glob("_*.py")}
+    src = {p.stem: p.read_text() for p in (PKG / "solver").glob("_*.py")}
     stage = [m for m, text in src.items() for _ in re.finditer(r"mu \* \(.*np\.abs\(W\)", text)]
     assert stage == ["_objective"]
     ev = [m for m, text in src.items() for _ in re.finditer(r"/ \(2\.0 \* sigma\)", text)]
     assert ev == ["_objective"]
     # no solver default written in a loop, the path or the estimator
     for name in ("_solver", "_fast", "_estimator", "path"):
-        text = (PKG / f"{name}.py").read_text()
+        text = (PKG / "solver" / f"{name}.py").read_text()
         assert not re.search(r"^\s*\w+=\(20000, 20000, 20000, 70000\)", text, flags=re.M), name
         assert not re.search(r"^\s*(lambda1=0\.05|lr=3e-4|tol=1e-6|threshold=0\.3),", text, flags=re.M), name
 
 
 def test_the_numba_kernels_compile():
-    from colide_core._fast import HAVE_NUMBA, warmup
+    from colide_core.solver._fast import HAVE_NUMBA, warmup
 
     assert warmup() >= 0.0
     if HAVE_NUMBA:
-        from colide_core import _fast
+        from colide_core.solver import _fast
 
         assert _fast._adam_chunk_nb.signatures  # compiled (or loaded from numba's cache)

@@ -1,4 +1,4 @@
-"""Tests for colide_core.executor on joblib and on a real Dask LocalCluster (2 worker processes)."""
+"""Tests for colide_core.run.executor on joblib and on a real Dask LocalCluster (2 worker processes)."""
 import logging
 import math
 import os
@@ -10,7 +10,7 @@ import distributed
 import numpy as np
 import pytest
 
-from colide_core.executor import (
+from colide_core.run.executor import (
     TIMING_COLUMNS,
     ResultStore,
     data_task,
@@ -223,7 +223,7 @@ def test_task_key_identity():
 
 
 def test_sufficient_stats_on_the_cluster_matches_numpy(cluster, tmp_path):
-    from colide_core.stats import sufficient_stats
+    from colide_core.data.stats import sufficient_stats
     import pandas as pd
 
     _, client = cluster
@@ -242,7 +242,7 @@ def test_sufficient_stats_on_the_cluster_matches_numpy(cluster, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 def _chain_data():
-    from colide_core.simulate import simulate_linear_sem
+    from colide_core.data.simulate import simulate_linear_sem
 
     W = np.array([[0, 1.5, 0], [0, 0, -1.0], [0, 0, 0]])
     return simulate_linear_sem(W, 200, "gaussian", 1.0, random_state=0)[0]
@@ -253,7 +253,7 @@ TINY = {"max_iter": (200, 200, 200, 400), "lr": 3e-3, "checkpoint": 100}
 
 def test_bootstrap_and_stability_selection_are_identical_on_dask(cluster):
     from colide_core import CoLiDE
-    from colide_core.stability import bootstrap_edges, stability_selection
+    from colide_core.evaluation.stability import bootstrap_edges, stability_selection
 
     cl, _ = cluster
     X = _chain_data()

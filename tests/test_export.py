@@ -1,4 +1,4 @@
-"""Tests for colide_core.export: every format, round trips back to the same adjacency."""
+"""Tests for colide_core.graph.export: every format, round trips back to the same adjacency."""
 import io
 import json
 import xml.etree.ElementTree as ET
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from colide_core.export import (
+from colide_core.graph.export import (
     EXPORT_FORMATS,
     edge_list,
     export_graph,
@@ -17,10 +17,10 @@ from colide_core.export import (
     to_dagitty,
     to_dot,
     to_edge_list_csv,
-    to_image,
     to_networkx,
     to_node_link_json,
 )
+from colide_core.render.picture import to_image
 
 # Hand-made weighted DAG on 4 nodes: raf -> mek (0.5), mek -> erk (-1.25), raf -> erk (2/3);
 # "p 38" is isolated and has a space in its name. W[i, j] != 0 means i -> j.

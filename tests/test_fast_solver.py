@@ -1,4 +1,4 @@
-"""The fast CoLiDE solver (colide_core._fast.fast_solve): the paper's problem, far fewer steps.
+"""The fast CoLiDE solver (colide_core.solver._fast.fast_solve): the paper's problem, far fewer steps.
 
 Invariants checked here: with its accelerations switched off it *is* Algorithm 1 (same iterates
 as colide_solve); with them on it reaches the faithful objective on small problems, honours the
@@ -17,10 +17,10 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from colide_core import (
     CoLiDE, ConvergenceWarning, colide_solve, evaluate, h_ldet, is_dag, threshold_to_dag,
 )
-from colide_core import _fast
-from colide_core._fast import fast_solve
+from colide_core.solver import _fast
+from colide_core.solver._fast import fast_solve
 from colide_core import stage_objective
-from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
+from colide_core.data.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
 
 ENGINES = ["numpy"] + (["numba"] if _fast.HAVE_NUMBA else [])
 # The accelerations off: one unscaled Adam step per BCD iteration, faithful stopping rule.

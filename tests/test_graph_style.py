@@ -1,4 +1,4 @@
-"""One graph drawing everywhere (colide_core.graph_style): positions, layout, legend, sizes, escaping.
+"""One graph drawing everywhere (colide_core.render.graph_style): positions, layout, legend, sizes, escaping.
 
 Checked on the three drawings: the interactive view (graph_html, vis-network data read from the
 page), the PNG/SVG export (export.to_image, SVG parsed as XML) and the bootstrap frequency figure.
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import colide_core
-from colide_core import graph_style
-from colide_core.export import to_image
-from colide_core.graph_html import graph_html
+from colide_core.render import graph_style
+from colide_core.render.picture import to_image
+from colide_core.render.graph_html import graph_html
 from dashboard.figures import frequency_figure
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -1,4 +1,4 @@
-"""Tests of colide_core.io: every rejection path gives a DataValidationError with a specific kind and a
+"""Tests of colide_core.data.io: every rejection path gives a DataValidationError with a specific kind and a
 message naming the column / row; good files in every supported format load identically."""
 import io
 import pickle
@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from colide_core.io import (
+from colide_core.data.io import (
     ERROR_KINDS,
     INTERACTIVE_MAX_NODES,
     DataValidationError,
@@ -101,7 +101,7 @@ def test_parquet_roundtrip_drops_stored_index():
 
 
 def test_sachs_csv_loads_and_validates():
-    raw = open("assets/sachs.csv", "rb").read()
+    raw = open("colide_core/data/bundled/sachs.csv", "rb").read()
     v = validate_data(read_table(raw, "sachs.csv"))
     assert isinstance(v, ValidatedData)
     assert (v.n_samples, v.n_nodes) == (853, 11)
@@ -398,7 +398,7 @@ def test_streamlit_server_limits_match_the_io_layer():
     import tomllib
     from pathlib import Path
 
-    from colide_core.io import DEFAULT_MAX_BYTES
+    from colide_core.data.io import DEFAULT_MAX_BYTES
 
     cfg = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
     server = cfg["server"]
@@ -412,7 +412,7 @@ def test_streamlit_server_limits_match_the_io_layer():
 # the named checks of the pipeline, each alone
 # ------------------------------------------------------------------------------------------------
 def test_check_file():
-    from colide_core.io import check_file
+    from colide_core.data.io import check_file
 
     assert check_file(bytearray(b"a,b\n1,2\n")) == b"a,b\n1,2\n"
     assert check_file(memoryview(b"x")) == b"x"
@@ -426,7 +426,7 @@ def test_check_file():
 
 
 def test_as_table():
-    from colide_core.io import as_table
+    from colide_core.data.io import as_table
 
     df = _frame()
     assert as_table(df) is df  # no copy: validate_data never writes into it
@@ -437,7 +437,7 @@ def test_as_table():
 
 
 def test_check_column_names():
-    from colide_core.io import check_column_names
+    from colide_core.data.io import check_column_names
 
     assert check_column_names(pd.DataFrame(columns=[" a ", 7, "b"])) == ["a", "7", "b"]
     err = _raises("duplicate_column_name", check_column_names, pd.DataFrame(columns=["a", " a", "b"]))
@@ -450,7 +450,7 @@ def test_check_column_names():
 
 
 def test_check_row_count():
-    from colide_core.io import check_row_count
+    from colide_core.data.io import check_row_count
 
     check_row_count(10, 10)  # enough: no error
     err = _raises("too_few_rows", check_row_count, 1, 10)
@@ -461,7 +461,7 @@ def test_check_row_count():
 
 
 def test_check_numeric_columns():
-    from colide_core.io import check_numeric_columns
+    from colide_core.data.io import check_numeric_columns
 
     df = pd.DataFrame({"a": [1.0, 2.0], "t": [None, "x"], "b": [True, False], "i": [1, 2]})
     names = list(df.columns)
@@ -472,7 +472,7 @@ def test_check_numeric_columns():
 
 
 def test_check_column_count():
-    from colide_core.io import check_column_count
+    from colide_core.data.io import check_column_count
 
     check_column_count(["a", "b"], max_nodes=2)
     err = _raises("too_few_columns", check_column_count, ["a;b;c"])
@@ -485,7 +485,7 @@ def test_check_column_count():
 
 
 def test_check_finite_values():
-    from colide_core.io import check_finite_values
+    from colide_core.data.io import check_finite_values
 
     X = np.array([[1.0, 2.0], [np.nan, 3.0], [4.0, np.inf], [5.0, 6.0]])
     index = pd.Index([10, 11, 12, 13])
@@ -499,7 +499,7 @@ def test_check_finite_values():
 
 
 def test_check_constant_columns():
-    from colide_core.io import check_constant_columns
+    from colide_core.data.io import check_constant_columns
 
     check_constant_columns(np.array([[1.0, 0.0], [2.0, 0.0 + 1e-300]]), ["a", "b"])  # not constant
     X = np.array([[1.0, 3.5, -2.0], [2.0, 3.5, -2.0]])
@@ -510,7 +510,7 @@ def test_check_constant_columns():
 
 
 def test_check_duplicate_columns():
-    from colide_core.io import check_duplicate_columns
+    from colide_core.data.io import check_duplicate_columns
 
     check_duplicate_columns(np.array([[1.0, 1.0], [2.0, 2.5]]), ["a", "b"])  # differ in one row
     X = np.array([[0.0, -0.0, 1.0, 5.0], [1.0, 1.0, 2.0, 2.0]])  # -0.0 == 0.0
@@ -521,7 +521,7 @@ def test_check_duplicate_columns():
 
 
 def test_check_covariance():
-    from colide_core.io import check_covariance
+    from colide_core.data.io import check_covariance
 
     # x = (0, 1, 2), y = (0, 2, 7): 1/n covariance [[2/3, 7/3], [7/3, 26/3]] (centred data)
     cov = check_covariance(np.array([[0.0, 0.0], [1.0, 2.0], [2.0, 7.0]]), ["x", "y"])
@@ -535,7 +535,7 @@ def test_check_covariance():
 
 
 def test_check_collinearity():
-    from colide_core.io import check_collinearity
+    from colide_core.data.io import check_collinearity
 
     assert check_collinearity(np.diag([4.0, 9.0]), ["a", "b"]) == (1.0, None)
     # correlation [[1, r], [r, 1]] has eigenvalues 1 - r and 1 + r: condition (1 + r) / (1 - r)
@@ -549,7 +549,7 @@ def test_check_collinearity():
 
 
 def test_scale_warning():
-    from colide_core.io import scale_warning
+    from colide_core.data.io import scale_warning
 
     assert scale_warning(np.diag([1e12, 1.0]), ["a", "b"]) is None  # at the limit, not above
     assert scale_warning(np.diag([1.0, 1e14]), ["a", "b"]) == (

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from colide_core.io import ERROR_KINDS, DataValidationError, ValidatedData, read_table, validate_data
+from colide_core.data.io import ERROR_KINDS, DataValidationError, ValidatedData, read_table, validate_data
 
 # Any warning (e.g. pandas' ParserWarning about silently truncated rows) fails the test.
 pytestmark = pytest.mark.filterwarnings("error")

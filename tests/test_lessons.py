@@ -1,4 +1,4 @@
-"""Every lesson shows its idea (colide_core.lessons), fitted as the Lessons page fits it.
+"""Every lesson shows its idea (colide_core.data.lessons), fitted as the Lessons page fits it.
 
 Numbers from the fast solver at the lessons' settings; each assertion is the idea the lesson
 teaches, not an incidental value.
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import colide_core
-from colide_core.lessons import LESSONS, lesson_data
+from colide_core.data.lessons import LESSONS, lesson_data
 
 
 def _fit(key, variant=None, lambda1=None, threshold=None):

@@ -1,4 +1,4 @@
-"""Tests for colide_core.manifest: build, save, load, validate and reproduce a run."""
+"""Tests for colide_core.run.manifest: build, save, load, validate and reproduce a run."""
 import json
 
 import numpy as np
@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from colide_core import CoLiDE, threshold_to_dag
-from colide_core._metrics import evaluate
-from colide_core.manifest import (
+from colide_core.evaluation._metrics import evaluate
+from colide_core.run.manifest import (
     SCHEMA,
     ManifestError,
     build_manifest,
@@ -18,7 +18,7 @@ from colide_core.manifest import (
     manifest_to_json,
     save_manifest,
 )
-from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
+from colide_core.data.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
 
 pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
 

@@ -15,7 +15,7 @@ from causallearn.graph.SHD import SHD
 from causallearn.utils.DAG2CPDAG import dag2cpdag
 
 from colide_core import evaluate
-from colide_core._metrics import cpdag_from_dag
+from colide_core.evaluation._metrics import cpdag_from_dag
 
 
 def adj(d, edges):

@@ -1,4 +1,4 @@
-"""The lambda x threshold explorer (colide_core.path): warm-started path, thresholds, BIC, metrics.
+"""The lambda x threshold explorer (colide_core.solver.path): warm-started path, thresholds, BIC, metrics.
 
 Convention: W[i, j] != 0 means i -> j; X has shape (n_samples, n_nodes).
 """
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from colide_core import is_dag, threshold_to_dag
-from colide_core._metrics import evaluate
-from colide_core.path import bic_score, default_lambdas, lambda_path, path_metrics
-from colide_core.simulate import draw_noise_variances, simulate_dag, simulate_linear_sem, simulate_parameters
+from colide_core.evaluation._metrics import evaluate
+from colide_core.solver.path import bic_score, default_lambdas, lambda_path, path_metrics
+from colide_core.data.simulate import draw_noise_variances, simulate_dag, simulate_linear_sem, simulate_parameters
 
 TINY = {"max_iter": (300, 300, 300, 600), "lr": 3e-3, "checkpoint": 100}
 

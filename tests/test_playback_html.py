@@ -1,4 +1,4 @@
-"""colide_core.graph_html.playback_html: the animated drawing of a fit's checkpoints.
+"""colide_core.render.graph_html.playback_html: the animated drawing of a fit's checkpoints.
 
 The player's data are read back from the page (the JSON literals of its script) and compared
 with hand-made checkpoints thresholded by colide_core.threshold_to_dag (as the Playback tab does,
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from colide_core import threshold_to_dag
-from colide_core.graph_html import playback_html, set_playback_start
+from colide_core.render.graph_html import playback_html, set_playback_start
 
 EVIL = "</script><script>alert(1)</script>"
 

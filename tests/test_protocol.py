@@ -1,6 +1,6 @@
 """One simulation protocol: every path that draws synthetic data gives bit-identical data.
 
-The paths are the core function ``colide_core.simulate.simulate_dataset``, the dashboard's adapter
+The paths are the core function ``colide_core.data.simulate.simulate_dataset``, the dashboard's adapter
 (Simulate page and the Compare page's executor task), the executor's ``synthetic_task`` (the CLI's
 ``bench``), ``python -m colide_core simulate`` (CSV files) and the benchmark helpers. Also: the
 standardisation rule, the independence of the seed streams, and the one edge-truth labelling.
@@ -14,9 +14,9 @@ import pytest
 from benchmarks import bench_solver, reproduce_paper
 from benchmarks.research import bench_trap
 from colide_core import evaluate, executor
-from colide_core._graph import classify_edges
-from colide_core.cli import main as cli_main
-from colide_core.simulate import (
+from colide_core.graph._dag import classify_edges
+from colide_core.run.cli import main as cli_main
+from colide_core.data.simulate import (
     DATASET_DEFAULTS,
     check_spec,
     simulate_dag,
@@ -97,7 +97,7 @@ def test_every_path_draws_bit_identical_data(core, widgets, cli_args, tmp_path, 
     assert compare.fn is executor.synthetic_task
     # What a Dask worker unpickles names colide_core only (no dashboard, so no streamlit).
     shipped = pickle.dumps((compare.fn, dict(compare.kwargs)))
-    assert b"colide_core.executor" in shipped and b"dashboard" not in shipped and b"streamlit" not in shipped
+    assert b"colide_core.run.executor" in shipped and b"dashboard" not in shipped and b"streamlit" not in shipped
     Xc, _ = _executor_X(monkeypatch, compare)
     _same(Xc, ref.X)
 
@@ -123,7 +123,7 @@ def test_benchmark_helpers_draw_the_protocol_data():
 
 def test_the_executor_draws_the_same_data_as_before_the_protocol_was_unified():
     # The protocol kept the executor's (CLI simulate/bench) four SeedSequence streams, so its data
-    # did not change: these are values of colide_core.executor.simulate_dataset({}, 5) before
+    # did not change: these are values of colide_core.run.executor.simulate_dataset({}, 5) before
     # issue 21 (ER2, d = 10, n = 1000, EV).
     data = simulate_dataset({}, 5)
     assert int(data.B_true.sum()) == 20
@@ -212,4 +212,4 @@ def test_dashboard_uses_the_core_edge_labelling_and_exports():
 
     assert dashboard.graph.classify_edges is classify_edges
     with pytest.raises(ModuleNotFoundError):
-        import dashboard.exports  # noqa: F401  (deleted: it duplicated colide_core.export)
+        import dashboard.exports  # noqa: F401  (deleted: it duplicated colide_core.graph.export)

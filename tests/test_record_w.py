@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from colide_core import CoLiDE, colide_solve, defaults
-from colide_core.simulate import simulate_dataset
-from colide_core._fast import fast_solve
+from colide_core.data.simulate import simulate_dataset
+from colide_core.solver._fast import fast_solve
 
 
 def _cov(d=6, seed=0):
@@ -49,7 +49,7 @@ def test_recorded_w_is_the_iterate_faithful():
     rec = colide_solve(cov, variant="nv", record_W=True, **SHORT)
     np.testing.assert_array_equal(rec.W_history[-1], rec.W)
     # h(W) recorded at each checkpoint is h_ldet of the recorded W at that stage's s
-    from colide_core._objective import h_ldet
+    from colide_core.solver._objective import h_ldet
     for stage, h, W in zip(rec.history["stage"], rec.history["h"], rec.W_history):
         s = rec.s_used[stage]
         assert h == pytest.approx(h_ldet(W, s)[0], rel=1e-9, abs=1e-12)

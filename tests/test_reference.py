@@ -1,4 +1,4 @@
-"""Reading a user's reference graph (colide_core.reference.read_reference): formats, name matching,
+"""Reading a user's reference graph (colide_core.graph.reference.read_reference): formats, name matching,
 and hostile files (clear ValueErrors, bounded size).
 
 Convention: B[i, j] != 0 means i -> j.
@@ -6,8 +6,8 @@ Convention: B[i, j] != 0 means i -> j.
 import numpy as np
 import pytest
 
-from colide_core.export import export_graph
-from colide_core.reference import read_reference
+from colide_core.graph.export import export_graph
+from colide_core.graph.reference import read_reference
 
 NAMES = ["Raf", "Mek", "Erk", "Akt"]
 W = np.zeros((4, 4))

@@ -1,4 +1,4 @@
-"""The one-file HTML report (colide_core.report) and `python -m colide_core report`.
+"""The one-file HTML report (colide_core.render.report) and `python -m colide_core report`.
 
 Convention: W[i, j] != 0 means i -> j; X is (n_samples, n_nodes).
 """
@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import colide_core
-from colide_core.export import export_graph
-from colide_core.manifest import build_manifest, load_manifest
-from colide_core.report import ReportFit, build_report
+from colide_core.graph.export import export_graph
+from colide_core.run.manifest import build_manifest, load_manifest
+from colide_core.render.report import ReportFit, build_report
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ['<script>alert(1)</script>', 'a"b', "c&d", "</iframe><b>x", "2024-01-01"]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from colide_core import CoLiDE, ConvergenceWarning, is_dag
-from colide_core.io import DataValidationError, validate_data
+from colide_core.data.io import DataValidationError, validate_data
 
 # Short schedules keep every fit well under a second on 2 cores.
 FAST = dict(max_iter=(200, 200, 200, 400), checkpoint=50)

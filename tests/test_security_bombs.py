@@ -1,7 +1,7 @@
 """Issue 22, class 1: decompression bombs.
 
 A Parquet file is a few kilobytes of footer and compressed pages; what it expands to is decided by
-its metadata. ``colide_core.io.read_table`` must decide from the footer alone, before reading any
+its metadata. ``colide_core.data.io.read_table`` must decide from the footer alone, before reading any
 data, and never let a small file become gigabytes in memory. The attack files are built here, at
 test time, without ever holding their expanded content.
 """
@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from colide_core.io import DEFAULT_MAX_BYTES, DataValidationError, read_table, validate_data
+from colide_core.data.io import DEFAULT_MAX_BYTES, DataValidationError, read_table, validate_data
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,7 @@ def _kind(fn, *args, **kw):
 # ----------------------------------------------------------------------------------------------
 _CHILD = textwrap.dedent("""
     import json, resource, sys
-    from colide_core.io import DataValidationError, read_table
+    from colide_core.data.io import DataValidationError, read_table
 
     def status(key):
         with open("/proc/self/status") as fh:

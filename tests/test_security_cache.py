@@ -16,7 +16,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 import colide_core
-from colide_core.manifest import build_manifest, data_fingerprint, manifest_to_json
+from colide_core.run.manifest import build_manifest, data_fingerprint, manifest_to_json
 from dashboard import cached, fitting, manifests
 from dashboard.data import content_hash, make_dataset, sachs_dataset
 

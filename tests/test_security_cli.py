@@ -9,7 +9,7 @@
 * Out-of-range sizes (``--nodes 100000``, ``--degree 1e308``, a sweep of 864,000 runs) are refused
   before any work, with exit status 2 and a one-line ``error:`` message, never a traceback.
 
-The commands run in-process through ``colide_core.cli.main`` (fast), and one case per command as a
+The commands run in-process through ``colide_core.run.cli.main`` (fast), and one case per command as a
 real subprocess, as a user would run them.
 """
 import os
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from colide_core.cli import UsageError, load_bench_config, main
+from colide_core.run.cli import UsageError, load_bench_config, main
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--max-iter", "20,20,20,20"]
@@ -159,7 +159,7 @@ def test_method_labels_must_be_plain_names(tmp_path, label):
 
 
 def test_check_plain_name():
-    from colide_core.cli import check_plain_name
+    from colide_core.run.cli import check_plain_name
 
     assert check_plain_name("CoLiDE-NV λ=0.1", "label") == "CoLiDE-NV λ=0.1"
     for bad in ("", " ", ".", "..", "a/b", "a\\b", "nul\x00", "x" * 101, 3):
@@ -172,7 +172,7 @@ def test_check_plain_name():
 # --------------------------------------------------------------------------------------------
 
 def test_a_failed_write_leaves_the_old_file_whole_and_no_temporary_file(tmp_path):
-    from colide_core.cli import OutputDir
+    from colide_core.run.cli import OutputDir
 
     (tmp_path / "f.csv").write_text("old\n")
     out = OutputDir(tmp_path, force=True)
@@ -191,7 +191,7 @@ def test_a_failed_write_leaves_the_old_file_whole_and_no_temporary_file(tmp_path
 
 
 def test_force_replaces_a_symlink_itself_never_its_target(tmp_path):
-    from colide_core.cli import OutputDir
+    from colide_core.run.cli import OutputDir
 
     (tmp_path / "elsewhere.txt").write_text("keep me\n")
     (tmp_path / "o").mkdir()
@@ -205,7 +205,7 @@ def test_force_replaces_a_symlink_itself_never_its_target(tmp_path):
 
 
 def test_written_files_get_the_usual_permissions(tmp_path):
-    from colide_core.cli import OutputDir
+    from colide_core.run.cli import OutputDir
 
     old = os.umask(0o022)
     try:
@@ -216,7 +216,7 @@ def test_written_files_get_the_usual_permissions(tmp_path):
 
 
 def test_output_names_are_plain(tmp_path):
-    from colide_core.cli import OutputDir
+    from colide_core.run.cli import OutputDir
 
     for bad in ("../x.csv", "/etc/passwd", "a/b.csv"):
         with pytest.raises(UsageError, match="output file name"):

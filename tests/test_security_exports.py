@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from colide_core._validation import NodeNameError, check_node_names
-from colide_core.export import (
+from colide_core.graph.export import (
     CSV_FORMULA_PREFIXES,
     csv_escape_text,
     csv_safe_frame,
@@ -182,9 +182,9 @@ def test_cli_and_pages_write_csv_only_through_the_helper():
 
     root = pathlib.Path(__file__).resolve().parents[1]
     allowed = {  # the helper itself, its docstring, and a hint inside an error message
-        ("colide_core/export.py", "return safe.to_csv(path_or_buf, **kwargs)"),
-        ("colide_core/export.py", '"""``df.to_csv(...)`` for every CSV'),
-        ("colide_core/io.py", '"DataFrame.to_csv(index=False)).")'),
+        ("colide_core/graph/export.py", "return safe.to_csv(path_or_buf, **kwargs)"),
+        ("colide_core/graph/export.py", '"""``df.to_csv(...)`` for every CSV'),
+        ("colide_core/data/io.py", '"DataFrame.to_csv(index=False)).")'),
     }
     offenders = []
     for folder in ("colide_core", "dashboard", "pages", "benchmarks"):

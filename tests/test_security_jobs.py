@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import colide_core
-from colide_core.manifest import build_manifest, manifest_to_json
+from colide_core.run.manifest import build_manifest, manifest_to_json
 from dashboard import fitting, jobs, manifests
 from dashboard.data import sachs_dataset
 
@@ -87,7 +87,7 @@ def test_the_honest_manifest_still_loads(sachs_manifest):
 
 def test_check_run_settings_uses_the_solvers_checks_and_the_bounds():
     from colide_core.defaults import MAX_ITER_TOTAL
-    from colide_core.manifest import RunSettingsError, check_run_settings
+    from colide_core.run.manifest import RunSettingsError, check_run_settings
 
     ok = check_run_settings({"max_iter": [1000, 1000, 1000, 2000], "lr": 1e-3, "checkpoint": 200})
     assert ok == {"max_iter": (1000, 1000, 1000, 2000), "lr": 1e-3, "checkpoint": 200}
@@ -104,7 +104,7 @@ def test_check_run_settings_uses_the_solvers_checks_and_the_bounds():
 
 
 def test_a_manifest_cannot_rebuild_an_estimator_with_malformed_settings(sachs_manifest):
-    from colide_core.manifest import ManifestError, load_manifest
+    from colide_core.run.manifest import ManifestError, load_manifest
 
     _, doc = sachs_manifest
     bad = json.loads(json.dumps(doc))
@@ -151,7 +151,7 @@ def test_forged_settings_in_the_session_start_no_fit(monkeypatch):
 
 
 def test_fit_job_and_start_job_refuse_bad_settings_without_starting():
-    from colide_core.manifest import RunSettingsError
+    from colide_core.run.manifest import RunSettingsError
 
     ds = sachs_dataset()
     with pytest.raises(RunSettingsError, match="tol = 0"):
@@ -169,7 +169,7 @@ def test_fit_job_and_start_job_refuse_bad_settings_without_starting():
 
 
 def test_widget_values_outside_their_bounds_are_refused():
-    from colide_core.manifest import RunSettingsError
+    from colide_core.run.manifest import RunSettingsError
 
     fitting.check_widget_values(("Resamples", 30, 2, 1000, "int"), ("π_thr", 0.75, 0.55, 1.0))
     with pytest.raises(RunSettingsError) as info:

@@ -1,8 +1,8 @@
 """Issue 22, class 7: tracebacks in the UI. Every user file goes through one loader layer.
 
-Data tables go through ``colide_core.io.read_table`` (only DataValidationError escapes), JSON
-documents through ``colide_core.io.read_json`` (size and nesting bounded before parsing), which
-``colide_core.manifest.load_manifest`` (only ManifestError escapes) and
+Data tables go through ``colide_core.data.io.read_table`` (only DataValidationError escapes), JSON
+documents through ``colide_core.data.io.read_json`` (size and nesting bounded before parsing), which
+``colide_core.run.manifest.load_manifest`` (only ManifestError escapes) and
 ``PriorKnowledge.from_json`` (only ValueError escapes) use. The pages show those messages, never a
 traceback with server paths.
 """
@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-import colide_core.io as cio
-from colide_core.constraints import PriorKnowledge
-from colide_core.io import DataValidationError, read_table
-from colide_core.manifest import ManifestError, load_manifest
+import colide_core.data.io as cio
+from colide_core.graph.constraints import PriorKnowledge
+from colide_core.data.io import DataValidationError, read_table
+from colide_core.run.manifest import ManifestError, load_manifest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 DEEP = "[" * 100_000 + "]" * 100_000  # RecursionError in json.loads

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from colide_core._validation import NodeNameError, check_node_names, check_X
-from colide_core.export import export_graph
-from colide_core.io import ERROR_KINDS, DataValidationError, check_column_names, read_table, validate_data
+from colide_core.graph.export import export_graph
+from colide_core.data.io import ERROR_KINDS, DataValidationError, check_column_names, read_table, validate_data
 
 E_ACUTE_NFC = "\u00e9"  # é, one code point
 E_ACUTE_NFD = "e\u0301"  # e + combining acute accent: the same text, decomposed

@@ -10,8 +10,8 @@ import csv
 import numpy as np
 import pytest
 
-import colide_core.io as cio
-from colide_core.io import DataValidationError, read_table
+import colide_core.data.io as cio
+from colide_core.data.io import DataValidationError, read_table
 
 # The issue's example: 60 kB on one line; csv.Sniffer took about 15 s on it, holding the GIL.
 HOSTILE_60KB = b'"a"' + b';"' * 30_000

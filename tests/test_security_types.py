@@ -16,9 +16,9 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, InvalidParameterError
 
 from colide_core import CoLiDE, defaults, evaluate, threshold_to_dag
-from colide_core.executor import run_sweep
-from colide_core.path import bic_score, default_lambdas, lambda_path
-from colide_core.simulate import (
+from colide_core.run.executor import run_sweep
+from colide_core.solver.path import bic_score, default_lambdas, lambda_path
+from colide_core.data.simulate import (
     check_spec,
     draw_noise_variances,
     simulate_dag,
@@ -26,7 +26,7 @@ from colide_core.simulate import (
     simulate_linear_sem,
     simulate_parameters,
 )
-from colide_core.stability import bootstrap_edges, stability_selection
+from colide_core.evaluation.stability import bootstrap_edges, stability_selection
 
 QUICK = dict(max_iter=(30, 30, 30, 30), checkpoint=10)
 # The documented limits (colide_core.defaults; docs/security.md).
@@ -291,7 +291,7 @@ def test_stage_loops_called_directly_refuse_loose_types(bad):
     # The loops are public too (colide_core.colide_solve, _fast.fast_solve): their shared set-up
     # (_common._check_solver_params) refuses bools, strings and floats for ints like the estimator.
     from colide_core import colide_solve
-    from colide_core._fast import fast_solve
+    from colide_core.solver._fast import fast_solve
 
     cov = np.array([[1.0, 0.5], [0.5, 1.0]])
     kw = {"mu_schedule": (1.0,), "s_schedule": (1.0,), "max_iter": (10,), "checkpoint": 5}

@@ -1,4 +1,4 @@
-"""Tests of colide_core.simulate: graph models, weights, linear SEM noise laws, varsortability."""
+"""Tests of colide_core.data.simulate: graph models, weights, linear SEM noise laws, varsortability."""
 import math
 
 import networkx as nx

@@ -21,7 +21,7 @@ from colide_core import (
     sigma_update,
 )
 from colide_core import stage_objective
-from colide_core._common import default_sigma0
+from colide_core.solver._common import default_sigma0
 
 SHORT = dict(max_iter=(300, 300, 300, 600), checkpoint=100)
 

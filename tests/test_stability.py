@@ -1,4 +1,4 @@
-"""Bootstrap edge confidence and stability selection (colide_core.stability).
+"""Bootstrap edge confidence and stability selection (colide_core.evaluation.stability).
 
 Convention: W[i, j] != 0 means i -> j; X has shape (n_samples, n_nodes).
 """
@@ -8,8 +8,8 @@ import pytest
 from sklearn.base import BaseEstimator, clone
 
 from colide_core import CoLiDE
-from colide_core.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
-from colide_core.stability import bootstrap_edges, stability_selection
+from colide_core.data.simulate import simulate_dag, simulate_linear_sem, simulate_parameters
+from colide_core.evaluation.stability import bootstrap_edges, stability_selection
 
 TINY = {"max_iter": (200, 200, 200, 400), "lr": 3e-3, "checkpoint": 100}
 

@@ -1,9 +1,9 @@
-"""Tests for colide_core.stats: streaming (n, mean, 1/n cov) with Dask."""
+"""Tests for colide_core.data.stats: streaming (n, mean, 1/n cov) with Dask."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from colide_core.stats import merge_moments, partition_moments, sufficient_stats
+from colide_core.data.stats import merge_moments, partition_moments, sufficient_stats
 
 
 def _write_parquet_parts(df, directory, n_parts):

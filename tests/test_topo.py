@@ -1,4 +1,4 @@
-"""CoLiDE-TOPO (``CoLiDE(solver="topo")``, ``colide_core._topo``): the CoLiDE scores over orders.
+"""CoLiDE-TOPO (``CoLiDE(solver="topo")``, ``colide_core.solver._topo``): the CoLiDE scores over orders.
 
 * The inner problem for a fixed order (``order_solve``) equals a generic convex solver's optimum
   (L-BFGS-B on the split ``w = w+ - w-`` with bounds, sigma bounded below by sigma0) to 1e-6,
@@ -20,9 +20,9 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 
 from colide_core import CoLiDE, SOLVERS, is_dag
-from colide_core._common import default_sigma0
-from colide_core._topo import order_solve, swap_candidates, topo_solve
-from colide_core.simulate import simulate_dataset
+from colide_core.solver._common import default_sigma0
+from colide_core.solver._topo import order_solve, swap_candidates, topo_solve
+from colide_core.data.simulate import simulate_dataset
 
 QUICK = dict(max_iter=(2000, 2000, 2000, 4000), checkpoint=500)
 
@@ -290,7 +290,7 @@ def test_invalid_topo_sizes_are_rejected():
 # CLI and dashboard
 # ---------------------------------------------------------------------------------------------
 def test_cli_fit_with_the_topo_solver(tmp_path, capsys):
-    from colide_core.cli import main
+    from colide_core.run.cli import main
 
     ds = simulate_dataset(graph="er", degree=2, n_nodes=6, n_samples=400, variance="nv", random_state=2)
     np.savetxt(tmp_path / "d.csv", ds.X, delimiter=",", header=",".join(f"x{k}" for k in range(6)), comments="")

@@ -1,4 +1,4 @@
-"""Column transforms (colide_core.transforms), their record in the run manifest, the CLI's
+"""Column transforms (colide_core.data.transforms), their record in the run manifest, the CLI's
 ``fit --transform`` and the Data page's Transform block."""
 import json
 from pathlib import Path
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import colide_core
-from colide_core.manifest import ManifestError, data_fingerprint, load_manifest, manifest_from_result
-from colide_core.transforms import ASINH_COFACTOR, check_steps, transform_columns, transform_step
+from colide_core.run.manifest import ManifestError, data_fingerprint, load_manifest, manifest_from_result
+from colide_core.data.transforms import ASINH_COFACTOR, check_steps, transform_columns, transform_step
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -93,7 +93,7 @@ def test_manifest_records_the_transform_and_matches_the_transformed_data():
 
     raw, ds = _sachs_asinh()
     model = colide_core.CoLiDE("nv", max_iter=(200, 200, 200, 200)).fit(ds.X)
-    manifest = colide_core.manifest.build_manifest(model, ds.X, transform=ds.meta["transform"])
+    manifest = colide_core.run.manifest.build_manifest(model, ds.X, transform=ds.meta["transform"])
     assert manifest["transform"] == [{"kind": "asinh", "cofactor": 5.0}]
     m = load_manifest(json.dumps(manifest).encode())
     assert m.transform == [{"kind": "asinh", "cofactor": 5.0}]
@@ -120,7 +120,7 @@ def test_manifest_records_the_transform_and_matches_the_transformed_data():
 
 
 def test_cli_fit_transform(tmp_path):
-    from colide_core.cli import main
+    from colide_core.run.cli import main
 
     X = pd.DataFrame(np.random.default_rng(0).lognormal(size=(60, 3)), columns=["a", "b", "c"])
     X.to_csv(tmp_path / "d.csv", index=False)

@@ -16,7 +16,7 @@ from colide_core._validation import (
     check_X,
     data_covariance,
 )
-from colide_core.stats import partition_moments
+from colide_core.data.stats import partition_moments
 
 
 # ------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_info
 
 from benchmarks.bench_solver import simulate  # noqa: E402
 from colide_core import ConvergenceWarning  # noqa: E402
-from colide_core._fast import fast_solve, warmup  # noqa: E402
+from colide_core.solver._fast import fast_solve, warmup  # noqa: E402
 from colide_core._validation import data_covariance  # noqa: E402
 
 

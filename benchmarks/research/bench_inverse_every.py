@@ -33,10 +33,10 @@ import numpy as np  # noqa: E402
 
 from benchmarks.bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import ConvergenceWarning, evaluate, load_sachs  # noqa: E402
-from colide_core._fast import (  # noqa: E402
+from colide_core.solver._fast import (  # noqa: E402
     _auto_inverse_every, _conditioning_factor, _default_scales, fast_solve, warmup,
 )
-from colide_core._graph import threshold_to_dag  # noqa: E402
+from colide_core.graph._dag import threshold_to_dag  # noqa: E402
 from colide_core._validation import data_covariance  # noqa: E402
 
 

@@ -51,8 +51,8 @@ from joblib import Parallel, delayed  # noqa: E402
 
 from benchmarks.bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import CoLiDE, ConvergenceWarning, evaluate  # noqa: E402
-from colide_core import _fast  # noqa: E402
-from colide_core._graph import threshold_to_dag  # noqa: E402
+from colide_core.solver import _fast  # noqa: E402
+from colide_core.graph._dag import threshold_to_dag  # noqa: E402
 from colide_core._validation import data_covariance  # noqa: E402
 
 #: Relative size of the perturbation of ``cov``.

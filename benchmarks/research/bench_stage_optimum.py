@@ -51,8 +51,8 @@ from benchmarks.bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from benchmarks.research.bench_sensitivity import fit_into  # noqa: E402
 from benchmarks.research.bench_trap import D as TRAP_D, problem as trap_problem  # noqa: E402
 from colide_core import ConvergenceWarning, evaluate  # noqa: E402
-from colide_core import _fast  # noqa: E402
-from colide_core._graph import threshold_to_dag  # noqa: E402
+from colide_core.solver import _fast  # noqa: E402
+from colide_core.graph._dag import threshold_to_dag  # noqa: E402
 from colide_core._validation import data_covariance  # noqa: E402
 
 #: Relative objective change per checkpoint that ends a ``converged`` stage.

@@ -41,8 +41,8 @@ import numpy as np  # noqa: E402
 
 from benchmarks.bench_solver import SEED0, SETTINGS, simulate  # noqa: E402
 from colide_core import ConvergenceWarning  # noqa: E402
-from colide_core import _fast  # noqa: E402
-from colide_core._common import default_sigma0  # noqa: E402
+from colide_core.solver import _fast  # noqa: E402
+from colide_core.solver._common import default_sigma0  # noqa: E402
 from colide_core._validation import data_covariance  # noqa: E402
 
 

@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 
 from colide_core import CoLiDE, ConvergenceWarning, evaluate  # noqa: E402
-from colide_core.simulate import simulate_dataset  # noqa: E402
+from colide_core.data.simulate import simulate_dataset  # noqa: E402
 
 D, N, DEGREE = 10, 2000, 2
 
@@ -38,7 +38,7 @@ def problem(seed):
     Parameters
     ----------
     seed : int
-        ``random_state`` of ``colide_core.simulate.simulate_dataset`` (EV: weights +-[0.5, 2],
+        ``random_state`` of ``colide_core.data.simulate.simulate_dataset`` (EV: weights +-[0.5, 2],
         noise variance 1).
 
     Returns

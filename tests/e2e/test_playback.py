@@ -99,7 +99,7 @@ def test_playback_draws_two_distinct_graphs_of_one_fit(server, browser):
     _, expected_last = _expected_edges(-1)
     assert first_caption.startswith(f"Checkpoint 1 of {n}:"), first_caption
     assert last_caption.startswith(f"Checkpoint {n} of {n}:"), last_caption
-    missing = "#7f7f7f"  # colide_core.graph_html.EDGE_STYLES["missing"]
+    missing = "#7f7f7f"  # colide_core.render.graph_html.EDGE_STYLES["missing"]
     drawn_first = {(int(a), int(b)) for a, b, c in first if c != missing}
     drawn_last = {(int(a), int(b)) for a, b, c in last if c != missing}
     assert drawn_first == expected_first

@@ -1,8 +1,8 @@
-"""The HTML report (colide_core.report) opens in headless chromium with every network request
+"""The HTML report (colide_core.render.report) opens in headless chromium with every network request
 blocked, draws the interactive graph and its figures, and raises no script error."""
 import colide_core
-from colide_core import report
-from colide_core.manifest import build_manifest
+from colide_core.render import report
+from colide_core.run.manifest import build_manifest
 from tests.e2e.harness import block_external
 
 TIMEOUT_MS = 60_000
@@ -14,7 +14,7 @@ def test_report_opens_offline_and_shows_the_graph(browser, tmp_path):
     fit = report.ReportFit("NV", model.W_, model.adjacency_, model.sigma_, model.get_params(),
                            build_manifest(model, X))
     html = report.build_report(X, [fit], dataset_name="Sachs", B_true=B,
-                               checks=colide_core.checks.run_checks(X, model.adjacency_, W=model.W_, n_random=20))
+                               checks=colide_core.evaluation.checks.run_checks(X, model.adjacency_, W=model.W_, n_random=20))
     target = tmp_path / "report.html"
     report.write_report(target, html)
 

@@ -1,0 +1,5 @@
+"""Data: reading and validating user files (:mod:`.io`), the bundled Sachs data
+(:mod:`._datasets`, read as package resources from :mod:`.bundled`), simulation of linear SEMs
+(:mod:`.simulate`), transforms (:mod:`.transforms`), sufficient statistics (:mod:`.stats`) and the
+classroom lessons' simulation presets (:mod:`.lessons`). ``X`` is ``(n_samples, n_nodes)``.
+"""

@@ -1,0 +1,1437 @@
+"""Reading and validating user data: one validation layer for the dashboard and the library.
+
+Two steps, usable separately:
+
+* :func:`read_table` turns the raw bytes of an uploaded file (CSV, TSV, other delimited text, or
+  Parquet) into a :class:`pandas.DataFrame`, with the delimiter sniffed. It never unpickles and
+  never touches the file system: the file name is used only for its extension.
+* :func:`validate_data` checks that a DataFrame is a usable data matrix ``X`` of shape
+  ``(n_samples, n_nodes)`` for linear DAG learning (numeric, finite, no constant / duplicate /
+  perfectly collinear columns, a finite covariance) and returns a :class:`ValidatedData`.
+
+Both are short pipelines of named checks, each a public function that can be called and tested
+alone: :func:`check_file` then parsing for :func:`read_table`; :func:`as_table`,
+:func:`check_column_names`, :func:`check_row_count`, :func:`check_numeric_columns`,
+:func:`check_column_count`, :func:`check_finite_values`, :func:`check_constant_columns`,
+:func:`check_duplicate_columns`, :func:`check_covariance` and :func:`check_collinearity` for
+:func:`validate_data`.
+
+Every problem with the data is reported as a :class:`DataValidationError` (a ``ValueError``) with a
+human message that names the offending columns or rows, and a stable machine-readable ``kind``
+code (see :data:`ERROR_KINDS`), so a UI can offer the right fix (e.g. "drop non-numeric columns").
+
+Conventions: ``X`` has shape ``(n_samples, n_nodes)``; a learned ``W[i, j] != 0`` means the edge
+``i -> j`` between the ``i``-th and ``j``-th columns of ``X``.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import io as _io
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from colide_core.exceptions import ERROR_KINDS, DataValidationError
+from colide_core._validation import NodeNameError, centred_covariance, check_node_names
+
+__all__ = [
+    "DataValidationError",
+    "ValidatedData",
+    "read_table",
+    "read_json",
+    "validate_data",
+    "INTERACTIVE_MAX_NODES",
+    "DEFAULT_MAX_BYTES",
+    "JSON_MAX_BYTES",
+    "JSON_MAX_DEPTH",
+    "ERROR_KINDS",
+    # the named checks, each usable alone
+    "check_file",
+    "as_table",
+    "check_column_names",
+    "check_row_count",
+    "check_numeric_columns",
+    "check_column_count",
+    "check_finite_values",
+    "check_constant_columns",
+    "check_duplicate_columns",
+    "check_covariance",
+    "check_collinearity",
+    "scale_warning",
+]
+
+#: Largest number of nodes (columns) the interactive dashboard accepts. The library has no limit
+#: unless ``max_nodes`` is passed to :func:`validate_data`.
+INTERACTIVE_MAX_NODES = 200
+
+#: Default upper bound on the size of an uploaded file, in bytes (50 MB).
+DEFAULT_MAX_BYTES = 50_000_000
+
+#: Default upper bound on the size of a user's JSON document (manifest, constraints), in bytes.
+#: A manifest of a 200-node fit is about 1.5 MB.
+JSON_MAX_BYTES = 10_000_000
+
+#: Deepest nesting of JSON arrays and objects accepted (a manifest nests 4 deep). Checked before
+#: parsing: Python's parser recurses once per level and raises RecursionError near 1000.
+JSON_MAX_DEPTH = 64
+
+
+# Candidate delimiters for delimited text, in order of preference.
+_DELIMITERS = (",", "\t", ";", "|", " ")
+# How many listed names / rows a message shows before "... and k more".
+_MAX_LISTED = 8
+# Longest column name shown verbatim in a message.
+_MAX_NAME_CHARS = 60
+# Relative eigenvalue of the correlation matrix below which the covariance counts as singular.
+_SINGULAR_RTOL = 1e-12
+# ... and below which it only earns an "ill-conditioned" warning.
+_ILL_CONDITIONED_RTOL = 1e-8
+# Ratio of the largest to the smallest column variance above which a scale warning is given.
+_SCALE_WARN_RATIO = 1e12
+_PARQUET_MAGIC = b"PAR1"
+#: A Parquet file may decode to at most this many times ``max_bytes`` (so 250 MB for the default
+#: 50 MB): the float64 matrix of the ``max_bytes // 2`` cells a text file can hold (4x), plus room
+#: for validity bitmaps, levels and page headers.
+_PARQUET_EXPANSION = 5
+# Deepest Parquet schema accepted (a flat table has depth 2).
+_PARQUET_SCHEMA_DEPTH = 16
+_PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
+_TSV_EXTENSIONS = (".tsv", ".tab")
+_UNNAMED_RE = re.compile(r"^Unnamed: \d+(_level_\d+)?$")
+
+
+@dataclass(frozen=True)
+class ValidatedData:
+    """A data matrix that passed :func:`validate_data`.
+
+    Attributes
+    ----------
+    X : pandas.DataFrame
+        The data, shape ``(n_samples, n_nodes)``, dtype float64, all values finite, column names are
+        unique non-empty ``str`` (surrounding whitespace stripped, NFC-normalised). The index keeps
+        the input's row labels (for :func:`read_table` output: data rows numbered from 1, header excluded).
+        Learned graphs use its column order: ``W[i, j] != 0`` means ``X.columns[i] -> X.columns[j]``.
+    warnings : tuple of str
+        Human-readable warnings that do not block learning (e.g. n <= d, ill-conditioned covariance,
+        rows or columns that were dropped on request).
+    dropped_columns : tuple of str
+        Names of the non-numeric columns dropped because ``drop_non_numeric=True``.
+    dropped_rows : int
+        How many rows were dropped because ``drop_nonfinite_rows=True``.
+    dropped_row_labels : tuple
+        The index labels of those rows.
+    ill_posed : bool
+        True when ``n_samples <= n_nodes`` (the sample covariance is then singular).
+    condition_number : float
+        Condition number of the correlation matrix (``inf`` when ill-posed, not computed).
+    """
+
+    X: pd.DataFrame
+    warnings: tuple = ()
+    dropped_columns: tuple = ()
+    dropped_rows: int = 0
+    dropped_row_labels: tuple = ()
+    ill_posed: bool = False
+    condition_number: float = field(default=float("nan"))
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows of ``X``."""
+        return int(self.X.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of columns (graph nodes) of ``X``."""
+        return int(self.X.shape[1])
+
+    @property
+    def node_names(self) -> list:
+        """Column names of ``X`` as a list of str (node names of the learned graph)."""
+        return [str(c) for c in self.X.columns]
+
+
+# ----------------------------------------------------------------------------------------------
+# formatting helpers
+# ----------------------------------------------------------------------------------------------
+def _short(name) -> str:
+    """Quote a (possibly hostile or huge) name for a message: repr-quoted, control chars escaped."""
+    s = str(name)
+    if len(s) > _MAX_NAME_CHARS:
+        s = s[: _MAX_NAME_CHARS - 1] + "…"
+    return repr(s)
+
+
+def _list(items, quote=True) -> str:
+    items = list(items)
+    shown = [(_short(x) if quote else str(x)) for x in items[:_MAX_LISTED]]
+    text = ", ".join(shown)
+    if len(items) > _MAX_LISTED:
+        text += f" and {len(items) - _MAX_LISTED} more"
+    return text
+
+
+def _human_size(nbytes: int) -> str:
+    if nbytes >= 1_000_000:
+        return f"{nbytes / 1e6:.1f} MB"
+    if nbytes >= 1_000:
+        return f"{nbytes / 1e3:.1f} kB"
+    return f"{nbytes} bytes"
+
+
+def _exc_text(exc) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def _plural(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
+
+
+# ----------------------------------------------------------------------------------------------
+# reading
+# ----------------------------------------------------------------------------------------------
+def read_table(
+    data, filename: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_columns: int | None = 10_000
+) -> pd.DataFrame:
+    """Parse the bytes of an uploaded CSV / TSV / delimited-text / Parquet file into a DataFrame.
+
+    Two steps: :func:`check_file` (type, size, emptiness), then parsing. Call
+    :func:`validate_data` on the result to check it is a usable data matrix ``X`` of shape
+    ``(n_samples, n_nodes)``.
+
+    Parameters
+    ----------
+    data : bytes, bytearray or memoryview
+        The raw file content. Never written to disk, never unpickled.
+    filename : str
+        The uploaded file's name; only its extension is used (``.parquet``/``.pq`` -> Parquet,
+        ``.tsv``/``.tab`` -> tab-separated, anything else -> delimited text with the delimiter
+        sniffed among ``, TAB ; | space``). A file starting and ending with the Parquet magic
+        ``PAR1`` is read as Parquet whatever its name.
+    max_bytes : int, default 50_000_000
+        Largest accepted size in bytes. A Parquet file is also refused, from its footer and
+        before any data is read, when it declares more than ``max_bytes // 2`` cells (the most a
+        text file of ``max_bytes`` bytes can hold), or when its column chunks declare, or decode
+        to, more than ``5 * max_bytes`` bytes (so a small, highly compressed file cannot exhaust
+        memory).
+    max_columns : int or None, default 10_000
+        Most columns accepted, checked on the header before parsing (building a DataFrame with
+        hundreds of thousands of columns takes pandas many seconds); ``None`` means no limit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per field, column labels exactly as in the header (whitespace stripped, duplicates
+        and empty names kept so that :func:`validate_data` can report them), index numbering the data
+        rows from 1 (header excluded). Numeric columns are int/float/bool; others keep their text
+        (Parquet text columns as pandas categoricals: each distinct string is held once).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="bad_type"`` if ``data`` is not bytes-like; ``"empty_file"`` if it is empty or
+        whitespace only; ``"too_large"`` above ``max_bytes`` or the Parquet limits above;
+        ``"too_many_nodes"`` above ``max_columns``; ``"not_tabular"`` for binary or compressed
+        content, undecodable text, ragged rows, corrupt Parquet or any other parser failure;
+        ``"unsupported_column_type"`` for Parquet columns that are nested, binary, of an extension
+        type or hold Python objects; ``"duplicate_column_name"`` for a Parquet file with two
+        columns of the same name. No other exception escapes for any content of ``data``.
+
+    Notes
+    -----
+    Text is decoded as UTF-8 (BOM allowed), UTF-16 when it starts with a UTF-16 BOM, else Latin-1.
+    The first non-blank line is always the header. Numbers use ``.`` as decimal mark; for ``;``,
+    tab, ``|`` or space delimited files a decimal comma is tried when it turns more columns numeric.
+
+    Every step is linear in the size of the file: the delimiter is guessed from at most the first
+    50 lines / 64 KiB by trying each candidate with the C ``csv`` tokenizer (no
+    :class:`csv.Sniffer`, whose regexes are quadratic in the line length), and pandas' C parser
+    reads the file. Parquet is read with ``pyarrow.parquet``: the footer decides what is read
+    (fixed-width columns as they are, text columns as dictionaries, never expanded row by row;
+    pandas' stored index columns are skipped), and the pandas metadata is stripped, so no stored
+    object is ever reconstructed. Compressed uploads (gzip, bzip2, xz, zip) are refused, never
+    decompressed.
+    """
+    if max_columns is not None and max_columns < 1:
+        raise ValueError(f"max_columns must be None or a positive int, got {max_columns!r}")
+    data = check_file(data, max_bytes=max_bytes)
+    if not isinstance(filename, str):
+        filename = "" if filename is None else str(filename)
+    ext = ("." + filename.rsplit(".", 1)[-1].lower()) if "." in filename else ""
+    looks_parquet = data[:4] == _PARQUET_MAGIC and data[-4:] == _PARQUET_MAGIC
+    if ext in _PARQUET_EXTENSIONS or looks_parquet:
+        if not looks_parquet:
+            raise DataValidationError(
+                "The file is named like Parquet but is not a Parquet file (no 'PAR1' signature).",
+                "not_tabular",
+            )
+        with _parse_failures_as_errors():
+            return _read_parquet(data, max_cells=max_bytes // 2, max_columns=max_columns,
+                                 max_decoded=_PARQUET_EXPANSION * max_bytes)
+    with _parse_failures_as_errors():
+        return _read_text(data, ext, max_columns)
+
+
+#: Exceptions a parser may raise on hostile input; :func:`read_table` and :func:`read_json`
+#: turn them into a :class:`DataValidationError` (pyarrow's errors derive from these too, except
+#: its base ``ArrowException``, matched by name).
+_PARSE_FAILURES = (ValueError, TypeError, OverflowError, UnicodeError, csv.Error, IndexError,
+                   KeyError, OSError, NotImplementedError, RecursionError, MemoryError)
+
+
+@contextlib.contextmanager
+def _parse_failures_as_errors():
+    """Turn any parser failure into a DataValidationError (never a traceback in a UI)."""
+    try:
+        yield
+    except DataValidationError:
+        raise
+    except MemoryError:
+        raise DataValidationError(
+            "The file needs more memory to read than this process can spare.", "too_large"
+        ) from None
+    except Exception as exc:
+        if not (isinstance(exc, _PARSE_FAILURES)
+                or any(c.__name__ == "ArrowException" for c in type(exc).__mro__)):
+            raise
+        raise DataValidationError(
+            f"The file cannot be read ({type(exc).__name__}: {_exc_text(exc)}).", "not_tabular"
+        ) from None
+
+
+def check_file(data, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Check the raw content of an uploaded file before any parsing: type, size, emptiness.
+
+    Parameters
+    ----------
+    data : bytes, bytearray or memoryview
+        The raw file content.
+    max_bytes : int, default 50_000_000
+        Largest accepted size in bytes.
+
+    Returns
+    -------
+    bytes
+        ``data`` as ``bytes``.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="bad_type"`` if ``data`` is not bytes-like; ``"too_large"`` above ``max_bytes``;
+        ``"empty_file"`` if it is empty or whitespace only.
+    ValueError
+        If ``max_bytes`` is not a positive int.
+    """
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    if not isinstance(data, bytes):
+        raise DataValidationError(
+            f"Expected the file content as bytes, got {type(data).__name__}.", "bad_type"
+        )
+    if max_bytes is None or max_bytes <= 0:
+        raise ValueError(f"max_bytes must be a positive int, got {max_bytes!r}")
+    size = len(data)
+    if size > max_bytes:
+        raise DataValidationError(
+            f"The file is {_human_size(size)}, above the limit of {_human_size(max_bytes)}.",
+            "too_large",
+        )
+    if size == 0 or not data.strip():
+        raise DataValidationError("The file is empty.", "empty_file")
+    return data
+
+
+def read_json(data, *, what: str = "JSON document", max_bytes: int = JSON_MAX_BYTES,
+              max_depth: int = JSON_MAX_DEPTH):
+    """Parse a user's JSON document with its size and nesting bounded before parsing.
+
+    The one JSON entry point for user files (run manifests, prior-knowledge files, the pandas
+    metadata inside Parquet): every failure becomes a :class:`DataValidationError`, never a
+    RecursionError or a traceback.
+
+    Parameters
+    ----------
+    data : str, bytes, bytearray or memoryview
+        The document; bytes are decoded as UTF-8 (a BOM is allowed).
+    what : str, default "JSON document"
+        How the document is named in messages (e.g. ``"manifest"``).
+    max_bytes : int, default 10_000_000
+        Largest accepted size, in bytes (in characters for ``str``).
+    max_depth : int, default 64
+        Deepest accepted nesting of arrays and objects (``[[1]]`` has depth 2).
+
+    Returns
+    -------
+    object
+        What :func:`json.loads` returns (dict, list, str, int, float, bool or None).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="bad_type"`` if ``data`` is not text or bytes; ``"too_large"`` above ``max_bytes``;
+        ``"empty_file"`` for blank input; ``"not_json"`` for text that is not UTF-8 or not JSON
+        (including integers of more than 4300 digits, which Python refuses to convert);
+        ``"too_deep"`` when arrays / objects nest deeper than ``max_depth``.
+
+    Notes
+    -----
+    The depth is measured in linear time before :func:`json.loads` runs: escaped characters and
+    string literals are removed with ``str.replace`` and a non-backtracking regex, then the
+    brackets' running depth is a cumulative sum (numpy). Outside a valid prefix the measure may
+    over-count, which only turns an invalid document's error into ``"too_deep"``.
+    """
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    if not isinstance(data, (bytes, str)):
+        raise DataValidationError(
+            f"Expected the {what} as text or bytes, got {type(data).__name__}.", "bad_type")
+    if len(data) > max_bytes:
+        raise DataValidationError(
+            f"The {what} is {_human_size(len(data))}, above the limit of {_human_size(max_bytes)}.",
+            "too_large")
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DataValidationError(
+                f"The {what} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte "
+                f"{exc.start}).", "not_json"
+            ) from None
+    else:
+        text = data
+    if not text.strip():
+        raise DataValidationError(f"The {what} is empty.", "empty_file")
+    depth = _json_depth(text, max_depth)
+    if depth > max_depth:
+        raise DataValidationError(
+            f"The {what} nests arrays / objects {depth} deep; at most {max_depth} levels are "
+            f"accepted.", "too_deep")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataValidationError(
+            f"The {what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).",
+            "not_json") from None
+    except (ValueError, RecursionError, TypeError, OverflowError) as exc:
+        raise DataValidationError(
+            f"The {what} cannot be read as JSON ({type(exc).__name__}: {_exc_text(exc)}).",
+            "not_json") from None
+
+
+_JSON_STRING_RE = re.compile(r'"[^"]*"')  # after escapes are removed: cannot backtrack
+
+
+def _json_depth(text: str, limit: int) -> int:
+    """Deepest nesting of ``[``/``{`` outside string literals; linear time, no recursion.
+
+    Exact when above ``limit``; when it cannot exceed ``limit`` (no more opening brackets than
+    ``limit``), the number of opening brackets is returned instead, an upper bound.
+    """
+    opening = text.count("[") + text.count("{")
+    if opening <= limit:
+        return opening
+    bare = text.replace("\\\\", "").replace('\\"', "")  # escaped backslashes, then escaped quotes
+    bare = _JSON_STRING_RE.sub("", bare)
+    codes = np.frombuffer(bare.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = ((codes == ord("[")) | (codes == ord("{"))).astype(np.int32)
+    step -= ((codes == ord("]")) | (codes == ord("}"))).astype(np.int32)
+    return int(np.cumsum(step, dtype=np.int32).max(initial=0))
+
+
+def _decode(data: bytes) -> str:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise DataValidationError(
+                f"The file starts like UTF-16 text but cannot be decoded ({exc.reason} at byte "
+                f"{exc.start}).",
+                "not_tabular",
+            ) from None
+    if b"\x00" in data:
+        hint = ""
+        if data[:4] == b"PK\x03\x04":
+            hint = " It looks like a ZIP / Excel (.xlsx) file: export the sheet as CSV."
+        elif data[:2] == b"\x1f\x8b" or data[:3] == b"BZh" or data[:6] == b"\xfd7zXZ\x00":
+            hint = (" It looks like a compressed (gzip / bzip2 / xz) file: compressed uploads are "
+                    "not read; upload the uncompressed table.")
+        raise DataValidationError(
+            "The file is binary, not a text table (it contains NUL bytes)." + hint, "not_tabular"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+_SNIFF_CHARS = 65536
+
+
+def _sample_lines(text: str, k: int = 50) -> list:
+    """Up to ``k`` non-blank lines from the first 64 KiB of ``text`` (a cut last line is dropped)."""
+    cut = len(text) > _SNIFF_CHARS
+    lines = _NEWLINE_RE.split(text[:_SNIFF_CHARS])
+    if cut and len(lines) > 1:
+        lines = lines[:-1]
+    return [line for line in lines if line.strip()][:k]
+
+
+def _split(lines, delim, strict=False):
+    if delim == " ":
+        return _ws_records(lines, strict)
+    return list(csv.reader(lines, delimiter=delim, skipinitialspace=True, strict=strict))
+
+
+def _ws_records(lines, strict=False) -> list:
+    """Split like pandas' whitespace separator ``\\s+`` (runs of spaces and tabs; leading and
+    trailing ones ignored; double-quoted fields may hold whitespace), with the C csv tokenizer."""
+    cleaned = (line.strip(" \t").replace("\t", " ") for line in lines)
+    return [rec for rec in csv.reader(cleaned, delimiter=" ", skipinitialspace=True, strict=strict)]
+
+
+def _first_records(text: str, delim: str, k: int) -> list:
+    """The first ``k`` non-blank records of ``text`` (quoted newlines respected)."""
+    out = []
+    if delim == " ":
+        lines = iter(_ws_records(_NEWLINE_RE.split(text[: _SNIFF_CHARS * 16])))
+    else:
+        lines = csv.reader(_io.StringIO(text), delimiter=delim, skipinitialspace=True)
+    for rec in lines:
+        if rec and not (len(rec) == 1 and not rec[0].strip()):  # pandas skips blank lines
+            out.append(rec)
+            if len(out) >= k:
+                break
+    return out
+
+
+def _consistent(lines, delim, strict=False) -> bool:
+    """True when ``delim`` splits the header into >= 2 fields and every sampled row alike."""
+    try:
+        rows = _split(lines, delim, strict)
+    except csv.Error:
+        return False
+    if not rows or len(rows[0]) < 2:
+        return False
+    k = len(rows[0])
+    # The last sampled line may be cut by a quoted newline; ignore it when there are many.
+    body = rows[1:-1] if len(rows) > 3 else rows[1:]
+    return all(len(r) == k for r in body if r)
+
+
+def _sniff_delimiter(text: str, ext: str) -> str:
+    """The delimiter of ``text``, from a bounded sample and linear work only.
+
+    The sample is :func:`_sample_lines` (at most 50 lines from the first 64 KiB). Each candidate of
+    ``, TAB ; | space`` is tried in that order, first with the strict CSV dialect (a quote must
+    close a field) and then leniently; the first that splits the header into >= 2 fields and every
+    sampled row alike wins. Each try is one pass of the C ``csv`` tokenizer over the sample, so the
+    whole guess reads at most ``2 * 5 * 64 KiB`` characters whatever the file holds.
+    :class:`csv.Sniffer` is not used: its quote-detection regexes are quadratic in the length of a
+    line (a 60 kB line of ``;"`` took 15 s, holding the GIL).
+    """
+    if ext in _TSV_EXTENSIONS:
+        return "\t"
+    lines = _sample_lines(text)
+    if not lines:
+        return ","
+    for strict in (True, False):
+        for delim in _DELIMITERS:
+            if _consistent(lines, delim, strict=strict):
+                return delim
+    # Nothing splits consistently: the delimiter most frequent in the sample; the parser then
+    # reports the first ragged row.
+    sample = "\n".join(lines)
+    counts = {d: sample.count(d) for d in _DELIMITERS if d != " "}
+    best = max(counts, key=counts.get)
+    return best if counts[best] > 0 else ","
+
+
+def _too_many_columns(k: int, max_columns) -> None:
+    if max_columns is not None and k > max_columns:
+        raise DataValidationError(
+            f"The file has {k} columns; at most {max_columns} can be read.", "too_many_nodes"
+        )
+
+
+def _read_text(data: bytes, ext: str, max_columns=None) -> pd.DataFrame:
+    text = _decode(data)
+    if not text.strip():
+        raise DataValidationError("The file is empty.", "empty_file")
+    delim = _sniff_delimiter(text, ext)
+    try:
+        first = _first_records(text, delim, 1)
+    except csv.Error as exc:
+        raise DataValidationError(
+            f"The header line cannot be parsed as delimited text ({_exc_text(exc)}).", "not_tabular"
+        ) from None
+    if first:  # cheap count first: pandas needs seconds for a frame with 1e5 columns
+        _too_many_columns(len(first[0]), max_columns)
+    # The header and first data row as pandas itself tokenizes them. With header=None pandas
+    # refuses a second row longer than the first, whereas with header=0 and index_col=False it
+    # would silently truncate a too-long first data row.
+    top = _call_read_csv(text, delim, header=None, nrows=2, dtype=str, keep_default_na=False,
+                         na_filter=False)
+    if top.shape[0] == 0 or top.shape[1] == 0:
+        raise DataValidationError("The file has no header line.", "empty_file")
+    header = [str(h).strip() for h in top.iloc[0].tolist()]
+    _too_many_columns(len(header), max_columns)
+    df = _parse_delimited(text, delim, header, decimal=".")
+    if delim != "," and _n_numeric(df) < df.shape[1]:
+        try:
+            alt = _parse_delimited(text, delim, header, decimal=",")
+        except DataValidationError:
+            alt = None
+        if alt is not None and _n_numeric(alt) > _n_numeric(df):
+            df = alt
+    return df
+
+
+def _call_read_csv(text, delim, **kwargs) -> pd.DataFrame:
+    """pandas.read_csv on ``text`` with the house options; parser failures become not_tabular."""
+    sep = r"\s+" if delim == " " else delim
+    try:
+        return pd.read_csv(
+            _io.StringIO(text),
+            sep=sep,
+            index_col=False,
+            skipinitialspace=True,
+            skip_blank_lines=True,
+            engine="c",
+            low_memory=False,
+            **kwargs,
+        )
+    except pd.errors.EmptyDataError:
+        raise DataValidationError("The file has no data.", "empty_file") from None
+    except pd.errors.ParserError as exc:
+        msg = str(exc).replace("Error tokenizing data. C error: ", "").strip()
+        raise DataValidationError(
+            f"The file is not a regular table: {msg}. Every row must have as many fields as the "
+            f"header (delimiter {delim!r}).",
+            "not_tabular",
+        ) from None
+    except (ValueError, OverflowError, csv.Error, UnicodeError) as exc:
+        raise DataValidationError(
+            f"The file cannot be parsed as a table ({type(exc).__name__}: {_exc_text(exc)}).", "not_tabular"
+        ) from None
+
+
+def _parse_delimited(text, delim, header, decimal) -> pd.DataFrame:
+    df = _call_read_csv(text, delim, header=0, names=list(range(len(header))), decimal=decimal)
+    df.columns = pd.Index(header, dtype=object)
+    df.index = pd.RangeIndex(1, len(df) + 1, name="row")
+    return df
+
+
+def _n_numeric(df) -> int:
+    return sum(_is_numeric_dtype(dt) for dt in df.dtypes)
+
+
+def _parquet_kind(t, fld) -> str:
+    """How a Parquet column of Arrow type ``t`` is read: "fixed", "text" or why it is refused.
+
+    "fixed": a fixed-width type (numbers, booleans, decimals, dates and times, null), decoded
+    into ``num_rows * width`` bytes whatever the file declares; "text": a string column, read as a
+    dictionary (each distinct string once, never expanded per row); anything else is a reason to
+    refuse the column without reading it.
+    """
+    import pyarrow as pa
+
+    if isinstance(t, pa.BaseExtensionType) or (fld is not None and fld.metadata and any(
+            k.startswith(b"ARROW:extension") for k in fld.metadata)):
+        return "an Arrow extension type"
+    if pa.types.is_dictionary(t):
+        inner = _parquet_kind(t.value_type, None)
+        return inner if inner in ("fixed", "text") else f"dictionary type {t}"
+    if pa.types.is_nested(t) or pa.types.is_union(t) or pa.types.is_run_end_encoded(t):
+        return f"nested type {t}"
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+            or pa.types.is_binary_view(t)):
+        return "raw binary"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "text"
+    if pa.types.is_null(t):
+        return "fixed"
+    try:
+        t.bit_width
+    except ValueError:
+        return f"type {t}"
+    return "fixed"
+
+
+def _parquet_index_columns(schema) -> set:
+    """Names of pandas' stored index columns, read from the JSON metadata (never executed)."""
+    raw = (schema.metadata or {}).get(b"pandas")
+    if raw is None:
+        return set()
+    try:
+        pmeta = read_json(raw, what="Parquet pandas metadata", max_bytes=JSON_MAX_BYTES)
+    except DataValidationError:
+        return set()
+    cols = pmeta.get("index_columns", []) if isinstance(pmeta, dict) else []
+    return {c for c in cols if isinstance(c, str)} if isinstance(cols, list) else set()
+
+
+def _plan_parquet(pf, n_bytes: int, *, max_cells: int, max_columns, max_decoded: int):
+    """Decide from the footer alone which columns to read, or refuse the file.
+
+    Returns ``(names, text_leaves)``: the names of the columns to read (in file order; pandas'
+    stored index columns are left out) and the leaf indices of the text columns among them (read
+    as dictionaries). Raises :class:`DataValidationError` for too many columns or cells, declared or
+    decoded sizes above ``max_decoded`` bytes, inconsistent metadata or unsupported column types.
+    """
+    meta = pf.metadata
+    schema = pf.schema_arrow
+    n_rows, n_leaves = int(meta.num_rows), int(meta.num_columns)
+    _too_many_columns(max(n_leaves, len(schema)), max_columns)
+    if n_rows < 0 or sum(int(meta.row_group(g).num_rows) for g in range(meta.num_row_groups)) != n_rows:
+        raise DataValidationError(
+            "The Parquet file's metadata are inconsistent (row counts of the row groups do not add "
+            "up).", "not_tabular")
+    if n_rows * max(n_leaves, 1) > max_cells:
+        raise DataValidationError(
+            f"The Parquet file declares {n_rows} rows x {n_leaves} columns, more than the "
+            f"{max_cells} cells allowed.",
+            "too_large",
+        )
+    index_cols = _parquet_index_columns(schema)
+    fields = [(k, f) for k, f in enumerate(schema) if f.name not in index_cols]
+    bad = [(f.name, why) for _, f in fields
+           if (why := _parquet_kind(f.type, f)) not in ("fixed", "text")]
+    if not bad and n_leaves != len(schema):  # a nested index column: leaves no longer map to fields
+        bad = [(f.name, f"nested type {f.type}") for f in schema
+               if _parquet_kind(f.type, f) not in ("fixed", "text")]
+    if bad:
+        desc = "; ".join(f"{_short(n)} ({why})" for n, why in bad[:_MAX_LISTED])
+        raise DataValidationError(
+            f"Unsupported column type in the Parquet file: {desc}. Only numbers (and text, which "
+            f"can be dropped) are accepted.",
+            "unsupported_column_type",
+            columns=[str(n) for n, _ in bad],
+        )
+    names = [f.name for _, f in fields]
+    seen: dict = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    dups = [n for n, k in seen.items() if k > 1]
+    if dups:
+        raise DataValidationError(
+            f"Duplicate column names: {_list(dups)}. Every column needs a unique name.",
+            "duplicate_column_name",
+            columns=[str(n) for n in dups],
+        )
+    # Sizes: what the footer declares for the chunks to read, and what decoding them yields.
+    declared = 0
+    compressed = 0
+    decoded = 0
+    text_leaves = []
+    for k, f in fields:
+        for g in range(meta.num_row_groups):
+            chunk = meta.row_group(g).column(k)
+            u, c = int(chunk.total_uncompressed_size), int(chunk.total_compressed_size)
+            if u < 0 or c < 0:
+                raise DataValidationError(
+                    "The Parquet file's metadata are inconsistent (negative sizes).", "not_tabular")
+            declared += u
+            compressed += c
+        if _parquet_kind(f.type, f) == "text":
+            text_leaves.append(k)
+            decoded += 4 * n_rows  # dictionary indices; the distinct strings are in `declared`
+        else:
+            t = f.type.value_type if hasattr(f.type, "value_type") else f.type
+            width = 0 if t.id == 0 else max(t.bit_width // 8, 1)  # id 0: the null type
+            decoded += width * n_rows
+    if compressed > n_bytes:
+        raise DataValidationError(
+            "The Parquet file's metadata are inconsistent (its column chunks are larger than the "
+            "file).", "not_tabular")
+    if declared > max_decoded or decoded > max_decoded:
+        raise DataValidationError(
+            f"The Parquet file expands to {_human_size(max(declared, decoded))} when read "
+            f"(declared in its metadata), above the limit of {_human_size(max_decoded)}: a small "
+            f"file that decompresses to far more data is refused.",
+            "too_large",
+        )
+    return names, text_leaves
+
+
+def _read_parquet(data: bytes, *, max_cells: int, max_columns=None, max_decoded: int) -> pd.DataFrame:
+    """Parquet bytes to a DataFrame, deciding from the footer what to read before reading it.
+
+    See :func:`_plan_parquet` for the checks. Numeric columns are read as they are (dictionary
+    encoded ones cast to their value type: at most 8 bytes per cell); text columns are read as
+    dictionaries and become pandas categoricals, never one string per row, so dictionary encoding
+    cannot multiply a small file into gigabytes. After reading, the Arrow table's real size is
+    checked against the same limit.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def open_file(read_dictionary=None):
+        return pq.ParquetFile(pa.BufferReader(data), read_dictionary=read_dictionary,
+                              thrift_string_size_limit=len(data), thrift_container_size_limit=1_000_000,
+                              schema_depth_limit=_PARQUET_SCHEMA_DEPTH)
+
+    try:
+        names, text_leaves = _plan_parquet(open_file(), len(data), max_cells=max_cells,
+                                           max_columns=max_columns, max_decoded=max_decoded)
+        pf = open_file(read_dictionary=text_leaves or None)
+        table = pf.read(columns=names, use_pandas_metadata=False)
+    except DataValidationError:
+        raise
+    except (pa.ArrowException, OSError, ValueError, TypeError, IndexError, KeyError,
+            NotImplementedError) as exc:
+        raise DataValidationError(
+            f"The Parquet file cannot be read ({type(exc).__name__}: {_exc_text(exc)}).", "not_tabular"
+        ) from None
+    if table.nbytes > max_decoded:  # the pages said more than the footer: refuse all the same
+        raise DataValidationError(
+            f"The Parquet file expands to {_human_size(table.nbytes)} when read, above the limit of "
+            f"{_human_size(max_decoded)}.",
+            "too_large",
+        )
+    table = table.replace_schema_metadata(None)
+    arrays = []
+    for i, fld in enumerate(table.schema):
+        t = fld.type
+        col = table.column(i)
+        if pa.types.is_decimal(t):
+            try:
+                col = col.cast(pa.float64())
+            except pa.ArrowException:
+                raise DataValidationError(
+                    f"Unsupported column type in the Parquet file: {_short(fld.name)} (decimal type "
+                    f"{t} that does not fit float64).",
+                    "unsupported_column_type", columns=[str(fld.name)]) from None
+        elif pa.types.is_dictionary(t) and _parquet_kind(t.value_type, None) == "fixed":
+            col = col.cast(t.value_type)  # at most 8 bytes per cell: bounded by the cell limit
+        arrays.append(col)
+    try:
+        plain = pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))])
+        df = plain.to_pandas()
+    except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+        raise DataValidationError(
+            f"The Parquet file cannot be converted to a table ({type(exc).__name__}: {_exc_text(exc)}).",
+            "not_tabular",
+        ) from None
+    objects = [names[j] for j in range(df.shape[1])
+               if df.iloc[:, j].dtype == object and not _is_text_series(df.iloc[:, j])]
+    if objects:
+        raise DataValidationError(
+            f"Parquet columns {_list(objects)} hold Python objects; only numbers are accepted.",
+            "unsupported_column_type",
+            columns=[str(n) for n in objects],
+        )
+    df.columns = pd.Index([str(n).strip() for n in names], dtype=object)
+    df.index = pd.RangeIndex(1, len(df) + 1, name="row")
+    return df
+
+
+def _is_text_series(s: pd.Series) -> bool:
+    """True when every non-missing value is a str (object columns from Arrow strings)."""
+    values = s.dropna()
+    return all(isinstance(v, str) for v in values.to_numpy(dtype=object))
+
+
+# ----------------------------------------------------------------------------------------------
+# validating
+# ----------------------------------------------------------------------------------------------
+def _is_numeric_series(s: pd.Series) -> bool:
+    return _is_numeric_dtype(s.dtype)
+
+
+def _is_numeric_dtype(dt) -> bool:
+    return (
+        pd.api.types.is_bool_dtype(dt)
+        or pd.api.types.is_integer_dtype(dt)
+        or pd.api.types.is_float_dtype(dt)
+    ) and not isinstance(dt, pd.CategoricalDtype)
+
+
+def _to_float(s: pd.Series) -> np.ndarray:
+    """float64 copy of a numeric column; pandas NA becomes NaN; int64 beyond 2**53 rounds."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return s.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+
+
+def _is_empty_name(name) -> bool:
+    if name is None:
+        return True
+    if isinstance(name, float) and math.isnan(name):
+        return True
+    s = str(name).strip()
+    return s == "" or bool(_UNNAMED_RE.match(s))
+
+
+def _describe_rows(labels) -> str:
+    return _list([str(r) for r in labels], quote=False)
+
+
+def validate_data(
+    df,
+    *,
+    min_rows: int = 10,
+    max_nodes: int | None = None,
+    drop_non_numeric: bool = False,
+    drop_nonfinite_rows: bool = False,
+) -> ValidatedData:
+    """Check that a table is a usable data matrix for linear DAG learning.
+
+    A short pipeline of named checks, each usable alone, run in this order; the first failing one
+    raises: :func:`as_table`, :func:`check_column_names` (empty, refused characters, duplicate), :func:`check_row_count`,
+    :func:`check_numeric_columns`, :func:`check_column_count` (at least 2, ``max_nodes``),
+    :func:`check_finite_values`, :func:`check_row_count` again, :func:`check_constant_columns`,
+    :func:`check_duplicate_columns`, :func:`check_covariance` (finite, no zero variance) and
+    :func:`check_collinearity` (non-singular). The input is never modified.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or 2-D array-like
+        Data of shape ``(n_samples, n_nodes)``: one row per sample, one column per variable (node).
+        Arrays get the column names ``"X1" ... "Xd"``.
+    min_rows : int, default 10
+        Fewest rows accepted (after dropping non-finite rows). Must be >= 2.
+    max_nodes : int or None, default None
+        Most columns accepted; ``None`` means no limit. The dashboard passes
+        :data:`INTERACTIVE_MAX_NODES` (200).
+    drop_non_numeric : bool, default False
+        Drop non-numeric columns (text, dates, categories, complex) instead of raising; their names
+        are reported in ``dropped_columns`` and in a warning.
+    drop_nonfinite_rows : bool, default False
+        Drop rows holding NaN, missing or +/-Inf values instead of raising; their number is reported
+        in ``dropped_rows`` and in a warning.
+
+    Returns
+    -------
+    ValidatedData
+        ``X`` as a float64 DataFrame with unique str column names, plus warnings (``n_samples <=
+        n_nodes`` is only a warning: the problem is then ill-posed but may still be solved), the
+        dropped columns / rows and the condition number of the correlation matrix.
+
+    Raises
+    ------
+    DataValidationError
+        With ``kind`` one of ``"bad_type"``, ``"empty_column_name"``, ``"bad_column_name"``,
+        ``"duplicate_column_name"``,
+        ``"non_numeric"``, ``"too_few_columns"``, ``"too_many_nodes"``, ``"nonfinite"``,
+        ``"too_few_rows"``, ``"constant_column"``, ``"duplicate_column"``, ``"overflow"``,
+        ``"singular_covariance"``; the message names the columns / rows involved.
+    ValueError
+        If ``min_rows < 2`` or ``max_nodes < 2``.
+
+    Notes
+    -----
+    The covariance checked is the one the CoLiDE scores use, ``cov = Xc.T @ Xc / n`` of the centred
+    data ``Xc`` (paper, Sec. 4). It is singular when some column is an exact linear combination of
+    others; this is tested on the correlation matrix (scale-free): its smallest eigenvalue relative to
+    the largest below 1e-12 is an error naming the columns with weight in the null eigenvector,
+    below 1e-8 a warning. Both are skipped when ``n_samples <= n_nodes``, where the covariance is
+    singular by construction.
+    """
+    _check_parameters(min_rows, max_nodes)
+    df = as_table(df)
+    names = check_column_names(df)
+    check_row_count(len(df), min_rows)
+    keep, dropped_columns = check_numeric_columns(df, names, drop=drop_non_numeric)
+    names = [names[j] for j in keep]
+    check_column_count(names, max_nodes=max_nodes, after_dropping=bool(dropped_columns))
+    X = _to_float_matrix(df, keep)
+    bad_rows = check_finite_values(X, names, df.index, drop=drop_nonfinite_rows)
+    X, index = (X[~bad_rows], df.index[~bad_rows]) if bad_rows.any() else (X, df.index)
+    check_row_count(len(X), min_rows, after_dropping=bool(bad_rows.any()))
+    check_constant_columns(X, names)
+    check_duplicate_columns(X, names)
+    cov = check_covariance(X, names)
+    n, d = X.shape
+    ill_posed = n <= d  # the covariance is then singular by construction: a warning, not a check
+    cond, conditioning = (
+        (math.inf, _ill_posed_warning(n, d)) if ill_posed else check_collinearity(cov, names)
+    )
+
+    dropped_labels = (
+        tuple(np.asarray(df.index, dtype=object)[bad_rows].tolist()) if bad_rows.any() else ()
+    )
+    warnings_ = [
+        f"Dropped {_plural(len(dropped_columns), 'non-numeric column')}: {_list(dropped_columns)}."
+        if dropped_columns else None,
+        f"Dropped {_plural(len(dropped_labels), 'row')} with missing or infinite values "
+        f"({n} remain)." if dropped_labels else None,
+        conditioning,
+        scale_warning(cov, names),
+    ]
+    return ValidatedData(
+        X=pd.DataFrame(X, columns=pd.Index(names), index=index.copy()),
+        warnings=tuple(w for w in warnings_ if w),
+        dropped_columns=dropped_columns,
+        dropped_rows=len(dropped_labels),
+        dropped_row_labels=dropped_labels,
+        ill_posed=ill_posed,
+        condition_number=cond,
+    )
+
+
+def _check_parameters(min_rows, max_nodes) -> None:
+    if isinstance(min_rows, bool) or not isinstance(min_rows, (int, np.integer)) or min_rows < 2:
+        raise ValueError(f"min_rows must be an int >= 2, got {min_rows!r}")
+    if max_nodes is not None and (
+        isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 2
+    ):
+        raise ValueError(f"max_nodes must be None or an int >= 2, got {max_nodes!r}")
+
+
+def as_table(df) -> pd.DataFrame:
+    """The input as a DataFrame: a DataFrame as is, a 2-D array with columns ``"X1" ... "Xd"``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or 2-D array-like of shape (n_samples, n_nodes)
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``df`` itself when it is a DataFrame (not copied), else a new one.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="bad_type"`` when ``df`` cannot be made an array, or is not 2-D.
+    """
+    if isinstance(df, pd.DataFrame):
+        return df
+    try:
+        arr = np.asarray(df)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(
+            f"Expected a DataFrame or a 2-D array, got {type(df).__name__} ({exc}).", "bad_type"
+        ) from None
+    if arr.ndim != 2:
+        raise DataValidationError(
+            f"Expected a 2-D table (n_samples, n_nodes), got an array of shape {arr.shape}.",
+            "bad_type",
+        )
+    return pd.DataFrame(arr, columns=[f"X{j + 1}" for j in range(arr.shape[1])])
+
+
+def check_column_names(df: pd.DataFrame) -> list:
+    """Check every column has a usable name and no two share one; return the names.
+
+    The names are stripped of surrounding whitespace, then put through the library's one name
+    policy, :func:`colide_core._validation.check_node_names`: NFC normalisation; control
+    characters, zero-width and other invisible format characters, line/paragraph separators,
+    noncharacters and a trailing backslash refused; names equal after normalisation are duplicates.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+
+    Returns
+    -------
+    names : list of str
+        ``str(name).strip()`` for each column, NFC-normalised, in order.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="empty_column_name"`` for a missing, blank or pandas ``"Unnamed: k"`` name (the
+        message guesses the cause: a trailing delimiter, a saved index);
+        ``kind="bad_column_name"`` for a name holding a refused character (the message shows it
+        with ``repr`` and its code point) or ending with a backslash;
+        ``kind="duplicate_column_name"`` when two names are equal after stripping and NFC
+        normalisation.
+    """
+    cols = list(df.columns)
+    empty = [j for j, c in enumerate(cols) if _is_empty_name(c)]
+    if empty:
+        j = empty[0]
+        hint = ""
+        col = df.iloc[:, j]
+        if col.isna().all():
+            hint = " It is entirely empty: probably a trailing delimiter at the end of each line."
+        elif j == 0 and _is_numeric_series(col) and len(col) > 1 and (
+                np.array_equal(_to_float(col), np.arange(len(col), dtype=float))
+                or np.array_equal(_to_float(col), np.arange(1, len(col) + 1, dtype=float))):
+            hint = (" It holds the row numbers: probably a saved index (use "
+                    "DataFrame.to_csv(index=False)).")
+        raise DataValidationError(
+            f"{_plural(len(empty), 'column')} without a name, at position "
+            f"{_list([k + 1 for k in empty], quote=False)} (counting from 1).{hint} Give every "
+            f"column a unique name in the header.",
+            "empty_column_name",
+            columns=[str(cols[k]) for k in empty],
+        )
+    try:
+        return check_node_names([str(c).strip() for c in cols])
+    except NodeNameError as exc:
+        raise DataValidationError(str(exc), exc.kind, columns=exc.names) from None
+
+
+def check_row_count(n_rows: int, min_rows: int, *, after_dropping: bool = False) -> None:
+    """Check there are at least ``min_rows`` rows.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows (samples).
+    min_rows : int
+        Fewest accepted.
+    after_dropping : bool, default False
+        Whether rows with missing or infinite values were dropped first (said in the message).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="too_few_rows"`` when ``n_rows < min_rows``.
+    """
+    if n_rows < min_rows:
+        after = " after dropping rows with missing or infinite values" if after_dropping else ""
+        raise DataValidationError(
+            f"The data has {_plural(n_rows, 'row')}{after}; at least {min_rows} are needed.",
+            "too_few_rows",
+        )
+
+
+def check_numeric_columns(df: pd.DataFrame, names, *, drop: bool = False):
+    """Check every column is numeric (int, float or bool), or choose the numeric ones.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    names : list of str
+        The column names, as :func:`check_column_names` returns them.
+    drop : bool, default False
+        Keep only the numeric columns instead of raising.
+
+    Returns
+    -------
+    keep : list of int
+        Positions of the columns kept (all of them when every column is numeric).
+    dropped : tuple of str
+        Names of the non-numeric columns dropped (empty unless ``drop``).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="non_numeric"`` when a column is text, dates, categories, complex, ... and ``drop``
+        is False; the message shows an example value of up to 3 such columns.
+    """
+    non_numeric = [names[j] for j, dt in enumerate(df.dtypes) if not _is_numeric_dtype(dt)]
+    if not non_numeric:
+        return list(range(len(names))), ()
+    if not drop:
+        examples = []
+        for j in range(len(names)):
+            if names[j] in non_numeric and len(examples) < 3:
+                vals = df.iloc[:, j].dropna()
+                if len(vals):
+                    examples.append(f"{_short(names[j])} holds e.g. {_short(vals.iloc[0])}")
+        ex = (" (" + "; ".join(examples) + ")") if examples else ""
+        raise DataValidationError(
+            f"{_plural(len(non_numeric), 'column')} not numeric: {_list(non_numeric)}{ex}. "
+            f"Drop {'it' if len(non_numeric) == 1 else 'them'} or fix the values.",
+            "non_numeric",
+            columns=non_numeric,
+        )
+    keep = [j for j in range(len(names)) if names[j] not in non_numeric]
+    return keep, tuple(non_numeric)
+
+
+def check_column_count(names, *, max_nodes: int | None = None, after_dropping: bool = False) -> None:
+    """Check there are between 2 and ``max_nodes`` columns (nodes).
+
+    Parameters
+    ----------
+    names : list of str
+        Names of the (numeric) columns kept.
+    max_nodes : int or None, default None
+        Most columns accepted; ``None`` means no limit.
+    after_dropping : bool, default False
+        Whether non-numeric columns were dropped first (said in the message).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="too_few_columns"`` below 2 columns (a single column without dropping suggests a
+        wrong delimiter); ``kind="too_many_nodes"`` above ``max_nodes``.
+    """
+    d = len(names)
+    if d < 2:
+        what = "numeric column" if after_dropping else "column"
+        raise DataValidationError(
+            f"The data has {_plural(d, what)}; at least 2 are needed to learn a graph"
+            + (" (check the delimiter: the header was read as a single field)."
+               if d == 1 and not after_dropping else "."),
+            "too_few_columns",
+            columns=names,
+        )
+    if max_nodes is not None and d > max_nodes:
+        raise DataValidationError(
+            f"The data has {d} columns (nodes); the limit here is {max_nodes}. Select fewer "
+            f"columns, or use the colide_core library directly for larger graphs.",
+            "too_many_nodes",
+        )
+
+
+def _to_float_matrix(df: pd.DataFrame, keep) -> np.ndarray:
+    """New float64 array of shape (n_rows, len(keep)) from the numeric columns ``keep`` of ``df``."""
+    X = np.empty((len(df), len(keep)), dtype=np.float64)
+    for k, j in enumerate(keep):
+        X[:, k] = _to_float(df.iloc[:, j])
+    return X
+
+
+def check_finite_values(X, names, index, *, drop: bool = False) -> np.ndarray:
+    """Find the rows holding NaN, missing or infinite values; raise unless they may be dropped.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes), dtype float64
+        Missing values already NaN (as :func:`validate_data` converts them).
+    names : list of str
+        Column names, for the message.
+    index : pandas.Index or sequence of length n_samples
+        Row labels, for the message.
+    drop : bool, default False
+        Return the bad rows instead of raising.
+
+    Returns
+    -------
+    bad_rows : ndarray of bool of shape (n_samples,)
+        True for each row with a non-finite value (all False when there is none).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="nonfinite"`` when some row is bad and ``drop`` is False; the message names the rows
+        by label and counts NaN and infinite values per column.
+    """
+    finite = np.isfinite(X)
+    bad_rows = ~finite.all(axis=1)
+    if drop or not bad_rows.any():
+        return bad_rows
+    d = X.shape[1]
+    bad_cols = [names[k] for k in range(d) if not finite[:, k].all()]
+    parts = []
+    for k in range(d):
+        col_bad = ~finite[:, k]
+        if col_bad.any():
+            n_nan = int(np.isnan(X[col_bad, k]).sum())
+            n_inf = int(col_bad.sum()) - n_nan
+            kinds = ", ".join(x for x in (
+                f"{n_nan} missing/NaN" if n_nan else "", f"{n_inf} infinite" if n_inf else "")
+                if x)
+            parts.append(f"{_short(names[k])} ({kinds})")
+        if len(parts) >= _MAX_LISTED:
+            break
+    labels = np.asarray(index, dtype=object)[bad_rows]
+    raise DataValidationError(
+        f"{_plural(int(bad_rows.sum()), 'row')} of {len(X)} "
+        f"{'has' if bad_rows.sum() == 1 else 'have'} missing or infinite values: rows "
+        f"{_describe_rows(labels)}; in columns {'; '.join(parts)}"
+        + (f" and {len(bad_cols) - len(parts)} more" if len(bad_cols) > len(parts) else "")
+        + ". Drop those rows or fix the values.",
+        "nonfinite",
+        columns=bad_cols,
+        rows=labels.tolist(),
+    )
+
+
+def check_constant_columns(X, names) -> None:
+    """Check no column holds one repeated value (zero variance).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes), finite, n_samples >= 1
+    names : list of str
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="constant_column"``, naming the columns and (for up to 3) their value.
+    """
+    d = X.shape[1]
+    constant = [names[k] for k in range(d) if np.all(X[:, k] == X[0, k])]
+    if constant:
+        values = {names[k]: X[0, k] for k in range(d) if names[k] in constant}
+        ex = "; ".join(f"{_short(c)} is always {values[c]:g}" for c in constant[:3])
+        raise DataValidationError(
+            f"{_plural(len(constant), 'column')} constant ({ex}): "
+            f"{_list(constant)}. A constant column has zero variance and carries no information; "
+            f"drop it.",
+            "constant_column",
+            columns=constant,
+        )
+
+
+def check_duplicate_columns(X, names) -> None:
+    """Check no two columns hold identical values in every row (``-0.0`` equals ``0.0``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes), finite
+    names : list of str
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="duplicate_column"``, listing each group of identical columns.
+    """
+    groups: dict = {}
+    for k in range(X.shape[1]):
+        groups.setdefault((X[:, k] + 0.0).tobytes(), []).append(names[k])  # +0.0: -0.0 == 0.0
+    dup_groups = [g for g in groups.values() if len(g) > 1]
+    if dup_groups:
+        desc = "; ".join(" = ".join(_short(c) for c in g) for g in dup_groups[:_MAX_LISTED])
+        raise DataValidationError(
+            f"Identical columns (same values in every row): {desc}. Keep only one of each group.",
+            "duplicate_column",
+            columns=[c for g in dup_groups for c in g],
+        )
+
+
+def check_covariance(X, names) -> np.ndarray:
+    """The covariance CoLiDE uses, checked to be finite with a positive diagonal.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes), finite, n_samples >= 1
+    names : list of str
+
+    Returns
+    -------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        ``Xc.T @ Xc / n`` of the centred data, by
+        :func:`colide_core._validation.centred_covariance` (the same arithmetic as the solver's).
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="overflow"`` when a mean or a covariance entry is not finite in float64 (naming the
+        columns and their largest magnitude); ``kind="singular_covariance"`` when a variance
+        underflows to zero.
+    """
+    mean, cov = centred_covariance(X)
+    d = X.shape[1]
+    diag = np.diag(cov)
+    if not (np.isfinite(mean).all() and np.isfinite(cov).all()):
+        bad = [names[k] for k in range(d)
+               if not (np.isfinite(mean[k]) and np.isfinite(diag[k]) and np.isfinite(cov[k]).all())]
+        big = np.max(np.abs(X), axis=0)
+        ex = "; ".join(f"{_short(names[k])} reaches {big[k]:.3g}" for k in range(d)
+                       if names[k] in bad[:3])
+        raise DataValidationError(
+            f"Values too large: the covariance of {_list(bad)} overflows float64 ({ex}). Rescale "
+            f"these columns (e.g. divide by a power of ten, or standardize).",
+            "overflow",
+            columns=bad,
+        )
+    tiny = [names[k] for k in range(d) if not diag[k] > 0.0]
+    if tiny:
+        raise DataValidationError(
+            f"The variance of {_list(tiny)} underflows to zero in float64 (values too small or too "
+            f"close together); rescale these columns.",
+            "singular_covariance",
+            columns=tiny,
+        )
+    return cov
+
+
+def _ill_posed_warning(n: int, d: int) -> str:
+    return (
+        f"Only {n} samples for {d} nodes (n <= d): the covariance is singular and the problem is "
+        f"ill-posed. Results may be unreliable; you can still proceed."
+    )
+
+
+def check_collinearity(cov, names):
+    """Check the covariance is not singular: no column is a linear combination of others.
+
+    Meant for ``n_samples > n_nodes`` (otherwise the covariance is singular by construction and
+    :func:`validate_data` only warns).
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Finite covariance with a positive diagonal, as :func:`check_covariance` returns it.
+    names : list of str
+
+    Returns
+    -------
+    condition_number : float
+        Of the correlation matrix (``inf`` when its smallest eigenvalue is <= 0).
+    warning : str or None
+        An "ill-conditioned" warning when the relative smallest eigenvalue is below 1e-8.
+
+    Raises
+    ------
+    DataValidationError
+        ``kind="singular_covariance"`` when the smallest eigenvalue of the correlation matrix
+        relative to the largest is below 1e-12, naming the columns with weight in its
+        eigenvector; ``kind="overflow"`` when the correlation matrix is not finite.
+    """
+    diag = np.diag(cov)
+    scale = np.sqrt(diag)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        corr = cov / np.outer(scale, scale)
+    corr = 0.5 * (corr + corr.T)
+    if not np.isfinite(corr).all():
+        raise DataValidationError(
+            "The correlation matrix is not finite (extreme values); rescale the columns.",
+            "overflow",
+            columns=names,
+        )
+    try:
+        evals, evecs = np.linalg.eigh(corr)
+    except np.linalg.LinAlgError as exc:  # pragma: no cover - eigh on a finite symmetric matrix
+        raise DataValidationError(
+            f"The covariance matrix could not be analysed ({exc}).", "singular_covariance"
+        ) from None
+    top = float(evals[-1])
+    low = float(max(evals[0], 0.0))
+    rel = low / top if top > 0 else 0.0
+    cond = float("inf") if low == 0.0 else top / low
+    if rel < _SINGULAR_RTOL:
+        v = np.abs(evecs[:, 0])
+        involved = [names[k] for k in np.argsort(-v) if v[k] > 1e-3 * v.max()]
+        raise DataValidationError(
+            f"The covariance matrix is singular (perfectly collinear columns): "
+            f"{_list(involved)} are linearly dependent (one is a linear combination of the "
+            f"others, condition number {'inf' if low == 0 else f'{cond:.2g}'}). Drop one of "
+            f"them.",
+            "singular_covariance",
+            columns=involved,
+        )
+    if rel < _ILL_CONDITIONED_RTOL:
+        return cond, (
+            f"The correlation matrix is ill-conditioned (condition number {cond:.2g}): some "
+            f"columns are nearly collinear. Results may be unstable."
+        )
+    return cond, None
+
+
+def scale_warning(cov, names):
+    """A warning when the column standard deviations differ by more than a factor 1e6.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Covariance with a positive diagonal.
+    names : list of str
+
+    Returns
+    -------
+    str or None
+        The warning naming the largest- and smallest-variance columns, or None.
+    """
+    diag = np.diag(cov)
+    ratio = float(diag.max() / diag.min())
+    if ratio > _SCALE_WARN_RATIO:
+        kmax, kmin = int(np.argmax(diag)), int(np.argmin(diag))
+        return (
+            f"Column scales differ by a factor of {math.sqrt(ratio):.2g} in standard deviation "
+            f"({_short(names[kmax])} vs {_short(names[kmin])}); consider standardizing."
+        )
+    return None

@@ -1,0 +1,233 @@
+"""Lesson scenarios: one prepared dataset and settings per idea of causal discovery.
+
+Each :class:`Lesson` builds its data with the project's one simulation protocol
+(:func:`colide_core.data.simulate.simulate_dataset`) or a small hand-built linear SEM sampled with
+:func:`colide_core.data.simulate.simulate_linear_sem`, and says which settings to fit it with and what
+the class should see. ``tests/test_lessons.py`` fits every lesson and checks that it shows its
+idea (the numbers quoted in ``expected``).
+
+Convention: ``X`` is ``(n_samples, n_nodes)``; ``B_true[i, j] != 0`` means i -> j.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from colide_core.data.simulate import simulate_dataset, simulate_linear_sem
+
+__all__ = ["Lesson", "LESSONS", "lesson_data", "LessonData"]
+
+
+@dataclass(frozen=True)
+class LessonData:
+    """The dataset of a lesson.
+
+    Attributes
+    ----------
+    X : pandas.DataFrame of shape (n_samples, n_nodes)
+    B_true : pandas.DataFrame of shape (n_nodes, n_nodes)
+        The true DAG, 0/1, labelled by the column names.
+    sigma_true : ndarray of shape (n_nodes,)
+        True noise standard deviations in the units of ``X``.
+    """
+
+    X: pd.DataFrame
+    B_true: pd.DataFrame
+    sigma_true: np.ndarray
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson: what it shows, how to fit it, what to look for.
+
+    Attributes
+    ----------
+    key : str
+    title : str
+    idea : str
+        One sentence: the idea of the field it shows.
+    explanation : str
+        A short paragraph for the student (plain text, Markdown allowed).
+    settings : dict
+        The Learn page's settings: ``variant`` ("ev"/"nv"), ``lambda1``, ``threshold``.
+    try_next : str
+        What to change to see the idea (another setting, the other noise model, ...).
+    expected : str
+        The outcome the tests check.
+    """
+
+    key: str
+    title: str
+    idea: str
+    explanation: str
+    settings: dict = field(default_factory=dict)
+    try_next: str = ""
+    expected: str = ""
+
+
+def _frame(X, B, std, names):
+    X = pd.DataFrame(np.asarray(X, dtype=float), columns=list(names))
+    B = pd.DataFrame((np.asarray(B) != 0).astype(int), index=list(names), columns=list(names))
+    return LessonData(X=X, B_true=B, sigma_true=np.asarray(std, dtype=float))
+
+
+def _sem(W, names, n=2000, noise_var=1.0, seed=0):
+    W = np.asarray(W, dtype=float)
+    X, std = simulate_linear_sem(W, n, "gaussian", noise_var=noise_var, random_state=seed)
+    return _frame(X, W != 0, std, names)
+
+
+def _collider():
+    # x -> z <- y: the v-structure is identifiable from independence alone (x and y independent).
+    W = np.zeros((3, 3))
+    W[0, 2], W[1, 2] = 1.0, 1.0
+    return _sem(W, ("x", "y", "z"))
+
+
+def _markov():
+    # rain -> wet, equal noise: EV identifies it, but a reversed edge has the same CPDAG
+    # (one undirected edge), so SHD-C forgives what SHD counts. With NV on 2 variables both
+    # directions fit equally well (Markov equivalent) and the solver picks one.
+    W = np.array([[0.0, 1.0], [0.0, 0.0]])
+    X, std = simulate_linear_sem(W, 2000, "gaussian", noise_var=np.array([1.0, 1.0]), random_state=3)
+    X = X * np.array([1.0, 0.4])  # the effect is measured on a smaller scale: its variance is lower
+    return _frame(X, W != 0, std * np.array([1.0, 0.4]), ("rain", "wet"))
+
+
+def _varsort(standardize):
+    d = simulate_dataset(n_nodes=10, degree=2, graph="er", variance="ev", n_samples=1000,
+                         standardize=standardize, random_state=7)
+    return _frame(d.X, d.B_true, d.noise_std, [f"X{k + 1}" for k in range(10)])
+
+
+def _scale():
+    d = simulate_dataset(n_nodes=10, degree=2, graph="er", variance="ev", n_samples=1000, random_state=7)
+    unit = np.ones(10)
+    unit[[0, 3, 6]] = 1000.0  # three columns in other units (grams -> milligrams)
+    return _frame(d.X * unit, d.B_true, d.noise_std * unit, [f"X{k + 1}" for k in range(10)])
+
+
+def _hetero():
+    d = simulate_dataset(n_nodes=10, degree=2, graph="er", variance="nv", noise_var_range=(0.5, 10.0),
+                         n_samples=1000, random_state=3)
+    return _frame(d.X, d.B_true, d.noise_std, [f"X{k + 1}" for k in range(10)])
+
+
+def _lambda():
+    d = simulate_dataset(n_nodes=10, degree=2, graph="er", variance="ev", n_samples=200, random_state=11)
+    return _frame(d.X, d.B_true, d.noise_std, [f"X{k + 1}" for k in range(10)])
+
+
+_BUILDERS = {
+    "collider": _collider,
+    "markov": _markov,
+    "varsort_raw": lambda: _varsort(False),
+    "varsort_std": lambda: _varsort(True),
+    "scale": _scale,
+    "hetero": _hetero,
+    "lambda": _lambda,
+}
+
+#: Every lesson, in teaching order.
+LESSONS = {
+    lesson.key: lesson for lesson in (
+        Lesson(
+            "collider", "Chain, fork and collider",
+            "A chain x → y → z and a fork x ← y → z imply the same independences; a collider x → z ← y does not.",
+            "Here x and y are independent causes of z (a collider, or v-structure). Unlike a chain or a fork, "
+            "a collider leaves a trace in the data: x and y are independent, but become dependent once z is "
+            "known. That is why its arrows can be oriented from observational data.",
+            {"variant": "ev", "lambda1": 0.05, "threshold": 0.3},
+            "Look at the Metrics tab: SHD and SHD-C are both 0. In a chain or fork only the skeleton is "
+            "determined by independences; here the directions are too.",
+            "both edges x → z and y → z found, SHD = 0",
+        ),
+        Lesson(
+            "markov", "Markov equivalence",
+            "Graphs with the same skeleton and colliders (a Markov equivalence class) fit the data equally well.",
+            "Two variables, rain → wet. With only two variables, rain → wet and wet → rain imply the same "
+            "independences: they are Markov equivalent. The effect was measured on a smaller scale, so an "
+            "equal-variance method orients it the wrong way. SHD counts the reversed edge as an error; SHD-C, "
+            "which compares the equivalence classes (CPDAGs), forgives it.",
+            {"variant": "ev", "lambda1": 0.05, "threshold": 0.3},
+            "Compare SHD (1) and SHD-C (0) in the Metrics tab.",
+            "the edge is found reversed: SHD = 1, SHD-C = 0",
+        ),
+        Lesson(
+            "varsort_raw", "The varsortability trap (raw data)",
+            "On simulated data the variance grows along the causal order; methods can exploit this by accident.",
+            "These data come from the usual benchmark (ER2, equal noise variances), in their raw units. The "
+            "variances grow along the causal order, and CoLiDE-EV recovers the graph well. Now load the "
+            "standardised version of the same data: every column has unit variance and the same fit gets "
+            "much worse. The information was in the scales, not in the causal structure.",
+            {"variant": "ev", "lambda1": 0.05, "threshold": 0.3},
+            "Load the lesson 'The varsortability trap (standardised)' and compare the SHD.",
+            "raw: SHD small; standardised: SHD larger",
+        ),
+        Lesson(
+            "varsort_std", "The varsortability trap (standardised)",
+            "Standardising removes the variance pattern a method may have relied on.",
+            "The same data as the raw lesson, each column divided by its standard deviation. The graph is the "
+            "same, but the fit is worse: on the raw data the fit was helped by the variances growing along "
+            "the causal order (varsortability).",
+            {"variant": "ev", "lambda1": 0.05, "threshold": 0.3},
+            "Compare with the raw lesson's SHD.",
+            "SHD larger than on the raw data",
+        ),
+        Lesson(
+            "scale", "The scale trap",
+            "Changing the units of a variable changes what a least-squares-type score finds.",
+            "The raw-data lesson again, with three columns expressed in other units (×1000, grams to "
+            "milligrams). The causal graph is the same, but the learned graph changes: a continuous score "
+            "on raw data is not invariant to units.",
+            {"variant": "ev", "lambda1": 0.05, "threshold": 0.3},
+            "Compare with the raw lesson's graph and SHD.",
+            "a different graph than on the raw lesson, with a larger SHD",
+        ),
+        Lesson(
+            "hetero", "EV vs NV on heteroscedastic noise",
+            "When each variable has its own noise variance, a score that assumes equal variances is misled.",
+            "The noise variances differ between nodes (from 0.5 to 10). CoLiDE-EV assumes one shared "
+            "variance; CoLiDE-NV estimates one per node. Run both (Run EV and NV) and compare.",
+            {"variant": "nv", "lambda1": 0.05, "threshold": 0.3},
+            "Run EV and NV: NV's SHD is lower, and its σ̂ per node follows the true σ (Noise tab).",
+            "NV has a lower SHD than EV",
+        ),
+        Lesson(
+            "lambda", "λ too small and too large",
+            "The L1 weight λ trades fit for sparsity: too small gives extra edges, too large loses true ones.",
+            "A 10-node graph with 20 true edges and only 200 samples, with a low threshold (0.05). With "
+            "λ = 0.001 the graph has many extra edges (it fits the noise); with λ = 2 half the true edges are "
+            "gone. The paper's λ = 0.05 (threshold 0.3) recovers the graph almost exactly. Move λ and watch "
+            "the edges appear and vanish.",
+            {"variant": "ev", "lambda1": 0.001, "threshold": 0.05},
+            "Set λ to 2, then to 0.05 with threshold 0.3, and compare the edge counts and SHD; the Explorer "
+            "shows the whole λ path.",
+            "λ = 0.001: more edges than the truth; λ = 2: fewer; λ = 0.05: the lowest SHD of the three",
+        ),
+    )
+}
+
+
+def lesson_data(key) -> LessonData:
+    """The dataset of lesson ``key`` (deterministic: the same numbers on every call).
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`LESSONS`.
+
+    Returns
+    -------
+    LessonData
+
+    Raises
+    ------
+    KeyError
+        For an unknown lesson.
+    """
+    if key not in _BUILDERS:
+        raise KeyError(f"unknown lesson {key!r}; choose one of {sorted(_BUILDERS)}.")
+    return _BUILDERS[key]()

@@ -1,0 +1,684 @@
+"""Synthetic DAGs and linear SEM data, following the NOTEARS / DAGMA / CoLiDE simulation conventions.
+
+Conventions: data ``X`` has shape ``(n_samples, n_nodes)``; a (weighted) adjacency ``W`` has shape
+``(n_nodes, n_nodes)`` with ``W[i, j] != 0`` meaning the edge i -> j; the linear SEM is
+``X = X @ W + Z``, i.e. ``x_j = sum_i W[i, j] x_i + z_j`` (the paper's eq. (1), transposed).
+
+Sources: Zheng et al. (2018), NOTEARS ``notears/utils.py`` (``simulate_dag``, ``simulate_parameter``,
+``simulate_linear_sem``); Saboksayr, Mateos and Tepper (ICLR 2024), Section 5 and Appendix D;
+Reisach, Seiler and Weichwald (NeurIPS 2021) for :func:`varsortability`.
+
+All randomness comes from ``np.random.default_rng(random_state)``; nothing is seeded globally and no
+input array is modified.
+
+:func:`simulate_dataset` is **the** simulation protocol of the project: the dashboard's Simulate and
+Compare pages, the sweep executor (``python -m colide_core bench``), ``python -m colide_core simulate``
+and every benchmark script draw their data through it, so the same settings and seed give the same
+data everywhere. The other functions are its building blocks.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import networkx as nx
+import numpy as np
+
+from colide_core import defaults
+from colide_core.graph._dag import is_dag
+from colide_core._params import is_int as _is_int, is_real as _is_real
+
+__all__ = [
+    "DATASET_DEFAULTS",
+    "SimulatedData",
+    "check_spec",
+    "simulate_dataset",
+    "simulate_dag",
+    "simulate_parameters",
+    "simulate_linear_sem",
+    "draw_noise_variances",
+    "standardize",
+    "varsortability",
+    "path_sortability",
+    "NOISE_TYPES",
+]
+
+#: Noise laws understood by :func:`simulate_linear_sem`.
+NOISE_TYPES = ("gaussian", "exponential", "laplace", "gumbel")
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _check_d(d, name="d (number of nodes)"):
+    """An int in [1, MAX_NODES]; bools, floats and strings are refused."""
+    if not _is_int(d) or d < 1:
+        raise ValueError(f"{name} must be a positive integer, got {d!r}.")
+    if d > defaults.MAX_NODES:
+        raise ValueError(f"{name} must be a positive integer <= {defaults.MAX_NODES} "
+                         f"(colide_core.defaults.MAX_NODES), got {d!r}.")
+    return int(d)
+
+
+def _check_n(n, d, name="n (number of samples)"):
+    """An int in [1, MAX_SAMPLES] with n * d <= MAX_CELLS."""
+    if not _is_int(n) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}.")
+    if n > defaults.MAX_SAMPLES:
+        raise ValueError(f"{name} must be a positive integer <= {defaults.MAX_SAMPLES:,} "
+                         f"(colide_core.defaults.MAX_SAMPLES), got {n!r}.")
+    if int(n) * int(d) > defaults.MAX_CELLS:
+        raise ValueError(f"{int(n):,} samples x {int(d):,} nodes = {int(n) * int(d):,} cells is more than the "
+                         f"{defaults.MAX_CELLS:,} allowed (colide_core.defaults.MAX_CELLS).")
+    return int(n)
+
+
+def _check_degree(degree):
+    """A real number in [0, MAX_DEGREE] (not a bool or a string) as a float."""
+    if not _is_real(degree) or not math.isfinite(degree) or degree < 0:
+        raise ValueError(f"degree must be a finite number >= 0, got {degree!r}.")
+    if degree > defaults.MAX_DEGREE:
+        raise ValueError(f"degree must be a finite number in [0, {defaults.MAX_DEGREE:g}] "
+                         f"(colide_core.defaults.MAX_DEGREE), got {degree!r}.")
+    return float(degree)
+
+
+def _check_real(value, name):
+    """A finite real number (not a bool or a string) as a float."""
+    if not _is_real(value) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}.")
+    return float(value)
+
+
+def _seed_from(rng):
+    """An integer seed for networkx generators, drawn from ``rng`` (keeps everything reproducible)."""
+    return int(rng.integers(0, 2**32 - 1))
+
+
+def simulate_dag(d, degree, graph="er", random_state=None) -> np.ndarray:
+    """Draw a random DAG: Erdos-Renyi (ERk) or scale-free (SFk), in a random node order.
+
+    Parameters
+    ----------
+    d : int
+        Number of nodes, in ``[1, colide_core.defaults.MAX_NODES]``.
+    degree : float
+        ``k`` in ERk / SFk: the graph has about ``k * d`` edges (NOTEARS' ``s0 = k * d``); in
+        ``[0, colide_core.defaults.MAX_DEGREE]``.
+        ER: exactly ``min(round(k * d), d(d-1)/2)`` edges. SF: ``m = round(k)`` edges per new node.
+    graph : {"er", "sf"}, default="er"
+        Random graph model (case-insensitive).
+    random_state : int, numpy.random.Generator or None
+        Seed for ``np.random.default_rng``.
+
+    Returns
+    -------
+    B : ndarray of shape (d, d), dtype float
+        Binary adjacency of a DAG; ``B[i, j] == 1`` means i -> j. Diagonal is zero.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not an int in ``[1, MAX_NODES]``, ``degree`` is not a real number in
+        ``[0, MAX_DEGREE]`` (bools and strings are refused), or ``graph`` is unknown.
+
+    Notes
+    -----
+    * ER (NOTEARS ``graph_type='ER'``): an undirected G(n, m) graph with ``m = round(k * d)`` edges
+      (:func:`networkx.gnm_random_graph`), oriented along a uniformly random node order.
+    * SF (NOTEARS ``graph_type='SF'``): Barabasi-Albert preferential attachment
+      (:func:`networkx.barabasi_albert_graph`) with ``m = round(k)`` edges per new node, each edge
+      oriented from the new node to the existing node it attaches to (as igraph's
+      ``Barabasi(directed=True)`` used by NOTEARS); this gives ``m * (d - m)`` edges, i.e. about
+      ``k * d`` for ``d >> k``. ``m`` is clipped to ``[1, d - 1]``.
+    * The result is finally relabelled by a uniformly random permutation, so node index carries no
+      information about the causal order.
+    """
+    d = _check_d(d)
+    degree = _check_degree(degree)
+    kind = graph.lower() if isinstance(graph, str) else graph
+    rng = np.random.default_rng(random_state)
+    B = np.zeros((d, d))
+    if kind == "er":
+        m = min(int(round(degree * d)), d * (d - 1) // 2)
+        G = nx.gnm_random_graph(d, m, seed=_seed_from(rng))
+        order = rng.permutation(d)  # order[k] = node at causal position k
+        rank = np.empty(d, dtype=int)
+        rank[order] = np.arange(d)
+        for u, v in G.edges():
+            if rank[u] < rank[v]:
+                B[u, v] = 1.0
+            else:
+                B[v, u] = 1.0
+    elif kind == "sf":
+        if d == 1:
+            return B
+        m = int(min(max(int(round(degree)), 1), d - 1))
+        G = nx.barabasi_albert_graph(d, m, seed=_seed_from(rng))
+        for u, v in G.edges():
+            # networkx adds nodes in increasing label order: the larger label is the newcomer
+            new, old = (u, v) if u > v else (v, u)
+            B[new, old] = 1.0
+    else:
+        raise ValueError(f"graph must be 'er' or 'sf', got {graph!r}.")
+    perm = rng.permutation(d)
+    return B[np.ix_(perm, perm)]
+
+
+def simulate_parameters(B, w_ranges=((-2.0, -0.5), (0.5, 2.0)), random_state=None) -> np.ndarray:
+    """Draw edge weights on the support of ``B`` (NOTEARS ``simulate_parameter``).
+
+    Parameters
+    ----------
+    B : array-like of shape (n_nodes, n_nodes)
+        Binary (or weighted: only the support is used) adjacency, ``B[i, j] != 0`` means i -> j.
+        Not modified.
+    w_ranges : sequence of (low, high) pairs, default=((-2.0, -0.5), (0.5, 2.0))
+        Each edge picks one range uniformly at random, then a weight uniformly in ``[low, high)``.
+        The paper uses ``[-2, -0.5] U [0.5, 2]`` (homoscedastic) and ``[-1, -0.25] U [0.25, 1]``
+        (heteroscedastic, Section 5).
+    random_state : int, numpy.random.Generator or None
+        Seed for ``np.random.default_rng``.
+
+    Returns
+    -------
+    W : ndarray of shape (n_nodes, n_nodes)
+        Weighted adjacency with the same support as ``B``.
+
+    Raises
+    ------
+    ValueError
+        If ``B`` is not square or holds NaN/Inf, or ``w_ranges`` is empty or has a range with
+        ``low > high``.
+    """
+    A = np.asarray(B, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"B must be a square (n_nodes, n_nodes) matrix, got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("B contains NaN or Inf.")
+    try:
+        ranges = [tuple(_check_real(v, "w_ranges") for v in r) for r in w_ranges]
+    except TypeError:
+        raise ValueError(f"w_ranges must be a sequence of (low, high) pairs, got {w_ranges!r}.") from None
+    if not ranges or any(len(r) != 2 or r[0] > r[1] for r in ranges):
+        raise ValueError(f"w_ranges must be a non-empty sequence of (low, high) with low <= high, got {w_ranges!r}.")
+    rng = np.random.default_rng(random_state)
+    which = rng.integers(len(ranges), size=A.shape)
+    W = np.zeros(A.shape)
+    for k, (low, high) in enumerate(ranges):
+        U = rng.uniform(low, high, size=A.shape)
+        W += (A != 0) * (which == k) * U
+    return W
+
+
+def draw_noise_variances(d, low=0.5, high=10.0, random_state=None) -> np.ndarray:
+    """Per-node noise variances for the heteroscedastic (NV) setting, uniform on ``[low, high)``.
+
+    Parameters
+    ----------
+    d : int
+        Number of nodes.
+    low, high : float, default=0.5, 10.0
+        Variance range (the paper's Section 5 uses ``[0.5, 10]``); ``0 < low <= high``.
+    random_state : int, numpy.random.Generator or None
+        Seed for ``np.random.default_rng``.
+
+    Returns
+    -------
+    noise_var : ndarray of shape (d,)
+        Variances (squared data units), to pass as ``noise_var`` to :func:`simulate_linear_sem`.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not a positive integer or the range is invalid.
+    """
+    d = _check_d(d)
+    low, high = _check_real(low, "low"), _check_real(high, "high")
+    if not (0 < low <= high):
+        raise ValueError(f"need 0 < low <= high (finite), got low={low}, high={high}.")
+    rng = np.random.default_rng(random_state)
+    return rng.uniform(low, high, size=d)
+
+
+def _draw_noise(rng, noise, std, n, center):
+    """n draws of each column's noise law with standard deviation ``std[j]``; shape (n, d)."""
+    d = std.shape[0]
+    if noise == "gaussian":
+        return rng.normal(0.0, 1.0, size=(n, d)) * std
+    if noise == "exponential":
+        # Exp(lambda) has mean 1/lambda and variance 1/lambda^2, so scale = 1/lambda = std
+        Z = rng.exponential(1.0, size=(n, d)) * std
+        return Z - std if center else Z
+    if noise == "laplace":
+        # Laplace(0, b) has variance 2 b^2
+        return rng.laplace(0.0, 1.0, size=(n, d)) * (std / math.sqrt(2.0))
+    if noise == "gumbel":
+        # Gumbel(0, beta) has mean gamma*beta and variance pi^2 beta^2 / 6
+        beta = std * math.sqrt(6.0) / math.pi
+        Z = rng.gumbel(0.0, 1.0, size=(n, d)) * beta
+        return Z - _EULER_GAMMA * beta if center else Z
+    raise ValueError(f"noise must be one of {NOISE_TYPES}, got {noise!r}.")
+
+
+def simulate_linear_sem(W, n, noise="gaussian", noise_var=1.0, random_state=None, *, center=True):
+    """Sample ``n`` rows from the linear SEM ``x_j = sum_i W[i, j] x_i + z_j``.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_nodes, n_nodes)
+        Weighted DAG adjacency, ``W[i, j] != 0`` means i -> j. Not modified.
+    n : int
+        Number of samples, in ``[1, colide_core.defaults.MAX_SAMPLES]`` with
+        ``n * n_nodes <= colide_core.defaults.MAX_CELLS``.
+    noise : {"gaussian", "exponential", "laplace", "gumbel"}, default="gaussian"
+        Noise law; each is scaled so that ``Var(z_j)`` equals ``noise_var[j]``:
+        Gaussian N(0, s^2); exponential Exp(lambda) with ``lambda = 1/s`` (variance ``lambda^-2``,
+        paper Appendix D.4); Laplace(0, b) with ``b = s/sqrt(2)`` (variance ``2 b^2``); Gumbel(0, beta)
+        with ``beta = s sqrt(6)/pi`` (variance ``pi^2 beta^2 / 6``), where ``s = sqrt(noise_var[j])``.
+    noise_var : float or array-like of shape (n_nodes,), default=1.0
+        Noise variance(s) (squared data units), > 0. A scalar is the equal-variance (EV) setting.
+    random_state : int, numpy.random.Generator or None
+        Seed for ``np.random.default_rng``.
+    center : bool, default=True, keyword-only
+        Subtract the mean of the exponential and Gumbel laws so that every noise has mean zero (the
+        Gaussian and Laplace laws already do). Centring only shifts each column's mean; the variances
+        and the graph are unchanged. NOTEARS does not centre (``center=False`` reproduces that).
+
+    Returns
+    -------
+    X : ndarray of shape (n, n_nodes)
+        Samples, one row per sample.
+    noise_std : ndarray of shape (n_nodes,)
+        The noise standard deviations ``sqrt(noise_var)`` (the ground truth for CoLiDE's ``sigma_``).
+
+    Raises
+    ------
+    ValueError
+        If ``W`` is not square, holds NaN/Inf, has a directed cycle or more than ``MAX_NODES``
+        nodes; if ``n`` is not an int in ``[1, MAX_SAMPLES]`` or ``n * n_nodes > MAX_CELLS``
+        (checked before any sample is drawn); if ``noise`` is unknown; if ``noise_var`` has the
+        wrong shape or is not > 0.
+
+    Notes
+    -----
+    Nodes are generated in a topological order of ``W`` (:func:`networkx.topological_sort`), as in
+    NOTEARS ``simulate_linear_sem``.
+    """
+    A = np.asarray(W, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"W must be a square (n_nodes, n_nodes) matrix, got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("W contains NaN or Inf.")
+    if not is_dag(A):
+        raise ValueError("W must be a DAG: the given adjacency has a directed cycle (or a self-loop).")
+    _check_d(A.shape[0], "W's number of nodes")
+    n = _check_n(n, A.shape[0])
+    noise = noise.lower() if isinstance(noise, str) else noise
+    if noise not in NOISE_TYPES:
+        raise ValueError(f"noise must be one of {NOISE_TYPES}, got {noise!r}.")
+    d = A.shape[0]
+    var = np.asarray(noise_var)
+    if var.dtype.kind not in "iuf":  # bools, text, complex, objects: refused, not cast
+        raise ValueError(f"noise_var must be a number or an array of numbers, got {noise_var!r}.")
+    var = var.astype(float)
+    if var.ndim == 0:
+        var = np.full(d, float(var))
+    if var.shape != (d,):
+        raise ValueError(f"noise_var must be a scalar or have shape ({d},), got shape {var.shape}.")
+    if not np.all(np.isfinite(var)) or np.any(var <= 0):
+        raise ValueError("noise_var must be finite and > 0.")
+    std = np.sqrt(var)
+    rng = np.random.default_rng(random_state)
+    Z = _draw_noise(rng, noise, std, int(n), center)
+    G = nx.from_numpy_array((A != 0).astype(np.int8), create_using=nx.DiGraph)
+    X = np.zeros((int(n), d))
+    for j in nx.topological_sort(G):
+        parents = np.flatnonzero(A[:, j])
+        X[:, j] = X[:, parents] @ A[parents, j] + Z[:, j]
+    return X, std
+
+
+def standardize(X) -> np.ndarray:
+    """Centre each column and scale it to unit (population, ddof=0) variance; returns a new array.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+        Data. Not modified.
+
+    Returns
+    -------
+    Xs : ndarray of shape (n_samples, n_nodes), dtype float
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, holds NaN/Inf, or has a constant column (zero variance).
+
+    Notes
+    -----
+    Standardising removes the variance signal that varsortable benchmarks leak (Reisach et al., 2021;
+    CoLiDE paper Appendix E.4).
+    """
+    A = np.array(X, dtype=float, copy=True)
+    if A.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_nodes), got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("X contains NaN or Inf.")
+    sd = A.std(axis=0)
+    if np.any(sd == 0):
+        raise ValueError(f"X has constant column(s) {np.flatnonzero(sd == 0).tolist()}; cannot standardise.")
+    return (A - A.mean(axis=0)) / sd
+
+
+def varsortability(X, W, tol=1e-9) -> float:
+    """Varsortability of data ``X`` with respect to the graph of ``W`` (Reisach et al., 2021).
+
+    The fraction of directed paths, over all path lengths ``k = 1 .. d-1``, that point from a node of
+    smaller marginal variance to a node of larger marginal variance; ties (relative difference within
+    ``tol``) count one half. Following the authors' reference implementation, a pair (i, j) counts once
+    for each length ``k`` at which a directed path of length ``k`` from i to j exists (boolean powers of
+    the adjacency). 1 means sorting by variance recovers the causal order exactly; about 0.5 is
+    uninformative.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+        Data. Not modified.
+    W : array-like of shape (n_nodes, n_nodes)
+        Adjacency, ``W[i, j] != 0`` means i -> j.
+    tol : float, default=1e-9
+        Tolerance on the variance ratio ``var_j / var_i`` for a tie.
+
+    Returns
+    -------
+    float in [0, 1], or nan if the graph has no edge.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match or an input holds NaN/Inf.
+
+    Notes
+    -----
+    Source: A. G. Reisach, C. Seiler, S. Weichwald, "Beware of the Simulated DAG! Causal Discovery
+    Benchmarks May Be Easy To Game", NeurIPS 2021, Definition 3.1.
+    """
+    Xa = np.asarray(X, dtype=float)
+    Wa = np.asarray(W, dtype=float)
+    if Xa.ndim != 2 or Wa.ndim != 2 or Wa.shape[0] != Wa.shape[1] or Xa.shape[1] != Wa.shape[0]:
+        raise ValueError(
+            f"X must be (n_samples, n_nodes) and W (n_nodes, n_nodes); got {Xa.shape} and {Wa.shape}."
+        )
+    if not (np.all(np.isfinite(Xa)) and np.all(np.isfinite(Wa))):
+        raise ValueError("X and W must not contain NaN or Inf.")
+    return path_sortability(Xa.var(axis=0), Wa, tol=tol)
+
+
+def path_sortability(scores, W, tol=1e-9) -> float:
+    """Share of directed paths of ``W`` that point from a lower to a higher ``scores`` value.
+
+    The counting behind :func:`varsortability` (``scores`` = marginal variances) and
+    :func:`colide_core.evaluation.checks.r2_sortability` (``scores`` = R^2 of each node regressed on all
+    others): over all path lengths ``k = 1 .. d-1``, every pair (i, j) joined by a directed path
+    of length ``k`` counts once; it is "sorted" when ``scores[j] / scores[i] > 1 + tol`` and
+    counts one half when the ratio is within ``tol`` of 1.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_nodes,)
+        Positive, finite numbers, one per node.
+    W : array-like of shape (n_nodes, n_nodes)
+        Adjacency, ``W[i, j] != 0`` means i -> j.
+    tol : float, default=1e-9
+        Relative tolerance of a tie.
+
+    Returns
+    -------
+    float in [0, 1], or nan if the graph has no edge.
+
+    Notes
+    -----
+    Reisach, Seiler, Weichwald (NeurIPS 2021), Definition 3.1; Reisach, Tami, Seiler,
+    Weichwald, Mogensen (NeurIPS 2023), R^2-sortability, same counting with R^2 scores.
+    """
+    s = np.asarray(scores, dtype=float)
+    E = (np.asarray(W) != 0).astype(np.int64)
+    if E.sum() == 0:
+        return math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = s[None, :] / s[:, None]  # ratio[i, j] = score_j / score_i for the pair i -> j
+    up = ratio > 1 + tol
+    tie = (ratio <= 1 + tol) & (ratio > 1 - tol)
+    reach = E.astype(bool)  # pairs joined by a path of length exactly k
+    total = 0.0
+    good = 0.0
+    for _ in range(E.shape[0] - 1):
+        if not reach.any():
+            break
+        total += reach.sum()
+        good += (reach & up).sum() + 0.5 * (reach & tie).sum()
+        reach = (reach.astype(np.int64) @ E) > 0
+    return float(good / total)
+
+
+# --------------------------------------------------------------------------------------------
+# the protocol
+# --------------------------------------------------------------------------------------------
+
+#: Settings of :func:`simulate_dataset` and their defaults (the paper's Section 5 / Appendix D).
+#: ``w_range=None`` means the paper's range for the ``variance`` setting (see :func:`simulate_dataset`).
+DATASET_DEFAULTS = MappingProxyType({
+    "graph": "er",
+    "degree": 2,
+    "n_nodes": 10,
+    "n_samples": 1000,
+    "noise": "gaussian",
+    "variance": "ev",
+    "noise_var": 1.0,
+    "noise_var_range": (0.5, 10.0),
+    "w_range": None,
+    "standardize": False,
+})
+
+#: The paper's edge-weight magnitudes: ``|w|`` in [0.5, 2] for EV, [0.25, 1] for NV (Section 5).
+_PAPER_W_RANGE = {"ev": (0.5, 2.0), "nv": (0.25, 1.0)}
+
+
+def _pair(value, name):
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}.")
+    low, high = value
+    if not (_is_real(low) and _is_real(high)):
+        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}.")
+    low, high = float(low), float(high)
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise ValueError(f"{name} must be finite with low <= high, got {value!r}.")
+    return low, high
+
+
+def _option(value, name, options):
+    if not isinstance(value, str) or value.lower() not in options:
+        quoted = " or ".join(repr(o) for o in options) if len(options) == 2 else f"one of {options}"
+        raise ValueError(f"{name} must be {quoted}, got {value!r}.")
+    return value.lower()
+
+
+def check_spec(spec=None, **settings) -> dict:
+    """Validate and complete a simulation specification, within the project's size limits.
+
+    Every caller of the simulation protocol (the dashboard, the sweep executor, the CLI's
+    ``simulate`` and ``bench``) goes through this check, so the limits below hold everywhere
+    and are enforced before any memory is spent.
+
+    Parameters
+    ----------
+    spec : mapping, optional
+        Settings (keys of :data:`DATASET_DEFAULTS`); missing keys take the defaults.
+    **settings
+        More settings; they override ``spec``.
+
+    Returns
+    -------
+    dict
+        Every key of :data:`DATASET_DEFAULTS`, normalised: ``graph``, ``noise`` and ``variance``
+        lower-case; ``degree``, ``noise_var`` float; ``n_nodes``, ``n_samples`` int;
+        ``noise_var_range`` and ``w_range`` ``(low, high)`` float tuples (``w_range`` filled in
+        with the paper's range for ``variance`` when None); ``standardize`` bool.
+
+    Raises
+    ------
+    ValueError
+        For an unknown key; a graph other than "er"/"sf"; a variance other than "ev"/"nv"; an
+        unknown noise law (these three must be strings); ``n_nodes`` not an int in
+        ``[1, MAX_NODES]`` (2000); ``n_samples`` not an int in ``[1, MAX_SAMPLES]`` (1e6);
+        ``n_samples * n_nodes > MAX_CELLS`` (5e7); ``degree`` not a real number in
+        ``[0, MAX_DEGREE]`` (100); ``noise_var`` not a finite number > 0; a variance range not
+        ``0 < low <= high``; a weight range not ``0 <= low <= high``; ``standardize`` not a bool.
+        Numbers given as strings or bools are refused, not converted (the limits are
+        :mod:`colide_core.defaults`).
+    """
+    given = {**dict(spec or {}), **settings}
+    unknown = set(given) - set(DATASET_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown dataset setting(s) {sorted(unknown, key=str)}; known: {list(DATASET_DEFAULTS)}")
+    s = {**DATASET_DEFAULTS, **given}
+    out = {"graph": _option(s["graph"], "graph", ("er", "sf")),
+           "noise": _option(s["noise"], "noise", NOISE_TYPES),
+           "variance": _option(s["variance"], "variance", ("ev", "nv"))}
+    out["n_nodes"] = _check_d(s["n_nodes"], "n_nodes")
+    out["n_samples"] = _check_n(s["n_samples"], out["n_nodes"], "n_samples")
+    degree = _check_degree(s["degree"])
+    if not _is_real(s["noise_var"]) or not math.isfinite(s["noise_var"]) or s["noise_var"] <= 0:
+        raise ValueError(f"noise_var must be a finite number > 0, got {s['noise_var']!r}.")
+    out["degree"] = int(s["degree"]) if _is_int(s["degree"]) else degree
+    out["noise_var"] = float(s["noise_var"])
+    out["noise_var_range"] = _pair(s["noise_var_range"], "noise_var_range")
+    if out["noise_var_range"][0] <= 0:
+        raise ValueError(f"noise_var_range must have 0 < low, got {s['noise_var_range']!r}.")
+    w_range = _PAPER_W_RANGE[out["variance"]] if s["w_range"] is None else s["w_range"]
+    out["w_range"] = _pair(w_range, "w_range")
+    if out["w_range"][0] < 0:
+        raise ValueError(f"w_range holds magnitudes: need 0 <= low, got {s['w_range']!r}.")
+    if not isinstance(s["standardize"], (bool, np.bool_)):
+        raise ValueError(f"standardize must be True or False, got {s['standardize']!r}.")
+    out["standardize"] = bool(s["standardize"])
+    return out
+
+
+@dataclass(frozen=True)
+class SimulatedData:
+    """One dataset drawn by :func:`simulate_dataset`.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_nodes)
+        The samples, one row per sample (standardised when the spec says so).
+    B_true : ndarray of shape (n_nodes, n_nodes)
+        0/1 adjacency of the true DAG, ``B_true[i, j] == 1`` meaning i -> j.
+    W_true : ndarray of shape (n_nodes, n_nodes)
+        True edge weights **in the units of** ``X``: ``X = X W_true + Z`` holds for the returned
+        data (up to the column means). When standardised, ``W_true[i, j] = W[i, j] s_i / s_j``.
+    noise_std : ndarray of shape (n_nodes,)
+        True noise standard deviations in the units of ``X`` (``sigma_j / s_j`` when standardised);
+        the ground truth for CoLiDE's ``sigma_``.
+    scale : ndarray of shape (n_nodes,)
+        ``s_j``: what each column was divided by (its population standard deviation before
+        standardising), all ones when not standardised. Multiply back to get raw units:
+        ``W_raw[i, j] = W_true[i, j] s_j / s_i``.
+    spec : dict
+        The complete, normalised settings (:func:`check_spec`).
+    """
+
+    X: np.ndarray
+    B_true: np.ndarray
+    W_true: np.ndarray
+    noise_std: np.ndarray
+    scale: np.ndarray
+    spec: dict
+
+
+def _streams(random_state, k):
+    """``k`` independent generators spawned from ``random_state``."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state.spawn(k)
+    if isinstance(random_state, np.random.SeedSequence):
+        seq = random_state
+    elif random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)):
+        seq = np.random.SeedSequence(None if random_state is None else int(random_state))
+    else:
+        raise ValueError(f"random_state must be an int, None, a SeedSequence or a Generator, got {random_state!r}.")
+    return [np.random.default_rng(s) for s in seq.spawn(k)]
+
+
+def simulate_dataset(spec=None, random_state=None, **settings) -> SimulatedData:
+    """Draw one synthetic linear-SEM dataset: the project's one simulation protocol.
+
+    Parameters
+    ----------
+    spec : mapping, optional
+        Settings, keys of :data:`DATASET_DEFAULTS` (missing ones take the defaults):
+
+        * ``graph`` ("er" / "sf", case-insensitive) and ``degree`` k: an ERk / SFk DAG
+          (:func:`simulate_dag`) on ``n_nodes`` nodes;
+        * ``variance``: "ev", every noise variance equal to ``noise_var`` (default 1); or "nv",
+          one variance per node drawn uniformly from ``noise_var_range`` (default [0.5, 10]);
+        * ``w_range`` ``(low, high)``: edge weight magnitudes, each weight uniform on
+          ``[-high, -low] U [low, high]``; default (None) the paper's range, (0.5, 2) for "ev" and
+          (0.25, 1) for "nv" (Section 5);
+        * ``noise``: the noise law of :func:`simulate_linear_sem` (centred, scaled to the variance);
+        * ``n_samples`` rows;
+        * ``standardize``: centre and scale every column to unit variance (:func:`standardize`).
+    random_state : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        The seed. It is split (:meth:`numpy.random.SeedSequence.spawn`) into four independent
+        streams, for the graph, the weights, the noise variances and the samples, so changing one
+        setting leaves the draws of the others alone (e.g. the same seed gives the same DAG for
+        n = 100 and n = 10,000, and for EV and NV).
+    **settings
+        Settings as keywords; they override ``spec``.
+
+    Returns
+    -------
+    SimulatedData
+        ``X`` (n_samples, n_nodes), ``B_true``, ``W_true``, ``noise_std``, ``scale`` and the
+        normalised ``spec``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown setting or an invalid value (:func:`check_spec`), or an unusable
+        ``random_state``.
+
+    Notes
+    -----
+    **Standardisation rule.** Every returned quantity is in the units of the returned ``X``.
+    Standardising divides column j by its standard deviation ``s_j`` (after centring), and the
+    linear SEM stays exact in the new units with weights ``W[i, j] s_i / s_j`` and noise standard
+    deviations ``sigma_j / s_j``; so ``W_true`` and ``noise_std`` are rescaled that way (the support
+    ``B_true`` does not change). Scores that compare an estimate of ``X``'s SEM with the truth
+    (``sigma_rel_err``, weight errors, varsortability of ``W_true``) are then meaningful; ``scale``
+    recovers the raw units.
+
+    Protocol: Saboksayr, Mateos and Tepper (ICLR 2024), Section 5 and Appendix D; NOTEARS
+    (Zheng et al., 2018) ``simulate_dag`` / ``simulate_parameter`` / ``simulate_linear_sem``.
+    """
+    s = check_spec(spec, **settings)
+    rng_graph, rng_w, rng_var, rng_x = _streams(random_state, 4)
+    d = s["n_nodes"]
+    B = simulate_dag(d, s["degree"], s["graph"], random_state=rng_graph)
+    low, high = s["w_range"]
+    W = simulate_parameters(B, w_ranges=((-high, -low), (low, high)), random_state=rng_w)
+    if s["variance"] == "ev":
+        var = np.full(d, s["noise_var"])
+    else:
+        var = draw_noise_variances(d, *s["noise_var_range"], random_state=rng_var)
+    X, std = simulate_linear_sem(W, s["n_samples"], s["noise"], noise_var=var, random_state=rng_x)
+    scale = np.ones(d)
+    if s["standardize"]:
+        scale = X.std(axis=0)
+        X = standardize(X)
+        W = W * scale[:, None] / scale[None, :]
+        std = std / scale
+    return SimulatedData(X=X, B_true=B, W_true=W, noise_std=std, scale=scale, spec=s)

@@ -1,0 +1,4 @@
+"""Evaluation: metrics against a truth (:mod:`._metrics`: SHD, SHD-C, SID, FDR, TPR), threshold and
+ROC curves (:mod:`.curves`), bootstrap and stability selection (:mod:`.stability`), the peer
+methods (:mod:`.baselines`) and the model checks that need no truth (:mod:`.checks`).
+"""

@@ -1,0 +1,325 @@
+"""A small registry of DAG-learning methods with one call shape: ``fit(X) -> W``.
+
+Conventions: data ``X`` has shape ``(n_samples, n_nodes)``; every method returns a weighted or binary
+adjacency ``W`` of shape ``(n_nodes, n_nodes)`` with ``W[i, j] != 0`` meaning the edge i -> j, and
+every returned ``W`` is a DAG.
+
+Methods (the baselines of the CoLiDE paper, Saboksayr, Mateos and Tepper, ICLR 2024, Appendix D.5):
+
+* ``"CoLiDE-EV"``, ``"CoLiDE-NV"``: :class:`colide_core.CoLiDE` with ``variant="ev"`` / ``"nv"``;
+  ``W = CoLiDE(...).fit(X).adjacency_``.
+* ``"DAGMA-linear"``: DAGMA's least-squares score (Bello, Aragam and Ravikumar, NeurIPS 2022) with the
+  same log-det optimiser and schedule as CoLiDE: ``CoLiDE(variant="ls", ...)``.
+* ``"SortNRegress"``: order the nodes by increasing marginal variance, then regress each node on its
+  predecessors with an adaptive lasso chosen by BIC (scikit-learn ``LassoLarsIC``), as described by
+  Reisach, Seiler and Weichwald (NeurIPS 2021).
+* ``"GES"``: causal-learn's greedy equivalence search with the linear-Gaussian BIC score; its CPDAG is
+  turned into one DAG of the equivalence class with causal-learn's ``pdag2dag``.
+
+Use :func:`run_method` (raises :class:`MethodError` on failure) or :func:`run_method_safe` (never
+raises; returns a dict with the result or the error text).
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from colide_core.exceptions import MethodError
+from colide_core.graph._dag import is_dag
+from colide_core.solver._estimator import CoLiDE
+from colide_core._validation import check_adjacency, check_X
+
+__all__ = [
+    "METHODS",
+    "MethodSpec",
+    "MethodError",
+    "run_method",
+    "run_method_safe",
+    "sortnregress",
+    "ges_dag",
+]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One registered method.
+
+    Attributes
+    ----------
+    name : str
+        Registry key, e.g. ``"CoLiDE-NV"``.
+    fit : callable
+        ``fit(X, **params) -> W``; ``X`` a float ndarray ``(n_samples, n_nodes)``, ``W`` an ndarray
+        ``(n_nodes, n_nodes)`` with ``W[i, j] != 0`` meaning i -> j.
+    defaults : Mapping[str, Any]
+        Default parameters (read-only); :func:`run_method` overrides them with its keyword arguments.
+    max_nodes : int or None
+        Largest number of nodes the method is offered for (None: no limit).
+    slow : bool
+        True when the method scales badly with the number of nodes.
+    description : str
+        One line for a user interface.
+    accepts_callback : bool
+        Whether ``fit`` takes a ``callback(stage, iteration, objective)`` keyword for progress.
+    """
+
+    name: str
+    fit: Callable[..., np.ndarray]
+    defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    max_nodes: int | None = None
+    slow: bool = False
+    description: str = ""
+    accepts_callback: bool = False
+
+
+# --------------------------------------------------------------------------------------------------
+# CoLiDE family
+# --------------------------------------------------------------------------------------------------
+
+def _colide_fit(variant):
+    def fit(X, callback=None, **params):
+        model = CoLiDE(variant, **params).fit(X, callback=callback)
+        return np.array(model.adjacency_, dtype=float)
+
+    fit.__name__ = f"colide_{variant}_fit"
+    fit.__doc__ = (
+        f"Fit ``CoLiDE(variant={variant!r}, **params)`` on X (n_samples, n_nodes); return its "
+        "``adjacency_`` (n_nodes, n_nodes), ``W[i, j] != 0`` meaning i -> j."
+    )
+    return fit
+
+
+def _colide_defaults():
+    params = CoLiDE().get_params()
+    params.pop("variant")
+    return MappingProxyType(params)
+
+
+# --------------------------------------------------------------------------------------------------
+# SortNRegress
+# --------------------------------------------------------------------------------------------------
+
+def sortnregress(X, *, threshold=0.0) -> np.ndarray:
+    """SortNRegress: variance ordering, then adaptive-lasso (BIC) parent selection.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+        Data (raw scale: the method deliberately exploits marginal variances). Not modified.
+    threshold : float, default=0.0
+        Coefficients with ``|w| <= threshold`` are dropped (0 keeps every nonzero lasso coefficient, as
+        the reference method does).
+
+    Returns
+    -------
+    W : ndarray of shape (n_nodes, n_nodes)
+        Regression weights, ``W[i, j] != 0`` meaning i -> j. Always a DAG (edges only go from lower
+        to higher marginal variance).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D real numbers with at least 2 rows, or holds NaN/Inf.
+
+    Notes
+    -----
+    Reisach, Seiler and Weichwald (2021), "Beware of the Simulated DAG!", NeurIPS, Section 4: the
+    nodes are sorted by increasing sample variance; node number ``k`` in that order is regressed on
+    the first ``k`` nodes. Each regression is an adaptive lasso: the predictors are rescaled by the
+    absolute ordinary-least-squares coefficients, the lasso path is fitted with
+    :class:`sklearn.linear_model.LassoLarsIC` (``criterion="bic"``), and the coefficients are mapped
+    back to the original scale. Implemented here with scikit-learn.
+    """
+    from sklearn.linear_model import LassoLarsIC, LinearRegression
+
+    A, _ = check_X(X, min_samples=2, min_features=1)
+    A -= A.mean(axis=0)
+    n, d = A.shape
+    order = np.argsort(A.var(axis=0), kind="stable")
+    W = np.zeros((d, d))
+    for k in range(1, d):
+        preds = order[:k]
+        target = order[k]
+        y = A[:, target]
+        Z = A[:, preds]
+        ols = LinearRegression(fit_intercept=False).fit(Z, y)
+        scale = np.abs(ols.coef_)
+        if not np.any(scale > 0):
+            continue
+        lasso = LassoLarsIC(criterion="bic", fit_intercept=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # sklearn warns on degenerate noise-variance estimates
+            lasso.fit(Z * scale, y)
+        W[preds, target] = lasso.coef_ * scale
+    W[np.abs(W) <= threshold] = 0.0
+    return W
+
+
+# --------------------------------------------------------------------------------------------------
+# GES
+# --------------------------------------------------------------------------------------------------
+
+def ges_dag(X, *, maxP=None, lambda_value=0.5) -> np.ndarray:
+    """Greedy equivalence search (causal-learn) with the linear-Gaussian BIC score, returned as a DAG.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+        Data. Not modified.
+    maxP : int or None, default=None
+        Maximum number of parents per node in the search (causal-learn's ``maxP``; None: no limit).
+    lambda_value : float, default=0.5
+        BIC penalty weight per parameter, times ``log(n)`` (0.5 is the standard BIC).
+
+    Returns
+    -------
+    W : ndarray of shape (n_nodes, n_nodes), values in {0, 1}
+        ``W[i, j] == 1`` means i -> j; a DAG.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D real numbers with at least 2 rows, or holds NaN/Inf.
+
+    Notes
+    -----
+    Calls :func:`causallearn.search.ScoreBased.GES.ges` with ``score_func="local_score_BIC"``
+    (Chickering, 2002). GES returns a CPDAG ``G`` in causal-learn's endpoint coding
+    (``G.graph[j, i] == 1`` and ``G.graph[i, j] == -1`` for i -> j; ``G.graph[i, j] == G.graph[j, i]
+    == -1`` for an undirected i -- j). Undirected edges are oriented by causal-learn's ``pdag2dag``
+    (Dor and Tarsi, 1992), which returns one DAG of the Markov equivalence class. So SHD-C of the
+    result equals SHD-C of GES's CPDAG, whereas SHD, SID, TPR and FDR are those of that one member.
+    The paper ran GES through py-causal (Tetrad) with ``maxDegree=5``; causal-learn's implementation
+    and its ``maxP`` (a parent bound, not a degree bound) differ, so numbers need not match.
+    """
+    from causallearn.search.ScoreBased.GES import ges
+    from causallearn.utils.PDAG2DAG import pdag2dag
+
+    A, _ = check_X(X, min_samples=2, min_features=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        record = ges(A, score_func="local_score_BIC", maxP=maxP, lambda_value=float(lambda_value))
+        G = pdag2dag(record["G"]).graph
+    W = ((G.T == 1) & (G == -1)).astype(float)  # G[j, i] == 1 and G[i, j] == -1: i -> j
+    return W
+
+
+# --------------------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------------------
+
+METHODS: Mapping[str, MethodSpec] = MappingProxyType({
+    "CoLiDE-EV": MethodSpec(
+        "CoLiDE-EV", _colide_fit("ev"), _colide_defaults(),
+        description="CoLiDE, equal noise variances (paper eq. 4-5).", accepts_callback=True,
+    ),
+    "CoLiDE-NV": MethodSpec(
+        "CoLiDE-NV", _colide_fit("nv"), _colide_defaults(),
+        description="CoLiDE, one noise variance per node (paper eq. 6-7).", accepts_callback=True,
+    ),
+    "DAGMA-linear": MethodSpec(
+        "DAGMA-linear", _colide_fit("ls"), _colide_defaults(),
+        description="Least-squares score (DAGMA-linear) with CoLiDE's optimiser and schedule.",
+        accepts_callback=True,
+    ),
+    "SortNRegress": MethodSpec(
+        "SortNRegress", sortnregress, MappingProxyType({"threshold": 0.0}),
+        description="Sort by marginal variance, adaptive lasso (BIC) on predecessors (Reisach et al. 2021).",
+    ),
+    "GES": MethodSpec(
+        "GES", ges_dag, MappingProxyType({"maxP": None, "lambda_value": 0.5}), max_nodes=30, slow=True,
+        description="Greedy equivalence search, BIC score (causal-learn); CPDAG extended to a DAG.",
+    ),
+})
+
+
+def run_method(name, X, *, callback=None, **params) -> np.ndarray:
+    """Run a registered method on data and return its DAG estimate.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS`.
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+        Numeric, finite data. Not modified.
+    callback : callable, optional
+        Progress callback ``callback(stage, iteration, objective)``; passed on to methods with
+        ``accepts_callback`` (the CoLiDE family), ignored by the others.
+    **params
+        Overrides of the method's ``defaults``; an unknown name is an error.
+
+    Returns
+    -------
+    W : ndarray of shape (n_nodes, n_nodes)
+        ``W[i, j] != 0`` means i -> j; a DAG.
+
+    Raises
+    ------
+    KeyError
+        If ``name`` is not registered (the message lists the registered names).
+    ValueError
+        If ``X`` is invalid, has more nodes than the method's ``max_nodes``, or a parameter name is
+        unknown.
+    MethodError
+        If the method itself fails or returns something that is not a ``(n_nodes, n_nodes)`` DAG; the
+        original exception is chained as ``__cause__``.
+    """
+    if name not in METHODS:
+        raise KeyError(f"Unknown method {name!r}; registered methods: {', '.join(METHODS)}.")
+    spec = METHODS[name]
+    A, _ = check_X(X)
+    d = A.shape[1]
+    if spec.max_nodes is not None and d > spec.max_nodes:
+        raise ValueError(
+            f"{name} is limited to {spec.max_nodes} nodes (too slow beyond); the data have {d}."
+        )
+    unknown = sorted(set(params) - set(spec.defaults))
+    if unknown:
+        raise ValueError(
+            f"Unknown parameter(s) for {name}: {', '.join(unknown)}; "
+            f"accepted: {', '.join(spec.defaults) or 'none'}."
+        )
+    kwargs = {**spec.defaults, **params}
+    if spec.accepts_callback:
+        kwargs["callback"] = callback
+    try:
+        W = spec.fit(A, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - re-raised with the method's name
+        raise MethodError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+    try:
+        W = check_adjacency(W, d, f"the result of {name}")
+    except ValueError as exc:
+        raise MethodError(f"{name} returned an invalid matrix: {exc}") from exc
+    if not is_dag(W):
+        raise MethodError(f"{name} returned a matrix that is not a DAG.")
+    return W
+
+
+def run_method_safe(name, X, *, callback=None, **params) -> dict:
+    """Like :func:`run_method` but never raises: report the result or the error.
+
+    Parameters
+    ----------
+    name, X, callback, **params
+        As in :func:`run_method`.
+
+    Returns
+    -------
+    result : dict
+        ``{"W": ndarray (n_nodes, n_nodes) or None, "error": str or None, "time": float seconds}``;
+        exactly one of ``W`` and ``error`` is None. ``time`` is the wall time of the call.
+    """
+    t0 = time.perf_counter()
+    try:
+        W = run_method(name, X, callback=callback, **params)
+        err = None
+    except KeyError as exc:
+        W, err = None, str(exc.args[0]) if exc.args else "unknown method"
+    except Exception as exc:  # noqa: BLE001 - this function must never raise
+        W, err = None, str(exc) or type(exc).__name__
+    return {"W": W, "error": err, "time": time.perf_counter() - t0}

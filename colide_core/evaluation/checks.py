@@ -1,0 +1,1113 @@
+"""Should I believe this graph? Model checks that need no ground truth, and edge-level evidence.
+
+Conventions: data ``X`` has shape ``(n_samples, n_nodes)`` (the paper writes X as d x n); a graph
+``A`` (or weights ``W``) has shape ``(n_nodes, n_nodes)`` and ``A[i, j] != 0`` means the edge
+i -> j. Every check works on the data and a learned (thresholded, acyclic) graph only.
+
+=====================  ===========================================================================
+check                  what it computes
+=====================  ===========================================================================
+:func:`sortability`    varsortability and R^2-sortability of the data along the learned graph
+                       (Reisach et al. 2021, 2023): is the learned order "increasing variance"?
+:func:`refit_compare`  the graph refitted on transformed data (standardised, or every column
+                       rescaled by a random factor), compared edge by edge with the original one
+:func:`scale_sensitivity`  edges that change over several random rescalings of the columns
+:func:`ols_refit`      the learned graph's linear SEM refitted by least squares: weights, standard
+                       errors, residuals and fitted values per node
+:func:`residual_checks`  per node: normality (D'Agostino-Pearson), heteroscedasticity against the
+                       fitted values (Koenker's Breusch-Pagan); across nodes: equal residual
+                       variances (Brown-Forsythe / Levene), the "EV or NV" verdict
+:func:`markov_check`   local Markov property: each node independent of its non-descendants given
+                       its parents (Fisher-z tests of causal-learn), share rejected, against the
+                       same share for random DAGs with as many edges
+:func:`edge_evidence`  per edge: OLS weight and confidence interval, partial correlation given the
+                       other parents, change of BIC (:func:`colide_core.solver.path.bic_score`) when the
+                       edge is removed or reversed, bootstrap frequency
+:func:`run_checks`     all of the above at once (what the Check page and the report show)
+=====================  ===========================================================================
+
+Every result carries a short ``verdict`` and a plain-language ``summary``; these sentences hold
+numbers only, never a node name, so they can be shown as they are (node names appear only in the
+tables, which the callers escape where they meet HTML).
+
+Work is bounded before it is spent: the Markov check runs at most ``max_tests`` tests per graph
+(a random subset beyond that, drawn with ``random_state``) and at most :data:`MAX_RANDOM_GRAPHS`
+random graphs; the rescaling checks at most :data:`MAX_REFITS` refits.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from colide_core.graph._dag import classify_edges, is_dag
+from colide_core._params import InvalidParameterError, is_int, is_real
+from colide_core._validation import check_adjacency, check_X
+from colide_core.solver.path import bic_score
+from colide_core.data.simulate import path_sortability, varsortability
+
+__all__ = [
+    "MAX_RANDOM_GRAPHS", "MAX_REFITS", "MAX_TESTS",
+    "Refit", "ols_refit", "r2_scores", "r2_sortability", "sortability", "Sortability",
+    "GraphChange", "compare_graphs", "refit_compare", "scale_sensitivity", "ScaleSensitivity",
+    "ResidualChecks", "residual_checks", "MarkovCheck", "markov_check", "implied_independences",
+    "random_dag", "edge_evidence", "CheckReport", "run_checks",
+]
+
+#: Most random graphs of one Markov check.
+MAX_RANDOM_GRAPHS = 1000
+#: Default (and largest allowed) number of conditional-independence tests per graph.
+MAX_TESTS = 5000
+#: Most refits of one rescaling check.
+MAX_REFITS = 50
+#: Varsortability (or R^2-sortability) along the learned graph above which the order is flagged.
+SORTABLE_WARN = 0.8
+
+
+# --------------------------------------------------------------------------------------------
+# shared input handling
+# --------------------------------------------------------------------------------------------
+
+def _data_and_graph(X, A):
+    """``(values, names, B)``: X as float64 (n, d) and the graph as a boolean DAG (d, d)."""
+    values, names = check_X(X, min_samples=3)
+    d = values.shape[1]
+    B = check_adjacency(A, d, "A", what="adjacency matrix") != 0
+    B = B.copy()
+    np.fill_diagonal(B, False)
+    if not is_dag(B):
+        raise ValueError("A must be a DAG (no directed cycle): threshold the weights with "
+                         "colide_core.threshold_to_dag first.")
+    if names is None:
+        names = [f"X{k}" for k in range(d)]
+    return values, names, B
+
+
+def _check_alpha(alpha):
+    if not (is_real(alpha) and 0.0 < float(alpha) < 1.0):
+        raise InvalidParameterError(f"alpha must be a number in (0, 1), got {alpha!r}.")
+    return float(alpha)
+
+
+def _check_count(value, name, low, high):
+    if not (is_int(value) and low <= value <= high):
+        raise InvalidParameterError(f"{name} must be an integer in [{low}, {high}], got {value!r}.")
+    return int(value)
+
+
+# --------------------------------------------------------------------------------------------
+# OLS refit of the learned graph
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Refit:
+    """The learned graph's linear SEM refitted by ordinary least squares, one regression per node.
+
+    Attributes
+    ----------
+    W : ndarray of shape (n_nodes, n_nodes)
+        OLS weights; ``W[i, j]`` is the coefficient of parent i in node j's regression (0 where
+        i is not a parent).
+    se : ndarray of shape (n_nodes, n_nodes)
+        Standard errors of ``W`` (0 where i is not a parent).
+    intercept : ndarray of shape (n_nodes,)
+    residuals : ndarray of shape (n_samples, n_nodes)
+        ``x_j - intercept_j - x_Pa(j) W[Pa(j), j]``, in data units.
+    fitted : ndarray of shape (n_samples, n_nodes)
+        The fitted values ``intercept_j + x_Pa(j) W[Pa(j), j]``.
+    dof : ndarray of int of shape (n_nodes,)
+        Residual degrees of freedom ``n - |Pa(j)| - 1``.
+    residual_var : ndarray of shape (n_nodes,)
+        Unbiased residual variance ``RSS_j / dof_j``.
+    adjacency : ndarray of bool of shape (n_nodes, n_nodes)
+        The graph that was refitted.
+    node_names : list of str
+    """
+
+    W: np.ndarray
+    se: np.ndarray
+    intercept: np.ndarray
+    residuals: np.ndarray
+    fitted: np.ndarray
+    dof: np.ndarray
+    residual_var: np.ndarray
+    adjacency: np.ndarray
+    node_names: list
+
+    def parents(self, j):
+        """Indices of the parents of node ``j`` (ndarray of int)."""
+        return np.flatnonzero(self.adjacency[:, int(j)])
+
+
+def ols_refit(X, A) -> Refit:
+    """Refit the linear SEM of graph ``A`` on ``X`` by least squares (node on its parents).
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+        Finite data, at least 3 rows. Not modified.
+    A : array-like of shape (n_nodes, n_nodes)
+        A DAG, ``A[i, j] != 0`` meaning i -> j; its weights are ignored.
+
+    Returns
+    -------
+    Refit
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not finite numeric (n, d) data, ``A`` not a (d, d) DAG, or a node has as many
+        parents as there are samples minus one (no residual degree of freedom).
+
+    Notes
+    -----
+    Each regression has an intercept (the SEM's node mean). Standard errors are the classical
+    ``sqrt(s^2 (Z'Z)^-1)`` with ``s^2 = RSS / (n - p - 1)``; a singular design is solved in the
+    least-squares sense (``numpy.linalg.lstsq``) and its standard errors use the pseudo-inverse.
+    """
+    values, names, B = _data_and_graph(X, A)
+    n, d = values.shape
+    Xc = values - values.mean(axis=0)
+    W = np.zeros((d, d))
+    se = np.zeros((d, d))
+    resid = np.empty((n, d))
+    fitted = np.empty((n, d))
+    dof = np.empty(d, dtype=int)
+    rvar = np.empty(d)
+    mean = values.mean(axis=0)
+    intercept = mean.copy()
+    for j in range(d):
+        P = np.flatnonzero(B[:, j])
+        dof[j] = n - P.size - 1
+        if dof[j] < 1:
+            raise ValueError(f"node {j} has {P.size} parents but there are only {n} samples: "
+                             "the refit has no residual degree of freedom.")
+        if P.size:
+            Z = Xc[:, P]
+            beta = np.linalg.lstsq(Z, Xc[:, j], rcond=None)[0]
+            W[P, j] = beta
+            fit_c = Z @ beta
+            intercept[j] = mean[j] - float(mean[P] @ beta)
+        else:
+            fit_c = np.zeros(n)
+        r = Xc[:, j] - fit_c
+        resid[:, j] = r
+        fitted[:, j] = mean[j] + fit_c
+        rvar[j] = float(r @ r) / dof[j]
+        if P.size:
+            se[P, j] = np.sqrt(np.maximum(np.diag(np.linalg.pinv(Z.T @ Z)) * rvar[j], 0.0))
+    return Refit(W=W, se=se, intercept=intercept, residuals=resid, fitted=fitted, dof=dof,
+                 residual_var=rvar, adjacency=B, node_names=list(names))
+
+
+# --------------------------------------------------------------------------------------------
+# sortability (Reisach et al. 2021, 2023)
+# --------------------------------------------------------------------------------------------
+
+def r2_scores(X) -> np.ndarray:
+    """R^2 of each node regressed (OLS, with intercept) on all the other nodes.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,), values in [0, 1]
+        ``1 - 1 / (Sigma_jj (Sigma^-1)_jj)`` with ``Sigma`` the covariance; unchanged by rescaling
+        any column.
+
+    Raises
+    ------
+    ValueError
+        For data that :func:`colide_core._validation.check_X` refuses.
+
+    Notes
+    -----
+    A singular covariance (a column that is an exact combination of others) is handled with the
+    pseudo-inverse; such a node gets R^2 = 1.
+    """
+    values, _ = check_X(X, min_samples=3)
+    C = np.cov(values, rowvar=False)
+    diag = np.diag(C).copy()
+    if np.any(diag <= 0):
+        raise ValueError("X has a constant column: R^2 is undefined.")
+    # scale-free: work on the correlation matrix
+    s = np.sqrt(diag)
+    R = C / np.outer(s, s)
+    try:
+        P = np.linalg.inv(R)
+    except np.linalg.LinAlgError:
+        P = np.linalg.pinv(R)
+    with np.errstate(divide="ignore"):
+        r2 = 1.0 - 1.0 / np.diag(P)
+    r2 = np.where(np.isfinite(r2), r2, 1.0)
+    return np.clip(r2, 0.0, 1.0)
+
+
+def r2_sortability(X, W, tol=1e-9) -> float:
+    """R^2-sortability of data ``X`` along the graph of ``W`` (Reisach et al., 2023).
+
+    The share of directed paths (counted as in :func:`colide_core.data.simulate.varsortability`) that
+    point from a node of smaller to a node of larger R^2 (:func:`r2_scores`); ties count one half.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+    W : array-like of shape (n_nodes, n_nodes)
+        ``W[i, j] != 0`` means i -> j.
+    tol : float, default=1e-9
+
+    Returns
+    -------
+    float in [0, 1], or nan if the graph has no edge.
+
+    Notes
+    -----
+    A. G. Reisach, M. Tami, C. Seiler, S. Weichwald, S. Mogensen, "A Scale-Invariant Sorting
+    Criterion to Find a Causal Order in Additive Noise Models", NeurIPS 2023. Unlike
+    varsortability, it does not change when columns are rescaled.
+    """
+    values, _ = check_X(X, min_samples=3)
+    Wa = check_adjacency(W, values.shape[1], "W", what="adjacency matrix")
+    return path_sortability(r2_scores(values), Wa, tol=tol)
+
+
+@dataclass(frozen=True)
+class Sortability:
+    """Varsortability and R^2-sortability of the data along a graph.
+
+    Attributes
+    ----------
+    varsortability, r2_sortability : float in [0, 1] or nan (no edge)
+    variances : ndarray of shape (n_nodes,)
+        Marginal variances (ddof=0) in data units.
+    r2 : ndarray of shape (n_nodes,)
+        :func:`r2_scores`.
+    scale_warning : bool
+        True when varsortability > :data:`SORTABLE_WARN`: the learned order follows increasing
+        variance, which a method that is not scale-invariant (CoLiDE) can produce from the units
+        alone.
+    verdict : str
+    summary : str
+    """
+
+    varsortability: float
+    r2_sortability: float
+    variances: np.ndarray = field(repr=False)
+    r2: np.ndarray = field(repr=False)
+    scale_warning: bool
+    verdict: str
+    summary: str
+
+
+def sortability(X, A) -> Sortability:
+    """Varsortability and R^2-sortability of ``X`` along the learned graph ``A``, with a verdict.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+    A : array-like of shape (n_nodes, n_nodes)
+        The learned DAG, ``A[i, j] != 0`` meaning i -> j.
+
+    Returns
+    -------
+    Sortability
+
+    Raises
+    ------
+    ValueError
+        For invalid data or a graph that is not a (d, d) DAG.
+
+    Notes
+    -----
+    Reisach, Seiler, Weichwald (NeurIPS 2021) show that on simulated benchmarks the causal order
+    is often the order of increasing marginal variance ("varsortability" near 1), which methods
+    with a least-squares loss exploit; standardising the data removes that signal. Computed
+    along the *learned* graph, a value near 1 means the learned edges mostly point towards
+    larger variance: the order may come from the units of the columns rather than from the
+    causal structure. Compare with the graph learned on standardised data (:func:`refit_compare`).
+    """
+    values, _, B = _data_and_graph(X, A)
+    vs = varsortability(values, B)
+    r2s = path_sortability(r2_scores(values), B)
+    var = values.var(axis=0)
+    if math.isnan(vs):
+        return Sortability(vs, r2s, var, r2_scores(values), False, "no edges",
+                           "The graph has no edge: there is no order to check.")
+    warn = vs > SORTABLE_WARN
+    if warn:
+        verdict = "order follows variance"
+        summary = (f"Varsortability along the learned graph is {vs:.2f}: {vs:.0%} of its directed paths "
+                   "point from a smaller to a larger variance. CoLiDE is not scale-invariant, so this "
+                   "order could be an artefact of the units; compare with the graph learned on "
+                   "standardised data.")
+    else:
+        verdict = "order not driven by variance"
+        summary = (f"Varsortability along the learned graph is {vs:.2f} (0.5 = unrelated to the "
+                   "variances, 1 = the order of increasing variance): the learned order does not "
+                   "simply follow the scale of the columns.")
+    if not math.isnan(r2s):
+        summary += (f" R²-sortability is {r2s:.2f} (scale-invariant; near 1 means the order follows "
+                    "how well each node is predicted by the others).")
+    return Sortability(vs, r2s, var, r2_scores(values), bool(warn), verdict, summary)
+
+
+# --------------------------------------------------------------------------------------------
+# refits after a transformation of the data
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GraphChange:
+    """Edge-by-edge comparison of a graph with a reference graph.
+
+    Attributes
+    ----------
+    kept, reversed, removed, added : list of (int, int)
+        Edges of the reference found in the same direction, found reversed, not found; edges
+        of the new graph absent from the reference in both directions. Pairs are (i, j) for
+        i -> j (for ``reversed``, the reference's direction).
+    n_changed : int
+        ``len(reversed) + len(removed) + len(added)`` (the SHD between the two graphs).
+    """
+
+    kept: list
+    reversed: list
+    removed: list
+    added: list
+
+    @property
+    def n_changed(self) -> int:
+        """Edges that differ: reversed + removed + added."""
+        return len(self.reversed) + len(self.removed) + len(self.added)
+
+    def table(self, names):
+        """One row per edge of either graph: ``source``, ``target``, ``status``.
+
+        ``status`` is "kept", "reversed" (written in the reference's direction), "removed" or
+        "added". ``names`` are the node names (user strings, returned as they are).
+        """
+        rows = [(names[i], names[j], status) for status, edges in
+                (("kept", self.kept), ("reversed", self.reversed), ("removed", self.removed),
+                 ("added", self.added)) for i, j in edges]
+        return pd.DataFrame(rows, columns=["source", "target", "status"])
+
+
+def compare_graphs(A_ref, A_new) -> GraphChange:
+    """Compare graph ``A_new`` with the reference ``A_ref`` edge by edge.
+
+    Parameters
+    ----------
+    A_ref, A_new : array-like of shape (n_nodes, n_nodes)
+        ``A[i, j] != 0`` means i -> j.
+
+    Returns
+    -------
+    GraphChange
+
+    Notes
+    -----
+    Uses :func:`colide_core.graph._dag.classify_edges` with the reference as the "truth" (the one
+    edge-labelling implementation).
+    """
+    labels = classify_edges(A_new, A_ref)
+    kept = [(i, j) for i, j, k in labels if k == "correct"]
+    rev = [(j, i) for i, j, k in labels if k == "reversed"]
+    removed = [(i, j) for i, j, k in labels if k == "missing"]
+    added = [(i, j) for i, j, k in labels if k == "extra"]
+    return GraphChange(kept, rev, removed, added)
+
+
+def _fitted_graph(estimator, X):
+    from sklearn.base import clone
+
+    model = clone(estimator).fit(X)
+    return np.asarray(model.adjacency_, dtype=float)
+
+
+def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None) -> GraphChange:
+    """Refit ``estimator`` on transformed data and compare its graph with ``A_ref``.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+        The data ``A_ref`` was learned from. Not modified.
+    estimator : colide_core.CoLiDE
+        Unfitted or fitted; a clone with the same parameters (λ, threshold, variant, prior
+        knowledge) is fitted.
+    A_ref : array-like of shape (n_nodes, n_nodes)
+        The graph learned on ``X`` (``A[i, j] != 0`` means i -> j).
+    transform : {"standardize", "rescale"}, default="standardize"
+        "standardize": centre and scale every column to unit variance
+        (:func:`colide_core.data.simulate.standardize`); "rescale": multiply column j by
+        ``factors[j]``.
+    factors : array-like of shape (n_nodes,), optional
+        Positive finite factors for "rescale".
+
+    Returns
+    -------
+    GraphChange
+        How the refitted graph differs from ``A_ref``.
+
+    Raises
+    ------
+    ValueError
+        For invalid data, an unknown ``transform`` or bad ``factors``; FloatingPointError from
+        the solver.
+    """
+    from colide_core.data.simulate import standardize
+
+    values, names = check_X(X, min_samples=3)
+    d = values.shape[1]
+    ref = check_adjacency(A_ref, d, "A_ref", what="adjacency matrix")
+    if transform == "standardize":
+        Z = standardize(values)
+    elif transform == "rescale":
+        f = np.asarray(factors, dtype=float) if factors is not None else None
+        if f is None or f.shape != (d,) or not np.all(np.isfinite(f)) or np.any(f <= 0):
+            raise ValueError(f"factors must be {d} positive finite numbers.")
+        Z = values * f
+    else:
+        raise ValueError(f"transform must be 'standardize' or 'rescale', got {transform!r}.")
+    frame = pd.DataFrame(Z, columns=names) if names is not None else Z
+    return compare_graphs(ref, _fitted_graph(estimator, frame))
+
+
+@dataclass(frozen=True)
+class ScaleSensitivity:
+    """The graph after random rescalings of the columns, compared with the original graph.
+
+    Attributes
+    ----------
+    factors : ndarray of shape (n_repeats, n_nodes)
+        The factors each column was multiplied by.
+    changes : list of GraphChange
+        One per rescaling.
+    edge_kept : ndarray of shape (n_nodes, n_nodes)
+        For each edge of the original graph, the share of rescalings that kept it in the same
+        direction (0 elsewhere).
+    n_changed : ndarray of int of shape (n_repeats,)
+    verdict, summary : str
+    """
+
+    factors: np.ndarray
+    changes: list
+    edge_kept: np.ndarray
+    n_changed: np.ndarray
+    verdict: str
+    summary: str
+
+
+def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
+                      random_state=None) -> ScaleSensitivity:
+    """Refit after multiplying every column by a random factor; count the edges that change.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+    estimator : colide_core.CoLiDE
+        Its parameters are used for every refit (a clone is fitted).
+    A_ref : array-like of shape (n_nodes, n_nodes)
+        The graph learned on ``X``.
+    n_repeats : int in [1, MAX_REFITS], default=3
+    low, high : float, default=0.1 and 10
+        Factors are log-uniform on ``[low, high]`` (0 < low <= high): a change of units.
+    random_state : int, numpy Generator or None
+
+    Returns
+    -------
+    ScaleSensitivity
+
+    Raises
+    ------
+    InvalidParameterError
+        For a bad ``n_repeats``, ``low`` or ``high``; ValueError for bad data.
+
+    Notes
+    -----
+    The CoLiDE score is not invariant to rescaling a column (the README says so; the
+    least-squares loss and the threshold on |w| are in data units), so a different graph after
+    rescaling is expected; the count says how much of the graph depends on the units.
+    """
+    n_repeats = _check_count(n_repeats, "n_repeats", 1, MAX_REFITS)
+    if not (is_real(low) and is_real(high) and 0 < low <= high < math.inf):
+        raise InvalidParameterError(f"need 0 < low <= high < inf, got low={low!r}, high={high!r}.")
+    values, names = check_X(X, min_samples=3)
+    d = values.shape[1]
+    ref = check_adjacency(A_ref, d, "A_ref", what="adjacency matrix") != 0
+    rng = np.random.default_rng(random_state)
+    F = np.exp(rng.uniform(math.log(low), math.log(high), size=(n_repeats, d)))
+    changes = [refit_compare(pd.DataFrame(values, columns=names) if names else values, estimator, ref,
+                             "rescale", factors=f) for f in F]
+    kept = np.zeros((d, d))
+    for ch in changes:
+        for i, j in ch.kept:
+            kept[i, j] += 1
+    kept /= n_repeats
+    n_changed = np.array([c.n_changed for c in changes], dtype=int)
+    n_edges = int(ref.sum())
+    mean = float(n_changed.mean())
+    if n_changed.max() == 0:
+        verdict = "scale-robust"
+        summary = (f"After {n_repeats} random rescalings of the columns (factors between {low:g} and "
+                   f"{high:g}) the graph was the same every time.")
+    else:
+        verdict = "scale-dependent"
+        summary = (f"After {n_repeats} random rescalings of the columns (factors between {low:g} and "
+                   f"{high:g}) on average {mean:.1f} edges changed (of {n_edges}; at most "
+                   f"{int(n_changed.max())}): part of the graph depends on the units, because CoLiDE "
+                   "is not scale-invariant.")
+    return ScaleSensitivity(F, changes, kept, n_changed, verdict, summary)
+
+
+# --------------------------------------------------------------------------------------------
+# residuals: normality, heteroscedasticity, equal variances (EV or NV)
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class ResidualChecks:
+    """Tests on the residuals of the refitted SEM (:func:`ols_refit`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per node: ``node``, ``parents`` (count), ``residual_sd`` (data units),
+        ``normality_stat``, ``normality_p`` (D'Agostino-Pearson K^2), ``hetero_stat``,
+        ``hetero_p`` (Koenker's Breusch-Pagan against the fitted values; NaN for a node without
+        parents), ``normal`` and ``homoscedastic`` (bool: the test does not reject at
+        ``alpha / n_nodes``, Bonferroni).
+    equal_var_stat, equal_var_p : float
+        Brown-Forsythe (Levene, median-centred) test that all nodes' residuals have one variance.
+    variance_ratio : float
+        Largest over smallest residual variance.
+    noise_model : {"EV", "NV"}
+        "NV" when the equal-variance test rejects at ``alpha``, else "EV".
+    refit : Refit
+    alpha : float
+    verdict, summary : str
+    """
+
+    table: pd.DataFrame
+    equal_var_stat: float
+    equal_var_p: float
+    variance_ratio: float
+    noise_model: str
+    refit: Refit = field(repr=False)
+    alpha: float
+    verdict: str
+    summary: str
+
+    @property
+    def ev_nv_line(self) -> str:
+        """One sentence with the EV-or-NV verdict (for the Learn page)."""
+        if self.noise_model == "NV":
+            return (f"Noise model check: the residual variances differ across nodes (ratio "
+                    f"{self.variance_ratio:.3g}, Brown-Forsythe p {_p(self.equal_var_p)}), so "
+                    "CoLiDE-NV fits the data's assumption better than CoLiDE-EV.")
+        return (f"Noise model check: equal residual variances are not rejected (ratio "
+                f"{self.variance_ratio:.3g}, Brown-Forsythe p {_p(self.equal_var_p)}): CoLiDE-EV's "
+                "assumption is plausible.")
+
+
+def _p(p):
+    """A p-value for a sentence: ``< 1e-300`` instead of a 0 that underflowed."""
+    return "< 1e-300" if p < 1e-300 else f"= {p:.2g}"
+
+
+def _breusch_pagan(resid, fitted):
+    """Koenker's studentised Breusch-Pagan test of e^2 on the fitted values: (LM, p), 1 d.o.f."""
+    e2 = resid ** 2
+    f = fitted - fitted.mean()
+    if not np.any(f):  # constant fitted values (a collinear design): nothing to regress on
+        return math.nan, math.nan
+    y = e2 - e2.mean()
+    denom = float(y @ y)
+    if denom == 0:
+        return 0.0, 1.0
+    r2 = float((f @ y) ** 2 / ((f @ f) * denom))
+    lm = resid.size * r2
+    return float(lm), float(stats.chi2.sf(lm, 1))
+
+
+def residual_checks(X, A, alpha=0.05) -> ResidualChecks:
+    """Normality, heteroscedasticity and equal-variance tests on the refitted SEM's residuals.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+        At least 20 rows (the normality test needs them).
+    A : array-like of shape (n_nodes, n_nodes)
+        The learned DAG, ``A[i, j] != 0`` meaning i -> j.
+    alpha : float in (0, 1), default=0.05
+        Level of the tests; per-node tests use ``alpha / n_nodes`` (Bonferroni).
+
+    Returns
+    -------
+    ResidualChecks
+
+    Raises
+    ------
+    ValueError
+        For invalid data (fewer than 20 rows), a graph that is not a DAG; InvalidParameterError
+        for a bad ``alpha``.
+
+    Notes
+    -----
+    * Normality: :func:`scipy.stats.normaltest` (D'Agostino and Pearson's K^2, skewness and
+      kurtosis), one test per node.
+    * Heteroscedasticity: Koenker's (1981) studentised Breusch-Pagan test, ``n R^2`` of the
+      squared residuals regressed on the fitted values, chi^2 with 1 degree of freedom.
+    * Equal variances: :func:`scipy.stats.levene` with ``center="median"`` (Brown-Forsythe),
+      robust to non-normal residuals, across the nodes' residuals. CoLiDE-EV assumes one noise
+      variance for all nodes (paper eq. 4), CoLiDE-NV one per node (eq. 6). The variances are in
+      data units, so the verdict depends on the units: on standardised data it can change.
+    """
+    alpha = _check_alpha(alpha)
+    values, names, B = _data_and_graph(X, A)
+    n, d = values.shape
+    if n < 20:
+        raise ValueError(f"residual tests need at least 20 samples, got {n}.")
+    ref = ols_refit(values, B)
+    a_node = alpha / d
+    rows = []
+    for j in range(d):
+        r = ref.residuals[:, j]
+        if np.ptp(r) == 0:
+            k2, pn = math.nan, math.nan
+        else:
+            k2, pn = stats.normaltest(r)
+        lm, ph = _breusch_pagan(r, ref.fitted[:, j]) if B[:, j].any() else (math.nan, math.nan)
+        rows.append({"node": names[j], "parents": int(B[:, j].sum()),
+                     "residual_sd": float(math.sqrt(ref.residual_var[j])),
+                     "normality_stat": float(k2), "normality_p": float(pn),
+                     "hetero_stat": lm, "hetero_p": ph,
+                     "normal": bool(not (pn < a_node)), "homoscedastic": bool(not (ph < a_node))})
+    table = pd.DataFrame(rows)
+    lev = stats.levene(*[ref.residuals[:, j] for j in range(d)], center="median")
+    ev_stat, ev_p = float(lev.statistic), float(lev.pvalue)
+    rv = ref.residual_var
+    ratio = float(rv.max() / rv.min()) if rv.min() > 0 else math.inf
+    model = "NV" if ev_p < alpha else "EV"
+    n_nonnormal = int((~table["normal"]).sum())
+    hetero_tested = table["hetero_p"].notna()
+    n_hetero = int((~table["homoscedastic"] & hetero_tested).sum())
+    parts = []
+    if n_nonnormal == 0:
+        parts.append(f"Residuals look Gaussian at every node (D'Agostino-Pearson, level {alpha:g} "
+                     f"split over {d} nodes).")
+    else:
+        parts.append(f"Residuals are not Gaussian at {n_nonnormal} of {d} nodes (D'Agostino-Pearson, "
+                     f"level {alpha:g} split over {d} nodes): CoLiDE's Gaussian likelihood is an "
+                     "approximation here (its estimates stay consistent for non-Gaussian noise, its "
+                     "σ̂ and BIC are less reliable).")
+    if n_hetero:
+        parts.append(f"The residual spread changes with the fitted values at {n_hetero} of "
+                     f"{int(hetero_tested.sum())} nodes with parents (Breusch-Pagan): a sign of a "
+                     "non-linear relation or of a missing variable.")
+    else:
+        parts.append("No node shows residual spread changing with its fitted values (Breusch-Pagan).")
+    if model == "NV":
+        parts.append(f"The residual variances differ across nodes (largest / smallest = {ratio:.3g}, "
+                     f"Brown-Forsythe p {_p(ev_p)}): prefer CoLiDE-NV.")
+    else:
+        parts.append(f"Equal residual variances are not rejected (largest / smallest = {ratio:.3g}, "
+                     f"Brown-Forsythe p {_p(ev_p)}): CoLiDE-EV's assumption is plausible.")
+    verdict = f"{model}; {d - n_nonnormal}/{d} nodes Gaussian"
+    return ResidualChecks(table, ev_stat, ev_p, ratio, model, ref, alpha, verdict, " ".join(parts))
+
+
+# --------------------------------------------------------------------------------------------
+# Markov check
+# --------------------------------------------------------------------------------------------
+
+def implied_independences(A):
+    """The local Markov statements of a DAG: each node against each non-descendant given its parents.
+
+    Parameters
+    ----------
+    A : array-like of shape (n_nodes, n_nodes)
+        A DAG, ``A[i, j] != 0`` meaning i -> j.
+
+    Returns
+    -------
+    list of (int, int, tuple of int)
+        ``(i, j, parents_of_i)`` for every node i and every non-descendant j of i that is not a
+        parent of i: the graph implies ``X_i`` independent of ``X_j`` given ``X_Pa(i)``.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not a square DAG.
+    """
+    B = np.asarray(A) != 0
+    if B.ndim != 2 or B.shape[0] != B.shape[1]:
+        raise ValueError(f"A must be square, got shape {B.shape}.")
+    G = nx.from_numpy_array(B.astype(np.int8), create_using=nx.DiGraph)
+    if not nx.is_directed_acyclic_graph(G):
+        raise ValueError("A must be a DAG.")
+    d = B.shape[0]
+    out = []
+    for i in range(d):
+        pa = tuple(int(p) for p in np.flatnonzero(B[:, i]))
+        excluded = nx.descendants(G, i) | set(pa) | {i}
+        out += [(i, j, pa) for j in range(d) if j not in excluded]
+    return out
+
+
+def random_dag(d, n_edges, rng) -> np.ndarray:
+    """A DAG drawn uniformly among those with ``n_edges`` edges over a random node order.
+
+    Parameters
+    ----------
+    d : int
+        Number of nodes.
+    n_edges : int
+        Number of edges, at most ``d (d - 1) / 2``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (d, d), dtype bool
+        ``A[i, j]`` True means i -> j.
+    """
+    iu = np.triu_indices(d, 1)
+    pick = rng.choice(iu[0].size, size=int(n_edges), replace=False)
+    U = np.zeros((d, d), dtype=bool)
+    U[iu[0][pick], iu[1][pick]] = True
+    perm = rng.permutation(d)
+    return U[np.ix_(perm, perm)]
+
+
+@dataclass(frozen=True, eq=False)
+class MarkovCheck:
+    """Local Markov check of a DAG on data, against random DAGs with as many edges.
+
+    Attributes
+    ----------
+    tests : pandas.DataFrame
+        One row per test of the learned graph: ``node``, ``other``, ``given`` (names joined by
+        ", "), ``p_value``, ``rejected`` (p < alpha).
+    n_tests : int
+        Tests run on the learned graph (at most ``max_tests``).
+    n_implied : int
+        Statements the learned graph implies (tests are a random subset when larger than
+        ``max_tests``).
+    share_rejected : float in [0, 1] or nan
+        Share of the learned graph's tests rejected at ``alpha`` (nan when it implies none).
+    random_shares : ndarray of shape (n_random,)
+        The same share for each random DAG (nan for a random DAG implying no statement).
+    share_random_as_good : float in [0, 1] or nan
+        Share of the random DAGs whose share of rejections is at most the learned graph's (an
+        empirical p-value: small means the learned graph explains the data better than chance).
+    alpha : float
+    verdict, summary : str
+    """
+
+    tests: pd.DataFrame
+    n_tests: int
+    n_implied: int
+    share_rejected: float
+    random_shares: np.ndarray
+    share_random_as_good: float
+    alpha: float
+    verdict: str
+    summary: str
+
+
+def _run_tests(cit, statements, max_tests, rng):
+    if len(statements) > max_tests:
+        keep = np.sort(rng.choice(len(statements), size=max_tests, replace=False))
+        statements = [statements[k] for k in keep]
+    p = np.empty(len(statements))
+    for k, (i, j, pa) in enumerate(statements):
+        try:
+            p[k] = float(cit(i, j, list(pa)))
+        except ValueError:  # singular correlation submatrix
+            p[k] = math.nan
+    return statements, p
+
+
+def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_state=None) -> MarkovCheck:
+    """Test the conditional independences the learned DAG implies, against random DAGs.
+
+    For every node i and every non-descendant j that is not a parent, the DAG implies
+    ``X_i independent of X_j given X_Pa(i)`` (local Markov property). Each statement is tested
+    with the Fisher-z partial-correlation test; the share rejected at ``alpha`` is compared with
+    the same share for ``n_random`` random DAGs with the same number of edges.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+        At least 5 rows.
+    A : array-like of shape (n_nodes, n_nodes)
+        The learned DAG, ``A[i, j] != 0`` meaning i -> j.
+    n_random : int in [0, MAX_RANDOM_GRAPHS], default=100
+    alpha : float in (0, 1), default=0.05
+    max_tests : int in [1, MAX_TESTS], default=MAX_TESTS
+        Most tests per graph; beyond it a random subset of the statements is tested.
+    random_state : int, numpy Generator or None
+        Seeds the random DAGs and the subsets.
+
+    Returns
+    -------
+    MarkovCheck
+
+    Raises
+    ------
+    ValueError
+        For invalid data or a graph that is not a DAG; InvalidParameterError for bad counts.
+
+    Notes
+    -----
+    Tests: :func:`causallearn.utils.cit.CIT` with ``"fisherz"`` (one object per dataset, so the
+    random graphs reuse its p-value cache). The comparison with random graphs follows DoWhy's
+    ``falsify_graph`` (Eulig et al., 2023): a share of rejections is only meaningful next to
+    what a graph unrelated to the data gets. Multiple testing is not corrected: the share of
+    rejections of a correct graph is about ``alpha``. Gaussian (linear) partial correlations
+    only see linear dependence.
+    """
+    from causallearn.utils.cit import CIT
+
+    alpha = _check_alpha(alpha)
+    n_random = _check_count(n_random, "n_random", 0, MAX_RANDOM_GRAPHS)
+    max_tests = _check_count(max_tests, "max_tests", 1, MAX_TESTS)
+    values, names, B = _data_and_graph(X, A)
+    n, d = values.shape
+    if n < 5:
+        raise ValueError(f"the Fisher-z test needs at least 5 samples, got {n}.")
+    rng = np.random.default_rng(random_state)
+    cit = CIT(values, "fisherz")
+    implied = implied_independences(B)
+    statements, p = _run_tests(cit, implied, max_tests, rng)
+    rejected = p < alpha
+    share = float(np.mean(rejected)) if len(statements) else math.nan
+    n_edges = int(B.sum())
+    shares = np.full(n_random, math.nan)
+    for r in range(n_random):
+        _, pr = _run_tests(cit, implied_independences(random_dag(d, n_edges, rng)), max_tests, rng)
+        if pr.size:
+            shares[r] = float(np.mean(pr < alpha))
+    valid = shares[~np.isnan(shares)]
+    as_good = float(np.mean(valid <= share)) if (valid.size and not math.isnan(share)) else math.nan
+    tests = pd.DataFrame({
+        "node": [names[i] for i, _, _ in statements],
+        "other": [names[j] for _, j, _ in statements],
+        "given": [", ".join(names[k] for k in pa) for _, _, pa in statements],
+        "p_value": p, "rejected": rejected,
+    })
+    if math.isnan(share):
+        verdict = "nothing to test"
+        summary = ("The graph implies no conditional independence (every pair is joined by a directed "
+                   "path or an edge), so the Markov check has nothing to test.")
+    else:
+        base = (f"The learned graph implies {len(implied)} conditional independences"
+                + (f" ({len(statements)} tested, a random subset)" if len(statements) < len(implied) else "")
+                + f"; the data reject {share:.0%} of them (Fisher-z, level {alpha:g}; about "
+                f"{alpha:.0%} are rejected by chance when the graph is right).")
+        if valid.size:
+            base += (f" Random DAGs with the same {n_edges} edges get {np.median(valid):.0%} rejected "
+                     f"(median of {valid.size}); {as_good:.0%} of them do at least as well as the "
+                     "learned graph.")
+            if as_good <= 0.05:
+                verdict = "better than random graphs"
+                base += " The learned graph explains the data's independences better than chance."
+            else:
+                verdict = "not better than random graphs"
+                base += (" The learned graph does not explain the data's independences clearly better "
+                         "than a random graph with as many edges.")
+        else:
+            verdict = "no random comparison"
+        if share > 2 * alpha and share > 0.1:
+            base += (" Many implied independences are rejected: edges are probably missing or "
+                     "misdirected.")
+        summary = base
+    return MarkovCheck(tests, len(statements), len(implied), share, shares, as_good, alpha, verdict, summary)
+
+
+# --------------------------------------------------------------------------------------------
+# edge evidence
+# --------------------------------------------------------------------------------------------
+
+def edge_evidence(X, A, *, W=None, frequency=None, level=0.95) -> pd.DataFrame:
+    """Evidence for every edge of a DAG: refitted weight with a CI, partial correlation, ΔBIC.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+    A : array-like of shape (n_nodes, n_nodes)
+        The learned DAG, ``A[i, j] != 0`` meaning i -> j.
+    W : array-like of shape (n_nodes, n_nodes), optional
+        The learned weights (CoLiDE's ``W``), shown next to the refitted ones.
+    frequency : array-like of shape (n_nodes, n_nodes), optional
+        Bootstrap frequency of each edge i -> j in [0, 1]
+        (:attr:`colide_core.evaluation.stability.BootstrapResult.frequency`).
+    level : float in (0, 1), default=0.95
+        Coverage of the confidence interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per edge, in row-major order: ``source``, ``target``, ``weight`` (CoLiDE's, when
+        ``W`` is given), ``ols_weight``, ``ci_low``, ``ci_high`` (t interval of the OLS weight of
+        the source in the target's regression on its parents), ``partial_corr`` (of source and
+        target given the target's other parents), ``delta_bic_remove``, ``delta_bic_reverse``
+        (BIC of the graph with the edge removed, or reversed, minus the graph's BIC; positive
+        means the data prefer the edge as it is; NaN when reversing it makes a cycle),
+        ``bootstrap_frequency`` (when ``frequency`` is given). Node names are returned as they are.
+
+    Raises
+    ------
+    ValueError
+        For invalid data, a graph that is not a DAG, or ``W`` / ``frequency`` of the wrong shape.
+
+    Notes
+    -----
+    BIC as :func:`colide_core.solver.path.bic_score` (Gaussian, OLS refit, one variance per node, lower
+    is better), so ``delta_bic_remove = n log(s2_without / s2_with) - log n`` for the target's
+    residual variances. Reversals within a Markov equivalence class leave the BIC unchanged
+    (score equivalence): a ΔBIC of 0 for a reversal means the data cannot orient that edge.
+    """
+    if not (is_real(level) and 0.0 < float(level) < 1.0):
+        raise InvalidParameterError(f"level must be a number in (0, 1), got {level!r}.")
+    values, names, B = _data_and_graph(X, A)
+    n, d = values.shape
+    ref = ols_refit(values, B)
+    Xc = values - values.mean(axis=0)
+    cov = Xc.T @ Xc / n
+    base = bic_score(cov, n, B)
+    Wl = None if W is None else check_adjacency(W, d, "W", what="weight matrix")
+    F = None if frequency is None else check_adjacency(frequency, d, "frequency", what="frequency matrix")
+    q = (1.0 + float(level)) / 2.0
+    rows = []
+    for i, j in zip(*np.nonzero(B)):
+        i, j = int(i), int(j)
+        t = stats.t.ppf(q, ref.dof[j])
+        b, s = ref.W[i, j], ref.se[i, j]
+        others = [int(k) for k in np.flatnonzero(B[:, j]) if k != i]
+        idx = [i, j] + others
+        sub = cov[np.ix_(idx, idx)]
+        try:
+            P = np.linalg.inv(sub)
+            pc = float(-P[0, 1] / math.sqrt(P[0, 0] * P[1, 1]))
+        except (np.linalg.LinAlgError, ValueError):
+            pc = math.nan
+        Bm = B.copy()
+        Bm[i, j] = False
+        d_remove = bic_score(cov, n, Bm) - base
+        Bm[j, i] = True
+        d_reverse = bic_score(cov, n, Bm) - base if is_dag(Bm) else math.nan
+        row = {"source": names[i], "target": names[j]}
+        if Wl is not None:
+            row["weight"] = float(Wl[i, j])
+        row.update({"ols_weight": float(b), "ci_low": float(b - t * s), "ci_high": float(b + t * s),
+                    "partial_corr": pc, "delta_bic_remove": float(d_remove),
+                    "delta_bic_reverse": float(d_reverse)})
+        if F is not None:
+            row["bootstrap_frequency"] = float(F[i, j])
+        rows.append(row)
+    cols = ["source", "target"] + (["weight"] if Wl is not None else []) + [
+        "ols_weight", "ci_low", "ci_high", "partial_corr", "delta_bic_remove", "delta_bic_reverse"] + (
+        ["bootstrap_frequency"] if F is not None else [])
+    return pd.DataFrame(rows, columns=cols)
+
+
+# --------------------------------------------------------------------------------------------
+# everything at once
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class CheckReport:
+    """All checks of one fit (what the Check page and the HTML report show).
+
+    Attributes
+    ----------
+    sortability : Sortability
+    residuals : ResidualChecks
+    markov : MarkovCheck
+    evidence : pandas.DataFrame
+        :func:`edge_evidence`.
+    standardized : GraphChange or None
+        The graph refitted on standardised data against the learned one (with an estimator).
+    scale : ScaleSensitivity or None
+        Random rescalings (with an estimator and ``n_rescale > 0``).
+    node_names : list of str
+    n_edges : int
+    """
+
+    sortability: Sortability
+    residuals: ResidualChecks
+    markov: MarkovCheck
+    evidence: pd.DataFrame
+    standardized: object
+    scale: object
+    node_names: list
+    n_edges: int
+
+    def verdicts(self) -> pd.DataFrame:
+        """One row per check: ``check``, ``verdict``, ``summary`` (no node names inside)."""
+        rows = [("Sortability", self.sortability.verdict, self.sortability.summary),
+                ("Residuals (EV or NV)", self.residuals.verdict, self.residuals.summary),
+                ("Markov check", self.markov.verdict, self.markov.summary)]
+        if self.standardized is not None:
+            ch = self.standardized
+            rows.append(("Standardise and refit", f"{ch.n_changed} edges change",
+                         f"Refitted on standardised data, {len(ch.kept)} of {self.n_edges} edges survive "
+                         f"as they are, {len(ch.reversed)} are reversed, {len(ch.removed)} disappear and "
+                         f"{len(ch.added)} are new."))
+        if self.scale is not None:
+            rows.append(("Scale sensitivity", self.scale.verdict, self.scale.summary))
+        return pd.DataFrame(rows, columns=["check", "verdict", "summary"])
+
+
+def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_rescale=3, alpha=0.05,
+               random_state=0) -> CheckReport:
+    """Run every check of this module on one fit.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+    A : array-like of shape (n_nodes, n_nodes)
+        The learned DAG (thresholded), ``A[i, j] != 0`` meaning i -> j.
+    W : array-like of shape (n_nodes, n_nodes), optional
+        The learned weights, for the evidence table.
+    estimator : colide_core.CoLiDE, optional
+        The settings of the fit; with it the graph is refitted on standardised data and after
+        ``n_rescale`` random rescalings (a few solves more).
+    frequency : array-like of shape (n_nodes, n_nodes), optional
+        Bootstrap edge frequencies.
+    n_random : int, default=100
+        Random DAGs of the Markov check.
+    n_rescale : int, default=3
+        Random rescalings (0 skips that check).
+    alpha : float, default=0.05
+    random_state : int, Generator or None, default=0
+
+    Returns
+    -------
+    CheckReport
+
+    Raises
+    ------
+    ValueError
+        As the individual checks.
+    """
+    values, names, B = _data_and_graph(X, A)
+    frame = pd.DataFrame(values, columns=names)
+    rng = np.random.default_rng(random_state)
+    seeds = rng.integers(0, 2**32, size=2)
+    std = scale = None
+    if estimator is not None:
+        std = refit_compare(frame, estimator, B, "standardize")
+        if n_rescale:
+            scale = scale_sensitivity(frame, estimator, B, n_repeats=n_rescale, random_state=int(seeds[0]))
+    return CheckReport(
+        sortability=sortability(values, B),
+        residuals=residual_checks(values, B, alpha=alpha),
+        markov=markov_check(values, B, n_random=n_random, alpha=alpha, random_state=int(seeds[1])),
+        evidence=edge_evidence(frame, B, W=W, frequency=frequency),
+        standardized=std, scale=scale, node_names=list(names), n_edges=int(B.sum()),
+    )

@@ -1,0 +1,152 @@
+"""Every exception and warning a user of :mod:`colide_core` can catch, in one place.
+
+* :class:`InvalidParameterError`: a parameter or run setting is refused (scikit-learn's own class,
+  both a ``ValueError`` and a ``TypeError``), raised by :mod:`colide_core.settings` and by every
+  function's declarative checks;
+* :class:`ConvergenceWarning`: a solve stopped on its iteration or time budget; it subclasses
+  :class:`sklearn.exceptions.ConvergenceWarning`, so a filter for scikit-learn's warning also
+  catches ours;
+* :class:`DataValidationError`: data that cannot be used as they are (with a machine-readable
+  :attr:`~DataValidationError.kind`, one of :data:`ERROR_KINDS`);
+* :class:`NodeNameError`: a node (column) name that breaks the name policy;
+* :class:`ManifestError`: a run manifest that is malformed or does not match the data;
+* :class:`RunSettingsError`: run settings refused, with one line per problem;
+* :class:`MethodError`: a peer method (a baseline) failed on the data.
+
+Messages are plain text, never escaped: a UI escapes them where they meet HTML or markdown.
+"""
+from __future__ import annotations
+
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+from sklearn.utils._param_validation import InvalidParameterError
+
+__all__ = [
+    "ConvergenceWarning",
+    "DataValidationError",
+    "ERROR_KINDS",
+    "InvalidParameterError",
+    "ManifestError",
+    "MethodError",
+    "NodeNameError",
+    "RunSettingsError",
+]
+
+
+class ConvergenceWarning(_SklearnConvergenceWarning):
+    """Issued when the solver stops on ``max_iter`` or ``max_time`` before meeting ``tol``.
+
+    A subclass of :class:`sklearn.exceptions.ConvergenceWarning`: filtering scikit-learn's
+    warning filters this one too.
+    """
+
+
+class NodeNameError(ValueError):
+    """A node (column) name breaks the name policy of :func:`colide_core._validation.check_node_names`.
+
+    Attributes
+    ----------
+    kind : {"bad_column_name", "duplicate_column_name"}
+        What is wrong: a refused character (or an empty name, or a trailing backslash), or two
+        names that are equal after Unicode NFC normalisation.
+    names : tuple of str
+        The offending names, as given.
+    """
+
+    def __init__(self, message, kind, names=()):
+        super().__init__(message)
+        self.kind = kind
+        self.names = tuple(names)
+
+
+#: Every value that :attr:`DataValidationError.kind` can take, with its meaning.
+ERROR_KINDS = {
+    "bad_type": "the input is not bytes / not a DataFrame",
+    "empty_file": "the file has no content (or only whitespace)",
+    "too_large": "the file is larger than the size limit",
+    "not_tabular": "the file could not be parsed as a table (binary, ragged rows, corrupt Parquet)",
+    "not_json": "the document is not UTF-8 JSON text",
+    "too_deep": "the JSON document nests arrays / objects deeper than the limit",
+    "unsupported_column_type": "a Parquet column has a nested, binary, object or extension type",
+    "empty_column_name": "a column has no name",
+    "bad_column_name": "a column name holds a control or invisible character, or ends with a backslash",
+    "duplicate_column_name": "two or more columns share a name",
+    "too_few_columns": "fewer than 2 (numeric) columns",
+    "too_few_rows": "fewer than ``min_rows`` (finite) rows",
+    "too_many_nodes": "more columns than ``max_nodes``",
+    "non_numeric": "some columns are not numeric (can be dropped with ``drop_non_numeric=True``)",
+    "nonfinite": "NaN / missing / infinite values (rows can be dropped with ``drop_nonfinite_rows=True``)",
+    "constant_column": "a column has a single repeated value (zero variance)",
+    "duplicate_column": "two columns hold identical values",
+    "overflow": "values so large that the covariance matrix is not finite in float64",
+    "singular_covariance": "the covariance matrix is singular: perfectly collinear columns",
+}
+
+
+class DataValidationError(ValueError):
+    """The data cannot be used as it is; the message says why, in plain words.
+
+    Parameters
+    ----------
+    message : str
+        Human-readable explanation naming the offending columns / rows and, where possible, the fix.
+    kind : str
+        Machine-readable code, one of the keys of :data:`ERROR_KINDS` (e.g. ``"non_numeric"``).
+    columns : sequence of str, optional
+        Names (as strings) of the offending columns, when the problem is about columns.
+    rows : sequence, optional
+        Index labels of the offending rows, when the problem is about rows.
+
+    Attributes
+    ----------
+    message, kind, columns, rows
+        As given; ``columns`` and ``rows`` are tuples. ``str(err) == err.message``.
+
+    Notes
+    -----
+    Names in the message are quoted with ``repr``-like quotes and shortened, but NOT HTML-escaped:
+    a UI must escape the message before putting it into HTML or markdown.
+    """
+
+    def __init__(self, message, kind, *, columns=(), rows=()):
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"unknown DataValidationError kind {kind!r}")
+        super().__init__(message)
+        self.message = str(message)
+        self.kind = kind
+        self.columns = tuple(columns)
+        self.rows = tuple(rows)
+
+    def __str__(self):
+        return self.message
+
+    def __reduce__(self):
+        return (_rebuild_error, (self.message, self.kind, self.columns, self.rows))
+
+
+def _rebuild_error(message, kind, columns, rows):
+    return DataValidationError(message, kind, columns=columns, rows=rows)
+
+
+class MethodError(RuntimeError):
+    """A registered method failed on the given data; the message names the method and the cause."""
+
+
+class ManifestError(ValueError):
+    """A manifest is malformed, does not match the data, or does not reproduce."""
+
+
+class RunSettingsError(InvalidParameterError):
+    """Run settings refused by :class:`colide_core.settings.RunSettings`, one line per problem.
+
+    A subclass of :class:`InvalidParameterError` (so also a ``ValueError`` and a ``TypeError``).
+
+    Attributes
+    ----------
+    problems : list of str
+        One plain-text line per offending setting; values are quoted with ``repr`` and cut to
+        60 characters (escape before showing in HTML).
+    """
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        super().__init__("unusable run settings: " + "; ".join(self.problems))

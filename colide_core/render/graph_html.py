@@ -1,0 +1,455 @@
+"""Interactive graph of a learned DAG as a self-contained (offline) HTML page, built with pyvis.
+
+The one graph drawing of the project: the dashboard (``dashboard.graph`` re-exports it) and the
+HTML report (:mod:`colide_core.render.report`) both use it. pyvis is imported here only.
+
+:func:`graph_html` is pure (no Streamlit) so tests can inspect the HTML. The vis-network
+JavaScript and CSS that ship inside the pyvis package are inlined (``cdn_resources="in_line"``);
+pyvis 0.3.2's template also links Bootstrap from a CDN even in that mode, so those tags are
+removed and :func:`graph_html` checks that no ``http(s)`` ``src``/``href`` is left.
+
+Node names are user-supplied. Where they meet HTML they are escaped exactly once:
+
+* labels and tooltips are plain text for vis-network (labels are drawn on a canvas, a string
+  tooltip is set with ``innerText``), so they hold the names as they are, not HTML-escaped (an
+  escaped name would be drawn as ``gene&lt;B&gt;``);
+* the node and edge lists are embedded in the page's ``<script>`` by pyvis's Jinja ``tojson``
+  filter, which escapes ``<``, ``>``, ``&`` and ``'`` as ``\\u`` escapes: that is the one escape
+  where the names meet HTML;
+* pyvis switches to a tooltip template that sets ``innerHTML`` from a node's title when any title
+  contains the text ``href``; :func:`_render_html` renders pyvis's template with that switch
+  off, so no name can select the HTML tooltip.
+
+Convention: ``W[i, j] != 0`` means the edge i -> j (same for ``B_true``).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+from pyvis.network import Network
+
+from colide_core.render import graph_style
+from colide_core.graph._dag import classify_edges
+from colide_core.graph.export import html_escape
+from colide_core.render.graph_style import EDGE_STYLES, SIGN_STYLES
+
+__all__ = ["EDGE_STYLES", "LABEL_SCREEN_PX", "graph_html", "legend_for", "legend_html", "playback_html",
+           "set_playback_start", "vis_assets"]
+
+_EXTERNAL_TAG = re.compile(
+    r"<script\b[^>]*\bsrc\s*=\s*[\"']?https?://[^>]*>\s*</script>"
+    r"|<link\b[^>]*\bhref\s*=\s*[\"']?https?://[^>]*>",
+    re.IGNORECASE | re.DOTALL,
+)
+_EXTERNAL_REF = re.compile(r"\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", re.IGNORECASE)
+_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
+# pyvis's template keeps a commented-out <script src="../node_modules/..."> in its head.
+_DEAD_COMMENT = re.compile(r"<!--(?:(?!-->).)*node_modules(?:(?!-->).)*-->", re.DOTALL)
+
+
+def legend_html(kinds, signs) -> str:
+    """The legend of :func:`colide_core.render.graph_style.legend_entries` as HTML, each text escaped once.
+
+    Parameters
+    ----------
+    kinds : set of str
+        Edge kinds drawn (keys of :data:`colide_core.render.graph_style.EDGE_STYLES`).
+    signs : set of {"+", "-"}
+        Signs of the weights drawn (keys of :data:`colide_core.render.graph_style.SIGN_STYLES`).
+
+    Returns
+    -------
+    str
+        One ``<div id="legend">`` element.
+    """
+    items = []
+    for entry in graph_style.legend_entries(kinds, signs):
+        if "kind" in entry:
+            style = "dashed" if entry["dashed"] else "solid"
+            mark = (f'<span style="display:inline-block;width:28px;border-top:3px {style} {entry["colour"]};'
+                    f'vertical-align:middle;margin-right:5px"></span>')
+        else:
+            mark = ""
+        items.append(f'<span style="display:inline-block;margin-right:14px;white-space:nowrap">'
+                     f'{mark}{html_escape(entry["text"])}</span>')
+    return ('<div id="legend" style="clear:both;font:13px sans-serif;padding:6px 2px">'
+            + "".join(items) + "</div>")
+
+
+#: Label size (CSS pixels) the drawing aims at on screen once fitted to its frame.
+LABEL_SCREEN_PX = 13
+#: Largest label font in drawing units (a graph of a few nodes in a large frame).
+_MAX_FONT = 40.0
+_ASSETS_URL = re.compile(r"(?!/)(?!.*\.\.)[A-Za-z0-9_./-]{1,200}")
+_VIS_DIR = "lib/vis-9.1.2"
+#: After drawGraph(): size the canvas (fill mode), fit the graph to it, then enlarge the labels
+#: towards the target size on screen (never beyond the no-overlap font) and fit again.
+_FIT_SCRIPT = """<script type="text/javascript">
+(function () {
+  var BASE = %(base)s, MAXF = %(max)s, TARGET = %(target)s, FILL = %(fill)s, shown = BASE;
+  function layout() {
+    var c = document.getElementById('mynetwork');
+    if (FILL) {
+      var other = ['legend', 'player', 'caption'].reduce(function (acc, id) {
+        var e = document.getElementById(id); return acc + (e ? e.offsetHeight : 0); }, 0);
+      var h = Math.max(120, window.innerHeight - other - 2);
+      c.style.height = h + 'px';
+      network.setSize('100%%', h + 'px');
+    }
+    network.fit({animation: false});
+    var f = Math.min(MAXF, Math.max(BASE, TARGET / network.getScale()));
+    if (Math.abs(f - shown) > 0.25) {
+      shown = f;
+      nodes.update(nodes.getIds().map(function (id) { return {id: id, font: {size: f}}; }));
+      network.fit({animation: false});
+    }
+  }
+  layout();
+  window.addEventListener('resize', layout);
+})();
+</script>"""
+
+
+def vis_assets() -> dict:
+    """The vis-network files pyvis ships, by the name a page loads them under.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``{"vis-network.min.js": path, "vis-network.css": path}`` inside the installed pyvis
+        package (vis-network 9.1.2 in pyvis 0.3.2), the same files :func:`graph_html` inlines.
+    """
+    import pyvis
+
+    base = Path(pyvis.__file__).resolve().parent / "templates" / _VIS_DIR
+    return {"vis-network.min.js": base / "vis-network.min.js", "vis-network.css": base / "vis-network.css"}
+
+
+@functools.lru_cache(maxsize=1)
+def _asset_texts() -> dict:
+    """The text of each :func:`vis_assets` file, read once per process (they are in the wheel)."""
+    return {name: path.read_text(encoding="utf-8") for name, path in vis_assets().items()}
+
+
+def _link_assets(html: str, url: str) -> str:
+    """Replace the inlined vis-network script and style of ``html`` by links under ``url``."""
+    texts = _asset_texts()
+    for name, tag in (("vis-network.min.js", '<script src="%s/%s"></script>'),
+                      ("vis-network.css", '<link rel="stylesheet" href="%s/%s">')):
+        text = texts[name]
+        for inlined in (text, text.rstrip("\n")):
+            wrapped = ("<script>%s</script>" if name.endswith(".js") else "<style>%s</style>") % inlined
+            if wrapped in html:
+                html = html.replace(wrapped, tag % (url, name), 1)
+                break
+        else:
+            raise ValueError(f"pyvis's page does not inline {name} as expected: cannot link it.")
+    return html
+
+
+def _edge_items(A, names, edges):
+    """vis-network options of each edge of ``classify_edges`` output.
+
+    Returns
+    -------
+    list of (int, int, dict)
+        ``(i, j, options)`` per edge: colour by agreement with the truth, width by ``|w|``
+        relative to the largest, the arrowhead by the sign, a plain-text tooltip.
+    """
+    wmax = float(np.max(np.abs(A))) if np.any(A) else 1.0
+    items = []
+    for i, j, kind in edges:
+        colour, dashed, _ = EDGE_STYLES[kind]
+        w = float(A[i, j])
+        if kind == "missing":
+            width, title, head = 1.5, f"{names[i]} → {names[j]}: missing true edge", "arrow"
+        else:
+            width = 1.0 + 7.0 * abs(w) / wmax
+            head = SIGN_STYLES["+" if w > 0 else "-"][0]
+            title = f"{names[i]} → {names[j]}: w = {w:+.4g} ({kind})"
+        items.append((int(i), int(j), {
+            "color": colour, "width": width, "dashes": dashed, "title": title,
+            "arrows": {"to": {"enabled": True, "type": head}}}))
+    return items
+
+
+def legend_for(graphs, B_true=None) -> str:
+    """The legend of drawings of ``graphs`` coloured against ``B_true``: what any of them draws.
+
+    Parameters
+    ----------
+    graphs : sequence of array-like of shape (n_nodes, n_nodes)
+        Thresholded weighted adjacencies, ``A[i, j] != 0`` means i -> j (one drawing, several
+        side by side, or the frames of a playback).
+    B_true : array-like of shape (n_nodes, n_nodes), optional
+        The truth the edges are coloured against (:func:`colide_core.classify_edges`).
+
+    Returns
+    -------
+    str
+        :func:`legend_html` of the edge kinds and weight signs drawn; ``""`` when no edge is.
+    """
+    kinds, signs = set(), set()
+    for A in graphs:
+        A = np.asarray(A, dtype=float)
+        edges = classify_edges(A, B_true)
+        kinds |= {k for _, _, k in edges} if B_true is not None else ({"learned"} if edges else set())
+        signs |= {"+" if A[i, j] > 0 else "-" for i, j, k in edges if k != "missing"}
+    return legend_html(kinds, signs) if kinds else ""
+
+
+def _script_json(obj) -> str:
+    """JSON for a ``<script>`` element: ``<``, ``>``, ``&`` and ``'`` as ``\\u`` escapes (as Jinja's
+    ``tojson``), the one escape where user text meets the page."""
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("'", "\\u0027")):
+        text = text.replace(ch, esc)
+    return text
+
+
+def _render_html(net) -> str:
+    """pyvis's ``Network.generate_html`` for this module's settings, tooltips fixed to plain text.
+
+    pyvis 0.3.2 renders ``template.html`` with ``tooltip_link=True`` (a custom popup filled with
+    ``innerHTML``) whenever some node title contains ``"href"``; this renders the same template with
+    the same values as ``generate_html`` except that that flag is always False. No filter menu,
+    no select menu, no configure panel, no DOT input: the other flags are pyvis's defaults.
+    """
+    nodes, edges, heading, height, width, options = net.get_network_data()
+    return net.templateEnv.get_template(net.path).render(
+        height=height, width=width, nodes=nodes, edges=edges, heading=heading, options=options,
+        physics_enabled=False, use_DOT=net.use_DOT, dot_lang=net.dot_lang, widget=net.widget,
+        bgcolor=net.bgcolor, conf=net.conf, tooltip_link=False,
+        neighborhood_highlight=net.neighborhood_highlight, select_menu=net.select_menu,
+        filter_menu=net.filter_menu, notebook=False, cdn_resources=net.cdn_resources)
+
+
+def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520, positions=None,
+               layout="circular", legend: bool = True, assets_url: str | None = None) -> str:
+    """Build a self-contained interactive HTML view of a weighted DAG.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_nodes, n_nodes)
+        Thresholded weighted adjacency, ``W[i, j] != 0`` means i -> j. Edge width is
+        proportional to ``|W[i, j]|``; the arrowhead shows the sign (arrow: positive, bar ⊣:
+        negative, :data:`colide_core.render.graph_style.SIGN_STYLES`).
+    names : sequence of str
+        Node names (user-supplied): drawn as plain text, embedded as escaped JSON.
+    B_true : array-like of shape (n_nodes, n_nodes), optional
+        Ground truth; when given, edges are coloured correct / reversed / extra and missing true
+        edges are drawn dashed (:data:`colide_core.render.graph_style.EDGE_STYLES`).
+    sigma : float or array-like of shape (n_nodes,), optional
+        Estimated noise standard deviations, shown in the node tooltips.
+    height_px : int or None, default=520
+        Height of the drawing area in pixels; None: the drawing fills the height of the window
+        (the frame it is shown in) less the legend, and follows its resizing.
+    positions : array-like of shape (n_nodes, 2), optional
+        Fixed node positions in drawing coordinates (x right, y down), e.g. from
+        :func:`colide_core.render.graph_style.node_positions`, so several drawings of the same nodes
+        (EV, NV, the truth, playback frames) put each node at the same place. Default: that
+        function with ``layout``, scaled to fit the drawing at zoom 1.
+    layout : {"circular", "topological"}, default "circular"
+        Used when ``positions`` is None; "topological" lays out ``B_true`` (else the drawn
+        graph) top-down by layers.
+    legend : bool, default True
+        Draw the legend below the graph; a page showing several drawings side by side may show
+        one legend for all (:func:`legend_html`).
+    assets_url : str or None, default None
+        None: vis-network's script and style are inlined (a self-contained page, ~700 kB, for
+        reports and exports). Otherwise a relative URL path (letters, digits, ``_.-/``) under
+        which ``vis-network.min.js`` and ``vis-network.css`` (:func:`vis_assets`) are served:
+        the page then loads them from there (a few kB a page; the browser caches the library).
+
+    Returns
+    -------
+    str
+        A complete HTML document with vis-network inlined (no external scripts or styles), with
+        a legend of the edge colours and arrowheads drawn.
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, if ``assets_url`` is not a relative path, or (defensively) if the
+        HTML still references an external URL.
+
+    Notes
+    -----
+    Drawing with pyvis 0.3.2 (vis-network 9.1.2, shipped in the pyvis wheel). Fonts and nodes are
+    sized with the number of nodes (:func:`colide_core.render.graph_style.font_px`) and the layout fits
+    a 600 × ``height_px`` canvas at zoom 1, so labels stay readable; above
+    :data:`colide_core.render.graph_style.SUMMARY_NODES` nodes callers show a summary instead. Once
+    drawn, the page fits the graph to its frame and enlarges the labels towards
+    :data:`LABEL_SCREEN_PX` on screen, up to the largest font at which no two labels overlap
+    (:func:`colide_core.render.graph_style.max_font`), so a narrow frame does not shrink them to dots.
+    """
+    if assets_url is not None and not _ASSETS_URL.fullmatch(str(assets_url)):
+        raise ValueError(f"assets_url must be a relative URL path, got {assets_url!r}.")
+    A = np.asarray(W, dtype=float)
+    d = A.shape[0]
+    if A.ndim != 2 or A.shape != (d, d):
+        raise ValueError(f"W must be square, got shape {A.shape}.")
+    names = [str(n) for n in names]
+    if len(names) != d:
+        raise ValueError(f"{len(names)} names for {d} nodes.")
+    sig = None if sigma is None else np.broadcast_to(np.asarray(sigma, dtype=float), (d,))
+    longest = max((len(n) for n in names), default=1)
+    font = graph_style.font_px(d, max_label=min(longest, 12))
+    if positions is None:
+        base = B_true if B_true is not None else A
+        unit = graph_style.unit_positions(d, base if layout == "topological" else None, layout=layout)
+        pos = unit * np.array([260.0, 0.42 * float(520 if height_px is None else height_px)])
+    else:
+        pos = np.asarray(positions, dtype=float)
+        if pos.shape != (d, 2) or not np.all(np.isfinite(pos)):
+            raise ValueError(f"positions must be a finite array of shape {(d, 2)}, got {pos.shape}.")
+
+    edges = classify_edges(A, B_true)
+    fill = height_px is None
+    net = Network(height="100vh" if fill else f"{int(height_px)}px", width="100%", directed=True,
+                  cdn_resources="in_line")
+    for i in range(d):
+        label = names[i]  # plain text for vis-network: not HTML-escaped (see the module notes)
+        title = label if sig is None else f"{label}\nσ̂ = {sig[i]:.4g}"
+        x, y = (float(v) for v in pos[i])
+        net.add_node(i, label=label, title=title, x=x, y=y, physics=False, color=graph_style.NODE_FILL,
+                     shape="ellipse", font={"size": font}, margin=max(2, int(font / 3)))
+
+    for i, j, opts in _edge_items(A, names, edges):
+        net.add_edge(i, j, **opts)
+
+    net.set_options(json.dumps({
+        "physics": {"enabled": False},
+        "interaction": {"hover": True, "navigationButtons": False, "tooltipDelay": 120},
+        "edges": {"arrowStrikethrough": False, "smooth": {"type": "curvedCW", "roundness": 0.12}},
+    }))
+    html = _render_html(net)
+    html = _EXTERNAL_TAG.sub("", html)
+    html = _EMPTY_HEADING.sub("", html)
+    html = _DEAD_COMMENT.sub("", html)
+    if _EXTERNAL_REF.search(html):
+        raise ValueError("The graph HTML still references an external resource.")
+    if assets_url is not None:
+        html = _link_assets(html, str(assets_url).rstrip("/"))
+    tail = legend_for([A], B_true) if legend else ""
+    big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
+    tail += _FIT_SCRIPT % {"base": json.dumps(font), "max": json.dumps(round(big, 1)),
+                           "target": json.dumps(LABEL_SCREEN_PX), "fill": "true" if fill else "false"}
+    if fill:
+        html = html.replace("</head>", "<style>html,body{margin:0;overflow:hidden}"
+                                      "#mynetwork{box-sizing:border-box}</style></head>", 1)
+    return html.replace("</body>", tail + "\n</body>", 1)
+
+
+_PLAYER_BAR = """<div id="player" style="display:flex;gap:8px;align-items:center;font:13px sans-serif;padding:4px 2px">
+<button id="play" type="button" style="min-width:6.5em">\u25b6 Play</button>
+<input id="frame" type="range" min="0" max="%(last)d" value="0" style="flex:1" aria-label="Checkpoint">
+<select id="speed" aria-label="Speed"><option value="2">slow</option><option value="5" selected>normal</option>
+<option value="12">fast</option></select></div>
+<div id="caption" style="font:13px sans-serif;padding:0 2px 4px;min-height:1.3em"></div>"""
+#: The player: shows frame k (edges replaced in place, nodes fixed), plays forward at the chosen
+#: checkpoints per second and stops at the last; ``window.player`` exposes it to tests.
+_PLAYER_SCRIPT = """<script type="text/javascript">
+(function () {
+  var FRAMES = %(frames)s, CAPTIONS = %(captions)s, START = /*start*/%(start)d/*start*/;
+  var k = 0, timer = null;
+  var btn = document.getElementById('play'), range = document.getElementById('frame'),
+      speed = document.getElementById('speed'), cap = document.getElementById('caption');
+  function show(i) {
+    k = Math.max(0, Math.min(FRAMES.length - 1, i));
+    edges.clear(); edges.add(FRAMES[k]);
+    range.value = k; cap.textContent = CAPTIONS[k];
+  }
+  function stop() {
+    if (timer) { clearInterval(timer); timer = null; }
+    btn.textContent = '\u25b6 Play';
+  }
+  function play() {
+    if (k >= FRAMES.length - 1) show(0);
+    timer = setInterval(function () { if (k >= FRAMES.length - 1) stop(); else show(k + 1); },
+                        1000 / Number(speed.value));
+    btn.textContent = '\u23f8 Pause';
+  }
+  btn.onclick = function () { if (timer) stop(); else play(); };
+  range.oninput = function () { stop(); show(Number(range.value)); };
+  speed.onchange = function () { if (timer) { stop(); play(); } };
+  show(START);
+  window.player = {show: show, play: play, stop: stop, playing: function () { return timer !== null; },
+                   frame: function () { return k; }, frames: FRAMES.length};
+})();
+</script>"""
+_START = re.compile(r"/\*start\*/\d+/\*start\*/")
+
+
+def playback_html(graphs, names, B_true=None, *, captions, positions=None, layout="circular",
+                  height_px: int | None = None, assets_url: str | None = None) -> str:
+    """An animated drawing of a fit's checkpoints: one graph, its edges replaced frame by frame.
+
+    The drawing of :func:`graph_html` (same positions, colours, arrowheads, legend), with a
+    player above it: Play/Pause, a checkpoint slider and a speed menu, run in the browser (no
+    server round trip per frame), and a caption per checkpoint. Nodes never move, so edges
+    appear and vanish in place.
+
+    Parameters
+    ----------
+    graphs : sequence of array-like of shape (n_nodes, n_nodes)
+        The graph at each checkpoint, thresholded (e.g. :func:`colide_core.threshold_to_dag`
+        of each W of :attr:`colide_core.SolverResult.W_history`), ``A[i, j] != 0`` meaning
+        i -> j; at least one.
+    names : sequence of str
+        Node names (user-supplied): plain text, embedded as escaped JSON.
+    B_true : array-like of shape (n_nodes, n_nodes), optional
+        Ground truth colouring the edges, as in :func:`graph_html`.
+    captions : sequence of str
+        One plain-text line per checkpoint, shown under the player.
+    positions, layout, height_px, assets_url
+        As in :func:`graph_html`; ``height_px`` None (default) fills the frame.
+
+    Returns
+    -------
+    str
+        The HTML page; it opens on checkpoint 0 (:func:`set_playback_start` picks another).
+
+    Raises
+    ------
+    ValueError
+        If ``graphs`` is empty, shapes disagree, or ``len(captions) != len(graphs)``.
+    """
+    As = [np.asarray(A, dtype=float) for A in graphs]
+    if not As:
+        raise ValueError("graphs holds no checkpoint.")
+    if len(captions) != len(As):
+        raise ValueError(f"{len(captions)} captions for {len(As)} checkpoints.")
+    d = As[0].shape[0]
+    if any(A.shape != (d, d) for A in As):
+        raise ValueError("Every graph must have the same square shape.")
+    names = [str(n) for n in names]
+    frames = [[{"from": i, "to": j, **opts} for i, j, opts in _edge_items(A, names, classify_edges(A, B_true))]
+              for A in As]
+    html = graph_html(As[0], names, B_true, height_px=height_px, positions=positions, layout=layout,
+                      legend=False, assets_url=assets_url)
+    html = html.replace("<body>", "<body>\n" + _PLAYER_BAR % {"last": len(As) - 1}, 1)
+    tail = legend_for(As, B_true) + _PLAYER_SCRIPT % {
+        "frames": _script_json(frames), "captions": _script_json([str(c) for c in captions]), "start": 0}
+    return html.replace("</body>", tail + "\n</body>", 1)
+
+
+def set_playback_start(html: str, start: int) -> str:
+    """The page of :func:`playback_html` opening on checkpoint ``start`` (clipped to the range).
+
+    Parameters
+    ----------
+    html : str
+        A page made by :func:`playback_html` (cache it: this only rewrites one number).
+    start : int
+        Checkpoint index, from 0.
+
+    Returns
+    -------
+    str
+    """
+    return _START.sub(f"/*start*/{max(int(start), 0)}/*start*/", html, count=1)

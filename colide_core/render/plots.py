@@ -1,0 +1,320 @@
+"""Plotly figures of the model checks and curves, shared by the Check page and the HTML report.
+
+They live in the library (plotly imported here only, lazily by the callers' import of this
+module) because ``python -m colide_core report`` draws them without the dashboard. Pure
+functions: data in, :class:`plotly.graph_objects.Figure` out.
+
+Node names are user strings and plotly reads a subset of HTML in every text it draws, so each
+name is escaped exactly once here with :func:`colide_core.graph.export.html_escape`; every axis keyed
+by names is categorical (``type="category"``), so names such as ``1`` or ``2024-01-01`` are not
+read as numbers or dates. Convention: ``W[i, j] != 0`` means i -> j.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from colide_core.graph.export import html_escape
+
+__all__ = [
+    "sortability_figure", "residual_sd_figure", "qq_figure", "hetero_figure", "markov_figure",
+    "roc_figure", "pr_figure", "threshold_figure", "path_figure",
+]
+
+_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+#: Most points per node drawn in the Q-Q and residual plots (an even subsample beyond that).
+MAX_POINTS = 400
+
+
+def _layout(fig, height=360, **kw):
+    fig.update_layout(height=height, margin={"t": 40, "b": 10, "l": 10, "r": 10}, **kw)
+    return fig
+
+
+def _order(A):
+    """A topological order of DAG ``A`` (networkx), as a list of indices."""
+    import networkx as nx
+
+    G = nx.from_numpy_array((np.asarray(A) != 0).astype(np.int8), create_using=nx.DiGraph)
+    return list(nx.lexicographical_topological_sort(G))
+
+
+def sortability_figure(names, variances, r2, A):
+    """Marginal variance (log scale) and R^2 of each node, nodes in the learned causal order.
+
+    Parameters
+    ----------
+    names : sequence of str
+    variances, r2 : array-like of shape (n_nodes,)
+    A : array-like of shape (n_nodes, n_nodes)
+        The learned DAG; nodes are drawn in a topological order of it (causes first).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Variances rising from left to right mean the learned order is the order of increasing
+        variance (varsortability near 1).
+    """
+    order = _order(A)
+    x = [html_escape(names[k]) for k in order]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("marginal variance (log scale)", "R² given all other nodes"))
+    fig.add_bar(x=x, y=np.asarray(variances, dtype=float)[order], name="variance", row=1, col=1,
+                marker_color=_COLOURS[0])
+    fig.add_bar(x=x, y=np.asarray(r2, dtype=float)[order], name="R²", row=1, col=2, marker_color=_COLOURS[1])
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(range=[0, 1], row=1, col=2)
+    fig.update_xaxes(type="category", title_text="nodes in the learned causal order")
+    return _layout(fig, showlegend=False)
+
+
+def residual_sd_figure(table, noise_model):
+    """Residual standard deviation per node (log scale) with the pooled (EV) value as a line.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`colide_core.evaluation.checks.ResidualChecks.table` (``node``, ``residual_sd``).
+    noise_model : {"EV", "NV"}
+        The verdict, shown in the title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    sd = table["residual_sd"].to_numpy(dtype=float)
+    pooled = float(np.sqrt(np.mean(sd ** 2)))
+    fig = go.Figure()
+    fig.add_bar(x=[html_escape(n) for n in table["node"]], y=sd, name="residual sd", marker_color=_COLOURS[0])
+    fig.add_hline(y=pooled, line_dash="dash", annotation_text=f"one σ for all nodes (EV): {pooled:.4g}")
+    fig.update_xaxes(type="category", title_text="node")
+    fig.update_yaxes(type="log", title_text="residual standard deviation (data units)")
+    return _layout(fig, title_text=f"Residual spread per node: verdict {noise_model}")
+
+
+def _subsample(k, n):
+    return np.unique(np.linspace(0, n - 1, min(n, MAX_POINTS)).round().astype(int)) if k else None
+
+
+def _grid(k):
+    cols = min(4, max(1, k))
+    return int(math.ceil(k / cols)), cols
+
+
+def qq_figure(residuals, names, nodes=None):
+    """Normal Q-Q plots of standardised residuals, one panel per node.
+
+    Parameters
+    ----------
+    residuals : ndarray of shape (n_samples, n_nodes)
+        :attr:`colide_core.evaluation.checks.Refit.residuals`.
+    names : sequence of str
+    nodes : sequence of int, optional
+        Which nodes (default all).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Points on the diagonal mean Gaussian residuals; heavy tails bend away at both ends.
+        At most :data:`MAX_POINTS` quantiles per node are drawn.
+
+    Notes
+    -----
+    Quantiles from :func:`scipy.stats.probplot`.
+    """
+    from scipy import stats
+
+    R = np.asarray(residuals, dtype=float)
+    nodes = list(range(R.shape[1])) if nodes is None else [int(k) for k in nodes]
+    rows, cols = _grid(len(nodes))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[html_escape(names[k]) for k in nodes])
+    for p, k in enumerate(nodes):
+        r = R[:, k]
+        sd = r.std()
+        z = (r - r.mean()) / sd if sd > 0 else r * 0
+        (theo, ordered), _ = stats.probplot(z)
+        keep = _subsample(1, theo.size)
+        row, col = p // cols + 1, p % cols + 1
+        fig.add_scatter(x=theo[keep], y=ordered[keep], mode="markers", marker={"size": 3, "color": _COLOURS[0]},
+                        showlegend=False, row=row, col=col)
+        lim = float(max(abs(theo[0]), abs(theo[-1])))
+        fig.add_scatter(x=[-lim, lim], y=[-lim, lim], mode="lines", line={"color": "#888", "dash": "dot"},
+                        showlegend=False, row=row, col=col)
+    return _layout(fig, height=max(260, 220 * rows), title_text="Normal Q-Q plots of the residuals")
+
+
+def hetero_figure(refit, names, nodes=None):
+    """Residuals against fitted values, one panel per node with parents.
+
+    Parameters
+    ----------
+    refit : colide_core.evaluation.checks.Refit
+    names : sequence of str
+    nodes : sequence of int, optional
+        Default: every node with at least one parent.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        A funnel shape (spread growing with the fit) is heteroscedasticity.
+    """
+    if nodes is None:
+        nodes = [k for k in range(refit.W.shape[0]) if refit.adjacency[:, k].any()]
+    nodes = list(nodes)
+    if not nodes:
+        fig = go.Figure()
+        fig.add_annotation(text="No node has parents: nothing to plot.", showarrow=False)
+        return _layout(fig, height=200)
+    rows, cols = _grid(len(nodes))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[html_escape(names[k]) for k in nodes])
+    n = refit.residuals.shape[0]
+    keep = _subsample(1, n)
+    for p, k in enumerate(nodes):
+        fig.add_scatter(x=refit.fitted[keep, k], y=refit.residuals[keep, k], mode="markers",
+                        marker={"size": 3, "color": _COLOURS[1]}, showlegend=False,
+                        row=p // cols + 1, col=p % cols + 1)
+    return _layout(fig, height=max(260, 220 * rows), title_text="Residuals against fitted values")
+
+
+def markov_figure(markov):
+    """Histogram of the share of rejected independences for random DAGs, the learned graph's marked.
+
+    Parameters
+    ----------
+    markov : colide_core.evaluation.checks.MarkovCheck
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    fig = go.Figure()
+    shares = np.asarray(markov.random_shares, dtype=float)
+    shares = shares[~np.isnan(shares)]
+    if shares.size:
+        fig.add_histogram(x=shares, xbins={"start": 0, "end": 1.0001, "size": 0.05}, name="random DAGs",
+                          marker_color="#aaa")
+    if not math.isnan(markov.share_rejected):
+        fig.add_vline(x=markov.share_rejected, line_color=_COLOURS[3], line_width=3,
+                      annotation_text=f"learned graph: {markov.share_rejected:.0%}")
+    fig.add_vline(x=markov.alpha, line_dash="dot", annotation_text="expected by chance",
+                  annotation_position="bottom right")
+    fig.update_xaxes(range=[0, 1], title_text="share of implied independences rejected", tickformat=".0%")
+    fig.update_yaxes(title_text="random DAGs")
+    return _layout(fig, title_text="Markov check: learned graph against random DAGs with as many edges")
+
+
+def roc_figure(curves: dict, reference_label="ground truth"):
+    """ROC curves of |W| as an edge score, one per fit.
+
+    Parameters
+    ----------
+    curves : dict
+        Label (e.g. "EV", "NV") -> :class:`colide_core.evaluation.curves.EdgeScoreCurves`.
+    reference_label : str
+        What the curves are scored against ("ground truth" or "your reference").
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    fig = go.Figure()
+    for k, (label, c) in enumerate(curves.items()):
+        fig.add_scatter(x=c.fpr, y=c.tpr, mode="lines", line={"shape": "hv", "color": _COLOURS[k % 5]},
+                        name=f"{html_escape(label)} (AUROC {c.auroc:.3f})")
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "#888"}, name="chance")
+    fig.update_xaxes(title_text="false positive rate", range=[0, 1])
+    fig.update_yaxes(title_text="true positive rate", range=[0, 1.02])
+    return _layout(fig, title_text=f"ROC of |W| against {html_escape(reference_label)}")
+
+
+def pr_figure(curves: dict, reference_label="ground truth"):
+    """Precision-recall curves of |W| as an edge score, one per fit (see :func:`roc_figure`)."""
+    fig = go.Figure()
+    for k, (label, c) in enumerate(curves.items()):
+        fig.add_scatter(x=c.recall, y=c.precision, mode="lines", line={"shape": "hv", "color": _COLOURS[k % 5]},
+                        name=f"{html_escape(label)} (AUPRC {c.auprc:.3f})")
+        base = c.n_pos / max(c.n_pos + c.n_neg, 1)
+    if curves:
+        fig.add_hline(y=base, line_dash="dot", annotation_text=f"chance ({base:.2f})")
+    fig.update_xaxes(title_text="recall", range=[0, 1])
+    fig.update_yaxes(title_text="precision", range=[0, 1.02])
+    return _layout(fig, title_text=f"Precision-recall of |W| against {html_escape(reference_label)}")
+
+
+def threshold_figure(tables: dict, current=None, reference_label="ground truth"):
+    """SHD against the number of edges, and Tetrad's precision/recall against the threshold.
+
+    Parameters
+    ----------
+    tables : dict
+        Label -> DataFrame from :func:`colide_core.evaluation.curves.threshold_curve`.
+    current : float, optional
+        The threshold in use, marked on the right panel.
+    reference_label : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("SHD against the number of edges",
+                                                        "precision and recall against the threshold"))
+    for k, (label, t) in enumerate(tables.items()):
+        colour = _COLOURS[k % 5]
+        lab = html_escape(label)
+        fig.add_scatter(x=t["edges"], y=t["shd"], mode="lines+markers", line={"shape": "hv", "color": colour},
+                        marker={"size": 4}, name=f"{lab} SHD", row=1, col=1)
+        for key, dash in (("adjacency_precision", "solid"), ("adjacency_recall", "dot"),
+                          ("arrowhead_precision", "dash"), ("arrowhead_recall", "dashdot")):
+            fig.add_scatter(x=t["threshold"], y=t[key], mode="lines", line={"shape": "hv", "color": colour, "dash": dash},
+                            name=f"{lab} {key.replace('_', ' ')}", row=1, col=2)
+    if current is not None:
+        fig.add_vline(x=float(current), line_dash="dot", row=1, col=2)
+    fig.update_xaxes(title_text="edges", row=1, col=1)
+    fig.update_yaxes(title_text="SHD", row=1, col=1)
+    fig.update_xaxes(title_text="threshold on |w|", row=1, col=2)
+    fig.update_yaxes(range=[0, 1.02], row=1, col=2)
+    return _layout(fig, height=420, title_text=f"Against {html_escape(reference_label)}")
+
+
+def path_figure(path, region, current=None):
+    """Edges and BIC over the λ x threshold grid, the stable region outlined.
+
+    Parameters
+    ----------
+    path : colide_core.solver.path.LambdaPath
+    region : colide_core.evaluation.curves.StableRegion
+    current : tuple of int, optional
+        ``(i_lambda, i_threshold)`` of the fit shown, marked with a circle.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Left: the number of edges of each cell (colour and text); right: its BIC. Squares mark
+        the stable region (the largest plateau of one graph), a star the lowest BIC.
+    """
+    lam = [f"{v:.3g}" for v in path.lambdas]
+    thr = [f"{v:g}" for v in path.thresholds]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("edges", "BIC (lower is better)"), horizontal_spacing=0.12)
+    fig.add_heatmap(x=thr, y=lam, z=path.edge_counts, text=path.edge_counts, texttemplate="%{text}",
+                    colorscale="Blues", showscale=False, row=1, col=1,
+                    hovertemplate="λ %{y}, threshold %{x}: %{z} edges<extra></extra>")
+    fig.add_heatmap(x=thr, y=lam, z=path.bic, colorscale="Viridis", reversescale=True, row=1, col=2,
+                    colorbar={"x": 1.0, "len": 0.9}, hovertemplate="λ %{y}, threshold %{x}: BIC %{z:.1f}<extra></extra>")
+    ii, jj = np.nonzero(region.mask)
+    for col in (1, 2):
+        fig.add_scatter(x=[thr[j] for j in jj], y=[lam[i] for i in ii], mode="markers",
+                        marker={"symbol": "square-open", "size": 22, "color": "#d62728", "line": {"width": 2}},
+                        name="stable region", showlegend=col == 1, row=1, col=col)
+        b = region.best_bic
+        fig.add_scatter(x=[thr[b[1]]], y=[lam[b[0]]], mode="markers", name="lowest BIC", showlegend=col == 1,
+                        marker={"symbol": "star", "size": 14, "color": "#ffbf00", "line": {"width": 1}},
+                        row=1, col=col)
+        if current is not None:
+            fig.add_scatter(x=[thr[current[1]]], y=[lam[current[0]]], mode="markers", name="fit shown",
+                            showlegend=col == 1, marker={"symbol": "circle-open", "size": 16, "color": "black",
+                                                         "line": {"width": 2}}, row=1, col=col)
+    fig.update_xaxes(type="category", title_text="threshold")
+    fig.update_yaxes(type="category", title_text="λ")
+    return _layout(fig, height=440, legend={"orientation": "h", "y": -0.15})

@@ -1,0 +1,893 @@
+"""Run manifests: everything needed to trust, reload and reproduce one CoLiDE fit.
+
+A manifest is a JSON document (schema ``"colide-manifest/1"``) with
+
+* ``data``: a SHA-256 fingerprint of the data, its shape and column names
+  (or, for :meth:`CoLiDE.fit_from_stats`, of the covariance and ``n``);
+* ``estimator`` and ``params``: the class name and every constructor
+  parameter (``random_state`` included, also copied to the top level);
+* ``environment``: Python, platform, versions of the numerical packages
+  (:func:`importlib.metadata.version`) and the git commit of the code when it
+  runs from a git checkout (``git rev-parse HEAD``; None when git or the
+  repository is unavailable);
+* ``timing``: creation time (UTC, ISO 8601), the solver's wall time and, when
+  the caller measured it, the whole run's wall time, in seconds;
+* ``transform``: the column transforms applied to the data before the fit, oldest first
+  (:mod:`colide_core.data.transforms` steps such as ``{"kind": "asinh", "cofactor": 5.0}``; ``[]``
+  for raw data); ``data`` is the fingerprint of the *transformed* data;
+* ``results``: raw ``W`` (``W[i, j] != 0`` means i -> j), the thresholded DAG
+  ``adjacency``, ``sigma``, iteration count and flags, ``node_names`` and
+  ``metrics`` (from :func:`colide_core.evaluate` when a ground truth was given).
+
+Floats are written with Python's shortest round-trip repr, so ``W`` reloads
+bit-for-bit; NaN/Inf (which JSON lacks) are written as ``null``.
+
+:func:`load_manifest` validates a document and returns a :class:`Manifest`;
+:meth:`Manifest.reproduce` refits on the same data and checks that the same
+``W`` comes back (the solver is deterministic: ``W`` starts at zero).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from colide_core.exceptions import ManifestError, RunSettingsError
+from colide_core._hashing import digest
+
+__all__ = [
+    "SCHEMA",
+    "ManifestError",
+    "RunSettingsError",
+    "check_run_settings",
+    "Manifest",
+    "build_manifest",
+    "manifest_from_result",
+    "save_manifest",
+    "manifest_to_json",
+    "load_manifest",
+    "data_fingerprint",
+    "stats_fingerprint",
+    "environment_info",
+    "git_commit",
+]
+
+SCHEMA = "colide-manifest/1"
+
+#: Packages whose versions every manifest records.
+PACKAGES = ("numpy", "scipy", "pandas", "networkx", "scikit-learn", "causal-learn", "gadjid",
+            "joblib", "pyarrow", "dask", "distributed", "matplotlib", "pydot")
+
+_TUPLE_PARAMS = ("mu_schedule", "s_schedule", "max_iter", "topo_sizes")
+_REPO_DIR = Path(__file__).resolve().parents[2]  # the checkout holding colide_core/
+
+
+# --------------------------------------------------------------------------------------------
+# run settings
+# --------------------------------------------------------------------------------------------
+
+def _shown(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _is_real(v):
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
+        and math.isfinite(float(v))
+
+
+def _is_whole(v):
+    return _is_real(v) and float(v).is_integer()
+
+
+def _in(lo, hi, v, lo_open=False):
+    return (lo < v if lo_open else lo <= v) and v <= hi
+
+
+def check_run_settings(params, *, interactive=True):
+    """Check CoLiDE run settings from an untrusted source (a manifest, a URL, a widget).
+
+    Every setting is checked for its type (a finite real number, a whole number, a flat list of
+    numbers, one of the options), then all of them together with the solver's own declarative
+    checks (``CoLiDE(**params)._validate_params()``, scikit-learn's
+    ``_parameter_constraints``) and, when ``interactive``, the bounds of the dashboard's
+    widgets (:mod:`colide_core.defaults`: ``LAMBDA1_RANGE``, ``THRESHOLD_RANGE``,
+    ``LR_RANGE``, ``TOL_RANGE``, ``CHECKPOINT_RANGE``, ``MAX_TIME_RANGE``, ``MAX_STAGES``,
+    and the ceilings ``MAX_ITER_TOTAL`` on ``sum(max_iter)`` and ``MAX_CHECKPOINTS`` on
+    ``sum(max_iter) / checkpoint``), so that no setting can start a fit that never ends.
+    Nothing is fitted and nothing is allocated in proportion to a setting's value.
+
+    Parameters
+    ----------
+    params : dict
+        ``colide_core.CoLiDE`` keyword arguments (a subset; the missing ones take their
+        defaults). Prior knowledge (``forbidden``, ``required``, ``tiers``) is passed through
+        unchecked: :class:`colide_core.graph.constraints.PriorKnowledge` checks it against the nodes.
+    interactive : bool, default=True
+        Also apply the bounds of the dashboard (False: only the types and the solver's checks,
+        for the library and the command line).
+
+    Returns
+    -------
+    dict
+        The same settings, normalised: numbers as float, whole numbers as int, schedules as
+        tuples.
+
+    Raises
+    ------
+    RunSettingsError
+        Listing every offending setting (unknown names included).
+    """
+    from colide_core import defaults
+    from colide_core import CoLiDE
+
+    if not isinstance(params, dict):
+        raise RunSettingsError([f"the run settings must be a mapping of names to values, got {type(params).__name__}"])
+    known = CoLiDE().get_params()
+    problems, out = [], {}
+    unknown = sorted(str(k) for k in params if k not in known)
+    if unknown:
+        problems.append(f"unknown setting(s) {', '.join(_shown(k) for k in unknown[:10])}")
+    ranges = {"lambda1": defaults.LAMBDA1_RANGE, "threshold": defaults.THRESHOLD_RANGE,
+              "lr": defaults.LR_RANGE, "tol": defaults.TOL_RANGE} if interactive else {}
+    lower = {"lambda1": (0.0, False), "threshold": (0.0, False), "lr": (0.0, True), "tol": (0.0, False)}
+    for name, v in params.items():
+        if name not in known:
+            continue
+        if name in ("lambda1", "threshold", "lr", "tol"):
+            if not _is_real(v):
+                problems.append(f"{name} = {_shown(v)} must be a finite number")
+                continue
+            v = float(v)
+            lo, lo_open = lower[name]
+            if not _in(lo, math.inf, v, lo_open):
+                problems.append(f"{name} = {v:g} must be {'>' if lo_open else '>='} {lo:g}")
+            elif name in ranges and not _in(*ranges[name], v):
+                problems.append(f"{name} = {v:g} is outside the dashboard's range "
+                                f"[{ranges[name][0]:g}, {ranges[name][1]:g}]")
+        elif name == "max_time":
+            if v is not None:
+                if not _is_real(v) or float(v) <= 0:
+                    problems.append(f"max_time = {_shown(v)} must be a number of seconds > 0, or null")
+                    continue
+                v = float(v)
+                if interactive and not _in(*defaults.MAX_TIME_RANGE, v, lo_open=True):
+                    problems.append(f"max_time = {v:g} s is outside the dashboard's range "
+                                    f"(0, {defaults.MAX_TIME_RANGE[1]:g}]")
+        elif name == "checkpoint":
+            if not _is_whole(v) or int(v) < 1:
+                problems.append(f"checkpoint = {_shown(v)} must be a whole number >= 1")
+                continue
+            v = int(v)
+            if interactive and not _in(*defaults.CHECKPOINT_RANGE, v):
+                problems.append(f"checkpoint = {v} is outside the dashboard's range "
+                                f"[{defaults.CHECKPOINT_RANGE[0]}, {defaults.CHECKPOINT_RANGE[1]}]")
+        elif name in ("mu_schedule", "s_schedule", "max_iter"):
+            whole = name == "max_iter"
+            if isinstance(v, np.ndarray) and v.ndim == 1:
+                v = v.tolist()
+            if not isinstance(v, (list, tuple)) or not v or not all((_is_whole if whole else _is_real)(x) for x in v):
+                what = "whole numbers >= 1" if whole else "finite numbers > 0"
+                problems.append(f"{name} = {_shown(v)} must be a non-empty flat list of {what}")
+                continue
+            v = tuple(int(x) if whole else float(x) for x in v)
+            if any(x <= 0 for x in v):
+                problems.append(f"{name} = {_shown(v)} must hold {'whole numbers >= 1' if whole else 'numbers > 0'}")
+                continue
+            if interactive and len(v) > defaults.MAX_STAGES:
+                problems.append(f"{name} has {len(v)} stages; at most {defaults.MAX_STAGES}")
+        elif name == "variant":
+            if not isinstance(v, str) or v not in defaults.VARIANTS:
+                problems.append(f"variant = {_shown(v)} must be one of {', '.join(defaults.VARIANTS)}")
+        elif name == "solver":
+            if not isinstance(v, str) or v not in defaults.SOLVERS:
+                problems.append(f"solver = {_shown(v)} must be one of {', '.join(defaults.SOLVERS)}")
+        elif name == "random_state":
+            if interactive and v is not None and not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                     and 0 <= int(v) < 2**32):
+                problems.append(f"random_state = {_shown(v)} must be null or a whole number in [0, 2**32)")
+        out[name] = v
+    # Settings that failed their own check above are not in ``out``: the checks across
+    # settings below use the defaults for them, so every problem is listed at once.
+    merged = {**known, **out}
+    stages = {k: len(merged[k]) for k in ("mu_schedule", "s_schedule", "max_iter")}
+    if len(set(stages.values())) != 1:
+        problems.append("mu_schedule, s_schedule and max_iter must have one entry per stage, got "
+                        + ", ".join(f"{n} in {k}" for k, n in stages.items()))
+    if interactive:
+        total = sum(int(t) for t in merged["max_iter"])
+        if total > defaults.MAX_ITER_TOTAL:
+            problems.append(f"max_iter = {_shown(tuple(merged['max_iter']))} adds up to {total:,} iterations; "
+                            f"at most {defaults.MAX_ITER_TOTAL:,} per fit")
+        elif total / int(merged["checkpoint"]) > defaults.MAX_CHECKPOINTS:
+            problems.append(f"checkpoint = {merged['checkpoint']} with {total:,} iterations records "
+                            f"{total // int(merged['checkpoint']):,} checkpoints; at most {defaults.MAX_CHECKPOINTS:,}")
+    if not problems:
+        try:
+            CoLiDE(**merged)._validate_params()
+        except (ValueError, TypeError) as exc:  # sklearn's InvalidParameterError is both
+            problems.append(f"the solver refuses them: {' '.join(str(exc).split())[:300]}")
+    if problems:
+        raise RunSettingsError(problems)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# fingerprints and environment
+# --------------------------------------------------------------------------------------------
+
+def data_fingerprint(X):
+    """SHA-256 fingerprint, shape and column names of a data matrix.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame, shape (n_samples, n_nodes)
+        Numeric data (rows are samples, columns nodes), as passed to ``fit``.
+
+    Returns
+    -------
+    dict
+        ``{"kind": "data", "sha256": hex str, "n_samples": int, "n_nodes": int,
+        "columns": list of str or None}``. The hash covers the values as
+        little-endian float64 in row-major order, the shape and the column
+        names, so renaming or reordering columns changes it
+        (:func:`colide_core._hashing.digest`: the names are JSON-escaped, never joined with a
+        separator, so no two different tables share a fingerprint).
+
+    Raises
+    ------
+    ManifestError
+        If ``X`` is not a numeric 2-D matrix.
+    """
+    columns = None
+    if isinstance(X, pd.DataFrame):
+        columns = [str(c) for c in X.columns]
+        try:
+            X = X.to_numpy(dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ManifestError(f"cannot fingerprint non-numeric data: {exc}") from None
+    try:
+        A = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ManifestError(f"cannot fingerprint non-numeric data: {exc}") from None
+    if A.ndim != 2:
+        raise ManifestError(f"data must be 2-D (n_samples, n_nodes), got shape {A.shape}")
+    n, d = A.shape
+    return {"kind": "data", "sha256": digest("colide-data/1", [n, d, columns], [A]),
+            "n_samples": int(n), "n_nodes": int(d), "columns": columns}
+
+
+def stats_fingerprint(cov, n, node_names=None):
+    """Fingerprint of sufficient statistics ``(cov, n)`` (for ``fit_from_stats``).
+
+    Parameters
+    ----------
+    cov : array-like, shape (n_nodes, n_nodes)
+        The 1/n covariance.
+    n : int
+        Number of samples behind ``cov``.
+    node_names : sequence of str, optional
+
+    Returns
+    -------
+    dict
+        ``{"kind": "stats", "sha256", "n_samples", "n_nodes", "columns"}``.
+    """
+    C = np.asarray(cov, dtype=float)
+    if C.ndim != 2 or C.shape[0] != C.shape[1]:
+        raise ManifestError(f"cov must be square, got shape {C.shape}")
+    columns = None if node_names is None else [str(c) for c in node_names]
+    return {"kind": "stats", "sha256": digest("colide-stats/1", [int(n), columns], [C]),
+            "n_samples": int(n), "n_nodes": int(C.shape[0]), "columns": columns}
+
+
+def git_commit(path=None, timeout=5.0):
+    """Git commit (and dirty flag) of the checkout containing ``path``.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Directory inside the repository; default the colide-dashboard sources.
+    timeout : float, default 5.0
+        Seconds before giving up on ``git``.
+
+    Returns
+    -------
+    dict
+        ``{"commit": 40-hex str or None, "dirty": bool or None}``; both None
+        when git is missing, times out, or ``path`` is not in a repository.
+    """
+    cwd = str(path or _REPO_DIR)
+    try:
+        head = subprocess.run(["git", "-C", cwd, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=timeout, check=False)
+        if head.returncode != 0:
+            return {"commit": None, "dirty": None}
+        status = subprocess.run(["git", "-C", cwd, "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=timeout, check=False)
+        dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
+        return {"commit": head.stdout.strip() or None, "dirty": dirty}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def environment_info():
+    """Python, platform, package versions and git commit of this process.
+
+    Returns
+    -------
+    dict
+        ``{"python": str, "platform": str, "packages": {name: version or None},
+        "git": {"commit", "dirty"}}``; versions from
+        :func:`importlib.metadata.version` (None when not installed).
+    """
+    packages = {}
+    for name in PACKAGES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = None
+    return {"python": sys.version.split()[0], "platform": platform.platform(),
+            "packages": packages, "git": git_commit()}
+
+
+# --------------------------------------------------------------------------------------------
+# building and writing
+# --------------------------------------------------------------------------------------------
+
+def _jsonable(obj):
+    """Convert numpy/tuples/NaN to plain JSON types (NaN and Inf become None)."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    return repr(obj)
+
+
+def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=None, metrics=None,
+                   data_source=None, wall_time=None, extra=None, transform=None):
+    """Describe a fitted :class:`~colide_core.CoLiDE` run as a manifest dict.
+
+    A thin wrapper of :func:`manifest_from_result` for an estimator: it passes the fit record
+    ``model.result_``, ``model.get_params()``, the node names and the solver wall time.
+
+    Parameters
+    ----------
+    model : colide_core.CoLiDE
+        A fitted estimator (has ``result_``).
+    X : array-like or DataFrame, shape (n_samples, n_nodes), optional
+        The data passed to ``fit``; only its fingerprint is stored.
+    cov, n : optional
+        The statistics passed to ``fit_from_stats`` (instead of ``X``).
+    B_true : array-like, shape (n_nodes, n_nodes), optional
+        Ground-truth DAG; when given and ``metrics`` is None, metrics are
+        computed with :func:`colide_core.evaluate` on the thresholded DAG.
+    sigma_true : float or array-like (n_nodes,), optional
+        True noise standard deviations, passed to ``evaluate``.
+    metrics : dict, optional
+        Precomputed metrics to store as they are.
+    data_source : str, optional
+        Where the data came from (file name or "sachs"); stored as given, so
+        escape it before showing it in HTML.
+    wall_time : float, optional
+        Seconds of the whole run measured by the caller (loading included).
+    extra : dict, optional
+        Free-form JSON-able information, stored under ``"extra"``.
+    transform : list of dict, optional
+        The column transforms applied to the data before the fit
+        (:func:`colide_core.data.transforms.transform_step` records, oldest first); ``X`` is then
+        the transformed data. Stored under ``"transform"`` (``[]`` when None).
+
+    Returns
+    -------
+    dict
+        A manifest (see the module docstring); pass it to :func:`save_manifest`.
+
+    Raises
+    ------
+    ManifestError
+        If the model is not fitted, or neither ``X`` nor ``(cov, n)`` is
+        given, or the data do not have the model's number of nodes.
+    """
+    if not hasattr(model, "result_"):
+        raise ManifestError("the model is not fitted: call fit(X) or fit_from_stats(cov, n) first")
+    return manifest_from_result(
+        model.result_, model.get_params(), X, cov=cov, n=n, node_names=getattr(model, "node_names_", None),
+        fit_time=getattr(model, "fit_time_", None), adjacency=getattr(model, "adjacency_", None),
+        estimator=type(model).__name__, B_true=B_true,
+        sigma_true=sigma_true, metrics=metrics, data_source=data_source, wall_time=wall_time, extra=extra,
+        transform=transform)
+
+
+def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names=None, fit_time=None,
+                         adjacency=None, estimator="CoLiDE", B_true=None, sigma_true=None, metrics=None, data_source=None,
+                         wall_time=None, extra=None, transform=None):
+    """Describe one fit record (a :class:`~colide_core.SolverResult`) as a manifest dict.
+
+    The one place a manifest is built: :func:`build_manifest` (an estimator) and the
+    dashboard (a cached fit record) both come here, so no fitted estimator has to be made
+    by hand. Unless given, the stored ``adjacency`` is ``result.W`` thresholded at
+    ``params["threshold"]`` with :func:`colide_core.threshold_to_dag`, keeping the required
+    edges of the recorded prior knowledge (what ``CoLiDE.adjacency_`` holds after ``fit``).
+
+    Parameters
+    ----------
+    result : colide_core.SolverResult
+        The solver's record: ``W`` of shape (n_nodes, n_nodes) (``W[i, j] != 0`` means
+        i -> j), ``sigma``, ``n_iter``, ``history``, ``objective``, flags.
+    params : dict
+        Every :class:`~colide_core.CoLiDE` constructor parameter of the fit
+        (``estimator.get_params()``), ``threshold`` included.
+    X : array-like or DataFrame, shape (n_samples, n_nodes), optional
+        The data that was fitted; only its fingerprint is stored.
+    cov, n : optional
+        The statistics of a ``fit_from_stats`` run (instead of ``X``).
+    node_names : sequence of str, optional
+        Node names (the columns of ``X``); needed when the prior knowledge uses names.
+    fit_time : float, optional
+        Solver wall time in seconds.
+    adjacency : array-like of shape (n_nodes, n_nodes), optional
+        The thresholded DAG when the caller has it (``CoLiDE.adjacency_``); else computed.
+    estimator : str, default="CoLiDE"
+        The estimator's class name.
+    B_true, sigma_true, metrics, data_source, wall_time, extra, transform
+        As in :func:`build_manifest`.
+
+    Returns
+    -------
+    dict
+        A manifest (see the module docstring). ``results`` also holds the record's
+        ``objective``, ``n_iter_per_stage``, ``history``, ``stop_reason``, ``lr_used`` and
+        ``s_used``, so :meth:`Manifest.solver_result` gives the record back.
+
+    Raises
+    ------
+    ManifestError
+        If neither ``X`` nor ``(cov, n)`` is given, or the data do not have the record's
+        number of nodes.
+    ValueError
+        If the recorded prior knowledge does not fit the nodes, or ``transform`` is not a list of
+        transform steps.
+    """
+    from colide_core.graph._dag import threshold_to_dag
+    from colide_core.graph.constraints import PriorKnowledge
+    from colide_core.data.transforms import check_steps
+
+    transform = check_steps(None if transform is None else [dict(t) for t in transform])
+
+    names = None if node_names is None else [str(x) for x in node_names]
+    if X is not None:
+        data = data_fingerprint(X)
+    elif cov is not None and n is not None:
+        data = stats_fingerprint(cov, n, names)
+    else:
+        raise ManifestError("give the data X, or cov and n, that the model was fitted on")
+    W = np.asarray(result.W, dtype=float)
+    d = int(W.shape[0])
+    if data["n_nodes"] != d:
+        raise ManifestError(f"the data have {data['n_nodes']} nodes but the model has {d}")
+    data["source"] = None if data_source is None else str(data_source)
+
+    params = dict(params)
+    rs = params.get("random_state")
+    if rs is not None and not isinstance(rs, (int, np.integer)):
+        params["random_state"] = None  # a Generator has no JSON form; the solver is deterministic
+    if adjacency is None:
+        required = PriorKnowledge.from_params(params).required_mask(d, names)
+        adjacency = threshold_to_dag(W, float(params["threshold"]), required=required)
+    adjacency = np.asarray(adjacency, dtype=float)
+    if adjacency.shape != W.shape:
+        raise ManifestError(f"adjacency has shape {adjacency.shape}, but W has {W.shape}")
+    if metrics is None and B_true is not None:
+        from colide_core.evaluation._metrics import evaluate
+
+        metrics = evaluate(B_true, adjacency, sigma_true=sigma_true,
+                           sigma_est=result.sigma if sigma_true is not None else None)
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    manifest = {
+        "schema": SCHEMA,
+        "estimator": estimator,
+        "params": params,
+        "random_state": params.get("random_state"),
+        "data": data,
+        "transform": transform,
+        "environment": environment_info(),
+        "timing": {"created_utc": now, "fit_seconds": fit_time, "wall_seconds": wall_time},
+        "results": {
+            "node_names": names,
+            "W": W,
+            "adjacency": adjacency,
+            "sigma": result.sigma,
+            "n_iter": result.n_iter,
+            "converged": result.converged,
+            "stopped": result.stopped,
+            "metrics": metrics,
+            "objective": result.objective,
+            "n_iter_per_stage": result.n_iter_per_stage,
+            "history": result.history,
+            "stop_reason": result.stop_reason,
+            "lr_used": result.lr_used,
+            "s_used": result.s_used,
+            "stage_converged": result.stage_converged,
+        },
+        "extra": extra or {},
+    }
+    return _jsonable(manifest)
+
+
+def manifest_to_json(manifest):
+    """Serialise a manifest dict to JSON text (strict JSON: no NaN).
+
+    Parameters
+    ----------
+    manifest : dict
+
+    Returns
+    -------
+    str
+    """
+    return json.dumps(_jsonable(manifest), indent=1, allow_nan=False) + "\n"
+
+
+def save_manifest(manifest, path):
+    """Write a manifest as JSON.
+
+    Parameters
+    ----------
+    manifest : dict
+        From :func:`build_manifest`.
+    path : str or Path
+        Target file; parent directories are created.
+
+    Returns
+    -------
+    pathlib.Path
+        The written path.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(manifest_to_json(manifest), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# loading, validating, reproducing
+# --------------------------------------------------------------------------------------------
+
+def _require(cond, msg):
+    if not cond:
+        raise ManifestError(msg)
+
+
+def _matrix(value, d, what):
+    try:
+        A = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ManifestError(f"results.{what} must be a numeric matrix") from None
+    _require(A.shape == (d, d), f"results.{what} must have shape ({d}, {d}), got {A.shape}")
+    _require(np.all(np.isfinite(A)), f"results.{what} contains null/NaN")
+    return A
+
+
+@dataclass(frozen=True, eq=False)
+class Manifest:
+    """A validated manifest (read-only view over the JSON dict).
+
+    Attributes
+    ----------
+    raw : dict
+        The JSON document.
+    W : numpy.ndarray, shape (n_nodes, n_nodes)
+        Raw learned weights; ``W[i, j] != 0`` means i -> j.
+    adjacency : numpy.ndarray, shape (n_nodes, n_nodes)
+        The thresholded DAG.
+    sigma : float, numpy.ndarray (n_nodes,) or None
+        Noise standard deviation(s).
+    """
+
+    raw: dict
+    W: np.ndarray
+    adjacency: np.ndarray
+    sigma: object
+
+    @property
+    def params(self):
+        """dict: constructor parameters, schedules as tuples (ready for ``CoLiDE(**params)``)."""
+        p = dict(self.raw["params"])
+        for k in _TUPLE_PARAMS:
+            if isinstance(p.get(k), list):
+                p[k] = tuple(p[k])
+        return p
+
+    @property
+    def node_names(self):
+        """list of str or None."""
+        return self.raw["results"].get("node_names")
+
+    @property
+    def metrics(self):
+        """dict or None: stored metrics."""
+        return self.raw["results"].get("metrics")
+
+    @property
+    def data(self):
+        """dict: the data fingerprint (``kind``, ``sha256``, ``n_samples``, ``n_nodes``, ...)."""
+        return self.raw["data"]
+
+    @property
+    def transform(self):
+        """list of dict: the column transforms applied before the fit (``[]`` for raw data, and for
+        manifests written before transforms were recorded), normalised by
+        :func:`colide_core.data.transforms.check_steps` (checked when the manifest was loaded)."""
+        from colide_core.data.transforms import check_steps
+
+        return check_steps(self.raw.get("transform") or None)
+
+    @property
+    def environment(self):
+        """dict: Python, platform, package versions, git commit."""
+        return self.raw.get("environment", {})
+
+    def solver_result(self):
+        """The stored fit as a :class:`~colide_core.SolverResult` (the record the solver returned).
+
+        Returns
+        -------
+        colide_core.SolverResult
+            ``W`` and ``sigma`` as loaded; ``n_iter``, ``converged``, ``stopped`` from
+            ``results``; ``objective`` (NaN when absent or null), ``n_iter_per_stage``,
+            ``history`` (checkpoint lists; null values read as NaN), ``stop_reason``,
+            ``lr_used`` and ``s_used`` when the manifest has them (manifests written before
+            they were recorded give empty ones).
+        """
+        from colide_core import SolverResult  # the public name
+
+        res = self.raw["results"]
+
+        def num(x):
+            return float("nan") if x is None else x
+
+        history = res.get("history") if isinstance(res.get("history"), dict) else {}
+        history = {str(k): [num(v) if not isinstance(v, list) else np.array([num(u) for u in v], dtype=float)
+                            for v in vals] if isinstance(vals, list) else [] for k, vals in history.items()}
+        objective = res.get("objective")
+        W = np.array(self.W, dtype=float)
+        sigma = self.sigma if not isinstance(self.sigma, np.ndarray) else np.array(self.sigma, dtype=float)
+        return SolverResult(
+            W=W, sigma=sigma, n_iter=int(res.get("n_iter") or 0),
+            n_iter_per_stage=tuple(int(k) for k in res.get("n_iter_per_stage") or ()),
+            history=history,
+            objective=float(objective) if isinstance(objective, (int, float)) else float("nan"),
+            converged=bool(res.get("converged")), stopped=bool(res.get("stopped")),
+            stop_reason=res.get("stop_reason"),
+            lr_used=tuple(float(x) for x in res.get("lr_used") or ()),
+            s_used=tuple(float(x) for x in res.get("s_used") or ()),
+            stage_converged=tuple(x is True for x in res.get("stage_converged") or ()
+                                  if isinstance(res.get("stage_converged"), list)),
+        )
+
+    def W_frame(self):
+        """``W`` as a DataFrame indexed by node names (``X0..`` when unnamed)."""
+        names = self.node_names or [f"X{i}" for i in range(self.W.shape[0])]
+        return pd.DataFrame(self.W, index=names, columns=names)
+
+    def estimator(self):
+        """A new, unfitted :class:`~colide_core.CoLiDE` with the recorded parameters.
+
+        Raises
+        ------
+        ManifestError
+            If the manifest was written for another estimator or its
+            parameters are not accepted (:func:`check_run_settings` without the
+            dashboard's bounds: unknown names, wrong types, values the solver refuses).
+        """
+        from colide_core import CoLiDE
+
+        _require(self.raw["estimator"] == "CoLiDE",
+                 f"cannot rebuild estimator {self.raw['estimator']!r}; only CoLiDE is supported")
+        try:
+            p = check_run_settings(self.params, interactive=False)
+        except RunSettingsError as exc:
+            raise ManifestError(f"the manifest's parameters do not fit CoLiDE: {'; '.join(exc.problems)}") from None
+        variant = p.pop("variant", "nv")
+        return CoLiDE(variant, **p)
+
+    def check_data(self, X=None, *, cov=None, n=None):
+        """Raise :class:`ManifestError` unless the data match the stored fingerprint.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_nodes), optional
+        cov, n : optional
+            For a manifest of a ``fit_from_stats`` run.
+        """
+        if self.data["kind"] == "data":
+            _require(X is not None, "this manifest was fitted on raw data: pass X")
+            fp = data_fingerprint(X)
+        else:
+            _require(cov is not None and n is not None, "this manifest was fitted from statistics: pass cov and n")
+            fp = stats_fingerprint(cov, n, self.data.get("columns"))
+        if fp["sha256"] != self.data["sha256"]:
+            raise ManifestError(
+                "the data differ from the manifest's: expected shape "
+                f"({self.data['n_samples']}, {self.data['n_nodes']}) and hash {self.data['sha256'][:12]}..., "
+                f"got shape ({fp['n_samples']}, {fp['n_nodes']}) and hash {fp['sha256'][:12]}..."
+            )
+
+    def reproduce(self, X=None, *, cov=None, n=None, atol=0.0, callback=None):
+        """Refit with the recorded parameters and check that the same W comes back.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n_samples, n_nodes), optional
+            The original data (checked against the fingerprint first).
+        cov, n : optional
+            The original statistics for a ``fit_from_stats`` manifest.
+        atol : float, default 0.0
+            Largest accepted ``max |W_new - W|``. 0 demands bit-identical
+            weights (what the deterministic solver gives on the same
+            machine); use e.g. 1e-8 across machines or BLAS builds.
+        callback : callable, optional
+            Passed to ``fit``.
+
+        Returns
+        -------
+        colide_core.CoLiDE
+            The refitted estimator.
+
+        Raises
+        ------
+        ManifestError
+            If the data do not match, or the refit W differs by more than
+            ``atol``, or its thresholded DAG differs.
+        """
+        self.check_data(X, cov=cov, n=n)
+        model = self.estimator()
+        if self.data["kind"] == "data":
+            model.fit(X, callback=callback)
+        else:
+            model.fit_from_stats(cov, n, callback=callback, node_names=self.data.get("columns"))
+        diff = float(np.max(np.abs(np.asarray(model.W_) - self.W))) if self.W.size else 0.0
+        if diff > atol:
+            raise ManifestError(f"the refit does not reproduce W: max |difference| = {diff:.3g} > {atol:g}")
+        if not np.array_equal(np.asarray(model.adjacency_) != 0, self.adjacency != 0):
+            raise ManifestError("the refit gives a different thresholded graph")
+        return model
+
+
+def _parse_manifest_json(source, max_bytes):
+    """The JSON document of a manifest source (path, text, bytes or open file), parsed by
+    :func:`colide_core.data.io.read_json` (size and nesting bounded before parsing); every failure is
+    a :class:`ManifestError`."""
+    from colide_core.data.io import DataValidationError, read_json
+
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw = bytes(source)
+    elif hasattr(source, "read"):
+        raw = source.read(max_bytes + 1)
+    elif isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+        try:
+            with open(source, "rb") as fh:
+                raw = fh.read(max_bytes + 1)
+        except (OSError, ValueError) as exc:
+            raise ManifestError(f"cannot read manifest {str(source)[:200]!r}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
+    elif isinstance(source, str):
+        raw = source
+    else:
+        raise ManifestError(f"cannot read a manifest from a {type(source).__name__}")
+    try:
+        return read_json(raw, what="manifest", max_bytes=max_bytes)
+    except DataValidationError as exc:
+        raise ManifestError(str(exc)) from None
+
+
+def load_manifest(source, *, max_bytes=None):
+    """Read and validate a manifest.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes, dict or file-like
+        A path to a JSON file, the JSON text or bytes themselves (e.g. an
+        uploaded file's content), an already parsed dict, or an open file.
+        Text and bytes go through :func:`colide_core.data.io.read_json`: UTF-8,
+        at most ``max_bytes`` long and nested at most
+        :data:`colide_core.data.io.JSON_MAX_DEPTH` (64) deep, checked before
+        parsing.
+    max_bytes : int, optional
+        Largest document accepted, in bytes; default
+        :data:`colide_core.data.io.JSON_MAX_BYTES` (10 MB; a 200-node manifest
+        is about 1.5 MB).
+
+    Returns
+    -------
+    Manifest
+        With ``W``, ``adjacency``, ``sigma`` as arrays; the app can show the
+        stored result directly, or call :meth:`Manifest.reproduce` to refit.
+
+    Raises
+    ------
+    ManifestError
+        If the file is missing, too large, too deeply nested, not UTF-8 or
+        not JSON, the schema is not ``"colide-manifest/1"``, a required field
+        is missing, or shapes are inconsistent (W, adjacency, sigma, node
+        names versus ``n_nodes``). No other exception escapes for any
+        content of ``source``.
+    """
+    if max_bytes is None:
+        from colide_core.data.io import JSON_MAX_BYTES as max_bytes
+    if isinstance(source, dict):
+        doc = source
+    else:
+        doc = _parse_manifest_json(source, max_bytes)
+    try:
+        return _manifest_from_document(doc)
+    except ManifestError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+        raise ManifestError(f"the manifest is malformed ({type(exc).__name__}: "
+                            f"{' '.join(str(exc).split())[:300]})") from None
+
+
+def _manifest_from_document(doc):
+    """The checks of :func:`load_manifest` on a parsed document (raises ManifestError)."""
+    _require(isinstance(doc, dict), "a manifest must be a JSON object")
+    _require(doc.get("schema") == SCHEMA,
+             f"unsupported manifest schema {doc.get('schema')!r}; expected {SCHEMA!r}")
+    for key in ("estimator", "params", "data", "results"):
+        _require(key in doc, f"the manifest lacks the field {key!r}")
+    data, res, params = doc["data"], doc["results"], doc["params"]
+    _require(isinstance(params, dict), "params must be an object")
+    _require(isinstance(data, dict) and data.get("kind") in ("data", "stats"),
+             "data.kind must be 'data' or 'stats'")
+    for key in ("sha256", "n_samples", "n_nodes"):
+        _require(key in data, f"the manifest lacks data.{key}")
+    d = data["n_nodes"]
+    _require(isinstance(d, int) and d >= 1, "data.n_nodes must be a positive integer")
+    _require(isinstance(res, dict) and "W" in res and "adjacency" in res, "results must hold W and adjacency")
+    W = _matrix(res["W"], d, "W")
+    adj = _matrix(res["adjacency"], d, "adjacency")
+    sigma = res.get("sigma")
+    if isinstance(sigma, list):
+        sigma = np.array(sigma, dtype=float)
+        _require(sigma.shape == (d,), f"results.sigma must have {d} entries, got {sigma.shape[0]}")
+    elif sigma is not None:
+        _require(isinstance(sigma, (int, float)), "results.sigma must be a number, a list or null")
+        sigma = float(sigma)
+    if doc.get("transform") is not None:
+        from colide_core.data.transforms import check_steps
+
+        try:
+            check_steps(doc["transform"])
+        except ValueError as exc:
+            raise ManifestError(f"the manifest's transform is malformed: {exc}") from None
+    names = res.get("node_names")
+    if names is not None:
+        _require(isinstance(names, list) and len(names) == d,
+                 f"results.node_names must list {d} names")
+    W.setflags(write=False)
+    adj.setflags(write=False)
+    if isinstance(sigma, np.ndarray):
+        sigma.setflags(write=False)
+    return Manifest(raw=doc, W=W, adjacency=adj, sigma=sigma)

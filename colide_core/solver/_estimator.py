@@ -1,0 +1,440 @@
+"""The CoLiDE estimator: a thin scikit-learn wrapper over the stage loops, and the table of solvers.
+
+:data:`SOLVERS` maps each solver name to its stage loop; :class:`CoLiDE`,
+:func:`colide_core.solver.path.lambda_path`, bootstrap and stability selection (through
+:class:`CoLiDE`) and the CLI all pick their loop from it, so there is one place that says which
+loop a name runs.
+
+Conventions: data ``X`` has shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means i -> j.
+"""
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from colide_core import defaults
+from colide_core._params import (
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    SEED,
+    InvalidParameterError,
+    Number,
+    StrOptions,
+    check_number,
+    check_sequence,
+)
+from colide_core.solver._fast import fast_solve
+from colide_core.graph._dag import threshold_to_dag
+from colide_core.solver._solver import colide_solve
+from colide_core.solver._topo import topo_solve
+from colide_core._validation import check_square_matrix, data_covariance
+
+__all__ = ["CoLiDE", "SOLVERS", "get_solver"]
+
+#: Solver name -> stage loop. "auto" (the default) and "fast" are the fast solver
+#: (:func:`colide_core.solver._fast.fast_solve`); "adam" is the paper-faithful Algorithm 1
+#: (:func:`colide_core.colide_solve`). Both take the same arguments and return a
+#: :class:`~colide_core.SolverResult`. "topo" is CoLiDE-TOPO (:func:`colide_core.solver._topo.topo_solve`,
+#: paper Appendix E): the same score minimised over topological orders by node swaps, started
+#: from the fast solver's solution.
+SOLVERS = {"auto": fast_solve, "fast": fast_solve, "adam": colide_solve, "topo": topo_solve}
+
+
+def get_solver(name):
+    """The stage loop registered under ``name`` in :data:`SOLVERS`.
+
+    Parameters
+    ----------
+    name : {"auto", "fast", "adam", "topo"}
+
+    Returns
+    -------
+    callable
+        ``solve(cov, *, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol,
+        checkpoint, W_init, callback, max_time, edge_mask, l1_mask) -> SolverResult``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a key of :data:`SOLVERS`.
+    """
+    try:
+        return SOLVERS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {name!r}.") from None
+
+
+class CoLiDE(BaseEstimator):
+    """CoLiDE estimator: a linear DAG and its exogenous noise scale(s) learned jointly.
+
+    A thin scikit-learn estimator over the stage loops of :data:`SOLVERS`: ``__init__`` only
+    stores parameters, :meth:`fit` validates them (declaratively, ``_parameter_constraints``),
+    runs the chosen loop on the data's covariance and returns ``self``.
+    ``sklearn.base.clone``, ``get_params``, ``set_params`` and the repr work as for any
+    scikit-learn estimator.
+
+    Parameters
+    ----------
+    variant : {"nv", "ev", "ls"}, default="nv"
+        ``"ev"``: equal noise variance (paper eq. 3-5). ``"nv"``: non-equal variances
+        (eq. 6-7). ``"ls"``: the least-squares score of DAGMA-linear with the same
+        optimiser (a baseline; ``sigma_`` is None). The only positional parameter.
+    lambda1 : float, default=0.05
+        L1 weight (>= 0).
+    mu_schedule : tuple of float, default=(1.0, 0.1, 0.01, 0.001)
+        Central-path weights ``mu_k`` (> 0).
+    s_schedule : tuple of float, default=(1.0, 0.9, 0.8, 0.7)
+        Log-det parameters ``s_k`` (> 0), one per stage.
+    max_iter : tuple of int, default=(20000, 20000, 20000, 70000)
+        Maximum BCD iterations ``T_k`` per stage, each an int in
+        ``[1, colide_core.defaults.MAX_ITER_LIMIT]`` (1e9).
+    lr : float, default=3e-4
+        Adam step size (> 0).
+    tol : float, default=1e-6
+        Relative objective change between checkpoints that ends a stage (>= 0).
+    threshold : float, default=0.3
+        Post-processing magnitude threshold (>= 0, in the units of the weights) for
+        :attr:`adjacency_`.
+    random_state : None, int, numpy RandomState or Generator, default=None
+        Accepted for API symmetry. The solvers are deterministic (W starts at zero), so the
+        same data and parameters always give bit-identical results.
+    solver : {"auto", "fast", "adam"}, default="auto"
+        Key of :data:`SOLVERS`. ``"auto"`` (alias ``"fast"``, the default) solves the same
+        problems, eq. 4 / eq. 6 along the same central path, with the fast solver
+        (:func:`~colide_core.solver._fast.fast_solve`; ``docs/fast-solver.md``). ``"adam"`` is the
+        paper-faithful schedule of Algorithm 1 (one Adam step per BCD iteration), the
+        reference for every speed claim. The two reach the same objective to about 1e-3
+        relative (usually the fast one is slightly lower) but not bit-identical weights;
+        ``n_iter_`` and the checkpoints count each solver's own steps. ``"topo"`` is
+        CoLiDE-TOPO (paper Appendix E; :func:`~colide_core.solver._topo.topo_solve`): starting from
+        the fast solver's solution, the score is minimised exactly for a topological order
+        and the order improved by node swaps until no candidate swap lowers it (a local
+        optimum); ``W_`` is then a DAG before any thresholding, ``n_iter_`` counts the swaps
+        accepted and ``order_`` holds the final order. Slower (seconds at 50 nodes).
+    checkpoint : int, default=1000
+        Steps between convergence checks, history entries and callback calls (>= 1).
+    max_time : float, optional
+        Wall-clock budget in seconds (> 0; see :func:`~colide_core.colide_solve`).
+    forbidden, required : ndarray of bool of shape (n_nodes, n_nodes) or list of (source, target), optional
+        Prior knowledge. A forbidden edge is held at zero during optimisation; a required edge
+        is exempt from the L1 penalty and never removed by post-processing. Pairs may be
+        node names (when ``X`` is a DataFrame) or integer indices. Checked by
+        :func:`~colide_core.graph.constraints.resolve_constraints` in :meth:`fit`.
+    tiers : list of list of node names or indices, optional
+        Ordered layers: no edge may point from a later tier to an earlier one. With
+        ``solver="topo"`` required edges and tiers also restrict the orders searched.
+    init_order : sequence of node names or indices, optional
+        ``solver="topo"`` only: the order the search starts from (every node once, first the
+        nodes with no predecessor) instead of the continuous solution's.
+    topo_sizes : tuple of 3 int, default=(10, 100, 1000)
+        ``solver="topo"`` only: TOPO's candidate-set sizes ``(s0, s_small, s_large)``.
+    record_W : bool, default=False
+        Keep a copy of W at every checkpoint in ``result_.W_history`` (to watch the
+        optimisation: the graph, h(W), the objective and sigma over the stages). Changes no
+        number of the fit; refused with ``solver="topo"``.
+
+    Attributes
+    ----------
+    W_ : ndarray of shape (n_nodes, n_nodes)
+        Raw learned weights; ``W_[i, j] != 0`` means i -> j.
+    adjacency_ : ndarray of shape (n_nodes, n_nodes)
+        ``W_`` after :func:`~colide_core.threshold_to_dag` at ``threshold`` (required edges
+        kept): guaranteed to be a DAG.
+    removed_for_acyclicity_ : list of (int, int, float)
+        The edges ``(i, j, weight)`` above ``threshold`` that the post-processing removed to
+        break cycles (each the weakest on a cycle), strongest first; empty when the thresholded
+        ``W_`` was already a DAG.
+    sigma_ : float, ndarray of shape (n_nodes,), or None
+        Estimated noise standard deviation(s), in the units of the data: a float for
+        ``"ev"``, one per node for ``"nv"``, None for ``"ls"``.
+    n_iter_ : int
+        Total first-order steps over all stages (``result_.n_iter``); for ``solver="topo"``
+        the number of swaps accepted.
+    history_ : dict of list
+        Per checkpoint: ``"stage"``, ``"iteration"``, ``"objective"``, ``"h"``, ``"sigma"``.
+    converged_ : bool
+        Whether every stage met ``tol``.
+    stopped_ : bool
+        True when the callback or ``max_time`` stopped the solve: the result is partial.
+    fit_time_ : float
+        Wall time of the solve, in seconds (``result_.fit_time``).
+    result_ : SolverResult
+        Everything the solver returned: the one record of the fit.
+    edge_mask_ : ndarray of bool of shape (n_nodes, n_nodes) or None
+        False at the edges held at zero (forbidden, against the tiers, the reverse of a
+        required edge, and the diagonal);
+        None when no prior knowledge was given.
+    required_mask_ : ndarray of bool of shape (n_nodes, n_nodes) or None
+        True at the required edges; None when no prior knowledge was given.
+    node_names_ : list of str or None
+        Column names when ``X`` was a DataFrame (or ``node_names`` of :meth:`fit_from_stats`).
+    n_features_in_ : int
+        Number of nodes.
+    n_samples_ : int
+        Number of samples the covariance was computed from.
+    order_ : tuple of int or None
+        ``solver="topo"``: the final topological order (node indices); None otherwise.
+
+    See Also
+    --------
+    colide_core.colide_solve : the paper-faithful stage loop (Algorithm 1).
+    colide_core.solver.path.lambda_path : CoLiDE along a grid of ``lambda1``.
+
+    References
+    ----------
+    Saboksayr, Mateos and Tepper, "CoLiDE: Concomitant Linear DAG Estimation", ICLR 2024.
+
+    Examples
+    --------
+    >>> from colide_core import CoLiDE, load_sachs
+    >>> X, B_true = load_sachs()
+    >>> model = CoLiDE("nv").fit(X)          # doctest: +SKIP
+    >>> model.adjacency_.shape                # doctest: +SKIP
+    (11, 11)
+    """
+
+    # Numbers are checked with colide_core._params.Number: scikit-learn's Interval without bools
+    # (Interval(Real, ...) takes True as 1). Strings, None, NaN and inf are refused; an Integral
+    # parameter refuses floats (checkpoint=2.5 is an error, not truncated). The three schedules
+    # are "array-like" here and checked element by element in _validate_params.
+    _parameter_constraints: dict = {
+        "variant": [StrOptions(set(defaults.VARIANTS))],
+        "lambda1": [NON_NEGATIVE],
+        "mu_schedule": ["array-like"],
+        "s_schedule": ["array-like"],
+        "max_iter": ["array-like"],
+        "lr": [POSITIVE],
+        "tol": [NON_NEGATIVE],
+        "threshold": [NON_NEGATIVE],
+        "random_state": [None, SEED, np.random.RandomState, np.random.Generator],
+        "solver": [StrOptions(set(SOLVERS))],
+        "checkpoint": [POSITIVE_INT],
+        "max_time": [POSITIVE, None],
+        # Prior knowledge takes many forms (masks, pairs of names or indices, DataFrames);
+        # constraints.resolve_constraints checks it against the data's nodes in fit.
+        "forbidden": "no_validation",
+        "required": "no_validation",
+        "tiers": "no_validation",
+        "init_order": ["array-like", None],
+        "topo_sizes": ["array-like"],
+        "record_W": ["boolean"],
+    }
+
+    #: Constraint of each ``max_iter`` entry: an int in [1, defaults.MAX_ITER_LIMIT].
+    _MAX_ITER_ENTRY = Number(Integral, 1, defaults.MAX_ITER_LIMIT, closed="both")
+
+    def _validate_params(self):
+        """scikit-learn's declarative checks, then the schedules element by element.
+
+        Raises
+        ------
+        InvalidParameterError
+            (a ValueError and a TypeError) For any parameter outside its constraint: a
+            schedule entry that is not a finite number > 0 (``mu_schedule``, ``s_schedule``)
+            or an int in ``[1, MAX_ITER_LIMIT]`` (``max_iter``), bools and strings included;
+            schedules of different lengths.
+        """
+        super()._validate_params()
+        name = type(self).__name__
+        mu = check_sequence(self.mu_schedule, "mu_schedule", name, POSITIVE)
+        s = check_sequence(self.s_schedule, "s_schedule", name, POSITIVE)
+        T = check_sequence(self.max_iter, "max_iter", name, self._MAX_ITER_ENTRY)
+        check_sequence(self.topo_sizes, "topo_sizes", name, Number(Integral, 1, None, closed="left"),
+                       min_len=3, max_len=3)
+        if not len(mu) == len(s) == len(T):
+            raise InvalidParameterError(
+                f"mu_schedule, s_schedule and max_iter of {name} must have one entry per stage (equal "
+                f"length); got lengths {len(mu)}, {len(s)} and {len(T)}."
+            )
+        return mu, s, T
+
+    def __init__(
+        self,
+        variant=defaults.VARIANT,
+        *,
+        lambda1=defaults.LAMBDA1,
+        mu_schedule=defaults.MU_SCHEDULE,
+        s_schedule=defaults.S_SCHEDULE,
+        max_iter=defaults.MAX_ITER,
+        lr=defaults.LR,
+        tol=defaults.TOL,
+        threshold=defaults.THRESHOLD,
+        random_state=None,
+        solver=defaults.SOLVER,
+        checkpoint=defaults.CHECKPOINT,
+        max_time=None,
+        forbidden=None,
+        required=None,
+        tiers=None,
+        init_order=None,
+        topo_sizes=defaults.TOPO_SIZES,
+        record_W=False,
+    ):
+        self.variant = variant
+        self.lambda1 = lambda1
+        self.mu_schedule = mu_schedule
+        self.s_schedule = s_schedule
+        self.max_iter = max_iter
+        self.lr = lr
+        self.tol = tol
+        self.threshold = threshold
+        self.random_state = random_state
+        self.solver = solver
+        self.checkpoint = checkpoint
+        self.max_time = max_time
+        self.forbidden = forbidden
+        self.required = required
+        self.tiers = tiers
+        self.init_order = init_order
+        self.topo_sizes = topo_sizes
+        self.record_W = record_W
+
+    def fit(self, X, callback=None):
+        """Learn the DAG and noise scale(s) from data.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+            Numeric, finite observations, ``n_samples >= 2`` and ``n_nodes >= 2``. A
+            centred copy is used; ``X`` itself is never modified.
+        callback : callable, optional
+            ``callback(stage, iteration, objective)`` at every checkpoint; returning True
+            stops the solve and keeps the partial result (``stopped_`` is then True).
+
+        Returns
+        -------
+        self : CoLiDE
+
+        Raises
+        ------
+        ValueError
+            If a parameter is invalid (``sklearn.utils._param_validation.InvalidParameterError``,
+            also a TypeError): a number given as a string or a bool, NaN or inf, a float where
+            an int is asked (``checkpoint``, ``max_iter`` entries), a value out of range, an
+            unknown option; or if ``callback`` is not callable; or if ``X`` is not 2-D real
+            numbers (complex values are refused, not cast), has fewer than 2 rows or columns,
+            duplicate column names, or contains NaN or Inf.
+        FloatingPointError
+            If a column is constant (zero noise floor), the covariance overflows, or the
+            iterates cannot be kept inside the log-det domain.
+        """
+        self._validate_params()
+        if callback is not None and not callable(callback):
+            raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
+        cov, n, names = data_covariance(X)
+        return self._fit_cov(cov, n, names, callback)
+
+    def fit_from_stats(self, cov, n, callback=None, node_names=None):
+        """Learn from sufficient statistics instead of raw data.
+
+        Parameters
+        ----------
+        cov : array-like of shape (n_nodes, n_nodes)
+            The 1/n sample covariance of the data (centred), symmetric and finite.
+        n : int
+            Number of samples the covariance was computed from (>= 2).
+        callback : callable, optional
+            As in :meth:`fit`.
+        node_names : sequence of str, optional
+            Names of the nodes, stored in ``node_names_``.
+
+        Returns
+        -------
+        self : CoLiDE
+
+        Raises
+        ------
+        ValueError
+            If a parameter is invalid, ``cov`` is not a finite symmetric square matrix of real
+            numbers (complex values are refused, not cast), ``n`` is not an int >= 2 (a float,
+            a bool or a string is refused: ``InvalidParameterError``, also a TypeError), or
+            ``callback`` is not callable.
+        FloatingPointError
+            As :meth:`fit`.
+        """
+        self._validate_params()
+        check_number(n, "n", f"{type(self).__name__}.fit_from_stats", Number(Integral, 2, None, closed="left"))
+        # Real numbers only (complex and text refused, not cast), square, finite; a new array.
+        cov = check_square_matrix(cov, "cov", what="covariance matrix", copy=True)
+        if not np.allclose(cov, cov.T, rtol=1e-10, atol=0):
+            raise ValueError("cov must be finite and symmetric.")
+        if callback is not None and not callable(callback):
+            raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
+        if node_names is not None and (isinstance(node_names, (str, bytes)) or not hasattr(node_names, "__len__")):
+            raise InvalidParameterError("node_names must be a sequence of names (one per node), not "
+                                        f"a {type(node_names).__name__}.")
+        names = None if node_names is None else [str(x) for x in node_names]
+        if names is not None and len(names) != cov.shape[0]:
+            raise ValueError("node_names must have one name per node.")
+        return self._fit_cov(cov, int(n), names, callback)
+
+    def _fit_cov(self, cov, n, names, callback):
+        diag = np.diag(cov)
+        if np.any(diag <= 0):
+            bad = [names[i] if names else str(i) for i in np.flatnonzero(diag <= 0)]
+            raise FloatingPointError(f"Constant column(s) with zero variance: {', '.join(bad)}.")
+        edge_mask = required_mask = None
+        if self.forbidden is not None or self.required is not None or self.tiers is not None:
+            from colide_core.graph.constraints import resolve_constraints
+
+            edge_mask, required_mask = resolve_constraints(
+                cov.shape[0], names, forbidden=self.forbidden, required=self.required, tiers=self.tiers
+            )
+        extra = self._topo_kwargs(cov.shape[0], names, required_mask) if self.solver == "topo" else {}
+        if self.record_W:
+            if self.solver == "topo":
+                raise InvalidParameterError("record_W is available for the continuous solvers, not solver='topo'.")
+            extra["record_W"] = True
+        res = get_solver(self.solver)(
+            cov,
+            variant=self.variant,
+            lambda1=float(self.lambda1),
+            mu_schedule=tuple(self.mu_schedule),
+            s_schedule=tuple(self.s_schedule),
+            max_iter=tuple(self.max_iter),
+            lr=float(self.lr),
+            tol=float(self.tol),
+            checkpoint=int(self.checkpoint),
+            callback=callback,
+            max_time=self.max_time,
+            edge_mask=edge_mask,
+            l1_mask=None if required_mask is None else (~required_mask).astype(float),
+            **extra,
+        )
+        self.result_ = res
+        self.fit_time_ = res.fit_time
+        self.W_ = res.W
+        self.adjacency_, self.removed_for_acyclicity_ = threshold_to_dag(
+            res.W, self.threshold, required=required_mask, return_removed=True)
+        self.edge_mask_ = edge_mask
+        self.required_mask_ = required_mask
+        self.sigma_ = res.sigma
+        self.n_iter_ = res.n_iter
+        self.history_ = res.history
+        self.converged_ = res.converged
+        self.stopped_ = res.stopped
+        self.node_names_ = names
+        self.n_features_in_ = cov.shape[0]
+        self.n_samples_ = n
+        self.order_ = res.order
+        return self
+
+    def _topo_kwargs(self, d, names, required_mask):
+        """The order-search solver's own arguments: start order, sizes, precedences."""
+        from colide_core.solver._topo import resolve_order
+        from colide_core.graph.constraints import tier_forbidden_mask
+
+        precedence = np.zeros((d, d), dtype=bool)
+        if required_mask is not None:
+            precedence |= required_mask
+        if self.tiers is not None:
+            precedence |= tier_forbidden_mask(self.tiers, d, names).T  # earlier tier first
+        return {
+            "init_order": None if self.init_order is None else resolve_order(self.init_order, d, names),
+            "topo_sizes": tuple(self.topo_sizes),
+            "precedence": precedence,
+            "required_mask": required_mask,
+        }

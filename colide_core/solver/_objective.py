@@ -1,0 +1,330 @@
+"""CoLiDE's objective, as pure functions (Saboksayr, Mateos and Tepper, ICLR 2024).
+
+The lowest layer of the solver: no state, no loop, numpy only. Each function returns
+``(value, grad)`` where a gradient makes sense; both stage loops
+(:func:`colide_core.solver._solver.colide_solve`, :func:`colide_core.solver._fast.fast_solve`) evaluate
+their scores, noise updates and stage objectives through these, so each formula is written once.
+
+Conventions
+-----------
+* ``X`` has shape ``(n_samples, n_nodes)``. The paper writes X as ``d x n``; every formula here
+  is the paper's with X transposed, so ``cov = X.T @ X / n`` for centred X.
+* ``W`` has shape ``(n_nodes, n_nodes)`` and ``W[i, j] != 0`` means the edge i -> j; the linear
+  SEM is ``X = X @ W + Z``.
+* ``sigma`` is a noise *standard deviation*: a float for the equal-variance (EV) variant, an
+  array of shape ``(n_nodes,)`` for the non-equal-variance (NV) variant, None for ``"ls"``.
+* ``resid`` is ``diag((I - W)^T cov (I - W))``, shape ``(n_nodes,)``: the mean squared residual
+  of each node's regression on its parents, all the scores and noise updates need of the data
+  (paper Appendix B). Every function works on the covariance, never on the raw data.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "h_ldet",
+    "score_ev",
+    "score_nv",
+    "score_ls",
+    "smooth_score",
+    "sigma_update",
+    "stage_objective",
+    "residuals",
+]
+
+#: An entry of ``inv(s I - W o W)`` below this value means W left the M-matrix domain (the
+#: inverse of a nonsingular M-matrix is entry-wise non-negative). Same tolerance as the
+#: authors' and DAGMA's code.
+_DOMAIN_TOL = -1e-6
+
+
+def h_ldet(W, s=1.0):
+    """Log-determinant acyclicity function and its gradient (paper Section 3, Appendix B.3).
+
+    ``h_ldet(W, s) = d log(s) - log det(s I - W o W)``, with gradient
+    ``2 (s I - W o W)^{-T} o W``, where ``o`` is the entry-wise product.
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_nodes, n_nodes)
+        Weighted adjacency, ``W[i, j] != 0`` meaning i -> j.
+    s : float, default=1.0
+        Positive log-det parameter. ``h_ldet`` is zero exactly on DAGs inside the domain
+        where ``s I - W o W`` is an M-matrix, and positive elsewhere in that domain.
+
+    Returns
+    -------
+    h : float
+        Value of the acyclicity function (>= 0 inside the domain).
+    grad : ndarray of shape (n_nodes, n_nodes)
+        Gradient with respect to ``W``.
+
+    Raises
+    ------
+    FloatingPointError
+        If ``s I - W o W`` is not a nonsingular M-matrix (W is outside the log-det domain).
+    ValueError
+        If ``s <= 0``.
+    """
+    W = np.asarray(W, dtype=float)
+    if not s > 0:
+        raise ValueError(f"s must be positive, got {s!r}.")
+    d = W.shape[0]
+    M = s * np.eye(d) - W * W
+    sign, logdet = np.linalg.slogdet(M)
+    Minv = np.linalg.inv(M) if sign > 0 else None
+    if Minv is None or not np.all(np.isfinite(Minv)) or Minv.min() < _DOMAIN_TOL:
+        raise FloatingPointError(
+            "W is outside the log-det domain: s*I - W*W is not a nonsingular M-matrix."
+        )
+    return _h_from_logdet(d, s, logdet), 2.0 * Minv.T * W
+
+
+def _h_from_logdet(d, s, logdet):
+    """``h_ldet = d log(s) - log det(s I - W o W)`` from the log-determinant (inf if it is -inf)."""
+    return d * np.log(s) - logdet
+
+
+def _logdet(W, s):
+    """``log det(s I - W o W)``, or ``-inf`` when the determinant is not positive."""
+    d = W.shape[0]
+    sign, logdet = np.linalg.slogdet(s * np.eye(d) - W * W)
+    return logdet if sign > 0 else -np.inf
+
+
+def residuals(W, cov):
+    """``R = cov (I - W)`` and the per-node residual variances ``diag((I - W)^T cov (I - W))``.
+
+    Parameters
+    ----------
+    W, cov : ndarray of shape (n_nodes, n_nodes)
+        Weights and the covariance ``X.T @ X / n`` of centred data ``X``.
+
+    Returns
+    -------
+    R : ndarray of shape (n_nodes, n_nodes)
+        ``cov - cov @ W``; ``-R`` is the gradient of the least-squares score.
+    resid : ndarray of shape (n_nodes,)
+        ``||X[:, j] - X @ W[:, j]||^2 / n`` for each node j, computed in O(d^2) from ``R``.
+    """
+    W = np.asarray(W, dtype=float)
+    R = cov - cov @ W
+    return R, np.diagonal(R) - np.sum(W * R, axis=0)
+
+
+def _score_value(resid, sigma, variant):
+    """The smooth score from the residual variances (eq. 3 for EV, eq. 6 for NV, LS).
+
+    The one implementation of the score's value: both stage loops call it.
+    """
+    if variant == "ev":
+        return float(resid.sum()) / (2.0 * sigma) + resid.size * sigma / 2.0
+    if variant == "nv":
+        return 0.5 * float(np.sum(resid / sigma)) + 0.5 * float(np.sum(sigma))
+    return 0.5 * float(resid.sum())
+
+
+def _score_grad(R, sigma, variant):
+    """The score's gradient in W from ``R = cov (I - W)`` (the same for every score up to sigma)."""
+    if variant == "ev":
+        return -R / sigma
+    if variant == "nv":
+        return R / -sigma[None, :]
+    return -R
+
+
+def smooth_score(W, cov, sigma, variant):
+    """The smooth score of a CoLiDE variant and its gradient in W (no L1 term).
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_nodes, n_nodes)
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Sample covariance ``X.T @ X / n`` of centred data.
+    sigma : float, ndarray of shape (n_nodes,), or None
+        Noise standard deviation(s) (> 0): a float for ``"ev"``, one per node for ``"nv"``,
+        ignored for ``"ls"``.
+    variant : {"ev", "nv", "ls"}
+
+    Returns
+    -------
+    value : float
+    grad : ndarray of shape (n_nodes, n_nodes)
+    """
+    if variant == "nv":
+        sigma = np.asarray(sigma, dtype=float)
+    R, resid = residuals(W, cov)
+    return _score_value(resid, sigma, variant), _score_grad(R, sigma, variant)
+
+
+def score_ev(W, cov, sigma):
+    """CoLiDE-EV smooth score and its gradient in W (paper eq. 3, Appendix B.1).
+
+    ``f(W, sigma) = tr((I - W)^T cov (I - W)) / (2 sigma) + d sigma / 2``; this equals
+    ``||X - X W||_F^2 / (2 n sigma) + d sigma / 2`` for centred ``X`` of shape
+    ``(n_samples, n_nodes)``. The L1 term is not included.
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_nodes, n_nodes)
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Sample covariance ``X.T @ X / n`` of centred data.
+    sigma : float
+        Positive noise standard deviation (same units as the data).
+
+    Returns
+    -------
+    value : float
+    grad : ndarray of shape (n_nodes, n_nodes)
+        ``-cov (I - W) / sigma``.
+    """
+    return smooth_score(W, cov, sigma, "ev")
+
+
+def score_nv(W, cov, sigma):
+    """CoLiDE-NV smooth score and its gradient in W (paper eq. 6, Appendix B.2).
+
+    ``g(W, Sigma) = tr(Sigma^{-1} (I - W)^T cov (I - W)) / 2 + tr(Sigma) / 2`` with
+    ``Sigma = diag(sigma)``. The L1 term is not included.
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_nodes, n_nodes)
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Sample covariance ``X.T @ X / n`` of centred data.
+    sigma : ndarray of shape (n_nodes,)
+        Positive per-node noise standard deviations.
+
+    Returns
+    -------
+    value : float
+    grad : ndarray of shape (n_nodes, n_nodes)
+        ``-cov (I - W) Sigma^{-1}``.
+    """
+    return smooth_score(W, cov, sigma, "nv")
+
+
+def score_ls(W, cov):
+    """Least-squares score of DAGMA-linear and its gradient in W (paper Appendix B, DAGMA).
+
+    ``l(W) = tr((I - W)^T cov (I - W)) / 2 = ||X - X W||_F^2 / (2 n)``.
+
+    Parameters
+    ----------
+    W, cov : ndarray of shape (n_nodes, n_nodes)
+
+    Returns
+    -------
+    value : float
+    grad : ndarray of shape (n_nodes, n_nodes)
+        ``-cov (I - W)``.
+    """
+    return smooth_score(W, cov, None, "ls")
+
+
+def _sigma_from_resid(resid, variant, sigma0):
+    """Closed-form noise update from the residual variances (eq. 5 for EV, eq. 7 for NV).
+
+    The one implementation of the sigma update: both stage loops call it (the numba kernel of
+    the fast solver repeats its arithmetic inside its compiled loop).
+    """
+    if variant == "ev":
+        return max(float(np.sqrt(max(resid.sum(), 0.0) / resid.size)), float(sigma0))
+    if variant == "nv":
+        return np.maximum(np.sqrt(np.maximum(resid, 0.0)), sigma0)
+    return None
+
+
+def sigma_update(W, cov, variant, sigma0):
+    """Closed-form noise update of the BCD loop (paper eq. 5 for EV, eq. 7 for NV).
+
+    Only ``diag((I - W)^T cov (I - W))`` is needed, computed in O(d^2) from
+    ``cov (I - W)`` without forming the full product's off-diagonal.
+
+    Parameters
+    ----------
+    W, cov : ndarray of shape (n_nodes, n_nodes)
+    variant : {"ev", "nv"}
+    sigma0 : float or ndarray of shape (n_nodes,)
+        Lower bound(s) on sigma.
+
+    Returns
+    -------
+    sigma : float (EV) or ndarray of shape (n_nodes,) (NV)
+        Noise standard deviation(s), floored at ``sigma0``; the minimiser of the score over
+        sigma at fixed W (the sigma-step of Algorithm 1).
+    """
+    return _sigma_from_resid(residuals(W, cov)[1], variant, sigma0)
+
+
+def _stage_value(W, resid, sigma, variant, mu, lambda1, s, logdet=None):
+    """Stage objective ``mu (score + lambda1 |W|_1) + h_ldet(W, s)`` from precomputed parts.
+
+    The one implementation of the stage objective's value (paper eq. 4 / eq. 6 at one point
+    of the central path); both stage loops call it. ``logdet`` is ``log det(s I - W o W)``
+    when the caller has it (from an LU it needs anyway), else it is computed. Returns
+    ``(objective, h)``; both are ``inf`` outside the log-det domain.
+    """
+    if logdet is None:
+        logdet = _logdet(W, s)
+    h = _h_from_logdet(W.shape[0], s, logdet)
+    return mu * (_score_value(resid, sigma, variant) + float(np.sum(lambda1 * np.abs(W)))) + h, h
+
+
+def _stage_grad(W, R, sigma, variant, mu, lambda1, MinvT, mask=None):
+    """(Sub)gradient of the stage objective from ``R = cov (I - W)`` and ``MinvT = inv(s I - W o W).T``.
+
+    ``mu (grad score + lambda1 sign(W)) + 2 MinvT o W``, times ``mask`` (0 for a forbidden
+    edge) when given: the direction of Algorithm 1's Adam step, with its operations in the
+    faithful loop's order.
+    """
+    grad = _score_grad(R, sigma, variant)
+    if np.any(lambda1):
+        grad += lambda1 * np.sign(W)
+    grad *= mu
+    grad += 2.0 * MinvT * W
+    if mask is not None:
+        grad *= mask
+    return grad
+
+
+def stage_objective(W, sigma, cov, variant, mu, lambda1, s):
+    """The objective of one stage of CoLiDE's central path and its (sub)gradient in W.
+
+    ``F(W) = mu * (score(W, sigma) + sum(lambda1 * |W|)) + h_ldet(W, s)``: paper eq. 4
+    (``"ev"``) or eq. 6 (``"nv"``) at the path point ``(mu, s)``; ``"ls"`` is DAGMA-linear's
+    least-squares score.
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_nodes, n_nodes)
+        Weights, ``W[i, j] != 0`` meaning i -> j.
+    sigma : float, ndarray of shape (n_nodes,), or None
+        Noise standard deviation(s) (> 0); None for ``"ls"``.
+    cov : ndarray of shape (n_nodes, n_nodes)
+        Sample covariance ``X.T @ X / n`` of centred data ``X`` of shape ``(n_samples, n_nodes)``.
+    variant : {"ev", "nv", "ls"}
+    mu : float
+        Central-path weight of the score (> 0).
+    lambda1 : float or ndarray of shape (n_nodes, n_nodes)
+        L1 weight (>= 0), or one weight per edge.
+    s : float
+        Log-det parameter (> 0).
+
+    Returns
+    -------
+    value : float
+        ``inf`` when W is outside the log-det domain.
+    grad : ndarray of shape (n_nodes, n_nodes) or None
+        The subgradient ``mu (grad score + lambda1 sign(W)) + grad h_ldet`` (``sign(0) = 0``);
+        None outside the log-det domain.
+    """
+    W = np.asarray(W, dtype=float)
+    if variant == "nv":
+        sigma = np.asarray(sigma, dtype=float)
+    R, resid = residuals(W, cov)
+    value, _ = _stage_value(W, resid, sigma, variant, mu, lambda1, s)
+    if not np.isfinite(value):
+        return value, None
+    M = s * np.eye(W.shape[0]) - W * W
+    return value, _stage_grad(W, R, sigma, variant, mu, lambda1, np.linalg.inv(M).T)

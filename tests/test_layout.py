@@ -1,0 +1,134 @@
+"""The shape of the library: subpackages by role, the import rules between them, no cycle.
+
+``colide_core`` is split by role (``docs/architecture.md``):
+
+* ``solver/``: the objective, the stage loops, the estimator and the λ path;
+* ``graph/``: DAG helpers, prior knowledge, graph formats (read and write);
+* ``data/``: reading and validating data, bundled datasets, simulation, transforms, statistics;
+* ``evaluation/``: metrics, curves, stability, baselines, model checks;
+* ``render/``: every figure, drawing, HTML page and report;
+* ``run/``: run manifests, the sweep executor, the CLI;
+* top level: ``settings`` (the run settings), ``exceptions``, ``defaults`` and the private
+  helpers ``_params``, ``_validation``, ``_hashing`` that every layer may use.
+
+The rules, read from the sources with :mod:`ast` (every ``import``, at any depth):
+
+* nothing in ``solver/`` imports ``run/`` or ``render/``;
+* only ``render/`` imports a drawing library (plotly, pyvis, matplotlib, jinja2);
+* no module imports streamlit or the dashboard;
+* the graph of import-time (module-level) imports between modules has no cycle.
+"""
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+
+PKG = Path(__file__).resolve().parents[1] / "colide_core"
+SUBPACKAGES = {"solver", "graph", "data", "evaluation", "render", "run"}
+DRAWING = {"plotly", "pyvis", "matplotlib"}
+
+
+def _module_name(path):
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules():
+    return {_module_name(p): p for p in PKG.rglob("*.py")}
+
+
+MODULES = set(_modules())
+
+
+def _imports(path, module_level_only=False):
+    """Absolute names of every module ``path`` imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if module_level_only else ast.walk(tree)
+    pkg = _module_name(path) if path.name == "__init__.py" else _module_name(path).rsplit(".", 1)[0]
+    out = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module
+            subs = {f"{mod}.{a.name}" for a in node.names} & MODULES  # `from pkg import submodule`
+            out |= subs if len(subs) == len(node.names) else subs | {mod}
+    return out
+
+
+
+
+def test_the_package_is_split_by_role():
+    subs = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert subs == SUBPACKAGES
+    flat = {p.stem for p in PKG.glob("*.py")}
+    assert flat == {"__init__", "__main__", "defaults", "exceptions", "_params", "_validation",
+                    "_hashing"}
+
+
+def test_solver_never_imports_run_or_render():
+    for name, path in _modules().items():
+        if name.startswith("colide_core.solver"):
+            bad = {m for m in _imports(path) if m.startswith(("colide_core.run", "colide_core.render"))}
+            assert not bad, (name, bad)
+
+
+def test_only_render_imports_drawing_libraries():
+    seen = set()
+    for name, path in _modules().items():
+        drawing = {m.split(".")[0] for m in _imports(path)} & DRAWING
+        if name.startswith("colide_core.render"):
+            seen |= drawing
+        else:
+            assert not drawing, (name, drawing)
+    assert seen == DRAWING  # the check really read the drawing modules
+
+
+def test_the_library_never_imports_streamlit_or_the_dashboard():
+    for name, path in _modules().items():
+        roots = {m.split(".")[0] for m in _imports(path)}
+        assert not roots & {"streamlit", "dashboard", "pages", "app"}, name
+
+
+def test_module_level_imports_have_no_cycle():
+    modules = _modules()
+    g = nx.DiGraph()
+    g.add_nodes_from(modules)
+    for name, path in modules.items():
+        for target in _imports(path, module_level_only=True):
+            if target in modules and target != name:
+                g.add_edge(name, target)
+    assert g.number_of_edges() > 40  # the graph really was read
+    assert nx.is_directed_acyclic_graph(g), list(nx.simple_cycles(g))[:5]
+
+
+def test_the_solver_layer_has_three_levels():
+    modules = _modules()
+
+    def deps(name):
+        return {m for m in _imports(modules[f"colide_core.solver.{name}"]) if m in modules} - {"colide_core"}
+
+    assert deps("_objective") == set()                                                # pure functions
+    assert deps("_common") <= {"colide_core.defaults", "colide_core._params", "colide_core.exceptions"}
+    for loop in ("_solver", "_fast"):
+        assert deps(loop) <= {"colide_core.solver._objective", "colide_core.solver._common",
+                              "colide_core.defaults", "colide_core.settings", "colide_core.exceptions"}, loop
+    assert "colide_core.solver._solver" not in deps("_fast") and "colide_core.solver._fast" not in deps("_solver")
+    assert {"colide_core.solver._solver", "colide_core.solver._fast"} <= deps("_estimator")
+
+
+def test_import_colide_core_loads_no_dashboard_drawing_or_cluster_library():
+    code = ("import colide_core, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "{'streamlit','plotly','pyvis','matplotlib','dask','jinja2'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -232,39 +232,45 @@ def check_params(params) -> tuple:
     Raises
     ------
     colide_core.run.manifest.RunSettingsError
-        Listing every offending setting (:func:`colide_core.run.manifest.check_run_settings`).
+        Listing every offending setting (:func:`colide_core.settings.check_settings` with the
+        dashboard's limits, ``INTERACTIVE``).
     """
-    from colide_core.run.manifest import check_run_settings
+    from colide_core.run.manifest import NOT_SETTINGS
+    from colide_core.settings import INTERACTIVE, check_settings
 
-    check_run_settings(dict(params))
+    check_settings(dict(params), limits=INTERACTIVE, ignore=NOT_SETTINGS)
     return params
 
 
 def check_widget_values(*specs) -> None:
     """Refuse widget values outside the widgets' own bounds (a client can send any value).
 
+    The run settings go through :func:`check_params` (:mod:`colide_core.settings`); this checks
+    the pages' other numbers (repetitions, resamples, seeds) with the same declarative
+    constraint (:class:`colide_core._params.Number`) and the same message form.
+
     Parameters
     ----------
     *specs : tuple (label, value, low, high) or (label, value, low, high, "int")
-        Inclusive bounds; with ``"int"`` the value must also be a whole number.
+        Inclusive bounds; with ``"int"`` the value must also be an integer (not a float).
 
     Raises
     ------
-    colide_core.run.manifest.RunSettingsError
+    colide_core.exceptions.RunSettingsError
         Listing every value that is not a finite number inside its bounds.
     """
-    from colide_core.run.manifest import RunSettingsError
+    from numbers import Integral, Real
+
+    from colide_core._params import Number
+    from colide_core.exceptions import RunSettingsError
 
     problems = []
     for label, value, low, high, *kind in specs:
-        whole = bool(kind) and kind[0] == "int"
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)) \
-            and math.isfinite(float(value)) and low <= float(value) <= high \
-            and (not whole or float(value).is_integer())
-        if not ok:
-            text = repr(value)
-            problems.append(f"{label} = {text if len(text) <= 40 else text[:39] + '…'} must be "
-                            f"{'a whole number' if whole else 'a number'} in [{low:g}, {high:g}]")
+        constraint = Number(Integral if kind and kind[0] == "int" else Real, low, high, closed="both")
+        shown = value.item() if isinstance(value, np.generic) else value
+        if not constraint.is_satisfied_by(shown):
+            text = repr(shown)
+            problems.append(f"{label} = {text if len(text) <= 40 else text[:39] + '…'} must be {constraint}")
     if problems:
         raise RunSettingsError(problems)
 

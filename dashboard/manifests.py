@@ -23,23 +23,19 @@ Convention: ``W[i, j] != 0`` means the edge i -> j.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from colide_core.graph.constraints import PRIOR_KEYS, PriorKnowledge
-from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD_RANGE
 from dashboard.cached import cache_data
 
 __all__ = [
     "ManifestProblem", "DataMismatch", "LoadedRun", "fit_manifest", "fit_manifest_json",
-    "run_from_manifest", "apply_to_state", "MAX_LAMBDA1", "MAX_THRESHOLD",
+    "run_from_manifest", "apply_to_state",
 ]
 
 #: Largest values the Learn page's widgets accept (``colide_core.defaults``' widget ranges).
-MAX_LAMBDA1 = LAMBDA1_RANGE[1]
-MAX_THRESHOLD = THRESHOLD_RANGE[1]
 #: Parameters that are widgets on the Learn page rather than solver overrides.
 _WIDGET_PARAMS = ("variant", "lambda1", "threshold")
 
@@ -170,15 +166,6 @@ def _tuples(value):
     return value
 
 
-def _number(params, name, high):
-    value = params.get(name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ManifestProblem(f"the manifest's {name} must be a number, got {value!r}")
-    if not 0.0 <= float(value) <= high:
-        raise ManifestProblem(f"the manifest's {name} = {value:g} is outside the Learn page's range [0, {high:g}]")
-    return float(value)
-
-
 def run_from_manifest(source, dataset) -> LoadedRun:
     """Validate a manifest against the current dataset and turn it into a Learn-page view.
 
@@ -200,7 +187,7 @@ def run_from_manifest(source, dataset) -> LoadedRun:
         If the text is not a valid ``colide-manifest/1`` document, is not a CoLiDE fit on raw
         data with the EV or NV noise model, or its parameters or prior knowledge are not
         usable on this dataset. The run settings go through
-        :func:`colide_core.run.manifest.check_run_settings` (the solver's checks and the
+        :func:`colide_core.settings.check_settings` (the solver's checks and the
         dashboard's bounds: the message lists every offending setting), so a loaded manifest
         cannot start a fit that never ends.
     DataMismatch
@@ -208,7 +195,8 @@ def run_from_manifest(source, dataset) -> LoadedRun:
         hash prefixes).
     """
     import colide_core
-    from colide_core.run.manifest import (ManifestError, RunSettingsError, check_run_settings, data_fingerprint,
+    from colide_core.settings import INTERACTIVE, check_settings
+    from colide_core.run.manifest import (NOT_SETTINGS, ManifestError, RunSettingsError, data_fingerprint,
                                       load_manifest)
     from colide_core.data.transforms import describe_step
     from dashboard.fitting import FitResult, solver_params
@@ -243,11 +231,12 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     try:
         # Every setting, with the solver's own checks and the dashboard's bounds: a manifest
         # cannot start a fit that never ends (tol = 0, max_iter = 1e12, lr = -1, text, lists).
-        params = check_run_settings(dict(m.raw["params"]))  # as written in the file
+        params = check_settings(dict(m.raw["params"]), limits=INTERACTIVE, ignore=NOT_SETTINGS)  # as written
     except RunSettingsError as exc:
         raise ManifestProblem("the manifest's run settings cannot be used here: " + "; ".join(exc.problems)) from None
-    lambda1 = _number(params, "lambda1", MAX_LAMBDA1)
-    threshold = _number(params, "threshold", MAX_THRESHOLD)
+    # checked above (colide_core.settings.INTERACTIVE: the Learn page's ranges); absent: the default
+    lambda1 = float(params.get("lambda1", colide_core.defaults.LAMBDA1))
+    threshold = float(params.get("threshold", colide_core.defaults.THRESHOLD))
     defaults = colide_core.CoLiDE().get_params()
 
     names = list(dataset.node_names)

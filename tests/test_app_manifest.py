@@ -2,31 +2,20 @@
 plus the helpers of dashboard.manifests."""
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core.run.manifest import build_manifest, manifest_to_json
-from dashboard import fitting, manifests
+from dashboard import manifests
 from dashboard.data import sachs_dataset
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMEOUT = 300
 QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
 
-pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    fitting.fit_colide.clear()
-    manifests.fit_manifest_json.clear()
-    yield
-    fitting.fit_colide.clear()
+pytestmark = [pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning"),
+              pytest.mark.usefixtures("fresh_caches")]
 
 
 @pytest.fixture
@@ -44,8 +33,8 @@ def downloads(monkeypatch):
     return files
 
 
-def _learn_page():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+def _learn_page(new_app):
+    at = new_app().run()
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     return at
@@ -74,8 +63,8 @@ def _upload(at, name, data):
     return at
 
 
-def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatch):
-    at = _learn_page()
+def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatch, new_app):
+    at = _learn_page(new_app)
     at.session_state["solver_overrides"] = dict(QUICK)
     at.select_slider(key="learn_lambda1").set_value(0.1)
     at.slider(key="learn_threshold").set_value(0.25)
@@ -96,7 +85,7 @@ def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatc
         raise AssertionError("the solver must not run when a manifest is loaded")
 
     monkeypatch.setattr(colide_core.CoLiDE, "fit", no_solve)
-    at2 = _upload(_learn_page(), "run manifest.json", data)
+    at2 = _upload(_learn_page(new_app), "run manifest.json", data)
     after = _view(at2)
     assert np.array_equal(after["W"], before["W"])
     assert after["n_edges"] == before["n_edges"] and after["shd"] == before["shd"]
@@ -111,8 +100,8 @@ def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatc
         (fitted.n_iter, fitted.converged, tuple(fitted.result.n_iter_per_stage))
 
 
-def test_corrupt_and_foreign_manifests_get_clear_messages(downloads):
-    at = _learn_page()
+def test_corrupt_and_foreign_manifests_get_clear_messages(downloads, new_app):
+    at = _learn_page(new_app)
     shown_before = dict(at.session_state["fit_results"])  # Sachs is live: EV and NV at λ = 0.05
     _upload(at, "broken.json", b'{"schema": "colide-manifest/1", "params": ')
     errors = [_shown(e.value) for e in at.error]
@@ -165,7 +154,7 @@ def test_a_cli_style_manifest_with_prior_knowledge_restores_overrides():
     assert np.array_equal(np.array(again["results"]["adjacency"]) != 0, model.adjacency_ != 0)
     assert again["results"]["metrics"]["shd"] == doc["results"]["metrics"]["shd"]
     # Out-of-range or foreign content is refused with a plain message.
-    for change, words in ((("params", "threshold", 5.0), "threshold = 5 is outside the dashboard's range"),
+    for change, words in ((("params", "threshold", 5.0), "threshold = 5.0 must be a float in the range"),
                           (("params", "variant", "ls"), "EV and NV noise models only"),
                           (("data", "kind", "stats"), "sufficient statistics")):
         bad = json.loads(json.dumps(doc))

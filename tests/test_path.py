@@ -93,7 +93,7 @@ def test_thresholds_are_applied_without_re_solving(monkeypatch):
     real = SOLVERS["adam"]
 
     def counting(*args, **kwargs):
-        calls.append(kwargs["lambda1"])
+        calls.append(args[1].lambda1)  # the loops take the checked RunSettings
         return real(*args, **kwargs)
 
     monkeypatch.setitem(SOLVERS, "adam", counting)

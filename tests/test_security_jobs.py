@@ -45,12 +45,13 @@ def sachs_manifest():
 HOSTILE = [
     ({"tol": 0}, "tol = 0"),
     ({"max_iter": [1e12] * 4}, "max_iter"),
-    ({"max_iter": [10**12] * 4}, "at most 500,000"),
+    ({"max_iter": [10**12] * 4}, "max_iter = [1000000000000, "),
+    ({"max_iter": [200_000] * 4}, "at most 500,000"),
     ({"lr": -1}, "lr = -1"),
     ({"lr": "x"}, "lr = 'x'"),
     ({"lambda1": "0.1"}, "lambda1 = '0.1'"),
-    ({"max_iter": [[1]]}, "max_iter = [[1]] must be a non-empty flat list of whole numbers"),
-    ({"mu_schedule": [[1]], "s_schedule": [[1]]}, "mu_schedule = [[1]] must be a non-empty flat list"),
+    ({"max_iter": [[1]]}, "max_iter = [[1]] must be a non-empty flat list, each an int"),
+    ({"mu_schedule": [[1]], "s_schedule": [[1]]}, "mu_schedule = [[1]] must be a non-empty flat list, each a float"),
     ({"checkpoint": 2.5}, "checkpoint = 2.5"),
     ({"checkpoint": 10**9}, "checkpoint"),
     ({"max_iter": [1] * 50, "mu_schedule": [1.0] * 50, "s_schedule": [1.0] * 50}, "at most 10"),
@@ -85,22 +86,26 @@ def test_the_honest_manifest_still_loads(sachs_manifest):
     assert run.overrides == {"max_iter": QUICK["max_iter"]}
 
 
-def test_check_run_settings_uses_the_solvers_checks_and_the_bounds():
+def test_check_settings_uses_the_solvers_checks_and_the_bounds():
     from colide_core.defaults import MAX_ITER_TOTAL
-    from colide_core.run.manifest import RunSettingsError, check_run_settings
+    from colide_core.exceptions import RunSettingsError
+    from colide_core.settings import INTERACTIVE, check_settings
 
-    ok = check_run_settings({"max_iter": [1000, 1000, 1000, 2000], "lr": 1e-3, "checkpoint": 200})
+    ok = check_settings({"max_iter": [1000, 1000, 1000, 2000], "lr": 1e-3, "checkpoint": 200}, limits=INTERACTIVE)
     assert ok == {"max_iter": (1000, 1000, 1000, 2000), "lr": 1e-3, "checkpoint": 200}
-    assert check_run_settings({"max_iter": (MAX_ITER_TOTAL // 4,) * 4})["max_iter"] == (MAX_ITER_TOTAL // 4,) * 4
+    full = (MAX_ITER_TOTAL // 4,) * 4
+    assert check_settings({"max_iter": full}, limits=INTERACTIVE)["max_iter"] == full
     with pytest.raises(RunSettingsError, match="adds up to 500,004"):
-        check_run_settings({"max_iter": (MAX_ITER_TOTAL // 4 + 1,) * 4})
-    # The library alone (interactive=False) keeps its own wider limits: tol = 0 is legal there ...
-    assert check_run_settings({"tol": 0}, interactive=False) == {"tol": 0.0}
+        check_settings({"max_iter": (MAX_ITER_TOTAL // 4 + 1,) * 4}, limits=INTERACTIVE)
+    # The library alone (LIBRARY, the default) keeps its own wider limits: tol = 0 is legal there ...
+    assert check_settings({"tol": 0}) == {"tol": 0.0}
+    with pytest.raises(RunSettingsError, match="dashboard's limit"):
+        check_settings({"tol": 0}, limits=INTERACTIVE)
     # ... but not malformed values.
     with pytest.raises(RunSettingsError, match="flat list"):
-        check_run_settings({"max_iter": [[1]]}, interactive=False)
+        check_settings({"max_iter": [[1]]})
     with pytest.raises(RunSettingsError, match="unknown setting"):
-        check_run_settings({"lamda1": 0.1})
+        check_settings({"lamda1": 0.1}, limits=INTERACTIVE)
 
 
 def test_a_manifest_cannot_rebuild_an_estimator_with_malformed_settings(sachs_manifest):
@@ -129,7 +134,7 @@ def test_uploading_a_runaway_manifest_shows_the_settings_and_changes_nothing(sac
                                                               "application/json")).run()
     assert not at.exception, at.exception
     errors = [_shown(e.value) for e in at.error]
-    assert any("cannot be loaded" in e and "tol = 0" in e and "at most 500,000 per fit" in e for e in errors), errors
+    assert any("cannot be loaded" in e and "tol = 0" in e and "max_iter = [1000000000000.0, " in e for e in errors), errors
     assert at.session_state["solver_overrides"] == {}
     # the results shown are the live page's own fits at the defaults, nothing from the manifest
     shown = at.session_state["fit_results"]
@@ -146,7 +151,7 @@ def test_forged_settings_in_the_session_start_no_fit(monkeypatch):
     assert not at.exception, at.exception
     assert started == [] and at.session_state["fit_job"] is None
     errors = [_shown(e.value) for e in at.error]
-    assert any("Nothing was started" in e and "tol = 0" in e and "lr = 'x'" in e and "at most 500,000" in e
+    assert any("Nothing was started" in e and "tol = 0" in e and "lr = 'x'" in e and "max_iter = (1000000000000, " in e
                for e in errors), errors
 
 

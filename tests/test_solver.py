@@ -219,7 +219,7 @@ def test_warm_start_outside_domain_raises_s():
     "kwargs, match",
     [
         (dict(variant="xx"), "variant"),
-        (dict(mu_schedule=(1.0, 0.1)), "equal length"),
+        (dict(mu_schedule=(1.0, 0.1)), "one entry per stage"),
         (dict(lambda1=-1.0), "lambda1"),
         (dict(lr=0.0), "lr"),
         (dict(max_iter=(10, 10, 10, 0.5)), "max_iter"),

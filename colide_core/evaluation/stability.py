@@ -313,8 +313,8 @@ def _checked_estimator(estimator):
     resample fail.
     """
     est = clone(estimator)
-    if hasattr(est, "_parameter_constraints") and hasattr(est, "_validate_params"):
-        est._validate_params()
+    if hasattr(est, "get_run_settings"):  # CoLiDE: its run settings (colide_core.settings)
+        est.get_run_settings()
     return est
 
 

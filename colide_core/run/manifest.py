@@ -49,7 +49,6 @@ __all__ = [
     "SCHEMA",
     "ManifestError",
     "RunSettingsError",
-    "check_run_settings",
     "Manifest",
     "build_manifest",
     "manifest_from_result",
@@ -69,157 +68,10 @@ PACKAGES = ("numpy", "scipy", "pandas", "networkx", "scikit-learn", "causal-lear
             "joblib", "pyarrow", "dask", "distributed", "matplotlib", "pydot")
 
 _TUPLE_PARAMS = ("mu_schedule", "s_schedule", "max_iter", "topo_sizes")
+#: The estimator's parameters that are not run settings: prior knowledge and TOPO's start order,
+#: checked against the data's nodes by :class:`colide_core.graph.constraints.PriorKnowledge`.
+NOT_SETTINGS = ("forbidden", "required", "tiers", "init_order")
 _REPO_DIR = Path(__file__).resolve().parents[2]  # the checkout holding colide_core/
-
-
-# --------------------------------------------------------------------------------------------
-# run settings
-# --------------------------------------------------------------------------------------------
-
-def _shown(value):
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _is_real(v):
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
-        and math.isfinite(float(v))
-
-
-def _is_whole(v):
-    return _is_real(v) and float(v).is_integer()
-
-
-def _in(lo, hi, v, lo_open=False):
-    return (lo < v if lo_open else lo <= v) and v <= hi
-
-
-def check_run_settings(params, *, interactive=True):
-    """Check CoLiDE run settings from an untrusted source (a manifest, a URL, a widget).
-
-    Every setting is checked for its type (a finite real number, a whole number, a flat list of
-    numbers, one of the options), then all of them together with the solver's own declarative
-    checks (``CoLiDE(**params)._validate_params()``, scikit-learn's
-    ``_parameter_constraints``) and, when ``interactive``, the bounds of the dashboard's
-    widgets (:mod:`colide_core.defaults`: ``LAMBDA1_RANGE``, ``THRESHOLD_RANGE``,
-    ``LR_RANGE``, ``TOL_RANGE``, ``CHECKPOINT_RANGE``, ``MAX_TIME_RANGE``, ``MAX_STAGES``,
-    and the ceilings ``MAX_ITER_TOTAL`` on ``sum(max_iter)`` and ``MAX_CHECKPOINTS`` on
-    ``sum(max_iter) / checkpoint``), so that no setting can start a fit that never ends.
-    Nothing is fitted and nothing is allocated in proportion to a setting's value.
-
-    Parameters
-    ----------
-    params : dict
-        ``colide_core.CoLiDE`` keyword arguments (a subset; the missing ones take their
-        defaults). Prior knowledge (``forbidden``, ``required``, ``tiers``) is passed through
-        unchecked: :class:`colide_core.graph.constraints.PriorKnowledge` checks it against the nodes.
-    interactive : bool, default=True
-        Also apply the bounds of the dashboard (False: only the types and the solver's checks,
-        for the library and the command line).
-
-    Returns
-    -------
-    dict
-        The same settings, normalised: numbers as float, whole numbers as int, schedules as
-        tuples.
-
-    Raises
-    ------
-    RunSettingsError
-        Listing every offending setting (unknown names included).
-    """
-    from colide_core import defaults
-    from colide_core import CoLiDE
-
-    if not isinstance(params, dict):
-        raise RunSettingsError([f"the run settings must be a mapping of names to values, got {type(params).__name__}"])
-    known = CoLiDE().get_params()
-    problems, out = [], {}
-    unknown = sorted(str(k) for k in params if k not in known)
-    if unknown:
-        problems.append(f"unknown setting(s) {', '.join(_shown(k) for k in unknown[:10])}")
-    ranges = {"lambda1": defaults.LAMBDA1_RANGE, "threshold": defaults.THRESHOLD_RANGE,
-              "lr": defaults.LR_RANGE, "tol": defaults.TOL_RANGE} if interactive else {}
-    lower = {"lambda1": (0.0, False), "threshold": (0.0, False), "lr": (0.0, True), "tol": (0.0, False)}
-    for name, v in params.items():
-        if name not in known:
-            continue
-        if name in ("lambda1", "threshold", "lr", "tol"):
-            if not _is_real(v):
-                problems.append(f"{name} = {_shown(v)} must be a finite number")
-                continue
-            v = float(v)
-            lo, lo_open = lower[name]
-            if not _in(lo, math.inf, v, lo_open):
-                problems.append(f"{name} = {v:g} must be {'>' if lo_open else '>='} {lo:g}")
-            elif name in ranges and not _in(*ranges[name], v):
-                problems.append(f"{name} = {v:g} is outside the dashboard's range "
-                                f"[{ranges[name][0]:g}, {ranges[name][1]:g}]")
-        elif name == "max_time":
-            if v is not None:
-                if not _is_real(v) or float(v) <= 0:
-                    problems.append(f"max_time = {_shown(v)} must be a number of seconds > 0, or null")
-                    continue
-                v = float(v)
-                if interactive and not _in(*defaults.MAX_TIME_RANGE, v, lo_open=True):
-                    problems.append(f"max_time = {v:g} s is outside the dashboard's range "
-                                    f"(0, {defaults.MAX_TIME_RANGE[1]:g}]")
-        elif name == "checkpoint":
-            if not _is_whole(v) or int(v) < 1:
-                problems.append(f"checkpoint = {_shown(v)} must be a whole number >= 1")
-                continue
-            v = int(v)
-            if interactive and not _in(*defaults.CHECKPOINT_RANGE, v):
-                problems.append(f"checkpoint = {v} is outside the dashboard's range "
-                                f"[{defaults.CHECKPOINT_RANGE[0]}, {defaults.CHECKPOINT_RANGE[1]}]")
-        elif name in ("mu_schedule", "s_schedule", "max_iter"):
-            whole = name == "max_iter"
-            if isinstance(v, np.ndarray) and v.ndim == 1:
-                v = v.tolist()
-            if not isinstance(v, (list, tuple)) or not v or not all((_is_whole if whole else _is_real)(x) for x in v):
-                what = "whole numbers >= 1" if whole else "finite numbers > 0"
-                problems.append(f"{name} = {_shown(v)} must be a non-empty flat list of {what}")
-                continue
-            v = tuple(int(x) if whole else float(x) for x in v)
-            if any(x <= 0 for x in v):
-                problems.append(f"{name} = {_shown(v)} must hold {'whole numbers >= 1' if whole else 'numbers > 0'}")
-                continue
-            if interactive and len(v) > defaults.MAX_STAGES:
-                problems.append(f"{name} has {len(v)} stages; at most {defaults.MAX_STAGES}")
-        elif name == "variant":
-            if not isinstance(v, str) or v not in defaults.VARIANTS:
-                problems.append(f"variant = {_shown(v)} must be one of {', '.join(defaults.VARIANTS)}")
-        elif name == "solver":
-            if not isinstance(v, str) or v not in defaults.SOLVERS:
-                problems.append(f"solver = {_shown(v)} must be one of {', '.join(defaults.SOLVERS)}")
-        elif name == "random_state":
-            if interactive and v is not None and not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                                     and 0 <= int(v) < 2**32):
-                problems.append(f"random_state = {_shown(v)} must be null or a whole number in [0, 2**32)")
-        out[name] = v
-    # Settings that failed their own check above are not in ``out``: the checks across
-    # settings below use the defaults for them, so every problem is listed at once.
-    merged = {**known, **out}
-    stages = {k: len(merged[k]) for k in ("mu_schedule", "s_schedule", "max_iter")}
-    if len(set(stages.values())) != 1:
-        problems.append("mu_schedule, s_schedule and max_iter must have one entry per stage, got "
-                        + ", ".join(f"{n} in {k}" for k, n in stages.items()))
-    if interactive:
-        total = sum(int(t) for t in merged["max_iter"])
-        if total > defaults.MAX_ITER_TOTAL:
-            problems.append(f"max_iter = {_shown(tuple(merged['max_iter']))} adds up to {total:,} iterations; "
-                            f"at most {defaults.MAX_ITER_TOTAL:,} per fit")
-        elif total / int(merged["checkpoint"]) > defaults.MAX_CHECKPOINTS:
-            problems.append(f"checkpoint = {merged['checkpoint']} with {total:,} iterations records "
-                            f"{total // int(merged['checkpoint']):,} checkpoints; at most {defaults.MAX_CHECKPOINTS:,}")
-    if not problems:
-        try:
-            CoLiDE(**merged)._validate_params()
-        except (ValueError, TypeError) as exc:  # sklearn's InvalidParameterError is both
-            problems.append(f"the solver refuses them: {' '.join(str(exc).split())[:300]}")
-    if problems:
-        raise RunSettingsError(problems)
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -699,15 +551,16 @@ class Manifest:
         ------
         ManifestError
             If the manifest was written for another estimator or its
-            parameters are not accepted (:func:`check_run_settings` without the
-            dashboard's bounds: unknown names, wrong types, values the solver refuses).
+            parameters are not accepted (:func:`colide_core.settings.check_settings` with the
+            library's limits: unknown names, wrong types, values the solver refuses).
         """
         from colide_core import CoLiDE
+        from colide_core.settings import check_settings
 
         _require(self.raw["estimator"] == "CoLiDE",
                  f"cannot rebuild estimator {self.raw['estimator']!r}; only CoLiDE is supported")
         try:
-            p = check_run_settings(self.params, interactive=False)
+            p = check_settings(self.params, ignore=NOT_SETTINGS)
         except RunSettingsError as exc:
             raise ManifestError(f"the manifest's parameters do not fit CoLiDE: {'; '.join(exc.problems)}") from None
         variant = p.pop("variant", "nv")

@@ -10,3 +10,7 @@
 
 Nothing here imports :mod:`colide_core.run` or :mod:`colide_core.render` (``tests/test_layout.py``).
 """
+
+from colide_core import _lazy_submodules
+
+__getattr__ = _lazy_submodules(__name__)  # ``colide_core.<sub>.<module>`` imports on first use

@@ -20,7 +20,8 @@ import numpy as np
 
 from colide_core.exceptions import ConvergenceWarning
 from colide_core import defaults
-from colide_core._params import is_int, is_real
+from colide_core._params import is_real
+from colide_core.settings import RunSettings
 
 __all__ = ["ConvergenceWarning", "SolverResult", "default_sigma0", "progress_fraction"]
 
@@ -180,34 +181,43 @@ def progress_fraction(max_iter, stage, iteration):
     return min(1.0, max(0.0, done / total))
 
 
-def _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint,
-                         beta_1, beta_2):
-    if variant not in defaults.VARIANTS:
-        raise ValueError(f"variant must be one of {defaults.VARIANTS}, got {variant!r}.")
+def _check_cov_and_betas(cov, beta_1, beta_2):
+    """The loops' own arguments that are not run settings (those are checked by
+    :class:`colide_core.settings.RunSettings`)."""
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1] or cov.shape[0] < 2:
         raise ValueError(f"cov must be a square (n_nodes, n_nodes) matrix with n_nodes >= 2, got {cov.shape}.")
     if not np.all(np.isfinite(cov)):
         raise FloatingPointError("The covariance contains NaN or Inf (data too large or not finite).")
-    lens = {len(mu_schedule), len(s_schedule), len(max_iter)}
-    if len(lens) != 1 or 0 in lens:
-        raise ValueError(
-            "mu_schedule, s_schedule and max_iter must be non-empty and of equal length, got lengths "
-            f"{len(mu_schedule)}, {len(s_schedule)}, {len(max_iter)}."
-        )
-    if not (is_real(lambda1) and np.isfinite(lambda1) and lambda1 >= 0):
-        raise ValueError(f"lambda1 must be a finite number >= 0, got {lambda1!r}.")
-    if any(not (is_real(x) and np.isfinite(x) and x > 0) for x in (*mu_schedule, *s_schedule)):
-        raise ValueError("mu_schedule and s_schedule entries must be finite numbers > 0.")
-    if any(not is_int(x) or x < 1 for x in max_iter):
-        raise ValueError(f"max_iter entries must be positive integers, got {tuple(max_iter)}.")
-    if not (is_real(lr) and np.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be > 0, got {lr!r}.")
-    if not (is_real(tol) and np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be >= 0, got {tol!r}.")
-    if not is_int(checkpoint) or checkpoint < 1:
-        raise ValueError(f"checkpoint must be a positive integer, got {checkpoint!r}.")
     if not (is_real(beta_1) and is_real(beta_2) and 0.0 <= beta_1 < 1.0 and 0.0 <= beta_2 < 1.0):
         raise ValueError(f"beta_1 and beta_2 must be in [0, 1), got {beta_1!r}, {beta_2!r}.")
+
+
+def loop_settings(settings, params):
+    """The checked run settings of a stage loop's call: ``settings``, with ``params`` applied.
+
+    Parameters
+    ----------
+    settings : RunSettings or None
+        Checked settings (e.g. the estimator's); None: the defaults.
+    params : dict
+        Settings given by name to the loop (``colide_solve(cov, variant="ev", ...)``).
+
+    Returns
+    -------
+    RunSettings
+
+    Raises
+    ------
+    RunSettingsError
+        If a setting is invalid (:meth:`colide_core.settings.RunSettings.create`).
+    TypeError
+        If ``settings`` is not a RunSettings.
+    """
+    if settings is None:
+        return RunSettings.create(params)
+    if not isinstance(settings, RunSettings):
+        raise TypeError(f"settings must be a colide_core.settings.RunSettings, got {type(settings).__name__}.")
+    return settings.replace(**params) if params else settings
 
 
 class _Solve:
@@ -244,15 +254,11 @@ class _Solve:
         With ``record_W``: a copy of W at every checkpoint; else None.
     """
 
-    def __init__(self, cov, *, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint,
-                 beta_1, beta_2, sigma0, W_init, max_time, edge_mask, l1_mask, record_W=False):
+    def __init__(self, cov, settings, *, beta_1, beta_2, sigma0, W_init, edge_mask, l1_mask):
         cov = np.array(cov, dtype=float)  # a private copy
-        _check_solver_params(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint,
-                             beta_1, beta_2)
-        if max_time is not None and not max_time > 0:
-            raise ValueError(f"max_time must be > 0 seconds, got {max_time!r}.")
-        if not isinstance(record_W, (bool, np.bool_)):
-            raise ValueError(f"record_W must be True or False, got {record_W!r}.")
+        _check_cov_and_betas(cov, beta_1, beta_2)
+        variant, lambda1, max_time, record_W = settings.variant, settings.lambda1, settings.max_time, settings.record_W
+        max_iter, checkpoint, tol = settings.max_iter, settings.checkpoint, settings.tol
         d = cov.shape[0]
         n_checkpoints = sum(-(-int(t) // int(checkpoint)) for t in max_iter)
         if record_W and n_checkpoints * d * d > defaults.MAX_RECORD_W_CELLS:

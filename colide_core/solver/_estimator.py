@@ -15,17 +15,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from colide_core import defaults
-from colide_core._params import (
-    NON_NEGATIVE,
-    POSITIVE,
-    POSITIVE_INT,
-    SEED,
-    InvalidParameterError,
-    Number,
-    StrOptions,
-    check_number,
-    check_sequence,
-)
+from colide_core._params import InvalidParameterError, Number, check_number
+from colide_core.settings import LIBRARY, SETTING_NAMES, RunSettings
 from colide_core.solver._fast import fast_solve
 from colide_core.graph._dag import threshold_to_dag
 from colide_core.solver._solver import colide_solve
@@ -33,6 +24,9 @@ from colide_core.solver._topo import topo_solve
 from colide_core._validation import check_square_matrix, data_covariance
 
 __all__ = ["CoLiDE", "SOLVERS", "get_solver"]
+
+#: The estimator's parameters that are not run settings (checked against the data in fit).
+_NOT_SETTINGS = ("forbidden", "required", "tiers", "init_order")
 
 #: Solver name -> stage loop. "auto" (the default) and "fast" are the fast solver
 #: (:func:`colide_core.solver._fast.fast_solve`); "adam" is the paper-faithful Algorithm 1
@@ -71,7 +65,8 @@ class CoLiDE(BaseEstimator):
     """CoLiDE estimator: a linear DAG and its exogenous noise scale(s) learned jointly.
 
     A thin scikit-learn estimator over the stage loops of :data:`SOLVERS`: ``__init__`` only
-    stores parameters, :meth:`fit` validates them (declaratively, ``_parameter_constraints``),
+    stores parameters, :meth:`fit` validates them (the run settings through
+    :class:`colide_core.settings.RunSettings`, the others declaratively, ``_parameter_constraints``),
     runs the chosen loop on the data's covariance and returns ``self``.
     ``sklearn.base.clone``, ``get_params``, ``set_params`` and the repr work as for any
     scikit-learn estimator.
@@ -101,7 +96,7 @@ class CoLiDE(BaseEstimator):
     random_state : None, int, numpy RandomState or Generator, default=None
         Accepted for API symmetry. The solvers are deterministic (W starts at zero), so the
         same data and parameters always give bit-identical results.
-    solver : {"auto", "fast", "adam"}, default="auto"
+    solver : {"auto", "fast", "adam", "topo"}, default="auto"
         Key of :data:`SOLVERS`. ``"auto"`` (alias ``"fast"``, the default) solves the same
         problems, eq. 4 / eq. 6 along the same central path, with the fast solver
         (:func:`~colide_core.solver._fast.fast_solve`; ``docs/fast-solver.md``). ``"adam"`` is the
@@ -113,7 +108,8 @@ class CoLiDE(BaseEstimator):
         the fast solver's solution, the score is minimised exactly for a topological order
         and the order improved by node swaps until no candidate swap lowers it (a local
         optimum); ``W_`` is then a DAG before any thresholding, ``n_iter_`` counts the swaps
-        accepted and ``order_`` holds the final order. Slower (seconds at 50 nodes).
+        accepted and ``order_`` holds the final order. Slower than ``"auto"`` (measured in
+        ``docs/topo.md``).
     checkpoint : int, default=1000
         Steps between convergence checks, history entries and callback calls (>= 1).
     max_time : float, optional
@@ -196,60 +192,40 @@ class CoLiDE(BaseEstimator):
     (11, 11)
     """
 
-    # Numbers are checked with colide_core._params.Number: scikit-learn's Interval without bools
-    # (Interval(Real, ...) takes True as 1). Strings, None, NaN and inf are refused; an Integral
-    # parameter refuses floats (checkpoint=2.5 is an error, not truncated). The three schedules
-    # are "array-like" here and checked element by element in _validate_params.
+    # The run settings are declared and checked once, in colide_core.settings (CONSTRAINTS,
+    # RunSettings.create); the estimator's own table covers the other parameters only.
     _parameter_constraints: dict = {
-        "variant": [StrOptions(set(defaults.VARIANTS))],
-        "lambda1": [NON_NEGATIVE],
-        "mu_schedule": ["array-like"],
-        "s_schedule": ["array-like"],
-        "max_iter": ["array-like"],
-        "lr": [POSITIVE],
-        "tol": [NON_NEGATIVE],
-        "threshold": [NON_NEGATIVE],
-        "random_state": [None, SEED, np.random.RandomState, np.random.Generator],
-        "solver": [StrOptions(set(SOLVERS))],
-        "checkpoint": [POSITIVE_INT],
-        "max_time": [POSITIVE, None],
+        **{name: "no_validation" for name in SETTING_NAMES},
         # Prior knowledge takes many forms (masks, pairs of names or indices, DataFrames);
         # constraints.resolve_constraints checks it against the data's nodes in fit.
         "forbidden": "no_validation",
         "required": "no_validation",
         "tiers": "no_validation",
         "init_order": ["array-like", None],
-        "topo_sizes": ["array-like"],
-        "record_W": ["boolean"],
     }
 
-    #: Constraint of each ``max_iter`` entry: an int in [1, defaults.MAX_ITER_LIMIT].
-    _MAX_ITER_ENTRY = Number(Integral, 1, defaults.MAX_ITER_LIMIT, closed="both")
+    def get_run_settings(self, limits=LIBRARY):
+        """The estimator's run settings, checked (:class:`colide_core.settings.RunSettings`).
 
-    def _validate_params(self):
-        """scikit-learn's declarative checks, then the schedules element by element.
+        Parameters
+        ----------
+        limits : colide_core.settings.Limits, default=LIBRARY
+            ``LIBRARY`` (what the solvers accept) or ``INTERACTIVE`` (the dashboard's bounds).
+
+        Returns
+        -------
+        RunSettings
 
         Raises
         ------
-        InvalidParameterError
-            (a ValueError and a TypeError) For any parameter outside its constraint: a
-            schedule entry that is not a finite number > 0 (``mu_schedule``, ``s_schedule``)
-            or an int in ``[1, MAX_ITER_LIMIT]`` (``max_iter``), bools and strings included;
-            schedules of different lengths.
+        RunSettingsError
+            (an ``InvalidParameterError``: a ValueError and a TypeError) Listing every
+            offending setting: a number given as a string or a bool, NaN or inf, a float where
+            an int is asked, a value out of range, an unknown option, schedules of different
+            lengths, ``topo_sizes`` not increasing, ``record_W`` with ``solver="topo"``.
         """
-        super()._validate_params()
-        name = type(self).__name__
-        mu = check_sequence(self.mu_schedule, "mu_schedule", name, POSITIVE)
-        s = check_sequence(self.s_schedule, "s_schedule", name, POSITIVE)
-        T = check_sequence(self.max_iter, "max_iter", name, self._MAX_ITER_ENTRY)
-        check_sequence(self.topo_sizes, "topo_sizes", name, Number(Integral, 1, None, closed="left"),
-                       min_len=3, max_len=3)
-        if not len(mu) == len(s) == len(T):
-            raise InvalidParameterError(
-                f"mu_schedule, s_schedule and max_iter of {name} must have one entry per stage (equal "
-                f"length); got lengths {len(mu)}, {len(s)} and {len(T)}."
-            )
-        return mu, s, T
+        super()._validate_params()  # the parameters that are not run settings
+        return RunSettings.create(self.get_params(deep=False), limits=limits, ignore=_NOT_SETTINGS)
 
     def __init__(
         self,
@@ -321,11 +297,11 @@ class CoLiDE(BaseEstimator):
             If a column is constant (zero noise floor), the covariance overflows, or the
             iterates cannot be kept inside the log-det domain.
         """
-        self._validate_params()
+        settings = self.get_run_settings()
         if callback is not None and not callable(callback):
             raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
         cov, n, names = data_covariance(X)
-        return self._fit_cov(cov, n, names, callback)
+        return self._fit_cov(settings, cov, n, names, callback)
 
     def fit_from_stats(self, cov, n, callback=None, node_names=None):
         """Learn from sufficient statistics instead of raw data.
@@ -355,7 +331,7 @@ class CoLiDE(BaseEstimator):
         FloatingPointError
             As :meth:`fit`.
         """
-        self._validate_params()
+        settings = self.get_run_settings()
         check_number(n, "n", f"{type(self).__name__}.fit_from_stats", Number(Integral, 2, None, closed="left"))
         # Real numbers only (complex and text refused, not cast), square, finite; a new array.
         cov = check_square_matrix(cov, "cov", what="covariance matrix", copy=True)
@@ -369,9 +345,9 @@ class CoLiDE(BaseEstimator):
         names = None if node_names is None else [str(x) for x in node_names]
         if names is not None and len(names) != cov.shape[0]:
             raise ValueError("node_names must have one name per node.")
-        return self._fit_cov(cov, int(n), names, callback)
+        return self._fit_cov(settings, cov, int(n), names, callback)
 
-    def _fit_cov(self, cov, n, names, callback):
+    def _fit_cov(self, settings, cov, n, names, callback):
         diag = np.diag(cov)
         if np.any(diag <= 0):
             bad = [names[i] if names else str(i) for i in np.flatnonzero(diag <= 0)]
@@ -383,23 +359,11 @@ class CoLiDE(BaseEstimator):
             edge_mask, required_mask = resolve_constraints(
                 cov.shape[0], names, forbidden=self.forbidden, required=self.required, tiers=self.tiers
             )
-        extra = self._topo_kwargs(cov.shape[0], names, required_mask) if self.solver == "topo" else {}
-        if self.record_W:
-            if self.solver == "topo":
-                raise InvalidParameterError("record_W is available for the continuous solvers, not solver='topo'.")
-            extra["record_W"] = True
-        res = get_solver(self.solver)(
+        extra = self._topo_kwargs(cov.shape[0], names, required_mask) if settings.solver == "topo" else {}
+        res = get_solver(settings.solver)(
             cov,
-            variant=self.variant,
-            lambda1=float(self.lambda1),
-            mu_schedule=tuple(self.mu_schedule),
-            s_schedule=tuple(self.s_schedule),
-            max_iter=tuple(self.max_iter),
-            lr=float(self.lr),
-            tol=float(self.tol),
-            checkpoint=int(self.checkpoint),
+            settings,
             callback=callback,
-            max_time=self.max_time,
             edge_mask=edge_mask,
             l1_mask=None if required_mask is None else (~required_mask).astype(float),
             **extra,
@@ -408,7 +372,7 @@ class CoLiDE(BaseEstimator):
         self.fit_time_ = res.fit_time
         self.W_ = res.W
         self.adjacency_, self.removed_for_acyclicity_ = threshold_to_dag(
-            res.W, self.threshold, required=required_mask, return_removed=True)
+            res.W, settings.threshold, required=required_mask, return_removed=True)
         self.edge_mask_ = edge_mask
         self.required_mask_ = required_mask
         self.sigma_ = res.sigma
@@ -434,7 +398,6 @@ class CoLiDE(BaseEstimator):
             precedence |= tier_forbidden_mask(self.tiers, d, names).T  # earlier tier first
         return {
             "init_order": None if self.init_order is None else resolve_order(self.init_order, d, names),
-            "topo_sizes": tuple(self.topo_sizes),
             "precedence": precedence,
             "required_mask": required_mask,
         }

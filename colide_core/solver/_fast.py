@@ -28,7 +28,7 @@ from scipy.linalg import lapack
 from threadpoolctl import ThreadpoolController
 
 from colide_core import defaults
-from colide_core.solver._common import _MAX_HALVINGS, ConvergenceWarning, _Solve
+from colide_core.solver._common import loop_settings, _MAX_HALVINGS, ConvergenceWarning, _Solve
 from colide_core.solver._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_value
 
 __all__ = ["fast_solve", "HAVE_NUMBA", "warmup"]
@@ -768,24 +768,15 @@ def _sigma_value(isig, vcode):
 # --------------------------------------------------------------------------------------
 def fast_solve(
     cov,
+    settings=None,
     *,
-    variant=defaults.VARIANT,
-    lambda1=defaults.LAMBDA1,
-    mu_schedule=defaults.MU_SCHEDULE,
-    s_schedule=defaults.S_SCHEDULE,
-    max_iter=defaults.MAX_ITER,
-    lr=defaults.LR,
-    tol=defaults.TOL,
-    checkpoint=defaults.CHECKPOINT,
     beta_1=defaults.BETA_1,
     beta_2=defaults.BETA_2,
     sigma0=None,
     W_init=None,
     callback=None,
-    max_time=None,
     edge_mask=None,
     l1_mask=None,
-    record_W=False,
     step_scale=None,
     switch_tol=None,
     chatter_tol="auto",
@@ -795,6 +786,7 @@ def fast_solve(
     engine="auto",
     blas_threads=1,
     inverse_every="auto",
+    **params,
 ):
     """Solve CoLiDE's central path (paper eq. 4 / eq. 6) several times faster than Algorithm 1.
 
@@ -830,25 +822,22 @@ def fast_solve(
     ----------
     cov : ndarray of shape (n_nodes, n_nodes)
         ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
-    variant : {"nv", "ev", "ls"}, default="nv"
-        ``"ev"``: CoLiDE-EV (eq. 4); ``"nv"``: CoLiDE-NV (eq. 6); ``"ls"``: DAGMA-linear's
-        least-squares score.
-    lambda1 : float, default=0.05
-        L1 weight (>= 0).
-    mu_schedule, s_schedule : tuple of float
-        Central-path weights ``mu_k`` (> 0) and log-det parameters ``s_k`` (> 0).
-    max_iter : tuple of int
-        Algorithm 1's iteration budgets ``T_k``, in faithful steps: the Adam phase of stage k
-        stops after ``T_k`` faithful steps' worth of ODE time (about ``T_k / c_k`` steps) and
-        the polishing phase may take ``ceil(T_k / c_k)`` more function evaluations.
-    lr : float, default=3e-4
-        Algorithm 1's Adam step size; stage k starts with ``c_k * lr``.
-    tol : float, default=1e-6
-        Relative objective tolerance (see 3. above).
-    checkpoint : int, default=1000
-        Faithful steps between checkpoints: the Adam phase checks every
-        ``ceil(checkpoint / c)`` steps, the polishing phase every ``ceil(checkpoint / c_K)``
-        iterations and at its end. History entries and callback calls happen at checkpoints.
+    settings : colide_core.settings.RunSettings, optional
+        The checked run settings (default: the defaults). This loop reads ``variant``
+        (``"ev"``: eq. 4, ``"nv"``: eq. 6, ``"ls"``: DAGMA-linear's score), ``lambda1``, the
+        central path ``mu_schedule`` and ``s_schedule``, ``max_iter`` (Algorithm 1's budgets
+        ``T_k`` in faithful steps: the Adam phase of stage k stops after ``T_k`` faithful
+        steps' worth of ODE time, about ``T_k / c_k`` steps, and the polishing phase may take
+        ``ceil(T_k / c_k)`` more function evaluations), ``lr`` (Algorithm 1's step size; stage
+        k starts with ``c_k * lr``), ``tol`` (see 3. above), ``checkpoint`` (faithful steps
+        between checkpoints: the Adam phase checks every ``ceil(checkpoint / c)`` steps, the
+        polishing phase every ``ceil(checkpoint / c_K)`` iterations and at its end),
+        ``max_time`` (seconds, checked at checkpoints; the solve then stops with
+        ``stopped=True`` and a :class:`~colide_core.ConvergenceWarning`) and ``record_W``
+        (keep a copy of W at every checkpoint in ``SolverResult.W_history``).
+    **params
+        Run settings by name, applied over ``settings`` and checked by
+        :meth:`colide_core.settings.RunSettings.create`.
     beta_1, beta_2 : float, default=0.99, 0.999
         Algorithm 1's Adam decay rates, rescaled with the step as described above.
     sigma0 : float or ndarray of shape (n_nodes,), optional
@@ -863,17 +852,11 @@ def fast_solve(
         ``max_iter``; polishing evaluations count as one scaled step each), so
         :func:`colide_core.progress_fraction` reads it the same way for both solvers. The
         history's ``"iteration"`` counts this solver's own steps and evaluations.
-    max_time : float, optional
-        Wall-clock budget in seconds, checked at checkpoints; when exceeded the solve stops
-        with ``stopped=True`` and a :class:`~colide_core.ConvergenceWarning`.
     edge_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
         False marks a forbidden edge: its weight is exactly zero throughout (gradient masked
         in the Adam phase, projected in the polishing phase).
     l1_mask : ndarray of float of shape (n_nodes, n_nodes), optional
         Non-negative per-edge multiplier of ``lambda1``.
-    record_W : bool, default=False
-        Keep a copy of W at every checkpoint (Adam phase and polishing) in
-        ``SolverResult.W_history``, as :func:`~colide_core.colide_solve` does. Changes no number.
     step_scale : float or tuple of float, optional
         The initial factors ``c_k`` (>= 1), one per stage or one for all; default as in 1.
         above.
@@ -942,6 +925,7 @@ def fast_solve(
     Borwein (1988); Grippo, Lampariello and Lucidi (1986), nonmonotone line search; Wright,
     Nowak and Figueiredo (2009), SpaRSA (proximal gradient with BB steps).
     """
+    st = loop_settings(settings, params)
     if blas_threads is not None and (
         isinstance(blas_threads, bool) or not isinstance(blas_threads, (int, np.integer)) or blas_threads < 1
     ):
@@ -954,19 +938,17 @@ def fast_solve(
     # line search) and raised as FloatingPointError, so numpy's own RuntimeWarnings are muted.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"), _blas_threads(blas_threads):
         return _fast_solve(
-            cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2,
-            sigma0, W_init, callback, max_time, edge_mask, l1_mask, step_scale, switch_tol, chatter_tol,
-            average, min_scale, polish, engine, inverse_every, record_W,
+            cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1_mask, step_scale, switch_tol,
+            chatter_tol, average, min_scale, polish, engine, inverse_every,
         )
 
 
-def _fast_solve(cov, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2,
-                sigma0, W_init, callback, max_time, edge_mask, l1_mask, step_scale, switch_tol, chatter_tol,
-                average, min_scale, polish, engine, inverse_every, record_W=False):
-    run = _Solve(cov, variant=variant, lambda1=lambda1, mu_schedule=mu_schedule, s_schedule=s_schedule,
-                 max_iter=max_iter, lr=lr, tol=tol, checkpoint=checkpoint, beta_1=beta_1, beta_2=beta_2,
-                 sigma0=sigma0, W_init=W_init, max_time=max_time, edge_mask=edge_mask, l1_mask=l1_mask,
-                 record_W=record_W)
+def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1_mask, step_scale, switch_tol,
+                chatter_tol, average, min_scale, polish, engine, inverse_every):
+    run = _Solve(cov, st, beta_1=beta_1, beta_2=beta_2, sigma0=sigma0, W_init=W_init, edge_mask=edge_mask,
+                 l1_mask=l1_mask)
+    variant, lr, tol, checkpoint = st.variant, st.lr, st.tol, st.checkpoint
+    mu_schedule, s_schedule, max_iter = st.mu_schedule, st.s_schedule, st.max_iter
     cov, d, mask, lam, W = run.cov, run.d, run.mask, run.lam, run.W
     K = len(mu_schedule)
     phi = _conditioning_factor(cov) if (step_scale is None or _is_auto(chatter_tol)) else 1.0

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from colide_core import defaults
-from colide_core.solver._common import _MAX_HALVINGS, _Solve
+from colide_core.solver._common import _MAX_HALVINGS, _Solve, loop_settings
 from colide_core.solver._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_grad, _stage_value
 
 __all__ = ["colide_solve"]
@@ -43,24 +43,16 @@ def _inv_in_domain(W, s, eye):
 
 def colide_solve(
     cov,
+    settings=None,
     *,
-    variant=defaults.VARIANT,
-    lambda1=defaults.LAMBDA1,
-    mu_schedule=defaults.MU_SCHEDULE,
-    s_schedule=defaults.S_SCHEDULE,
-    max_iter=defaults.MAX_ITER,
-    lr=defaults.LR,
-    tol=defaults.TOL,
-    checkpoint=defaults.CHECKPOINT,
     beta_1=defaults.BETA_1,
     beta_2=defaults.BETA_2,
     sigma0=None,
     W_init=None,
     callback=None,
-    max_time=None,
     edge_mask=None,
     l1_mask=None,
-    record_W=False,
+    **params,
 ):
     """Run the paper's Algorithm 1: BCD with one Adam step on W, then the closed-form sigma.
 
@@ -87,22 +79,20 @@ def colide_solve(
     ----------
     cov : ndarray of shape (n_nodes, n_nodes)
         ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
-    variant : {"nv", "ev", "ls"}, default="nv"
-        ``"ev"``: CoLiDE-EV (eq. 4); ``"nv"``: CoLiDE-NV (eq. 6); ``"ls"``: DAGMA-linear's
-        least-squares score, the same optimiser without noise estimation.
-    lambda1 : float, default=0.05
-        L1 weight (>= 0).
-    mu_schedule, s_schedule : tuple of float
-        Central-path weights ``mu_k`` (> 0) and log-det parameters ``s_k`` (> 0), one per stage.
-    max_iter : tuple of int
-        Maximum BCD iterations ``T_k`` per stage.
-    lr : float, default=3e-4
-        Adam step size.
-    tol : float, default=1e-6
-        Relative objective change between checkpoints that ends a stage.
-    checkpoint : int, default=1000
-        Steps between objective evaluations, convergence checks, history entries and
-        callback calls.
+    settings : colide_core.settings.RunSettings, optional
+        The checked run settings (default: the defaults). This loop reads ``variant``
+        (``"ev"``: CoLiDE-EV, eq. 4; ``"nv"``: CoLiDE-NV, eq. 6; ``"ls"``: DAGMA-linear's
+        least-squares score), ``lambda1``, ``mu_schedule``, ``s_schedule``, ``max_iter``
+        (``T_k`` per stage), ``lr`` (Adam's step size), ``tol`` (relative objective change
+        between checkpoints that ends a stage), ``checkpoint`` (steps between objective
+        evaluations, convergence checks, history entries and callback calls), ``max_time``
+        (wall-clock budget in seconds, checked after every step; when exceeded the solve stops
+        with ``stopped=True`` and a :class:`ConvergenceWarning`) and ``record_W`` (keep a copy
+        of W at every checkpoint in ``SolverResult.W_history``; at most
+        ``defaults.MAX_RECORD_W_CELLS`` numbers).
+    **params
+        Run settings by name, applied over ``settings`` and checked by
+        :meth:`colide_core.settings.RunSettings.create` (e.g. ``variant="ev", lambda1=0.1``).
     beta_1, beta_2 : float
         Adam moment decay rates (0.99 and 0.999 as in the authors' and DAGMA's code).
     sigma0 : float or ndarray of shape (n_nodes,), optional
@@ -113,18 +103,11 @@ def colide_solve(
         ``callback(stage, iteration, objective)`` at every checkpoint (``iteration`` counts
         within the stage). If it returns True the solve stops and the partial result is
         returned with ``stopped=True``.
-    max_time : float, optional
-        Wall-clock budget in seconds, checked after every step; when exceeded the solve
-        stops with ``stopped=True`` and a :class:`ConvergenceWarning` (overshoot: one step).
     edge_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
         False marks a forbidden edge: its weight is held at exactly zero (its gradient is
         masked, so Adam never moves it). The diagonal is ignored (h_ldet keeps it at zero).
     l1_mask : ndarray of float of shape (n_nodes, n_nodes), optional
         Per-edge multiplier of ``lambda1`` (0 exempts a required edge from the L1 penalty).
-    record_W : bool, default=False
-        Keep a copy of W at every checkpoint in ``SolverResult.W_history`` (to watch the
-        optimisation). Changes no number of the solve. At most
-        ``defaults.MAX_RECORD_W_CELLS`` numbers may be kept.
 
     Returns
     -------
@@ -133,8 +116,8 @@ def colide_solve(
     Raises
     ------
     ValueError
-        For invalid parameters (unknown variant, schedules of different lengths, non-positive
-        values, a ``cov`` that is not a finite square matrix).
+        For invalid run settings (``RunSettingsError``, listing every problem) or a ``cov``
+        that is not a finite square matrix.
     FloatingPointError
         If the iterates cannot be kept inside the log-det domain or become non-finite even
         after backing off.
@@ -144,16 +127,16 @@ def colide_solve(
     ConvergenceWarning
         If the last stage hits its ``max_iter`` before ``tol``, or ``max_time`` runs out.
     """
-    run = _Solve(cov, variant=variant, lambda1=lambda1, mu_schedule=mu_schedule, s_schedule=s_schedule,
-                 max_iter=max_iter, lr=lr, tol=tol, checkpoint=checkpoint, beta_1=beta_1, beta_2=beta_2,
-                 sigma0=sigma0, W_init=W_init, max_time=max_time, edge_mask=edge_mask, l1_mask=l1_mask,
-                 record_W=record_W)
+    st = loop_settings(settings, params)
+    run = _Solve(cov, st, beta_1=beta_1, beta_2=beta_2, sigma0=sigma0, W_init=W_init, edge_mask=edge_mask,
+                 l1_mask=l1_mask)
+    lr, tol, checkpoint = st.lr, st.tol, st.checkpoint
     eye = np.eye(run.d)
     grad_mask = run.mask if run.masked else None
     W, sigma = run.W, run.sigma
     stop_reason = None
     obj = np.nan
-    for k, (mu, s, T) in enumerate(zip(mu_schedule, s_schedule, max_iter)):
+    for k, (mu, s, T) in enumerate(zip(st.mu_schedule, st.s_schedule, st.max_iter)):
         _, lr_k, s_k = run.enter_stage(k, lr, s, lambda s_try: _inv_in_domain(W, s_try, eye))
         W, sigma, n_it, lr_k, stage_converged, obj, stop_reason = _adam_stage(
             run, W, sigma, eye, float(mu), s_k, int(T), lr_k, float(tol), int(checkpoint), beta_1, beta_2,

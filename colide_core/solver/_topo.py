@@ -26,10 +26,11 @@ two papers (no released code was used):
 
 Why not scikit-learn's coordinate descent: ``Lasso``/``enet_path`` need the design matrix (or a
 Gram matrix *and* ``X``/``y``), have one penalty for all coefficients (a required edge must be
-unpenalised here) and cost about 0.1-1 ms of validation per call, while a swap evaluation solves
-tens of node problems of a few dozen coefficients each. The kernel below works on ``cov`` alone
-(so ``CoLiDE.fit_from_stats`` and out-of-core statistics work), takes one penalty per edge, and
-is compiled with numba when it is installed (the same Python source runs uncompiled otherwise).
+unpenalised here) and pay their input validation on every call (measured in ``docs/topo.md``,
+"The inner problem"), while a swap evaluation solves tens of node problems of a few dozen
+coefficients each. The kernel below works on ``cov`` alone (so ``CoLiDE.fit_from_stats`` and
+out-of-core statistics work), takes one penalty per edge, and is compiled with numba when it is
+installed (the same Python source runs uncompiled otherwise).
 It is tested against a generic convex solver (L-BFGS-B on the split ``w = w+ - w-``).
 
 Conventions: ``cov`` is the ``(n_nodes, n_nodes)`` covariance ``X.T @ X / n`` of centred data
@@ -39,7 +40,6 @@ sequence of node indices, first the nodes with no predecessor.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 import warnings
 from dataclasses import dataclass
@@ -49,7 +49,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from colide_core import defaults
-from colide_core.solver._common import ConvergenceWarning, SolverResult, default_sigma0
+from colide_core.solver._common import ConvergenceWarning, SolverResult, default_sigma0, loop_settings
 from colide_core.graph._dag import threshold_to_dag
 from colide_core.solver._objective import _score_grad, _score_value, residuals
 
@@ -683,30 +683,26 @@ def _swap_ok(order, a, b, prec):
 # --------------------------------------------------------------------------------------
 # The outer search
 # --------------------------------------------------------------------------------------
+#: Swap evaluations between two callback calls inside a round of the search.
+_CALLBACK_EVERY = 16
+
+
 def topo_solve(
     cov,
+    settings=None,
     *,
-    variant=defaults.VARIANT,
-    lambda1=defaults.LAMBDA1,
-    mu_schedule=defaults.MU_SCHEDULE,
-    s_schedule=defaults.S_SCHEDULE,
-    max_iter=defaults.MAX_ITER,
-    lr=defaults.LR,
-    tol=defaults.TOL,
-    checkpoint=defaults.CHECKPOINT,
     beta_1=defaults.BETA_1,
     beta_2=defaults.BETA_2,
     sigma0=None,
     W_init=None,
     callback=None,
-    max_time=None,
     edge_mask=None,
     l1_mask=None,
     init_order=None,
-    topo_sizes=defaults.TOPO_SIZES,
     precedence=None,
     required_mask=None,
     start_threshold=defaults.THRESHOLD,
+    **params,
 ):
     """CoLiDE-TOPO: minimise the CoLiDE score over topological orders by node swaps.
 
@@ -734,33 +730,34 @@ def topo_solve(
     ----------
     cov : ndarray of shape (n_nodes, n_nodes)
         ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
-    variant : {"nv", "ev", "ls"}, default="nv"
-        ``"ls"``: the least-squares TOPO baseline (same search, least-squares score with L1).
-    lambda1 : float, default=0.05
-    mu_schedule, s_schedule, max_iter, lr, tol, checkpoint, beta_1, beta_2 :
-        The continuous start's parameters (see :func:`~colide_core.solver._fast.fast_solve`).
+    settings : colide_core.settings.RunSettings, optional
+        The checked run settings (default: the defaults). The search reads ``variant``
+        (``"ls"``: the least-squares TOPO baseline), ``lambda1``, ``topo_sizes``
+        (``(s0, s_small, s_large)``, increasing) and ``max_time`` (seconds for the start and
+        the search together, checked after every swap evaluation; when exceeded the best order
+        so far is returned with ``stopped=True`` and a :class:`~colide_core.ConvergenceWarning`);
+        the continuous start reads the rest (see :func:`~colide_core.solver._fast.fast_solve`).
+    **params
+        Run settings by name, applied over ``settings`` and checked by
+        :meth:`colide_core.settings.RunSettings.create`.
+    beta_1, beta_2 : float
+        The continuous start's Adam decay rates.
     sigma0 : float or ndarray of shape (n_nodes,), optional
         Noise floor (default as in the continuous solvers).
     W_init : ndarray of shape (n_nodes, n_nodes), optional
         Raw weights whose topological order starts the search (skips the continuous start).
     callback : callable, optional
         ``callback(stage, iteration, objective)``: the continuous start's checkpoints
-        (stages ``0..K-1``), then once per accepted swap with ``stage = K`` (K the number of
-        central-path stages), ``iteration`` the swaps accepted so far and ``objective`` the
-        score. Returning True stops the search; the result is the best order found so far
+        (stages ``0..K-1``), then once per accepted swap and every 16 swap evaluations with
+        ``stage = K`` (K the number of central-path stages), ``iteration`` the swaps accepted
+        so far and ``objective`` the current score. Returning True stops the search; the result is the best order found so far
         (still a DAG), with ``stopped=True``.
-    max_time : float, optional
-        Wall-clock budget in seconds for the start and the search together, checked after
-        every swap evaluation; when exceeded the best order so far is returned with
-        ``stopped=True`` and a :class:`~colide_core.ConvergenceWarning`.
     edge_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
         False marks a forbidden edge: never in the support.
     l1_mask : ndarray of float of shape (n_nodes, n_nodes), optional
         Per-edge multiplier of ``lambda1`` (0 for a required edge).
     init_order : sequence of int, optional
         Starting order (node indices); must respect ``precedence``.
-    topo_sizes : tuple of 3 int, default=(10, 100, 1000)
-        ``(s0, s_small, s_large)``, increasing, >= 1.
     precedence : ndarray of bool of shape (n_nodes, n_nodes), optional
         ``precedence[i, j]``: node i must come before node j in every order (required edges,
         tiers). The estimator builds it from ``required`` and ``tiers``.
@@ -794,12 +791,8 @@ def topo_solve(
     ICML 2023. Saboksayr, Mateos and Tepper, "CoLiDE", ICLR 2024, Appendix E.
     """
     t_start = time.perf_counter()
-    if max_time is not None and not max_time > 0:
-        raise ValueError(f"max_time must be > 0 seconds, got {max_time!r}.")
-    sizes = tuple(topo_sizes)
-    if len(sizes) != 3 or any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1 for s in sizes) \
-            or not sizes[0] <= sizes[1] <= sizes[2]:
-        raise ValueError(f"topo_sizes must be three increasing integers >= 1 (s0, s_small, s_large), got {topo_sizes!r}.")
+    st = loop_settings(settings, params)
+    variant, lambda1, max_time, sizes = st.variant, st.lambda1, st.max_time, st.topo_sizes
     prob = _Problem(cov, variant, lambda1, sigma0, edge_mask, l1_mask, _INNER_TOL)
     d = prob.d
     prec = np.zeros((d, d), dtype=bool)
@@ -816,7 +809,7 @@ def topo_solve(
     # ---- 1. the start -------------------------------------------------------------------
     history = {"stage": [], "iteration": [], "objective": [], "h": [], "sigma": [], "evaluated": []}
     per_stage = ()
-    K = len(tuple(mu_schedule))
+    K = len(st.mu_schedule)
     stop_reason = None
     if init_order is not None:
         order = _check_order(init_order, d)
@@ -833,11 +826,9 @@ def topo_solve(
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                start = fast_solve(prob.cov, variant=variant, lambda1=lambda1, mu_schedule=mu_schedule,
-                                   s_schedule=s_schedule, max_iter=max_iter, lr=lr, tol=tol, checkpoint=checkpoint,
-                                   beta_1=beta_1, beta_2=beta_2, sigma0=sigma0, callback=callback,
-                                   max_time=None if deadline is None else max(deadline - time.perf_counter(), 1e-3),
-                                   edge_mask=edge_mask, l1_mask=l1_mask)
+                left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+                start = fast_solve(prob.cov, st.replace(max_time=left), beta_1=beta_1, beta_2=beta_2,
+                                   sigma0=sigma0, callback=callback, edge_mask=edge_mask, l1_mask=l1_mask)
             W0 = start.W
             per_stage = tuple(start.n_iter_per_stage)
             for key in ("stage", "iteration", "objective", "h", "sigma"):
@@ -880,6 +871,11 @@ def topo_solve(
                     best = cand
                 if deadline is not None and time.perf_counter() > deadline:
                     stop_reason = "max_time"
+                    break
+                # Stop and the end of a session are heard within a round too, not only after an
+                # accepted swap (a round at d = 200 with large topo_sizes went 284 s unchecked).
+                if callback is not None and n_eval % _CALLBACK_EVERY == 0 and callback(K, n_swaps, float(fit.score)):
+                    stop_reason = "callback"
                     break
             lo = hi
             if best is not None or stop_reason is not None or lo >= len(ranked):

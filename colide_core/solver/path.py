@@ -9,9 +9,8 @@ axis costs no solving. It returns a :class:`LambdaPath` with the graph of every
 (lambda, threshold) cell, the edge counts, and the BIC of each graph
 (:func:`bic_score`); :func:`path_metrics` adds SHD / TPR / FDR grids against a ground truth.
 
-Warm starts (measured with ``benchmarks/bench_path.py``: CoLiDE-NV, paper schedule, 9 values
-of ``lambda1`` log-spaced in [0.005, 0.5], graphs compared at threshold 0.3)
------------------------------------------------------------------------------------------
+Warm starts
+-----------
 The path is solved in order of **increasing** ``lambda1`` (dense graphs first). The first
 ``lambda1`` runs the full central path (all ``mu`` / ``s`` stages, from ``W = 0``); every
 later one starts from the previous solution and, by default, runs **only the last stage** of
@@ -20,22 +19,17 @@ near-stationary point of that stage's objective for a nearby ``lambda1``.
 
 * Restarting the ``mu`` schedule from its first stage (``warm_stages=K``) erases the warm
   start: the ``mu = 1`` stage lands on the same point from any start, so the graphs equal the
-  independent fits', but the path is not faster (0.36x to 1.1x measured).
+  independent fits', but the path is not faster.
 * Decreasing ``lambda1`` (sparse first) with the last stage only fails on simulated data: at
   ``mu_K = 0.001`` the log-det term dominates and the edges a smaller ``lambda1`` should add do
-  not appear (10 to 17 wrong edges per graph on a d=10 SEM). Hence the increasing order.
-* Increasing ``lambda1``, last stage only: Sachs, 14.4x faster, all 9 graphs identical
-  (max |dW| 0.007). d=10 ER2 SEMs: 4.7x and 5.9x faster; identical graphs for
-  ``lambda1 <= 0.16`` (seed 1) and ``<= 0.016`` (seed 2). d=20: 3.0x, 5 of ~45 edges differ
-  for ``lambda1`` in [0.009, 0.16] and 16 to 20 at ``lambda1 >= 0.28``. Where graphs differ
-  the two are different local minima of the same non-convex objective: for
-  ``lambda1 <= 0.16`` the objective values agree within 0.13 % or the warm path's is lower; at
-  ``lambda1 >= 0.16`` the warm path is up to 1.3 % higher on the d=10 problems and 0.9 to 1.5 %
-  lower on d=20.
-* ``warm_stages=2`` follows the independent fits more closely (d=10 seed 2: identical for
-  ``lambda1 <= 0.09``; d=20: identical except ``lambda1 = 0.009`` and ``>= 0.28``, where the
-  warm objective is lower) at 1.9x to 2.4x instead of 3x to 6x; ``warm_stages=3``: identical
-  on d=10 seed 2 (0.55x, slower) and on d=20 except ``lambda1 = 0.28`` (1.8x).
+  not appear. Hence the increasing order.
+* Increasing ``lambda1`` with the last stage only is several times faster than independent
+  fits, with identical graphs on Sachs; where a simulated graph differs, the two are different
+  local minima of the same non-convex objective.
+* ``warm_stages=2`` follows the independent fits more closely, for a smaller speed-up.
+
+The measured figures (``benchmarks/bench_path.py``) are in ``docs/trust-the-edges.md``,
+section "Measured: warm-started path".
 
 Pass ``warm_start=False`` for independent fits.
 
@@ -62,7 +56,8 @@ import pandas as pd
 
 from colide_core import defaults
 from colide_core.solver._common import ConvergenceWarning, progress_fraction
-from colide_core.solver._estimator import CoLiDE, get_solver
+from colide_core.settings import RunSettings
+from colide_core.solver._estimator import get_solver
 from colide_core.graph._dag import threshold_to_dag
 from colide_core._params import (
     NON_NEGATIVE,
@@ -342,17 +337,11 @@ def lambda_path(
     *,
     warm_start=True,
     warm_stages=1,
-    mu_schedule=defaults.MU_SCHEDULE,
-    s_schedule=defaults.S_SCHEDULE,
-    max_iter=defaults.MAX_ITER,
-    lr=defaults.LR,
-    tol=defaults.TOL,
-    checkpoint=defaults.CHECKPOINT,
-    solver=defaults.SOLVER,
     forbidden=None,
     required=None,
     tiers=None,
     callback=None,
+    **params,
 ):
     """Solve CoLiDE for every ``lambda1`` (warm-started) and apply every threshold.
 
@@ -372,13 +361,6 @@ def lambda_path(
     warm_stages : int, default=1
         With ``warm_start``, how many of the last ``mu`` / ``s`` stages a warm-started solve
         runs (1 = the last stage only; ``len(mu_schedule)`` restarts the whole schedule).
-    mu_schedule, s_schedule, max_iter, lr, tol, checkpoint
-        As in :func:`colide_core.colide_solve` (the paper's defaults).
-    solver : {"auto", "fast", "adam"}, default="auto"
-        Key of the estimator's table of solvers (``colide_core.SOLVERS``), as in
-        :class:`colide_core.CoLiDE`: ``"auto"``/``"fast"`` is the fast solver of
-        ``colide_core.solver._fast``, ``"adam"`` is :func:`colide_core.colide_solve`, the
-        paper-faithful schedule; both are warm-started through their ``W_init``.
     forbidden, required, tiers : optional
         Prior knowledge, as in :func:`colide_core.graph.constraints.resolve_constraints`;
         enforced in every solve and in the thresholding.
@@ -387,6 +369,13 @@ def lambda_path(
         of the current one, at most 0.99, from the solver's checkpoints; a whole number only
         once a solve is finished) and ``total`` the number of ``lambda1`` values. Returning True stops: the path then holds the solves finished so
         far (``stopped=True``).
+    **params
+        The other run settings by name (:class:`colide_core.settings.RunSettings`: the central
+        path ``mu_schedule``, ``s_schedule``, ``max_iter``, and ``lr``, ``tol``,
+        ``checkpoint``, ``max_time`` per solve, and ``solver``, the key of
+        ``colide_core.SOLVERS``: ``"auto"``/``"fast"`` the fast solver, ``"adam"`` the
+        paper-faithful Algorithm 1, ``"topo"`` CoLiDE-TOPO), checked once before any solve;
+        ``lambda1`` is the path's own and ``threshold`` is ``thresholds``.
 
     Returns
     -------
@@ -405,10 +394,11 @@ def lambda_path(
     FloatingPointError
         If a solve cannot stay inside the log-det domain.
     """
-    # The solver settings are the estimator's: one implementation of their checks.
-    mu_schedule, s_schedule, max_iter = CoLiDE(
-        variant, mu_schedule=mu_schedule, s_schedule=s_schedule, max_iter=max_iter, lr=lr, tol=tol,
-        checkpoint=checkpoint, solver=solver)._validate_params()
+    for own in ("lambda1", "threshold"):
+        if own in params:
+            raise InvalidParameterError(f"{own} is set by the path's grid (lambdas, thresholds), not as a setting.")
+    settings = RunSettings.create(variant=variant, **params)  # one check of every setting, before any solve
+    mu_schedule, s_schedule, max_iter = settings.mu_schedule, settings.s_schedule, settings.max_iter
     lam = default_lambdas() if lambdas is None else np.asarray(
         check_sequence(lambdas, "lambdas", "lambda_path", NON_NEGATIVE, max_len=defaults.MAX_PATH_LAMBDAS))
     thr = np.asarray(check_sequence(thresholds, "thresholds", "lambda_path", NON_NEGATIVE,
@@ -418,7 +408,7 @@ def lambda_path(
     K = len(mu_schedule)
     if not 1 <= warm_stages <= K:
         raise ValueError(f"warm_stages must be an integer in [1, {K}], got {warm_stages!r}.")
-    solve = get_solver(solver)
+    solve = get_solver(settings.solver)
     cov, n, names = _as_cov(X)
     d = cov.shape[0]
     if lam.size * thr.size * d * d > defaults.MAX_CELLS:  # the (n_lambdas, n_thresholds, d, d) graphs
@@ -447,8 +437,8 @@ def lambda_path(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = solve(
-                cov, variant=variant, lambda1=float(lam_k), mu_schedule=sched[0], s_schedule=sched[1],
-                max_iter=sched[2], lr=lr, tol=tol, checkpoint=checkpoint,
+                cov, settings.replace(lambda1=float(lam_k), mu_schedule=sched[0], s_schedule=sched[1],
+                                      max_iter=sched[2]),
                 W_init=W_prev if warm_start else None, callback=inner if callback is not None else None,
                 edge_mask=edge_mask,
                 l1_mask=None if required_mask is None else (~required_mask).astype(float),

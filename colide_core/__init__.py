@@ -16,27 +16,75 @@ Conventions used everywhere in the package:
 * a weighted adjacency ``W`` has shape ``(n_nodes, n_nodes)`` and ``W[i, j] != 0`` means the edge i -> j;
 * metrics take ``(B_true, B_est)`` in that order.
 """
-from .solver._objective import h_ldet, score_ev, score_ls, score_nv, sigma_update, stage_objective
-from .solver._common import ConvergenceWarning, SolverResult, progress_fraction
-from .solver._solver import colide_solve
-from .solver._estimator import SOLVERS, CoLiDE
-from .graph._dag import is_dag, threshold_to_dag
-from .data._datasets import SACHS_NODES, load_sachs
-from .evaluation._metrics import cpdag_from_dag, evaluate
-from .data.stats import sufficient_stats
-from .evaluation.stability import bootstrap_edges, stability_selection
-from .solver.path import lambda_path
-from .graph.constraints import audit_constraints, resolve_constraints
+import importlib
 
-# Submodules under their historical short names (dask, causal-learn and sklearn are imported
-# lazily inside them where they are heavy). The drawing modules (colide_core.render.*) are not
-# imported here: they need the drawing libraries.
-from .evaluation import baselines, checks, curves, stability
-from .graph import constraints, export
-from . import exceptions
-from .data import io, simulate
-from .run import executor, manifest
-from .solver import path
+#: Public name -> the module that defines it. Resolved on first use (PEP 562), so that
+#: ``import colide_core`` (and ``python -m colide_core --help``) costs no scikit-learn,
+#: causal-learn or numba import until a name is used.
+_NAMES = {
+    "h_ldet": "solver._objective", "score_ev": "solver._objective", "score_ls": "solver._objective",
+    "score_nv": "solver._objective", "sigma_update": "solver._objective", "stage_objective": "solver._objective",
+    "ConvergenceWarning": "exceptions", "SolverResult": "solver._common", "progress_fraction": "solver._common",
+    "colide_solve": "solver._solver", "SOLVERS": "solver._estimator", "CoLiDE": "solver._estimator",
+    "is_dag": "graph._dag", "threshold_to_dag": "graph._dag",
+    "SACHS_NODES": "data._datasets", "load_sachs": "data._datasets",
+    "cpdag_from_dag": "evaluation._metrics", "evaluate": "evaluation._metrics",
+    "sufficient_stats": "data.stats",
+    "bootstrap_edges": "evaluation.stability", "stability_selection": "evaluation.stability",
+    "lambda_path": "solver.path",
+    "audit_constraints": "graph.constraints", "resolve_constraints": "graph.constraints",
+    "RunSettings": "settings",
+}
+#: Submodules under their historical short names, and the subpackages. The drawing modules
+#: (colide_core.render.*) are imported only when asked for: they need the drawing libraries.
+_MODULES = {
+    "baselines": "evaluation.baselines", "checks": "evaluation.checks", "curves": "evaluation.curves",
+    "stability": "evaluation.stability", "constraints": "graph.constraints", "export": "graph.export",
+    "io": "data.io", "simulate": "data.simulate", "executor": "run.executor", "manifest": "run.manifest",
+    "path": "solver.path", "exceptions": "exceptions", "settings": "settings", "defaults": "defaults",
+    "solver": "solver", "graph": "graph", "data": "data", "evaluation": "evaluation", "render": "render", "run": "run",
+}
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    elif name in _MODULES:
+        value = importlib.import_module(f"{__name__}.{_MODULES[name]}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # resolved once
+    return value
+
+
+def _lazy_submodules(package):
+    """A module ``__getattr__`` (PEP 562) that imports ``package.<name>`` on first access.
+
+    Parameters
+    ----------
+    package : str
+        The subpackage's ``__name__``.
+
+    Returns
+    -------
+    callable
+        ``__getattr__(name)``: the submodule, or AttributeError when there is none (an import
+        error inside an existing submodule is raised as it is).
+    """
+    def getattr_(name):
+        try:
+            return importlib.import_module(f"{package}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{package}.{name}":
+                raise
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+
+    return getattr_
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES) | set(_MODULES))
+
 
 __all__ = [
     # solver (paper eq. 3-7, Algorithm 1)
@@ -52,6 +100,7 @@ __all__ = [
     "progress_fraction",
     "stage_objective",
     "SOLVERS",
+    "RunSettings",
     # graphs, data and metrics
     "is_dag",
     "threshold_to_dag",
@@ -72,6 +121,7 @@ __all__ = [
     "constraints",
     "curves",
     "executor",
+    "exceptions",
     "export",
     "io",
     "manifest",

@@ -15,7 +15,7 @@ __all__ = [
     "CHECKPOINT", "BETA_1", "BETA_2", "SOLVER", "LAMBDA1_RANGE", "THRESHOLD_RANGE",
     "MAX_ITER_LIMIT", "MAX_NODES", "MAX_SAMPLES", "MAX_CELLS", "MAX_DEGREE", "MAX_SWEEP_RUNS",
     "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES", "LR_RANGE", "TOL_RANGE",
-    "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS", "TOPO_SIZES",
+    "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS", "MAX_RETRIES", "MAX_TOPO_SIZE", "TOPO_SIZES",
     "MAX_RECORD_W_CELLS",
 ]
 
@@ -94,7 +94,7 @@ MAX_RESAMPLES = 100_000
 # --- bounds of the interactive (shared-server) run settings ----------------------------------
 # The library accepts any value its parameter checks allow; the dashboard, where a setting may
 # come from another person's manifest, also keeps every fit inside these bounds
-# (colide_core.run.manifest.check_run_settings), so no setting can start a fit that never ends.
+# (colide_core.settings.INTERACTIVE), so no setting can start a fit that never ends.
 
 #: Adam step size (inclusive).
 LR_RANGE = (1e-6, 1.0)
@@ -110,6 +110,11 @@ MAX_STAGES = 10
 MAX_ITER_TOTAL = 500_000
 #: Ceiling on the checkpoints one fit records, ``sum(max_iter) / checkpoint`` (bounds its history).
 MAX_CHECKPOINTS = 10_000
+#: Most resubmissions a sweep accepts for a task whose worker died (``bench --retries``).
+MAX_RETRIES = 100
+#: Ceiling on each of CoLiDE-TOPO's candidate-set sizes from the dashboard, a URL or a manifest
+#: (``topo_sizes``; TOPO's own default is 1000): bounds the swaps evaluated between two checks.
+MAX_TOPO_SIZE = 5_000
 #: Most numbers one fit may keep with ``record_W=True`` (checkpoints x n_nodes**2): 25e6 float64
 #: numbers are 200 MB. The default schedule with ``checkpoint=1000`` records at most 130 copies
 #: of W, so a 200-node graph (5.2e6 numbers) fits.
@@ -134,3 +139,18 @@ LIVE_MAX_CELLS = 2_000_000
 LIVE_SOLVERS = ("auto", "fast")
 
 __all__ += ["LAMBDA1_GRID", "LIVE_MAX_NODES", "LIVE_MAX_CELLS", "LIVE_SOLVERS"]
+
+#: Graph export formats: name -> (file extension, MIME type). Read by
+#: :func:`colide_core.graph.export.export_graph` and by the CLI's options (so ``--help`` imports
+#: no parser).
+EXPORT_FORMATS = {
+    "graphml": (".graphml", "application/xml"),
+    "dot": (".dot", "text/vnd.graphviz"),
+    "json": (".json", "application/json"),
+    "dagitty": (".dagitty.txt", "text/plain"),
+    "edges_csv": ("_edges.csv", "text/csv"),
+    "adjacency_csv": ("_adjacency.csv", "text/csv"),
+    "png": (".png", "image/png"),
+    "svg": (".svg", "image/svg+xml"),
+}
+__all__ += ["EXPORT_FORMATS"]

@@ -27,7 +27,7 @@ import networkx as nx
 
 PKG = Path(__file__).resolve().parents[1] / "colide_core"
 SUBPACKAGES = {"solver", "graph", "data", "evaluation", "render", "run"}
-DRAWING = {"plotly", "pyvis", "matplotlib"}
+DRAWING = {"plotly", "pyvis", "matplotlib", "jinja2"}
 
 
 def _module_name(path):
@@ -72,7 +72,7 @@ def test_the_package_is_split_by_role():
     subs = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert subs == SUBPACKAGES
     flat = {p.stem for p in PKG.glob("*.py")}
-    assert flat == {"__init__", "__main__", "defaults", "exceptions", "_params", "_validation",
+    assert flat == {"__init__", "__main__", "defaults", "settings", "exceptions", "_params", "_validation",
                     "_hashing"}
 
 
@@ -119,7 +119,8 @@ def test_the_solver_layer_has_three_levels():
         return {m for m in _imports(modules[f"colide_core.solver.{name}"]) if m in modules} - {"colide_core"}
 
     assert deps("_objective") == set()                                                # pure functions
-    assert deps("_common") <= {"colide_core.defaults", "colide_core._params", "colide_core.exceptions"}
+    assert deps("_common") <= {"colide_core.defaults", "colide_core._params", "colide_core.exceptions",
+                               "colide_core.settings"}
     for loop in ("_solver", "_fast"):
         assert deps(loop) <= {"colide_core.solver._objective", "colide_core.solver._common",
                               "colide_core.defaults", "colide_core.settings", "colide_core.exceptions"}, loop
@@ -130,5 +131,28 @@ def test_the_solver_layer_has_three_levels():
 def test_import_colide_core_loads_no_dashboard_drawing_or_cluster_library():
     code = ("import colide_core, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "{'streamlit','plotly','pyvis','matplotlib','dask','jinja2'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_names_and_submodules_resolve_on_first_use():
+    # colide_core and its subpackages import on first attribute access (PEP 562): a page that
+    # only did `import colide_core` can still reach colide_core.evaluation.checks.
+    code = ("import colide_core, sys\n"
+            "assert 'sklearn' not in sys.modules\n"
+            "print(colide_core.evaluation.checks.MAX_REFITS > 0, colide_core.CoLiDE.__name__,\n"
+            "      sorted(set(colide_core.__all__) - set(dir(colide_core))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "CoLiDE", "[]"]
+
+
+def test_cli_help_imports_no_solver_or_scikit_learn():
+    # Issue 28, point 7: `--help` took 2 s importing every solver; it needs only the options.
+    code = ("import sys, contextlib, io\n"
+            "from colide_core.run.cli import build_parser\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try: build_parser().parse_args(['fit', '--help'])\n"
+            "    except SystemExit: pass\n"
+            "print(sorted(m for m in ('sklearn', 'causallearn', 'numba', 'scipy') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -3,3 +3,7 @@
 (:mod:`.simulate`), transforms (:mod:`.transforms`), sufficient statistics (:mod:`.stats`) and the
 classroom lessons' simulation presets (:mod:`.lessons`). ``X`` is ``(n_samples, n_nodes)``.
 """
+
+from colide_core import _lazy_submodules
+
+__getattr__ = _lazy_submodules(__name__)  # ``colide_core.<sub>.<module>`` imports on first use

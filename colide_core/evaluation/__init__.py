@@ -2,3 +2,7 @@
 ROC curves (:mod:`.curves`), bootstrap and stability selection (:mod:`.stability`), the peer
 methods (:mod:`.baselines`) and the model checks that need no truth (:mod:`.checks`).
 """
+
+from colide_core import _lazy_submodules
+
+__getattr__ = _lazy_submodules(__name__)  # ``colide_core.<sub>.<module>`` imports on first use

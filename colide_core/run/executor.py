@@ -47,6 +47,8 @@ import numpy as np
 import pandas as pd
 from filelock import FileLock, Timeout
 
+from colide_core import defaults
+
 __all__ = [
     "Task",
     "SweepResult",
@@ -396,8 +398,8 @@ def _probe_scheduler(address, timeout):
                       f"(nothing answered on {host or '127.0.0.1'}:{port_no})") from None
 
 
-#: Most resubmissions :func:`run_sweep` accepts for a task whose worker died.
-MAX_RETRIES = 100
+#: Most resubmissions :func:`run_sweep` accepts for a task whose worker died (``defaults``).
+MAX_RETRIES = defaults.MAX_RETRIES
 
 
 def _check_run_arguments(n_jobs, retries, callback, connect_timeout, timeout):

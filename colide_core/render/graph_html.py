@@ -6,7 +6,16 @@ HTML report (:mod:`colide_core.render.report`) both use it. pyvis is imported he
 :func:`graph_html` is pure (no Streamlit) so tests can inspect the HTML. The vis-network
 JavaScript and CSS that ship inside the pyvis package are inlined (``cdn_resources="in_line"``);
 pyvis 0.3.2's template also links Bootstrap from a CDN even in that mode, so those tags are
-removed and :func:`graph_html` checks that no ``http(s)`` ``src``/``href`` is left.
+removed and :func:`graph_html` checks that no ``http(s)`` ``src``/``href`` is left. Those few
+regular expressions (:data:`_EXTERNAL_TAG`, :data:`_EMPTY_HEADING`, :data:`_DEAD_COMMENT`) only
+delete parts of pyvis's own template; they never touch a user string.
+
+Templates: what this module adds around pyvis's page (the legend, the fill style, the script that
+fits the drawing to its frame, the links to served vis-network files) and the Playback page
+(:func:`playback_html`) are Jinja2 templates in ``colide_core/render/templates/``
+(``graph_parts.html.j2``, ``graph_page.html.j2``, ``playback.html.j2``), loaded by
+:func:`template_environment` (autoescape on; also used by :mod:`colide_core.render.report`).
+jinja2 is imported when that environment is first built, never by ``import colide_core``.
 
 Node names are user-supplied. Where they meet HTML they are escaped exactly once:
 
@@ -14,8 +23,9 @@ Node names are user-supplied. Where they meet HTML they are escaped exactly once
   tooltip is set with ``innerText``), so they hold the names as they are, not HTML-escaped (an
   escaped name would be drawn as ``gene&lt;B&gt;``);
 * the node and edge lists are embedded in the page's ``<script>`` by pyvis's Jinja ``tojson``
-  filter, which escapes ``<``, ``>``, ``&`` and ``'`` as ``\\u`` escapes: that is the one escape
-  where the names meet HTML;
+  filter, and the Playback frames and captions by ours (``|tojson`` in ``playback.html.j2``):
+  ``<``, ``>``, ``&`` and ``'`` become ``\\u`` escapes, the one escape where the names meet HTML;
+* the legend's texts are HTML-escaped by the templates' autoescape;
 * pyvis switches to a tooltip template that sets ``innerHTML`` from a node's title when any title
   contains the text ``href``; :func:`_render_html` renders pyvis's template with that switch
   off, so no name can select the HTML tooltip.
@@ -34,11 +44,10 @@ from pyvis.network import Network
 
 from colide_core.render import graph_style
 from colide_core.graph._dag import classify_edges
-from colide_core.graph.export import html_escape
 from colide_core.render.graph_style import EDGE_STYLES, SIGN_STYLES
 
 __all__ = ["EDGE_STYLES", "LABEL_SCREEN_PX", "graph_html", "legend_for", "legend_html", "playback_html",
-           "set_playback_start", "vis_assets"]
+           "set_playback_start", "template_environment", "vis_assets"]
 
 _EXTERNAL_TAG = re.compile(
     r"<script\b[^>]*\bsrc\s*=\s*[\"']?https?://[^>]*>\s*</script>"
@@ -49,6 +58,35 @@ _EXTERNAL_REF = re.compile(r"\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", re.I
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
 # pyvis's template keeps a commented-out <script src="../node_modules/..."> in its head.
 _DEAD_COMMENT = re.compile(r"<!--(?:(?!-->).)*node_modules(?:(?!-->).)*-->", re.DOTALL)
+
+
+@functools.lru_cache(maxsize=1)
+def template_environment():
+    """The Jinja2 environment of every HTML page the library writes, built once per process.
+
+    Templates are read from the package (``colide_core/render/templates/``, installed as package
+    data) with autoescape on: every value a template prints is HTML-escaped once, unless it is a
+    :class:`markupsafe.Markup` (HTML produced by pyvis or plotly, marked at the one place each is
+    made). JSON inside ``<script>`` goes through Jinja's ``|tojson`` filter (``<``, ``>``, ``&``
+    and ``'`` as ``\\u`` escapes); its ``json.dumps`` options are set here: keys in their order,
+    non-ASCII text as is, anything not JSON (e.g. a path in a manifest) written with ``str``.
+
+    Returns
+    -------
+    jinja2.Environment
+        The shared environment (undefined variables raise an error instead of printing nothing).
+    """
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("colide_core.render", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.policies["json.dumps_kwargs"] = {"sort_keys": False, "ensure_ascii": False, "default": str}
+    return env
+
+
+def _parts():
+    """The macros of ``graph_parts.html.j2`` (each returns :class:`markupsafe.Markup`)."""
+    return template_environment().get_template("graph_parts.html.j2").module
 
 
 def legend_html(kinds, signs) -> str:
@@ -64,20 +102,9 @@ def legend_html(kinds, signs) -> str:
     Returns
     -------
     str
-        One ``<div id="legend">`` element.
+        One ``<div id="legend">`` element (the ``legend`` macro of ``graph_parts.html.j2``).
     """
-    items = []
-    for entry in graph_style.legend_entries(kinds, signs):
-        if "kind" in entry:
-            style = "dashed" if entry["dashed"] else "solid"
-            mark = (f'<span style="display:inline-block;width:28px;border-top:3px {style} {entry["colour"]};'
-                    f'vertical-align:middle;margin-right:5px"></span>')
-        else:
-            mark = ""
-        items.append(f'<span style="display:inline-block;margin-right:14px;white-space:nowrap">'
-                     f'{mark}{html_escape(entry["text"])}</span>')
-    return ('<div id="legend" style="clear:both;font:13px sans-serif;padding:6px 2px">'
-            + "".join(items) + "</div>")
+    return str(_parts().legend(graph_style.legend_entries(kinds, signs)))
 
 
 #: Label size (CSS pixels) the drawing aims at on screen once fitted to its frame.
@@ -86,32 +113,6 @@ LABEL_SCREEN_PX = 13
 _MAX_FONT = 40.0
 _ASSETS_URL = re.compile(r"(?!/)(?!.*\.\.)[A-Za-z0-9_./-]{1,200}")
 _VIS_DIR = "lib/vis-9.1.2"
-#: After drawGraph(): size the canvas (fill mode), fit the graph to it, then enlarge the labels
-#: towards the target size on screen (never beyond the no-overlap font) and fit again.
-_FIT_SCRIPT = """<script type="text/javascript">
-(function () {
-  var BASE = %(base)s, MAXF = %(max)s, TARGET = %(target)s, FILL = %(fill)s, shown = BASE;
-  function layout() {
-    var c = document.getElementById('mynetwork');
-    if (FILL) {
-      var other = ['legend', 'player', 'caption'].reduce(function (acc, id) {
-        var e = document.getElementById(id); return acc + (e ? e.offsetHeight : 0); }, 0);
-      var h = Math.max(120, window.innerHeight - other - 2);
-      c.style.height = h + 'px';
-      network.setSize('100%%', h + 'px');
-    }
-    network.fit({animation: false});
-    var f = Math.min(MAXF, Math.max(BASE, TARGET / network.getScale()));
-    if (Math.abs(f - shown) > 0.25) {
-      shown = f;
-      nodes.update(nodes.getIds().map(function (id) { return {id: id, font: {size: f}}; }));
-      network.fit({animation: false});
-    }
-  }
-  layout();
-  window.addEventListener('resize', layout);
-})();
-</script>"""
 
 
 def vis_assets() -> dict:
@@ -136,15 +137,19 @@ def _asset_texts() -> dict:
 
 
 def _link_assets(html: str, url: str) -> str:
-    """Replace the inlined vis-network script and style of ``html`` by links under ``url``."""
+    """Replace the inlined vis-network script and style of ``html`` by links under ``url``.
+
+    The link tags come from the ``vis_script`` / ``vis_style`` macros of ``graph_parts.html.j2``;
+    ``url`` was checked against :data:`_ASSETS_URL` (a relative path) by :func:`graph_html`.
+    """
     texts = _asset_texts()
-    for name, tag in (("vis-network.min.js", '<script src="%s/%s"></script>'),
-                      ("vis-network.css", '<link rel="stylesheet" href="%s/%s">')):
+    parts = _parts()
+    for name, tag in (("vis-network.min.js", parts.vis_script), ("vis-network.css", parts.vis_style)):
         text = texts[name]
         for inlined in (text, text.rstrip("\n")):
             wrapped = ("<script>%s</script>" if name.endswith(".js") else "<style>%s</style>") % inlined
             if wrapped in html:
-                html = html.replace(wrapped, tag % (url, name), 1)
+                html = html.replace(wrapped, str(tag(url)), 1)
                 break
         else:
             raise ValueError(f"pyvis's page does not inline {name} as expected: cannot link it.")
@@ -193,22 +198,19 @@ def legend_for(graphs, B_true=None) -> str:
     str
         :func:`legend_html` of the edge kinds and weight signs drawn; ``""`` when no edge is.
     """
+    entries = _legend_entries(graphs, B_true)
+    return "" if entries is None else str(_parts().legend(entries))
+
+
+def _legend_entries(graphs, B_true=None):
+    """:func:`colide_core.render.graph_style.legend_entries` of what ``graphs`` draw; None when no edge is."""
     kinds, signs = set(), set()
     for A in graphs:
         A = np.asarray(A, dtype=float)
         edges = classify_edges(A, B_true)
         kinds |= {k for _, _, k in edges} if B_true is not None else ({"learned"} if edges else set())
         signs |= {"+" if A[i, j] > 0 else "-" for i, j, k in edges if k != "missing"}
-    return legend_html(kinds, signs) if kinds else ""
-
-
-def _script_json(obj) -> str:
-    """JSON for a ``<script>`` element: ``<``, ``>``, ``&`` and ``'`` as ``\\u`` escapes (as Jinja's
-    ``tojson``), the one escape where user text meets the page."""
-    text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("'", "\\u0027")):
-        text = text.replace(ch, esc)
-    return text
+    return graph_style.legend_entries(kinds, signs) if kinds else None
 
 
 def _render_html(net) -> str:
@@ -286,6 +288,35 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     drawn, the page fits the graph to its frame and enlarges the labels towards
     :data:`LABEL_SCREEN_PX` on screen, up to the largest font at which no two labels overlap
     (:func:`colide_core.render.graph_style.max_font`), so a narrow frame does not shrink them to dots.
+    The page is ``graph_page.html.j2`` around pyvis's own page (:func:`template_environment`).
+    """
+    context = _graph_context(W, names, B_true, sigma=sigma, height_px=height_px, positions=positions,
+                             layout=layout, assets_url=assets_url)
+    context["legend_entries"] = _legend_entries([context.pop("A")], B_true) if legend else None
+    return template_environment().get_template("graph_page.html.j2").render(**context)
+
+
+def _pyvis_page(html: str) -> dict:
+    """pyvis's page cut where the templates add to it: ``head | </head> middle <body> body </body> tail``.
+
+    Each part is marked :class:`markupsafe.Markup`, here only: it is HTML that pyvis's own template
+    wrote (the node and edge data in it escaped by pyvis's ``tojson``), inserted verbatim.
+    """
+    from markupsafe import Markup
+
+    head, sep1, rest = html.partition("</head>")
+    middle, sep2, rest = rest.partition("<body>")
+    body, sep3, tail = rest.partition("</body>")
+    if not (sep1 and sep2 and sep3):
+        raise ValueError("pyvis's page has no </head>, <body> or </body> where expected.")
+    return {"head": Markup(head), "middle": Markup(middle), "body": Markup(body), "tail": Markup(tail)}
+
+
+def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, assets_url) -> dict:
+    """The values ``graph_page.html.j2`` renders for :func:`graph_html` (same parameters), and ``A``.
+
+    pyvis draws the graph (its page cleaned of external links, :func:`_pyvis_page`); the rest are
+    the fit script's numbers. ``legend_entries`` is left to the caller.
     """
     if assets_url is not None and not _ASSETS_URL.fullmatch(str(assets_url)):
         raise ValueError(f"assets_url must be a relative URL path, got {assets_url!r}.")
@@ -335,53 +366,11 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
         raise ValueError("The graph HTML still references an external resource.")
     if assets_url is not None:
         html = _link_assets(html, str(assets_url).rstrip("/"))
-    tail = legend_for([A], B_true) if legend else ""
     big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
-    tail += _FIT_SCRIPT % {"base": json.dumps(font), "max": json.dumps(round(big, 1)),
-                           "target": json.dumps(LABEL_SCREEN_PX), "fill": "true" if fill else "false"}
-    if fill:
-        html = html.replace("</head>", "<style>html,body{margin:0;overflow:hidden}"
-                                      "#mynetwork{box-sizing:border-box}</style></head>", 1)
-    return html.replace("</body>", tail + "\n</body>", 1)
+    return {"page": _pyvis_page(html), "fill": fill, "base_font": font, "max_font": round(big, 1),
+            "target_font": LABEL_SCREEN_PX, "A": A}
 
 
-_PLAYER_BAR = """<div id="player" style="display:flex;gap:8px;align-items:center;font:13px sans-serif;padding:4px 2px">
-<button id="play" type="button" style="min-width:6.5em">\u25b6 Play</button>
-<input id="frame" type="range" min="0" max="%(last)d" value="0" style="flex:1" aria-label="Checkpoint">
-<select id="speed" aria-label="Speed"><option value="2">slow</option><option value="5" selected>normal</option>
-<option value="12">fast</option></select></div>
-<div id="caption" style="font:13px sans-serif;padding:0 2px 4px;min-height:1.3em"></div>"""
-#: The player: shows frame k (edges replaced in place, nodes fixed), plays forward at the chosen
-#: checkpoints per second and stops at the last; ``window.player`` exposes it to tests.
-_PLAYER_SCRIPT = """<script type="text/javascript">
-(function () {
-  var FRAMES = %(frames)s, CAPTIONS = %(captions)s, START = /*start*/%(start)d/*start*/;
-  var k = 0, timer = null;
-  var btn = document.getElementById('play'), range = document.getElementById('frame'),
-      speed = document.getElementById('speed'), cap = document.getElementById('caption');
-  function show(i) {
-    k = Math.max(0, Math.min(FRAMES.length - 1, i));
-    edges.clear(); edges.add(FRAMES[k]);
-    range.value = k; cap.textContent = CAPTIONS[k];
-  }
-  function stop() {
-    if (timer) { clearInterval(timer); timer = null; }
-    btn.textContent = '\u25b6 Play';
-  }
-  function play() {
-    if (k >= FRAMES.length - 1) show(0);
-    timer = setInterval(function () { if (k >= FRAMES.length - 1) stop(); else show(k + 1); },
-                        1000 / Number(speed.value));
-    btn.textContent = '\u23f8 Pause';
-  }
-  btn.onclick = function () { if (timer) stop(); else play(); };
-  range.oninput = function () { stop(); show(Number(range.value)); };
-  speed.onchange = function () { if (timer) { stop(); play(); } };
-  show(START);
-  window.player = {show: show, play: play, stop: stop, playing: function () { return timer !== null; },
-                   frame: function () { return k; }, frames: FRAMES.length};
-})();
-</script>"""
 _START = re.compile(r"/\*start\*/\d+/\*start\*/")
 
 
@@ -412,7 +401,9 @@ def playback_html(graphs, names, B_true=None, *, captions, positions=None, layou
     Returns
     -------
     str
-        The HTML page; it opens on checkpoint 0 (:func:`set_playback_start` picks another).
+        The HTML page (``playback.html.j2``, which extends the page of :func:`graph_html`; frames
+        and captions embedded with ``|tojson``); it opens on checkpoint 0
+        (:func:`set_playback_start` picks another).
 
     Raises
     ------
@@ -430,12 +421,12 @@ def playback_html(graphs, names, B_true=None, *, captions, positions=None, layou
     names = [str(n) for n in names]
     frames = [[{"from": i, "to": j, **opts} for i, j, opts in _edge_items(A, names, classify_edges(A, B_true))]
               for A in As]
-    html = graph_html(As[0], names, B_true, height_px=height_px, positions=positions, layout=layout,
-                      legend=False, assets_url=assets_url)
-    html = html.replace("<body>", "<body>\n" + _PLAYER_BAR % {"last": len(As) - 1}, 1)
-    tail = legend_for(As, B_true) + _PLAYER_SCRIPT % {
-        "frames": _script_json(frames), "captions": _script_json([str(c) for c in captions]), "start": 0}
-    return html.replace("</body>", tail + "\n</body>", 1)
+    context = _graph_context(As[0], names, B_true, sigma=None, height_px=height_px, positions=positions,
+                             layout=layout, assets_url=assets_url)
+    del context["A"]
+    return template_environment().get_template("playback.html.j2").render(
+        **context, legend_entries=None, frames_legend=_legend_entries(As, B_true), frames=frames,
+        captions=[str(c) for c in captions], start=0, last=len(As) - 1)
 
 
 def set_playback_start(html: str, start: int) -> str:

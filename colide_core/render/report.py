@@ -15,11 +15,17 @@ later figure reuses it), vis-network is inlined by pyvis (``cdn_resources="in_li
 :func:`build_report` refuses to return a document that still references an ``http(s)`` script,
 style sheet or image.
 
-Escaping: every user string (node names, the dataset name, manifest contents) is escaped
-exactly once where it meets HTML: :func:`colide_core.graph.export.html_escape` for text and
-attributes (the graph page as a whole is escaped once into ``srcdoc``), pandas' ``to_html``
-(``escape=True``) for tables, ``<``, ``>`` and ``&`` as JSON ``\\u`` escapes inside the embedded
-manifest, and plotly text through :mod:`colide_core.render.plots`.
+Template and escaping: the page is the Jinja2 template ``templates/report.html.j2``, rendered by
+the environment of :func:`colide_core.render.graph_html.template_environment` (autoescape on).
+Every user string (node names, the dataset name, fit labels, notes, table cells, manifest
+contents) is passed to the template as plain text and escaped exactly once, by Jinja's autoescape;
+this module escapes nothing by hand. Tables are rows of formatted cells looped over by the
+template (no ``DataFrame.to_html``). The graph page of each fit is a plain string too, so it is
+escaped once into the ``srcdoc`` attribute of its ``<iframe>``. The manifest embedded in a
+``<script type="application/json">`` goes through Jinja's ``|tojson`` (``<``, ``>``, ``&`` and ``'``
+as JSON ``\\u`` escapes). Not escaped here: the plotly figures, HTML that plotly writes and that
+is marked safe in one place (:class:`_Figures`); the names in them are escaped for plotly by
+:mod:`colide_core.render.plots`.
 
 PDF: not offered. The report's graph and figures are drawn by JavaScript (vis-network,
 plotly), so an HTML-to-PDF library that does not run JavaScript (WeasyPrint, xhtml2pdf) would
@@ -40,7 +46,6 @@ import numpy as np
 import pandas as pd
 
 from colide_core._validation import check_X
-from colide_core.graph.export import html_escape
 
 __all__ = ["ReportFit", "build_report", "write_report"]
 
@@ -76,56 +81,68 @@ class ReportFit:
     manifest: dict = field(default=None)
 
 
-_CSS = """
-body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:0 18px 40px;color:#222}
-h1{font-size:26px;margin:22px 0 4px} h2{font-size:20px;border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:34px}
-h3{font-size:16px;margin:18px 0 6px} .muted{color:#666;font-size:13px}
-table{border-collapse:collapse;font-size:13px;margin:8px 0} td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}
-th{background:#f4f4f4} td:first-child,th:first-child{text-align:left}
-.verdict{background:#f7f9fc;border-left:4px solid #1f77b4;padding:8px 12px;margin:8px 0}
-.graphs{display:flex;flex-wrap:wrap;gap:12px} .graphs>div{flex:1 1 480px}
-iframe.graph{width:100%;height:560px;border:1px solid #ddd}
-pre{background:#f6f6f6;padding:10px;overflow:auto;max-height:420px;font-size:12px}
-nav a{margin-right:12px}
-@media print{nav,.noprint{display:none} iframe.graph{height:480px} h2{break-before:page}}
-"""
+#: Shown for a missing value in a table cell (pandas' ``na_rep`` before).
+_NA = "–"
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A table for the ``table`` macro of ``report.html.j2``: plain-text cells, escaped by the template.
+
+    Attributes
+    ----------
+    columns : list of str
+        Column headers.
+    rows : list of (str, list of str)
+        Per row, its index label (shown when ``row_headers``) and its formatted cells.
+    row_headers : bool
+        Show the index as the first column (``<th>`` cells).
+    """
+
+    columns: list
+    rows: list
+    row_headers: bool
+
+
+def _cell(value, floatfmt):
+    """One cell as text: missing values as :data:`_NA`, floats with ``floatfmt``, the rest with ``str``."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return _NA
+    if isinstance(value, (float, np.floating)):
+        return floatfmt.format(value)
+    return str(value)
 
 
 def _table(df, floatfmt="{:.4g}", index=False):
-    """A DataFrame as an HTML table; pandas escapes every cell and header (``escape=True``)."""
-    return df.to_html(index=index, escape=True, border=0, na_rep="–",
-                      float_format=lambda v: floatfmt.format(v))
-
-
-def _para(text):
-    return f"<p>{html_escape(text)}</p>"
+    """``df`` as a :class:`_Table` (the formatting of the former ``to_html(float_format=...)``)."""
+    values = df.astype(object).to_numpy()
+    rows = [(str(label), [_cell(v, floatfmt) for v in row]) for label, row in zip(df.index, values)]
+    return _Table([str(c) for c in df.columns], rows, bool(index))
 
 
 class _Figures:
-    """Turns plotly figures into HTML divs; plotly.js is inlined with the first one only."""
+    """Turns plotly figures into HTML; plotly.js is inlined with the first one only."""
 
     def __init__(self):
         self.first = True
 
     def __call__(self, fig):
+        from markupsafe import Markup
+
         html = fig.to_html(full_html=False, include_plotlyjs=bool(self.first),
                            config={"displaylogo": False, "responsive": True})
         self.first = False
-        return f'<div class="fig">{html}</div>'
+        # The one place the report marks HTML safe: plotly's own <div> and <script> (its data as
+        # JSON; the user strings in it were escaped for plotly by colide_core.render.plots).
+        return Markup(html)
 
 
-def _manifest_script(label, manifest):
+def _manifest_item(label, manifest):
+    """What the template shows of one fit's manifest: the JSON text, its base64 and a file name stem."""
     text = json.dumps(manifest, indent=1, sort_keys=False, default=str, allow_nan=True)
-    safe = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-    b64 = base64.b64encode(text.encode("utf-8")).decode("ascii")
-    name = re.sub(r"[^A-Za-z0-9_-]+", "_", label) or "fit"
-    return (f'<h3>Run manifest · {html_escape(label)}</h3>'
-            f'<p class="noprint"><a download="colide_{name}_manifest.json" '
-            f'href="data:application/json;base64,{b64}">Save this manifest (JSON)</a>: load it on the '
-            "dashboard's Learn page, or read its <code>params</code> to refit with "
-            "<code>python -m colide_core fit</code>.</p>"
-            f'<script type="application/json" class="manifest" data-fit="{html_escape(label)}">{safe}</script>'
-            f"<details><summary>Show the manifest</summary><pre>{html_escape(text)}</pre></details>")
+    return {"manifest": manifest, "manifest_text": text,
+            "base64": base64.b64encode(text.encode("utf-8")).decode("ascii"),
+            "file_stem": re.sub(r"[^A-Za-z0-9_-]+", "_", label) or "fit"}
 
 
 def _fit_command(params, data_name):
@@ -179,7 +196,7 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     from colide_core.evaluation._metrics import evaluate, tetrad_metrics
     from colide_core.evaluation.checks import run_checks
     from colide_core.evaluation.curves import edge_score_curves, stable_region, threshold_curve
-    from colide_core.render.graph_html import graph_html
+    from colide_core.render.graph_html import graph_html, template_environment
 
     fits = list(fits)
     if not fits:
@@ -191,11 +208,8 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     first = fits[0]
     if checks is None:
         checks = run_checks(pd.DataFrame(values, columns=names), first.A, W=first.W, frequency=frequency)
-    fig = _Figures()
+    fig = _Figures()  # called in the order the figures appear: plotly.js goes with the first
     created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-           f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-           f"<title>CoLiDE report · {html_escape(dataset_name)}</title><style>{_CSS}</style></head><body>"]
     sections = [("data", "Data"), ("settings", "Settings"), ("graph", "Graph"), ("noise", "Noise"),
                 ("checks", "Checks"), ("evidence", "Edge evidence")]
     if truth is not None:
@@ -205,36 +219,20 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     if audit is not None:
         sections.append(("prior", "Prior knowledge"))
     sections.append(("manifest", "Reproduce"))
-    out.append(f"<h1>CoLiDE report: {html_escape(dataset_name)}</h1>"
-               f"<p class='muted'>Made {html_escape(created)} by colide-dashboard · CoLiDE: Saboksayr, Mateos "
-               "&amp; Tepper, <i>Concomitant Linear DAG Estimation</i>, ICLR 2024 · works offline</p>")
-    out += [_para(t) for t in notes]
-    out.append("<nav>" + "".join(f"<a href='#{k}'>{v}</a>" for k, v in sections) + "</nav>")
+    tables, figures = {}, {}
 
-    # --- data
-    desc = pd.DataFrame({"node": names, "mean": values.mean(axis=0), "sd": values.std(axis=0, ddof=1),
-                         "min": values.min(axis=0), "max": values.max(axis=0)})
-    out.append(f"<h2 id='data'>Data</h2><p>{n} samples × {d} nodes"
-               + (f"; compared with {html_escape(reference_label)} ({int(truth.sum())} edges)" if truth is not None else
-                  "; no ground truth") + ".</p>" + _table(desc))
-
-    # --- settings
+    # --- data and settings
+    tables["data"] = _table(pd.DataFrame({"node": names, "mean": values.mean(axis=0),
+                                          "sd": values.std(axis=0, ddof=1), "min": values.min(axis=0),
+                                          "max": values.max(axis=0)}))
     keys = sorted({k for f in fits for k in f.params})
-    settings = pd.DataFrame({f.label: [json.dumps(f.params.get(k), default=str) for k in keys] for f in fits},
-                            index=keys)
-    out.append("<h2 id='settings'>Settings</h2>" + _table(settings, index=True))
+    tables["settings"] = _table(pd.DataFrame({f.label: [json.dumps(f.params.get(k), default=str) for k in keys]
+                                              for f in fits}, index=keys), index=True)
 
-    # --- graphs
-    out.append("<h2 id='graph'>Graph</h2><p class='muted'>Drag to move, scroll to zoom, hover an edge for its "
-               "weight. Edge width ∝ |w|" + ("; colours against " + html_escape(reference_label) if truth is not None
-                                             else "") + ".</p><div class='graphs'>")
-    for f in fits:
-        page = graph_html(f.A, names, None if truth is None else truth.astype(float), sigma=f.sigma, height_px=520)
-        n_edges = int((np.asarray(f.A) != 0).sum())
-        out.append(f"<div><h3>{html_escape(f.label)} · {n_edges} edges</h3>"
-                   f"<iframe class='graph' sandbox='allow-scripts' title='graph {html_escape(f.label)}' "
-                   f"srcdoc=\"{html_escape(page)}\"></iframe></div>")
-    out.append("</div>")
+    # --- graphs (each page a plain string: the template escapes it once into srcdoc)
+    graphs = [{"label": f.label, "n_edges": int((np.asarray(f.A) != 0).sum()),
+               "page": graph_html(f.A, names, None if truth is None else truth.astype(float), sigma=f.sigma,
+                                  height_px=520)} for f in fits]
 
     # --- noise
     sig = pd.DataFrame({"node": names})
@@ -242,34 +240,23 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         if f.sigma is not None:
             sig[f"σ̂ {f.label}"] = np.broadcast_to(np.asarray(f.sigma, dtype=float), (d,))
     sig["residual sd (OLS refit)"] = checks.residuals.table["residual_sd"].to_numpy()
-    out.append("<h2 id='noise'>Noise</h2><p>CoLiDE's noise standard deviations (data units; EV has one for all "
-               "nodes) next to the residual spread of the refitted SEM of the first fit.</p>" + _table(sig))
-    out.append(fig(plots.residual_sd_figure(checks.residuals.table, checks.residuals.noise_model)))
+    tables["noise"] = _table(sig)
+    figures["residual_sd"] = fig(plots.residual_sd_figure(checks.residuals.table, checks.residuals.noise_model))
 
     # --- checks
-    out.append(f"<h2 id='checks'>Checks of the {html_escape(first.label)} fit</h2>")
-    for _, row in checks.verdicts().iterrows():
-        out.append(f"<div class='verdict'><b>{html_escape(row['check'])}: {html_escape(row['verdict'])}.</b> "
-                   f"{html_escape(row['summary'])}</div>")
+    verdicts = checks.verdicts()[["check", "verdict", "summary"]].to_dict("records")
     s = checks.sortability
-    out.append("<h3>Sortability</h3>" + fig(plots.sortability_figure(names, s.variances, s.r2, first.A)))
-    if checks.standardized is not None:
-        out.append("<h3>Standardise and refit</h3>" + _table(checks.standardized.table(names)))
-    out.append("<h3>Residuals</h3>" + _table(checks.residuals.table))
-    out.append(fig(plots.qq_figure(checks.residuals.refit.residuals, names)))
-    out.append(fig(plots.hetero_figure(checks.residuals.refit, names)))
-    out.append("<h3>Markov check</h3>" + fig(plots.markov_figure(checks.markov)))
-    out.append("<details><summary>Every implied independence tested</summary>"
-               + _table(checks.markov.tests) + "</details>")
-
-    # --- evidence
-    out.append("<h2 id='evidence'>Edge evidence</h2><p>OLS refit of the learned graph: weight with its 95% "
-               "confidence interval, partial correlation of the two ends given the target's other parents, "
-               "and the change of BIC when the edge is removed or reversed (positive: the data prefer the edge "
-               "as it is; 0 for a reversal: the data cannot orient it; empty: reversing makes a cycle).</p>"
-               + _table(checks.evidence))
+    figures["sortability"] = fig(plots.sortability_figure(names, s.variances, s.r2, first.A))
+    tables["standardized"] = (None if checks.standardized is None else _table(checks.standardized.table(names)))
+    tables["residuals"] = _table(checks.residuals.table)
+    figures["qq"] = fig(plots.qq_figure(checks.residuals.refit.residuals, names))
+    figures["hetero"] = fig(plots.hetero_figure(checks.residuals.refit, names))
+    figures["markov"] = fig(plots.markov_figure(checks.markov))
+    tables["markov"] = _table(checks.markov.tests)
+    tables["evidence"] = _table(checks.evidence)
 
     # --- metrics and curves
+    tables["metrics"] = None
     if truth is not None:
         rows, rocs, tcs = {}, {}, {}
         for f in fits:
@@ -280,40 +267,49 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
             tcs[f.label] = threshold_curve(truth, f.W)
             rows[f.label]["auroc"] = rocs[f.label].auroc
             rows[f.label]["auprc"] = rocs[f.label].auprc
-        out.append(f"<h2 id='metrics'>Metrics and curves against {html_escape(reference_label)}</h2>"
-                   + _table(pd.DataFrame(rows), index=True))
-        out.append(fig(plots.roc_figure(rocs, reference_label)))
-        out.append(fig(plots.pr_figure(rocs, reference_label)))
-        out.append(fig(plots.threshold_figure(tcs, current=first.params.get("threshold"),
-                                              reference_label=reference_label)))
+        tables["metrics"] = _table(pd.DataFrame(rows), index=True)
+        figures["roc"] = fig(plots.roc_figure(rocs, reference_label))
+        figures["pr"] = fig(plots.pr_figure(rocs, reference_label))
+        figures["threshold"] = fig(plots.threshold_figure(tcs, current=first.params.get("threshold"),
+                                                          reference_label=reference_label))
 
     # --- path
+    path_summary = None
     if path is not None:
         region = stable_region(path)
         lam = first.params.get("lambda1")
         thr = first.params.get("threshold")
         current = path.cell(lam, thr) if lam is not None and thr is not None else None
-        out.append("<h2 id='path'>Edges and BIC over λ and the threshold</h2>" + _para(region.summary)
-                   + fig(plots.path_figure(path, region, current)))
+        path_summary = region.summary
+        figures["path"] = fig(plots.path_figure(path, region, current))
 
     # --- prior knowledge
-    if audit is not None:
-        out.append("<h2 id='prior'>Prior knowledge audit</h2>" + _table(audit))
+    tables["audit"] = None if audit is None else _table(audit)
 
     # --- reproduce
-    out.append("<h2 id='manifest'>Reproduce</h2>")
-    for f in fits:
-        out.append(f"<p>{html_escape(f.label)}: <code>{html_escape(_fit_command(f.params, 'DATA.csv'))}</code></p>")
-        if f.manifest is not None:
-            out.append(_manifest_script(f.label, f.manifest))
-    out.append("</body></html>")
-    html = "".join(out)
+    reproduce = [{"label": f.label, "command": _fit_command(f.params, "DATA.csv"), "manifest": None,
+                  **({} if f.manifest is None else _manifest_item(f.label, f.manifest))} for f in fits]
+
+    html = template_environment().get_template("report.html.j2").render(
+        dataset_name=str(dataset_name), created=created, notes=[str(t) for t in notes], sections=sections,
+        n_samples=n, n_nodes=d, reference_label=str(reference_label),
+        n_truth_edges=None if truth is None else int(truth.sum()), tables=tables, figures=figures,
+        graphs=graphs, first_label=first.label, verdicts=verdicts, path_summary=path_summary,
+        reproduce=reproduce)
     if _EXTERNAL.search(html):
         raise ValueError("The report references an external resource.")
     return html
 
 
 def write_report(path, html) -> None:
-    """Write the report text to ``path`` as UTF-8 (the caller decides about overwriting)."""
+    """Write the report text to ``path`` as UTF-8 (the caller decides about overwriting).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (replaced if it exists).
+    html : str
+        The document of :func:`build_report`.
+    """
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(html)

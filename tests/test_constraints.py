@@ -309,3 +309,10 @@ def test_sachs_required_consensus_edge_keeps_every_edge_off_cycles(variant):
         assert int(above.sum()) - len(m.removed_for_acyclicity_) == int(A.sum())
         # a required edge moves a few weights; it never empties the graph (13 or 14 edges before)
         assert int(A.sum()) >= n_base - 3, (src, dst, int(A.sum()), n_base)
+
+
+def test_prior_knowledge_keeps_one_copy_of_each_pair():
+    # 600,000 copies of one pair were all kept (hashed by every live fit, written to the manifest).
+    pk = PriorKnowledge.create(required=[("a", "b")] * 600_000 + [("c", "d"), ("a", "b")])
+    assert pk.required == (("a", "b"), ("c", "d"))
+    assert PriorKnowledge.from_json(pk.to_json()).required == (("a", "b"), ("c", "d"))

@@ -15,7 +15,6 @@ real subprocess, as a user would run them.
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +22,6 @@ import pytest
 
 from colide_core.run.cli import UsageError, load_bench_config, main
 
-ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--max-iter", "20,20,20,20"]
 # The documented limits (colide_core.defaults; docs/security.md).
 MAX_NODES, MAX_SWEEP_RUNS = 2_000, 10_000
@@ -133,6 +131,30 @@ def test_bench_never_overwrites_its_config(tmp_path, capsys, monkeypatch):
     assert status == 2 and "it is an input of this command" in err
     assert (tmp_path / "summary.txt").read_text() == cfg
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_bench_never_takes_another_tools_results_for_its_own(tmp_path, capsys, monkeypatch):
+    # Issue 30, point 8 (data loss): a user's folder with another tool's results.jsonl and their own
+    # summary.csv was taken for a sweep to resume: summary.csv replaced, results.jsonl appended to.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.toml").write_text("[bench]\nseeds = [0]\n[data]\nn_nodes = 3\nn_samples = 20\n[methods.SortNRegress]\n")
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "results.jsonl").write_text('{"theirs": 1}\n')
+    (user / "summary.csv").write_text("my,own\n1,2\n")
+    status, err = run(["bench", "c.toml", "--out", "mine", "--jobs", 1], capsys)
+    assert status == 2 and "is not a colide bench sweep" in err
+    assert (user / "results.jsonl").read_text() == '{"theirs": 1}\n'
+    assert (user / "summary.csv").read_text() == "my,own\n1,2\n"
+    # Our own sweep writes the marker, and a second run resumes it without --force.
+    assert run(["bench", "c.toml", "--out", "ours", "--jobs", 1], capsys)[0] == 0
+    assert (tmp_path / "ours" / ".colide-bench.json").is_file()
+    lines = (tmp_path / "ours" / "results.jsonl").read_text().splitlines()
+    assert run(["bench", "c.toml", "--out", "ours", "--jobs", 1], capsys)[0] == 0
+    assert (tmp_path / "ours" / "results.jsonl").read_text().splitlines() == lines  # reused, not recomputed
+    # --force replaces a foreign results.jsonl (never appends to it).
+    assert run(["bench", "c.toml", "--out", "mine", "--jobs", 1, "--force"], capsys)[0] == 0
+    assert '"theirs"' not in (user / "results.jsonl").read_text()
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,8 +300,8 @@ def test_huge_n_seeds_is_refused_without_building_the_list(tmp_path):
     ('[data]\nstandardize = "no"\n', "standardize must be True or False"),
     ('[bench]\nseeds = [true, 1]\n', "seeds must be a non-empty list of integers"),
     ('[bench]\nretries = 1.5\n', "retries must be an integer in [0, 100]"),
-    ('[methods.x]\nmethod = "CoLiDE-NV"\nmax_iter = [1e12, 1, 1, 1]\n', "'max_iter' parameter of CoLiDE"),
-    ('[methods.x]\nmethod = "CoLiDE-EV"\nlambda1 = "0.1"\n', "'lambda1' parameter of CoLiDE"),
+    ('[methods.x]\nmethod = "CoLiDE-NV"\nmax_iter = [1e12, 1, 1, 1]\n', "max_iter = [1000000000000.0, 1, 1, 1] must be"),
+    ('[methods.x]\nmethod = "CoLiDE-EV"\nlambda1 = "0.1"\n', "lambda1 = '0.1' must be"),
 ])
 def test_bench_settings_are_checked_before_any_run(tmp_path, toml, message):
     if "[methods" not in toml:
@@ -294,7 +316,7 @@ def test_fit_refuses_bad_solver_settings_before_reading_the_data(tmp_path, capsy
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d.csv").write_text("not,read\n")
     status, err = run(["fit", "d.csv", "--out", "o", "--lr", "0"], capsys)
-    assert status == 2 and "'lr' parameter of CoLiDE must be a float in the range (0.0, inf)" in err
+    assert status == 2 and "lr = 0.0 must be a float in the range (0.0, inf)" in err
     assert not (tmp_path / "o").exists()
 
 
@@ -321,8 +343,8 @@ def test_control_characters_in_messages_are_shown_escaped(tmp_path, capsys, monk
     assert status == 2 and "\x1b" not in err and "d\\x1b[2J.csv" in err
 
 
-def test_in_a_subprocess_simulate_refuses_to_overwrite_and_exits_2(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
+def test_in_a_subprocess_simulate_refuses_to_overwrite_and_exits_2(tmp_path, repo_root):
+    env = {**os.environ, "PYTHONPATH": str(repo_root), "PYTHONWARNINGS": "ignore"}
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "data.csv").write_text("precious\n")
     r = subprocess.run([sys.executable, "-m", "colide_core", "simulate", "--out", "o", "--nodes", "3"],

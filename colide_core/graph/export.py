@@ -64,6 +64,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from colide_core import defaults
 from colide_core._validation import NodeNameError, check_node_names
 
 __all__ = [
@@ -78,6 +79,8 @@ __all__ = [
     "to_edge_list_csv",
     "to_adjacency_csv",
     "read_graph",
+    "UnknownNodesError",
+    "DOT_MAX_BYTES",
     "dot_id",
     "dot_unquote",
     "CSV_FORMULA_PREFIXES",
@@ -88,17 +91,8 @@ __all__ = [
     "html_escape",
 ]
 
-#: format name -> (file extension, MIME type)
-EXPORT_FORMATS = {
-    "graphml": (".graphml", "application/xml"),
-    "dot": (".dot", "text/vnd.graphviz"),
-    "json": (".json", "application/json"),
-    "dagitty": (".dagitty.txt", "text/plain"),
-    "edges_csv": ("_edges.csv", "text/csv"),
-    "adjacency_csv": ("_adjacency.csv", "text/csv"),
-    "png": (".png", "image/png"),
-    "svg": (".svg", "image/svg+xml"),
-}
+#: format name -> (file extension, MIME type) (:data:`colide_core.defaults.EXPORT_FORMATS`)
+EXPORT_FORMATS = defaults.EXPORT_FORMATS
 
 
 def _coerce(W, node_names=None):
@@ -600,6 +594,60 @@ def export_graph(W, node_names=None, fmt="graphml", **kwargs):
     return writers[fmt](W, node_names, **kwargs).encode("utf-8")
 
 
+class _Names:
+    """The names a reader may meet: every name is checked as it is read, so that a hostile file
+    costs no more than the data's own nodes (issue 30: a few kB of DAGitty groups expanded pair
+    by pair, or an N x N matrix of 14,000 unknown names, before any name was matched).
+
+    Parameters
+    ----------
+    allowed : sequence of str or None
+        The data's node names; None: any name (then at most ``max_names`` distinct ones).
+    max_names : int
+        Most distinct names without ``allowed``.
+    """
+
+    def __init__(self, allowed=None, max_names=None):
+        from colide_core import defaults
+
+        self.allowed = None if allowed is None else {str(n) for n in allowed}
+        self.max_names = len(self.allowed) if self.allowed is not None else int(max_names or defaults.MAX_NODES)
+        self.unknown = []
+
+    def check(self, name):
+        """Raise once 9 names outside ``allowed`` are seen (listing them); return ``name``."""
+        if self.allowed is not None and name not in self.allowed and name not in self.unknown:
+            self.unknown.append(name)
+            if len(self.unknown) > 8:
+                self.fail()
+        return name
+
+    def fail(self):
+        raise UnknownNodesError(self.unknown)
+
+    def finish(self, names):
+        """Raise for unknown names seen, or for more distinct names than allowed."""
+        if self.unknown:
+            self.fail()
+        if len(names) > self.max_names:
+            raise ValueError(f"the graph has {len(names):,} nodes; at most {self.max_names:,} are allowed")
+
+
+class UnknownNodesError(ValueError):
+    """A graph file names nodes outside the allowed names (:func:`read_graph` with ``nodes``).
+
+    Attributes
+    ----------
+    names : list of str
+        The first unknown names (at most 9), in the order met.
+    """
+
+    def __init__(self, names):
+        self.names = list(names)
+        super().__init__(f"{len(self.names)} or more unknown node names" if len(self.names) > 8
+                         else f"{len(self.names)} unknown node name(s)")
+
+
 def _graph_to_frame(G):
     names = [str(n) for n in G.nodes]
     idx = {n: k for k, n in enumerate(G.nodes)}
@@ -611,11 +659,18 @@ def _graph_to_frame(G):
 
 # pydot's parser (pyparsing) is not thread-safe (pydot.graph_from_dot_data's docstring).
 _DOT_PARSE_LOCK = threading.Lock()
+#: Largest DOT text parsed (bytes). pydot's pyparsing grammar costs about 80 us per byte, under
+#: the process-wide lock above: 100 kB is a few seconds, and holds a dense 200-node graph's
+#: ~5,000 edges; larger references should come as an edge-list CSV, GraphML or JSON.
+DOT_MAX_BYTES = 100_000
 
 
-def _read_dot(text):
+def _read_dot(text, names_check=None):
     import pydot
 
+    if len(text.encode("utf-8")) > DOT_MAX_BYTES:
+        raise ValueError(f"a DOT file of more than {DOT_MAX_BYTES:,} bytes is not read (its parser is slow); "
+                         "give the graph as an edge-list .csv, GraphML or node-link JSON")
     with _DOT_PARSE_LOCK:
         graphs = pydot.graph_from_dot_data(text)
     if not graphs:
@@ -635,19 +690,30 @@ def _read_dot(text):
     return G
 
 
-def _read_edges_csv(text):
+def _read_edges_csv(text, names_check=None):
     df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     missing = {"source", "target"} - set(df.columns)
     if missing:
         raise ValueError(f"edge list lacks columns {sorted(missing)}")
+    src, dst = df["source"].map(csv_unescape_text), df["target"].map(csv_unescape_text)
+    if names_check is not None:
+        distinct = pd.unique(pd.concat([src, dst], ignore_index=True))
+        for n in distinct:
+            names_check.check(n)
+        names_check.finish(distinct)
     weights = pd.to_numeric(df["weight"]) if "weight" in df.columns else [1.0] * len(df)
     G = nx.DiGraph()
-    G.add_weighted_edges_from(zip(df["source"].map(csv_unescape_text),
-                                  df["target"].map(csv_unescape_text), weights))
+    G.add_weighted_edges_from(zip(src, dst, weights))
     return G
 
 
-def _read_adjacency_csv(text):
+def _read_adjacency_csv(text, names_check=None):
+    if names_check is not None:  # the header row first: no N x N parse for unknown names
+        header = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, nrows=1)
+        first = [csv_unescape_text(c) for c in header.iloc[0, 1:]]
+        for n in first:
+            names_check.check(n)
+        names_check.finish(first)
     raw = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False)
     columns = [csv_unescape_text(c) for c in raw.iloc[0, 1:]]
     index = [csv_unescape_text(c) for c in raw.iloc[1:, 0]]
@@ -663,6 +729,8 @@ _DAGITTY_TOKEN = re.compile(
     r'\s+|//[^\n]*|"((?:[^"\\]|\\.)*)"|(<->|->|<-|--)|(\[(?:[^\]"]|"(?:[^"\\]|\\.)*")*\])|([{};,=])'
     r'|([^\s{};,=\[\]"<>-][^\s{};,=\[\]"<>]*)', re.DOTALL)
 _DAGITTY_GRAPH_TYPES = ("dag", "pdag", "mag", "pag", "graph")
+#: Bound on the (tail, head) pairs a DAGitty model may expand to, per square of the names allowed.
+_DAGITTY_PAIRS_PER_NAME2 = 4
 
 
 def _dagitty_tokens(text):
@@ -686,7 +754,7 @@ def _dagitty_tokens(text):
     return out
 
 
-def _read_dagitty(text):
+def _read_dagitty(text, names_check=None):
     """Parse DAGitty model code (``dag { a -> b; c <- a }``) into a networkx DiGraph.
 
     Supports what :func:`to_dagitty` writes and DAGitty's common forms: node statements with
@@ -705,6 +773,12 @@ def _read_dagitty(text):
     toks = toks[1:-1]
     G = nx.DiGraph()
     k = 0
+    check = (names_check or _Names()).check
+    # Every (tail, head) pair a statement expands to counts; distinct names are bounded by the
+    # allowed names, so the pairs of one statement are at most their square, and all statements
+    # together at most _DAGITTY_PAIRS_PER_NAME2 times that.
+    max_names = (names_check or _Names()).max_names
+    budget = [_DAGITTY_PAIRS_PER_NAME2 * max_names * max_names]
 
     def operand():
         nonlocal k
@@ -714,15 +788,15 @@ def _read_dagitty(text):
             while k < len(toks) and toks[k] != ("punct", "}"):
                 if toks[k][0] != "name":
                     raise ValueError(f"unexpected {toks[k][1]!r} inside {{ }}")
-                group.append(toks[k][1])
+                group.append(check(toks[k][1]))
                 k += 1
             if k >= len(toks):
                 raise ValueError("unclosed '{'")
             k += 1
-            return group
+            return list(dict.fromkeys(group))  # {Raf Raf Raf} is one node
         if k < len(toks) and toks[k][0] == "name":
             k += 1
-            return [toks[k - 1][1]]
+            return [check(toks[k - 1][1])]
         raise ValueError(f"expected a node name, got {toks[k][1]!r}" if k < len(toks) else "unexpected end")
 
     while k < len(toks):
@@ -746,6 +820,10 @@ def _read_dagitty(text):
                 m = re.search(r"\bbeta\s*=\s*\"?([-+0-9.eE]+)", toks[k][1])
                 weight = float(m.group(1)) if m else 1.0
                 k += 1
+            budget[0] -= len(left) * len(right)
+            if budget[0] < 0:
+                raise ValueError(f"the model expands to more than {_DAGITTY_PAIRS_PER_NAME2} x {max_names}^2 "
+                                 "edges; write each edge once")
             for a in left:
                 for b in right:
                     u, v = (a, b) if arrow == "->" else (b, a)
@@ -754,7 +832,7 @@ def _read_dagitty(text):
     return G
 
 
-def read_graph(data, fmt):
+def read_graph(data, fmt, *, nodes=None):
     """Read an exported graph back into a weighted adjacency DataFrame.
 
     Parameters
@@ -767,6 +845,12 @@ def read_graph(data, fmt):
         small tokenizer here (no Python library reads it; what :func:`to_dagitty`
         writes reads back), CSV by pandas (every field read as text, no "NA"
         guessing; names decoded by :func:`csv_unescape_text`).
+    nodes : sequence of str, optional
+        The only node names allowed (e.g. the data's columns). Every name is checked as it is
+        read, before any work that grows with the names: DAGitty groups are matched and
+        de-duplicated before they are expanded pair by pair, edge lists and adjacency headers
+        before the graph or matrix is built. Without ``nodes``, at most
+        ``colide_core.defaults.MAX_NODES`` distinct names are read.
 
     Returns
     -------
@@ -778,28 +862,33 @@ def read_graph(data, fmt):
     Raises
     ------
     ValueError
-        If the content cannot be parsed in that format, or the graph is
-        undirected or has parallel edges.
+        If the content cannot be parsed in that format, the graph is undirected or has
+        parallel edges, a weight is not a number, or it has too many names;
+        :class:`UnknownNodesError` (a ValueError) when it names nodes outside ``nodes``.
     """
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else str(data)
+    names = _Names(nodes)
     readers = {
-        "graphml": nx.parse_graphml,
-        "json": lambda t: nx.node_link_graph(json.loads(t), edges="edges"),
+        "graphml": lambda t, _: nx.parse_graphml(t),
+        "json": lambda t, _: nx.node_link_graph(json.loads(t), edges="edges"),
         "dot": _read_dot,
         "dagitty": _read_dagitty,
         "edges_csv": _read_edges_csv,
     }
     try:
         if fmt == "adjacency_csv":
-            return _read_adjacency_csv(text)
+            return _read_adjacency_csv(text, names)
         if fmt not in readers:
             raise ValueError(f"cannot read format {fmt!r}; choose graphml, json, dot, dagitty, "
                              f"edges_csv or adjacency_csv")
-        G = readers[fmt](text)
+        G = readers[fmt](text, names)
+        if not G.is_directed() or G.is_multigraph():
+            raise ValueError(f"the {fmt} graph must be a simple directed graph")
+        for n in G.nodes:  # GraphML and JSON: checked once parsed, before the (n, n) matrix
+            names.check(str(n))
+        names.finish(G.nodes)
+        return _graph_to_frame(G)
     except ValueError:
         raise
-    except Exception as exc:  # parser-specific errors (XML, JSON, KeyError) -> one clear type
-        raise ValueError(f"could not read the {fmt} graph: {exc}") from None
-    if not G.is_directed() or G.is_multigraph():
-        raise ValueError(f"the {fmt} graph must be a simple directed graph")
-    return _graph_to_frame(G)
+    except Exception as exc:  # parser-specific errors (XML, JSON, KeyError, a list as weight) -> one type
+        raise ValueError(f"could not read the {fmt} graph: {' '.join(str(exc).split())[:200]}") from None

@@ -90,7 +90,7 @@ def read_reference(data, filename, node_names, *, max_bytes=REFERENCE_MAX_BYTES)
         has a node name refused by the name policy or not among the columns, a self-loop, or a
         directed cycle.
     """
-    from colide_core.graph.export import read_graph
+    from colide_core.graph.export import UnknownNodesError, read_graph
     from colide_core.data.io import check_file
 
     raw = check_file(data, max_bytes=int(max_bytes))
@@ -107,16 +107,17 @@ def read_reference(data, filename, node_names, *, max_bytes=REFERENCE_MAX_BYTES)
     if fmt == "csv":
         header = text.lstrip().split("\n", 1)[0].lower()
         fmt = "edges_csv" if ("source" in header and "target" in header) else "adjacency_csv"
-    try:
-        G = read_graph(text, fmt)
+    columns = [str(c) for c in node_names]
+    try:  # names are matched to the columns while the file is read (bounded work)
+        G = read_graph(text, fmt, nodes=columns)
+    except UnknownNodesError as exc:
+        check_node_names(exc.names, what="node")  # a name the policy refuses says so first
+        some = "at least 9" if len(exc.names) > 8 else str(len(exc.names))
+        raise ValueError(f"The reference names {some} node(s) that are not columns of the data: "
+                         f"{_listed(exc.names)}. The data's columns are {_listed(columns)}.") from None
     except ValueError as exc:
         raise ValueError(f"The reference file could not be read as {fmt.replace('_', ' ')}: {exc}") from None
-    columns = [str(c) for c in node_names]
     ref_names = check_node_names(list(G.index), what="node")
-    unknown = [n for n in ref_names if n not in set(columns)]
-    if unknown:
-        raise ValueError(f"The reference names {len(unknown)} node(s) that are not columns of the data: "
-                         f"{_listed(unknown)}. The data's columns are {_listed(columns)}.")
     A = G.to_numpy(dtype=float) != 0
     if np.any(np.diag(A)):
         k = int(np.flatnonzero(np.diag(A))[0])

@@ -41,7 +41,7 @@ Files (issue 22)
 * **No overwriting without** ``--force``: every command lists the files it will write and
   checks them *before any work*; an existing one stops the command with
   ``error: ... exists; pass --force to replace it``. ``bench`` resumes a sweep in a directory
-  that holds its ``results.jsonl``: the summary files there are derived from that file and are
+  that holds its ``results.jsonl`` and its marker ``.colide-bench.json``: the summary files there are derived from that file and are
   rewritten (that is what resuming means); in any other directory existing outputs need
   ``--force``.
 * **Never over an input**, even with ``--force``: an output that is the same file as the data,
@@ -357,9 +357,8 @@ _seed = _int_in(0, 2**32 - 1)
 
 def build_parser():
     """The argparse parser of ``python -m colide_core`` (exposed for docs and tests)."""
-    from colide_core.solver._estimator import SOLVERS
-    from colide_core.run.executor import MAX_RETRIES
-    from colide_core.graph.export import EXPORT_FORMATS
+    # Only what the options name: `--help` imports no solver, scikit-learn or causal-learn.
+    from colide_core.defaults import EXPORT_FORMATS, MAX_RETRIES, SOLVERS
 
     p = argparse.ArgumentParser(prog=PROG, description="CoLiDE: learn linear causal DAGs from data, "
                                 "simulate benchmarks, run sweeps locally or on a Dask cluster.")
@@ -564,7 +563,7 @@ def _cmd_fit(args):
                    solver=args.solver,
                    threshold=args.threshold, random_state=args.random_state, max_time=args.max_time)
     try:  # every setting, before any file is read
-        model._validate_params()
+        model.get_run_settings()
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from None
     # Every output, checked before any work: none exists (or --force), none is an input.
@@ -821,7 +820,7 @@ def load_bench_config(path):
             from colide_core._params import InvalidParameterError
 
             try:
-                CoLiDE(name[-2:].lower(), **{**METHODS[name].defaults, **params})._validate_params()
+                CoLiDE(name[-2:].lower(), **{**METHODS[name].defaults, **params}).get_run_settings()
             except InvalidParameterError as exc:
                 raise UsageError(f"{path.name}: [methods.{label}]: {exc}") from None
         methods[label] = (name, params)
@@ -900,6 +899,9 @@ def paper_layout(summary):
     return "\n".join(blocks)
 
 
+#: Written when a sweep starts: only a folder holding it (and ``results.jsonl``) is resumed, so
+#: another tool's ``results.jsonl`` and a user's ``summary.csv`` are never taken for ours.
+BENCH_MARKER = ".colide-bench.json"
 #: Files ``bench`` writes at the end; they are derived from ``results.jsonl``.
 BENCH_OUTPUTS = ("results.parquet", "results.csv", "summary.csv", "summary.txt", "bench.json")
 
@@ -920,17 +922,26 @@ def _cmd_bench(args):
     for name in ("results.jsonl", "results.jsonl.lock"):
         if (out_path / name).is_symlink():
             raise UsageError(f"{out_path / name} is a symbolic link; bench writes only inside {out_path}")
-    # A directory holding results.jsonl is this bench's own: resuming rewrites the summaries derived
-    # from it. Anywhere else an existing output needs --force. The config is never written over.
-    resume = store_path.is_file()
+    # A directory holding our marker and results.jsonl is this bench's own: resuming rewrites the
+    # summaries derived from it. Anywhere else an existing output needs --force (then a foreign
+    # results.jsonl is replaced, never appended to). The config is never written over.
+    marker = out_path / BENCH_MARKER
+    resume = store_path.is_file() and marker.is_file() and not marker.is_symlink()
+    if store_path.exists() and not resume and not args.force:
+        raise UsageError(f"{store_path} exists but is not a colide bench sweep (no {BENCH_MARKER}); pass --force "
+                         "to replace it, or choose another --out")
     out = OutputDir(out_path, force=args.force, inputs=[args.config],
                     replaceable=BENCH_OUTPUTS if resume else ())
-    out.check(BENCH_OUTPUTS if resume else BENCH_OUTPUTS + ("results.jsonl",))
+    out.check(BENCH_OUTPUTS if resume else BENCH_OUTPUTS + ("results.jsonl", BENCH_MARKER))
     for name in ("results.jsonl", "results.jsonl.lock"):
         if _same_file(out_path / name, args.config):
             raise UsageError(f"refusing to write {out_path / name}: it is the config file")
     tasks = bench_tasks(config)
     out_path.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        if store_path.exists():  # --force over a results.jsonl that is not ours
+            store_path.unlink()
+        out.write(BENCH_MARKER, json.dumps({"format": "colide-bench-sweep", "version": 1}) + "\n")
     store = ResultStore(store_path)
     bar = ProgressBar(len(tasks), label="bench")
     failures = []
@@ -1025,7 +1036,7 @@ def _cmd_report(args):
     else:
         est = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold, random_state=args.seed)
         try:
-            est._validate_params()
+            est.get_run_settings()
         except InvalidParameterError as exc:
             raise UsageError(str(exc)) from None
         est.fit(X)

@@ -12,12 +12,11 @@ import numpy as np
 
 import colide_core
 from colide_core.render import report as core_report
-from colide_core.graph.constraints import PriorKnowledge
 from dashboard.cached import cache_data
 from dashboard.live import thresholded
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
-           "bootstrap_frequency"]
+           "bootstrap_frequency", "bootstrap_mismatch"]
 
 
 def shown_graph(result, threshold, names, return_removed=False):
@@ -39,8 +38,49 @@ def shown_graph(result, threshold, names, return_removed=False):
     return thresholded(result, float(threshold), names, return_removed=return_removed)
 
 
+#: Settings whose difference makes a bootstrap belong to another fit (everything that changes W;
+#: the threshold only changes which edges are counted, and is stated with the frequencies).
+_FIT_KEYS = ("variant", "lambda1", "solver", "mu_schedule", "s_schedule", "max_iter", "lr", "tol", "checkpoint",
+             "max_time", "topo_sizes", "forbidden", "required", "tiers", "init_order")
+
+
+def bootstrap_mismatch(boot_state, data_key, params):
+    """Why the Edge confidence page's bootstrap does not belong to this fit ("" when it does).
+
+    A bootstrap belongs to a fit only if its data, noise model, λ, solver, schedule and prior
+    knowledge all match (issue 28: an unconstrained bootstrap was attached to a constrained fit
+    on variant and λ alone, so the required edge showed frequency 0).
+
+    Parameters
+    ----------
+    boot_state : dict or None
+        ``dashboard.trust_state.BOOT_RESULT`` (``key=(data key, params, n_boot, seed)``).
+    data_key : str
+    params : tuple
+        The fit's :func:`dashboard.fitting.solver_params`.
+
+    Returns
+    -------
+    str or None
+        None without a bootstrap; ``""`` when it matches; else a sentence naming what differs.
+    """
+    if not boot_state or not boot_state.get("key"):
+        return None
+    key = boot_state["key"]
+    if key[0] != data_key:
+        return "it was run on other data"
+    defaults = colide_core.CoLiDE().get_params()  # an absent setting is its default
+    boot, mine = {**defaults, **dict(key[1])}, {**defaults, **dict(params)}
+    differ = [k for k in _FIT_KEYS if boot.get(k) != mine.get(k)]
+    if not differ:
+        return ""
+    shown = {"lambda1": "λ", "forbidden": "prior knowledge", "required": "prior knowledge", "tiers": "prior knowledge"}
+    names = list(dict.fromkeys(shown.get(k, k.replace("_", " ")) for k in differ))
+    return "its " + ", ".join(names) + (" differs" if len(names) == 1 else " differ") + " from this fit's"
+
+
 def bootstrap_frequency(boot_state, data_key, params):
-    """Edge frequencies of the Edge confidence page's bootstrap when it matches this fit, else None.
+    """Edge frequencies of the Edge confidence page's bootstrap when it belongs to this fit, else None.
 
     Parameters
     ----------
@@ -53,17 +93,12 @@ def bootstrap_frequency(boot_state, data_key, params):
     Returns
     -------
     (ndarray of shape (n_nodes, n_nodes), str) or None
-        The frequencies and a sentence saying which bootstrap they come from.
+        The frequencies and a sentence saying which bootstrap they come from; None unless
+        :func:`bootstrap_mismatch` is ``""``.
     """
-    if not boot_state:
+    if bootstrap_mismatch(boot_state, data_key, params) != "":
         return None
-    key = boot_state.get("key")
-    if not key or key[0] != data_key:
-        return None
-    boot = dict(key[1])
-    mine = dict(params)
-    if boot.get("variant") != mine.get("variant") or boot.get("lambda1") != mine.get("lambda1"):
-        return None
+    boot = dict(boot_state["key"][1])
     res = boot_state["result"]
     return (np.asarray(res.frequency, dtype=float),
             f"bootstrap of the Edge confidence page ({res.n_ok} resamples, threshold {boot.get('threshold')})")

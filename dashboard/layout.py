@@ -16,7 +16,7 @@ from dashboard.jobs import is_running
 from dashboard.nav import sidebar_links
 from dashboard.text import fmt_seconds, md_escape
 
-__all__ = ["page_setup", "start_solver_warmup"]
+__all__ = ["page_setup", "prior_badge", "start_solver_warmup"]
 
 _warmup_lock = threading.Lock()
 _warmup_thread: threading.Thread | None = None
@@ -69,6 +69,24 @@ def _apply_solver_choice() -> None:
     ss[state.SOLVER_OVERRIDES] = overrides
 
 
+def prior_badge(params) -> None:
+    """Say that prior knowledge is active (issue 28: it was invisible outside its own page).
+
+    Parameters
+    ----------
+    params : dict or tuple of (str, object)
+        The solver overrides or a fit's parameters (``forbidden``, ``required``, ``tiers``).
+    """
+    from colide_core.graph.constraints import PriorKnowledge
+
+    try:
+        summary = PriorKnowledge.from_params(params).summary()
+    except ValueError:  # malformed knowledge is reported on the Prior knowledge page
+        return
+    if summary:
+        st.caption(f":material/rule: **Prior knowledge:** {summary} (Prior knowledge page)")
+
+
 def page_setup() -> None:
     """Configure the page, initialise session state (idempotent) and draw the sidebar."""
     st.set_page_config(page_title="CoLiDE dashboard", page_icon="🕸️", layout="wide")
@@ -82,6 +100,7 @@ def page_setup() -> None:
         st.caption("Current dataset")
         st.markdown(f"**{md_escape(ds.name)}**  \n{n} samples × {d} nodes"
                     + ("  \nground truth available" if ds.B_true is not None else ""))
+        prior_badge(st.session_state[state.SOLVER_OVERRIDES])
         st.radio("CoLiDE solver", list(SOLVER_LABELS), format_func=SOLVER_LABELS.get, key="solver_choice",
                  on_change=_apply_solver_choice, persist_state="session",
                  help="Both solve the paper's problem (eq. 4 / eq. 6) along the same central path and "

@@ -20,7 +20,7 @@ from dashboard import check_state as cs
 from dashboard import checks as dc
 from dashboard import manifests, state, trust_state
 from dashboard.fitting import PATH_KEYS, VARIANTS
-from dashboard.layout import page_setup
+from dashboard.layout import page_setup, prior_badge
 from dashboard.text import md_escape
 
 page_setup()
@@ -85,6 +85,7 @@ A, removed = dc.shown_graph(res, threshold, names, return_removed=True)
 n_edges = int((A != 0).sum())
 st.markdown(f"Checking **CoLiDE-{res.label}** at λ = {dict(res.params)['lambda1']:g}, threshold {threshold:g} "
             f"(the Learn page's): **{n_edges} edges**.")
+prior_badge(res.params)  # the knowledge this fit was made with
 if removed:  # never silent: the post-processing cut edges above the threshold
     st.info(md_escape(removed_sentence(removed, names)) + ".", icon=":material/content_cut:")
 
@@ -156,9 +157,13 @@ with tab_a:
 
 with tab_e:
     ev = report.evidence
-    if boot is None:
-        st.caption("Run a bootstrap on the **Edge confidence** page (same noise model and λ) to add each edge's "
-                   "bootstrap frequency.")
+    why = dc.bootstrap_mismatch(ss[trust_state.BOOT_RESULT], ds.key, res.params)
+    if why:  # a bootstrap exists but belongs to another fit: say so, never attach it
+        st.warning(f"The Edge confidence page's bootstrap is not used here: {md_escape(why)}. Run it again "
+                   "there with this fit's settings to add each edge's bootstrap frequency.")
+    elif boot is None:
+        st.caption("Run a bootstrap on the **Edge confidence** page (same data, noise model, λ, solver and prior "
+                   "knowledge) to add each edge's bootstrap frequency.")
     else:
         st.caption(f"Bootstrap frequency from the {boot[1]}.")
     if len(ev):

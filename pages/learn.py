@@ -18,7 +18,7 @@ from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
-from dashboard.layout import page_setup
+from dashboard.layout import page_setup, prior_badge
 from dashboard import core, manifests, state
 from colide_core.graph.constraints import removed_sentence
 from dashboard.live import neighbours, prefetch_neighbours, thresholded as threshold_fit
@@ -162,6 +162,7 @@ live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES])
 st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
            + ("**Live**: every change re-solves EV and NV, no Run needed." if live
               else f"Press **Run** after a change: {md_escape(why_not_live)}."))
+prior_badge(ss[state.SOLVER_OVERRIDES])  # constraints are never invisible where the graph is shown
 lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
 
 # --- controls: one compact row, the graph right below ------------------------------------------
@@ -377,7 +378,11 @@ with tab_conv:
         level, text = _note(results[v])
         st.caption(f"{v.upper()}: {text}")
 
-with tab_play:  # watch the optimisation of the last fit (dashboard.playback)
+with tab_play:  # watch the optimisation of the fit the Noise model control picks (dashboard.playback)
     from dashboard.playback import render_playback
 
-    render_playback(ds, results[order[-1]], threshold, truth=truth, positions=positions)
+    played = VARIANTS.get(ss["learn_variant"])
+    played = played if played in results else order[-1]
+    st.caption(f"Playing back **CoLiDE-{results[played].label}** (λ = {fmt_lambda(results[played].lambda1)}): "
+               "switch the Noise model above to play the other fit.")
+    render_playback(ds, results[played], threshold, truth=truth, positions=positions)

@@ -11,7 +11,8 @@
 * :class:`NodeNameError`: a node (column) name that breaks the name policy;
 * :class:`ManifestError`: a run manifest that is malformed or does not match the data;
 * :class:`RunSettingsError`: run settings refused, with one line per problem;
-* :class:`MethodError`: a peer method (a baseline) failed on the data.
+* :class:`MethodError`: a peer method (a baseline) failed on the data;
+* :class:`UnknownNodesError`: a graph file names nodes outside the data's columns.
 
 Messages are plain text, never escaped: a UI escapes them where they meet HTML or markdown.
 """
@@ -29,6 +30,7 @@ __all__ = [
     "MethodError",
     "NodeNameError",
     "RunSettingsError",
+    "UnknownNodesError",
 ]
 
 
@@ -125,6 +127,21 @@ class DataValidationError(ValueError):
 
 def _rebuild_error(message, kind, columns, rows):
     return DataValidationError(message, kind, columns=columns, rows=rows)
+
+
+class UnknownNodesError(ValueError):
+    """A graph file names nodes outside the allowed names (:func:`colide_core.graph.export.read_graph` with ``nodes``).
+
+    Attributes
+    ----------
+    names : list of str
+        The first unknown names (at most 9), in the order met.
+    """
+
+    def __init__(self, names):
+        self.names = list(names)
+        super().__init__(f"{len(self.names)} or more unknown node names" if len(self.names) > 8
+                         else f"{len(self.names)} unknown node name(s)")
 
 
 class MethodError(RuntimeError):

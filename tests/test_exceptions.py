@@ -29,7 +29,9 @@ def test_every_public_error_is_defined_in_the_exceptions_module():
     from colide_core.evaluation.baselines import MethodError
     from colide_core.run.manifest import ManifestError, RunSettingsError
 
-    for cls in (NodeNameError, DataValidationError, MethodError, ManifestError, RunSettingsError):
+    from colide_core.graph.export import UnknownNodesError
+
+    for cls in (NodeNameError, DataValidationError, MethodError, ManifestError, RunSettingsError, UnknownNodesError):
         assert cls.__module__ == "colide_core.exceptions" and getattr(exceptions, cls.__name__) is cls
     assert issubclass(RunSettingsError, exceptions.InvalidParameterError)
     assert issubclass(exceptions.InvalidParameterError, (ValueError, TypeError))

@@ -65,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from colide_core import defaults
+from colide_core.exceptions import UnknownNodesError
 from colide_core._validation import NodeNameError, check_node_names
 
 __all__ = [
@@ -631,21 +632,6 @@ class _Names:
             self.fail()
         if len(names) > self.max_names:
             raise ValueError(f"the graph has {len(names):,} nodes; at most {self.max_names:,} are allowed")
-
-
-class UnknownNodesError(ValueError):
-    """A graph file names nodes outside the allowed names (:func:`read_graph` with ``nodes``).
-
-    Attributes
-    ----------
-    names : list of str
-        The first unknown names (at most 9), in the order met.
-    """
-
-    def __init__(self, names):
-        self.names = list(names)
-        super().__init__(f"{len(self.names)} or more unknown node names" if len(self.names) > 8
-                         else f"{len(self.names)} unknown node name(s)")
 
 
 def _graph_to_frame(G):

@@ -53,6 +53,9 @@ _REFUSED_CATEGORIES = {
     "Zl": "line separator",
     "Zp": "paragraph separator",
 }
+#: Longest node (column) name accepted, in characters.
+MAX_NAME_CHARS = 256
+
 # Longest name shown verbatim in a name-policy message.
 _MAX_SHOWN_NAME = 60
 
@@ -94,6 +97,8 @@ def check_node_names(names, *, what="column") -> list:
       carriage return, DEL ...), invisible format characters (Cf: zero-width space and joiners,
       byte order mark, bidirectional overrides, soft hyphen), lone surrogates (Cs), line or
       paragraph separators (Zl, Zp) or Unicode noncharacters (U+FFFE, U+FFFF, U+FDD0..U+FDEF, ...);
+    * a name has at most :data:`MAX_NAME_CHARS` (256) characters (50 names of 130,000 characters
+      made every live λ step draw and send 20-47 MB);
     * two names that are equal after NFC normalisation are duplicates.
 
     Every other character is kept as it is (quotes, ``<``, ``&``, ``:``, ``->``, ``=`` at the
@@ -132,6 +137,10 @@ def check_node_names(names, *, what="column") -> list:
             raise NodeNameError(
                 f"{where} contains a {why}, U+{ord(ch):04X}. Remove control, zero-width and other "
                 f"invisible characters from the names.", "bad_column_name", [name])
+        if len(name) > MAX_NAME_CHARS:
+            raise NodeNameError(f"{what.capitalize()} name {_shown(name)} (position {k + 1}) has {len(name):,} "
+                                f"characters; at most {MAX_NAME_CHARS} are allowed. Shorten the names.",
+                                "bad_column_name", [name[:MAX_NAME_CHARS]])
         if name.endswith("\\"):
             raise NodeNameError(f"{where} ends with a backslash, which DOT and DAGitty exports "
                                 f"cannot write. Remove or replace the trailing backslash.",

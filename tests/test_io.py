@@ -370,13 +370,22 @@ def test_bool_and_nullable_int_columns_are_numeric():
 
 
 def test_hostile_names_survive_verbatim_and_messages_are_bounded():
-    names = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "x" * 5000]
+    names = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "x" * 256]
     v = validate_data(read_table(_csv(_frame(names=names)), "x.csv"))
     assert v.node_names == names  # escaping is the renderer's job, the data keep their names
     df = _frame(names=names)
-    df["y" * 5000] = "text"
+    df["y" * 256] = "text"
     err = _raises("non_numeric", validate_data, df)
     assert len(err.message) < 600  # long names are shortened in messages
+
+
+def test_names_longer_than_the_limit_are_refused_before_any_drawing():
+    # Issue 30, point 6: 50 names of 130,000 characters (a 6.5 MB file) made each live λ step take
+    # 35-39 s and send 20-47 MB. A name has at most MAX_NAME_CHARS characters.
+    from colide_core._validation import MAX_NAME_CHARS
+
+    err = _raises("bad_column_name", validate_data, _frame(names=["a", "b", "z" * (MAX_NAME_CHARS + 1)]))
+    assert f"at most {MAX_NAME_CHARS}" in err.message and len(err.message) < 400
 
 
 def test_error_kinds_documented_and_bad_params():
@@ -392,15 +401,14 @@ def test_error_kinds_documented_and_bad_params():
     assert err.kind == "overflow" and err.columns == ("a",)
 
 
-def test_streamlit_server_limits_match_the_io_layer():
+def test_streamlit_server_limits_match_the_io_layer(repo_root):
     # .streamlit/config.toml [server]: the upload cap (in MiB) admits every file read_table accepts
     # by default, and XSRF protection stays on (uploads need the session's token).
     import tomllib
-    from pathlib import Path
 
     from colide_core.data.io import DEFAULT_MAX_BYTES
 
-    cfg = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
+    cfg = tomllib.loads((repo_root / ".streamlit" / "config.toml").read_text())
     server = cfg["server"]
     assert server["enableXsrfProtection"] is True
     assert server["maxUploadSize"] == 50

@@ -418,7 +418,8 @@ def live_reason(dataset, overrides: dict | None = None) -> tuple:
     """Whether the Learn page may re-solve on every widget change, and why not.
 
     A fit is live when it takes well under a second: the fast solver
-    (:data:`colide_core.defaults.LIVE_SOLVERS`), at most
+    (:data:`colide_core.defaults.LIVE_SOLVERS`), a budget of at most
+    :data:`~colide_core.defaults.LIVE_MAX_ITER_TOTAL` iterations (the paper's schedule), at most
     :data:`~colide_core.defaults.LIVE_MAX_NODES` nodes and
     :data:`~colide_core.defaults.LIVE_MAX_CELLS` cells ``n_samples * n_nodes`` (measured:
     0.03-0.1 s per fit on Sachs, 0.27-0.5 s at d = 50 on the 2-core development machine).
@@ -435,10 +436,14 @@ def live_reason(dataset, overrides: dict | None = None) -> tuple:
     (bool, str)
         ``(True, "")`` when live, else ``(False, reason)`` with a sentence a user understands.
     """
-    from colide_core.defaults import LIVE_MAX_CELLS, LIVE_MAX_NODES, LIVE_SOLVERS, SOLVER
+    from colide_core.defaults import LIVE_MAX_CELLS, LIVE_MAX_ITER_TOTAL, LIVE_MAX_NODES, LIVE_SOLVERS, SOLVER
 
     n, d = dataset.shape
     solver = (overrides or {}).get("solver", SOLVER)
+    budget = sum(int(t) for t in (overrides or {}).get("max_iter", MAX_ITER))
+    if budget > LIVE_MAX_ITER_TOTAL:  # e.g. a manifest's 500,000 iterations: 15 s a fit at d = 50
+        return False, (f"these settings allow {budget:,} iterations per fit (the paper's schedule has "
+                       f"{LIVE_MAX_ITER_TOTAL:,}); fits are live only within it")
     if solver not in LIVE_SOLVERS:
         return False, ("the paper-faithful solver (sidebar) takes seconds per fit; choose the fast solver "
                        "to see every change at once")

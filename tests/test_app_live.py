@@ -1,25 +1,17 @@
 """The live Learn page (issue 25, part 1), with AppTest: when it re-solves by itself, and the
 Run-button case with its reason and its stale label."""
 import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from colide_core.defaults import LAMBDA1, LAMBDA1_GRID, LIVE_MAX_CELLS, LIVE_MAX_NODES
 from dashboard import fitting
 from dashboard.live import neighbours
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
 
-
-@pytest.fixture(autouse=True)
-def _fresh_fit_cache():
-    fitting.fit_colide.clear()
-    yield
-    fitting.fit_colide.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def _ds(n, d):
@@ -35,6 +27,11 @@ def test_live_rule():
     assert not live and "values" in why
     live, why = fitting.live_reason(_ds(853, 11), {"solver": "adam"})
     assert not live and "paper-faithful" in why
+    # Issue 30, point 4: a manifest's schedule of up to 500,000 iterations is not live (15 s a fit
+    # at d = 50); the paper's 130,000 is.
+    assert fitting.live_reason(_ds(853, 11), {"max_iter": (20000, 20000, 20000, 70000)})[0]
+    live, why = fitting.live_reason(_ds(853, 11), {"max_iter": (125000,) * 4})
+    assert not live and "500,000 iterations" in why
 
 
 def test_lambda_grid_is_log_spaced_and_holds_the_papers_value():
@@ -43,8 +40,8 @@ def test_lambda_grid_is_log_spaced_and_holds_the_papers_value():
     assert neighbours(LAMBDA1_GRID, 0.05) == [0.1, 0.02] and neighbours(LAMBDA1_GRID, 2.0) == [1.0]
 
 
-def test_sachs_is_live_and_lambda_redraws_without_run(solver_calls):
-    at = AppTest.from_file(APP, default_timeout=300).run()
+def test_sachs_is_live_and_lambda_redraws_without_run(solver_calls, new_app):
+    at = new_app().run()
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     res = at.session_state["fit_results"]
@@ -66,8 +63,8 @@ def test_sachs_is_live_and_lambda_redraws_without_run(solver_calls):
     assert len(solver_calls) == 10
 
 
-def test_slow_solver_needs_run_says_why_and_labels_a_stale_graph(solver_calls):
-    at = AppTest.from_file(APP, default_timeout=300).run()
+def test_slow_solver_needs_run_says_why_and_labels_a_stale_graph(solver_calls, new_app):
+    at = new_app().run()
     at.sidebar.radio(key="solver_choice").set_value("adam").run()
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
@@ -84,13 +81,13 @@ def test_slow_solver_needs_run_says_why_and_labels_a_stale_graph(solver_calls):
         and "Press **Run**" in stale[0], [w.value for w in at.warning]
 
 
-def test_top_down_layout_puts_raf_above_mek_above_erk_in_every_drawing():
+def test_top_down_layout_puts_raf_above_mek_above_erk_in_every_drawing(new_app):
     # The "Layout" control lays every drawing of the Learn page out by the topological order of
     # the Sachs consensus graph (Raf -> Mek -> Erk): y grows downwards, so y(Raf) < y(Mek) < y(Erk),
     # and the three drawings (EV, NV, truth) share the same positions.
     import json
 
-    at = AppTest.from_file(APP, default_timeout=300).run()
+    at = new_app().run()
     at.switch_page("pages/learn.py").run()
     circle = [e.proto.srcdoc for e in at.get("iframe")]
     at.session_state["learn_layout"] = "Top-down"
@@ -107,7 +104,7 @@ def test_top_down_layout_puts_raf_above_mek_above_erk_in_every_drawing():
     assert ys[0] == ys[1] == ys[2]
 
 
-def test_fifty_nodes_show_one_large_drawing_at_a_time_with_the_same_positions():
+def test_fifty_nodes_show_one_large_drawing_at_a_time_with_the_same_positions(new_app):
     # d = 50 X-labels in three 262 px columns (1280 px, sidebar open) would be cut below 10 px
     # (graph_style.per_row: 12% of labels overlap two-up, 72% three-up), so the Graph tab shows one
     # drawing at a time with a switch; Sachs (11 nodes) keeps all three side by side.
@@ -121,7 +118,7 @@ def test_fifty_nodes_show_one_large_drawing_at_a_time_with_the_same_positions():
     assert graph_style.per_row(graph_style.unit_positions(11), ["Raf", "Mek", "Plcg", "PIP2", "PIP3", "Erk",
                                                                 "Akt", "PKA", "PKC", "P38", "Jnk"], 3) == 3
 
-    at = AppTest.from_file(APP, default_timeout=300).run()
+    at = new_app().run()
     at.switch_page("pages/learn.py").run()
     assert len(at.get("iframe")) == 3 and not [c for c in at.segmented_control if c.key == "learn_graph_variant"]
 

@@ -1,6 +1,52 @@
 """Shared pytest fixtures. The repository root is importable through ``pythonpath = .`` in
 pytest.ini (and the editable install that ``make`` does), not through ``sys.path`` edits."""
+from pathlib import Path
+
 import pytest
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def repo_root():
+    """The checkout's root folder (where app.py, pages/ and requirements.txt are)."""
+    return _ROOT
+
+
+@pytest.fixture
+def fresh_caches():
+    """The dashboard's process-wide caches, emptied before and after the test.
+
+    AppTest runs the app in this process, so whatever one test caches (``st.cache_data`` fits in
+    ``dashboard.fitting.fit_colide``, the run manifests of ``dashboard.manifests.fit_manifest_json``,
+    the Compare page's ``st.cache_resource`` run store) would otherwise be served to the next test.
+    Use it with ``pytestmark = pytest.mark.usefixtures("fresh_caches")`` or as a test argument.
+    """
+    from dashboard import comparison, fitting, manifests
+
+    def clear():
+        fitting.fit_colide.clear()
+        manifests.fit_manifest_json.clear()
+        comparison.run_store().clear()
+
+    clear()
+    yield
+    clear()
+
+
+@pytest.fixture
+def new_app():
+    """A factory of ``AppTest`` instances of the dashboard's ``app.py`` (not yet run).
+
+    ``new_app()`` gives the app with a 300 s limit per script run (fits run inside the run and the
+    machine may be shared); ``new_app(timeout=120)`` sets another limit.
+    """
+    from streamlit.testing.v1 import AppTest
+
+    def make(timeout=300):
+        return AppTest.from_file(str(_ROOT / "app.py"), default_timeout=timeout)
+
+    return make
 
 
 @pytest.fixture

@@ -5,26 +5,15 @@ Convention: W[i, j] != 0 means i -> j; X is (n_samples, n_nodes).
 """
 import html
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core import checks
 from colide_core.evaluation.curves import edge_score_curves
-from dashboard import fitting
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMEOUT = 300
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    fitting.fit_colide.clear()
-    yield
-    fitting.fit_colide.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def _shown(markdown_source):
@@ -36,15 +25,15 @@ def _frames(at, marker):
     return [d.value for d in at.dataframe if marker in d.value.columns or marker in d.value.index]
 
 
-def _app():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+def _app(new_app):
+    at = new_app()
     at.run()
     assert not at.exception, at.exception
     return at
 
 
-def test_check_page_on_sachs():
-    at = _app()
+def test_check_page_on_sachs(new_app):
+    at = _app(new_app)
     at.switch_page("pages/check.py").run()
     assert not at.exception, at.exception
     assert any("Learn" in i.value for i in at.info)  # nothing fitted yet
@@ -80,7 +69,7 @@ def test_check_page_on_sachs():
     assert any("random rescalings" in _shown(m.value) for m in at.markdown)
 
 
-def test_check_page_on_an_upload_without_truth_then_with_a_reference():
+def test_check_page_on_an_upload_without_truth_then_with_a_reference(new_app):
     rng = np.random.default_rng(1)
     n = 300
     X = rng.standard_normal((n, 4))
@@ -88,7 +77,7 @@ def test_check_page_on_an_upload_without_truth_then_with_a_reference():
     X[:, 2] += X[:, 1]
     names = ["a<b>", "b*", "c", "d"]
     body = "\n".join(",".join(f"{v:.6f}" for v in row) for row in X)
-    at = _app()
+    at = _app(new_app)
     at.file_uploader(key="data_upload").set_value(("mine.csv", (",".join(names) + "\n" + body).encode(), "text/csv"))
     at.run()
     assert not at.exception, at.exception

@@ -1,24 +1,13 @@
 """The Lessons page (AppTest): one click loads the lesson's dataset and settings and opens Learn."""
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from colide_core.data.lessons import LESSONS
-from dashboard import fitting
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_fit_cache():
-    fitting.fit_colide.clear()
-    yield
-    fitting.fit_colide.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
-def test_every_lesson_has_a_button_and_markov_loads_and_shows_its_idea():
-    at = AppTest.from_file(APP, default_timeout=300)
+def test_every_lesson_has_a_button_and_markov_loads_and_shows_its_idea(new_app):
+    at = new_app()
     at.run()
     at.switch_page("pages/lessons.py").run()
     assert not at.exception, at.exception

@@ -3,30 +3,21 @@ import html
 import re
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import colide_core
 from dashboard import fitting
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGES = ["pages/data.py", "pages/learn.py", "pages/simulate.py", "pages/compare.py"]
-TIMEOUT = 300  # seconds per script run: fits run inside the run and the machine is shared
 QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
 
-
-@pytest.fixture(autouse=True)
-def _fresh_fit_cache():
-    fitting.fit_colide.clear()
-    yield
-    fitting.fit_colide.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
-def _app():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+def _app(new_app):
+    at = new_app()
     at.run()
     assert not at.exception, at.exception
     return at
@@ -51,8 +42,8 @@ def _metric(at, label):
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_every_page_runs(page):
-    at = _app()
+def test_every_page_runs(page, new_app):
+    at = _app(new_app)
     at.switch_page(page).run()
     assert not at.exception, at.exception
     assert len(at.title) == 1
@@ -61,8 +52,8 @@ def test_every_page_runs(page):
     assert "Current dataset" in [c.value for c in at.sidebar.caption]
 
 
-def test_sachs_is_loaded_by_default():
-    at = _app()
+def test_sachs_is_loaded_by_default(new_app):
+    at = _app(new_app)
     assert at.session_state["dataset"].source == "sachs"
     assert _metric(at, "Samples (n)") == "853" and _metric(at, "Nodes (d)") == "11"
     summary = _frame(at, "Raf")
@@ -70,9 +61,9 @@ def test_sachs_is_loaded_by_default():
     assert summary.loc["PKA", "count"] == 853
 
 
-def test_learn_nv_on_sachs_with_defaults_matches_direct_fit():
+def test_learn_nv_on_sachs_with_defaults_matches_direct_fit(new_app):
     # Paper defaults (lambda1 = 0.05, 4 stages up to 130 000 iterations, threshold 0.3).
-    at = _app()
+    at = _app(new_app)
     at.switch_page("pages/learn.py").run()
     assert at.segmented_control(key="learn_variant").value == "NV"
     assert at.session_state["solver_overrides"] == {}
@@ -96,11 +87,11 @@ def test_learn_nv_on_sachs_with_defaults_matches_direct_fit():
     assert table.loc["NNZ", "NV"] == expected["nnz"]
 
 
-def test_sidebar_solver_choice_switches_to_the_faithful_schedule_and_back():
+def test_sidebar_solver_choice_switches_to_the_faithful_schedule_and_back(new_app):
     # The sidebar radio writes solver="adam" into the solver overrides (part of the fit's cache
     # key) and removes it again for the default fast solver. Both reach the paper's Sachs NV
     # figure (Table 4: SHD 12); the faithful one counts its iterations in whole checkpoints.
-    at = _app()
+    at = _app(new_app)
     at.switch_page("pages/learn.py").run()
     assert at.sidebar.radio(key="solver_choice").value == "auto"
     at.button(key="learn_run").click().run()
@@ -123,9 +114,9 @@ def test_sidebar_solver_choice_switches_to_the_faithful_schedule_and_back():
     assert at.session_state["solver_overrides"] == {}
 
 
-def test_learn_offers_every_export_format_without_error():
+def test_learn_offers_every_export_format_without_error(new_app):
     # The Downloads tab builds the picked format with colide_core.graph.export for the fitted graph.
-    at = _app()
+    at = _app(new_app)
     at.session_state["solver_overrides"] = dict(QUICK)
     at.switch_page("pages/learn.py").run()
     at.button(key="learn_run").click().run()
@@ -137,9 +128,9 @@ def test_learn_offers_every_export_format_without_error():
         assert not at.exception, (fmt, at.exception)
 
 
-def test_threshold_slider_never_reruns_the_solver(solver_calls):
+def test_threshold_slider_never_reruns_the_solver(solver_calls, new_app):
     calls = solver_calls
-    at = _app()
+    at = _app(new_app)
     at.switch_page("pages/learn.py").run()
     # Sachs is live (fast solver, 11 nodes): opening the page solves EV and NV once.
     assert sorted(calls) == ["ev", "nv"]
@@ -165,8 +156,8 @@ def test_threshold_slider_never_reruns_the_solver(solver_calls):
     assert set(_frame(at, "SHD").columns) == {"EV", "NV"}
 
 
-def test_results_survive_a_page_switch():
-    at = _app()
+def test_results_survive_a_page_switch(new_app):
+    at = _app(new_app)
     at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.slider(key="learn_threshold").set_value(0.5).run()
@@ -179,7 +170,7 @@ def test_results_survive_a_page_switch():
     assert _metric(at, "SHD · NV") == shd
 
 
-def test_stop_keeps_a_labelled_partial_result(monkeypatch):
+def test_stop_keeps_a_labelled_partial_result(monkeypatch, new_app):
     started = []
     real_start = fitting.FitJob.start
 
@@ -198,7 +189,7 @@ def test_stop_keeps_a_labelled_partial_result(monkeypatch):
                 return
             time.sleep(0.01)
 
-    at = _app()
+    at = _app(new_app)
     at.switch_page("pages/learn.py").run()
     # The largest budget the dashboard accepts (colide_core.defaults.MAX_ITER_TOTAL); 4 x 10**6 is refused now.
     at.session_state["solver_overrides"] = {"max_iter": (125_000,) * 4}
@@ -212,8 +203,8 @@ def test_stop_keeps_a_labelled_partial_result(monkeypatch):
     assert at.session_state["fit_results"]["nv"].stopped
 
 
-def test_bad_csv_upload_shows_the_specific_problem():
-    at = _app()
+def test_bad_csv_upload_shows_the_specific_problem(new_app):
+    at = _app(new_app)
     bad = b"a,b,c\n" + b"".join(f"{i},{2 * i + 1},x{i}\n".encode() for i in range(20))
     at.file_uploader(key="data_upload").set_value(("bad.csv", bad, "text/csv"))
     at.run()
@@ -234,8 +225,8 @@ def test_bad_csv_upload_shows_the_specific_problem():
         (b"a,b\n" + b"".join(f"{i},{i * i}\n".encode() for i in range(30)) + b"1,inf\n", ("inf",)),
     ],
 )
-def test_other_bad_files_get_a_clear_message(content, words):
-    at = _app()
+def test_other_bad_files_get_a_clear_message(content, words, new_app):
+    at = _app(new_app)
     at.file_uploader(key="data_upload").set_value(("bad.csv", content, "text/csv"))
     at.run()
     assert not at.exception, at.exception
@@ -244,13 +235,13 @@ def test_other_bad_files_get_a_clear_message(content, words):
         assert w.lower() in _shown(err.value).lower(), err.value
 
 
-def test_good_upload_becomes_the_current_dataset_and_names_are_escaped():
+def test_good_upload_becomes_the_current_dataset_and_names_are_escaped(new_app):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(50, 3))
     X[:, 1] += 2 * X[:, 0]
     header = "alpha,<script>alert(1)</script>,*gamma*"
     body = "\n".join(",".join(f"{v:.6f}" for v in row) for row in X)
-    at = _app()
+    at = _app(new_app)
     at.file_uploader(key="data_upload").set_value(("my data.csv", (header + "\n" + body).encode(), "text/csv"))
     at.run()
     assert not at.exception, at.exception

@@ -5,24 +5,14 @@ the checkpoints; the caption at each checkpoint reports that checkpoint's number
 the solver's own (a direct ``CoLiDE(record_W=True)`` fit), and the step buttons move it.
 """
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import colide_core
-from dashboard import fitting
 from dashboard.figures import playback_figure
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_fit_cache():
-    fitting.fit_colide.clear()
-    yield
-    fitting.fit_colide.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def _direct():
@@ -34,8 +24,8 @@ def _metric_edges(at):
     return [m.value for m in at.metric if m.label == "Edges · NV"][0]
 
 
-def test_playback_steps_through_the_recorded_checkpoints():
-    at = AppTest.from_file(APP, default_timeout=300)
+def test_playback_steps_through_the_recorded_checkpoints(new_app):
+    at = new_app()
     at.run()
     at.switch_page("pages/learn.py").run()
     at.button(key="learn_run").click().run()
@@ -89,3 +79,22 @@ def test_playback_figure_marks_every_stage_and_the_current_checkpoint():
     # NV: the sigma panel shows the mean over the 11 nodes at each checkpoint
     mean = [float(np.mean(s)) for s in res.history["sigma"]]
     assert np.allclose(fig.data[2].y, mean)
+
+
+def test_playback_plays_the_fit_the_noise_model_control_picks(new_app):
+    # Issue 28, point 3: Playback always played NV's fit (results[order[-1]]), even with EV
+    # selected, and did not say which. Now it follows the Noise model control and says so.
+    at = new_app()
+    at.run()
+    at.switch_page("pages/learn.py").run()
+    at.button(key="learn_run").click().run()
+    at.segmented_control(key="learn_variant").set_value("EV").run()
+    assert not at.exception, at.exception
+    assert any(c.value.startswith("Playing back **CoLiDE-EV**") for c in at.caption)
+    at.toggle(key="learn_playback_on").set_value(True).run()
+    assert not at.exception, at.exception
+    X, _ = colide_core.load_sachs()
+    ev = colide_core.CoLiDE("ev", record_W=True).fit(X)
+    assert at.slider(key="learn_playback_step").max == len(ev.result_.W_history) - 1
+    at.segmented_control(key="learn_variant").set_value("NV").run()
+    assert any(c.value.startswith("Playing back **CoLiDE-NV**") for c in at.caption)

@@ -1,30 +1,19 @@
 """AppTest tests of the Simulate and Compare pages."""
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core import baselines
-from dashboard import comparison, fitting
+from dashboard import comparison
 from dashboard.simulation import SimConfig, simulate_arrays
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMEOUT = 300
 QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
 
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    fitting.fit_colide.clear()
-    comparison.run_store().clear()
-    yield
-    comparison.run_store().clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
-def _page(path):
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+def _page(new_app, path):
+    at = new_app().run()
     at.switch_page(path).run()
     assert not at.exception, at.exception
     return at
@@ -36,8 +25,8 @@ def _summary(at):
     return frames[0]
 
 
-def test_simulated_dataset_becomes_current_with_truth_and_sigma():
-    at = _page("pages/simulate.py")
+def test_simulated_dataset_becomes_current_with_truth_and_sigma(new_app):
+    at = _page(new_app, "pages/simulate.py")
     at.number_input(key="sim_d").set_value(6)
     at.number_input(key="sim_n").set_value(500)
     at.number_input(key="sim_seed").set_value(3)
@@ -64,7 +53,7 @@ def test_simulated_dataset_becomes_current_with_truth_and_sigma():
     assert "σ relative error" in table.index and np.isfinite(table.loc["σ relative error", "NV"])
 
 
-def test_compare_table_matches_direct_runs_and_reports_a_failure(monkeypatch):
+def test_compare_table_matches_direct_runs_and_reports_a_failure(monkeypatch, new_app):
     real_run = baselines.run_method
 
     def failing_sortnregress(name, X, **kwargs):
@@ -73,7 +62,7 @@ def test_compare_table_matches_direct_runs_and_reports_a_failure(monkeypatch):
         return real_run(name, X, **kwargs)
 
     monkeypatch.setattr(baselines, "run_method", failing_sortnregress)
-    at = _page("pages/compare.py")
+    at = _page(new_app, "pages/compare.py")
     at.session_state["solver_overrides"] = dict(QUICK)
     at.session_state["sim_d"] = 5                   # a Simulate-page setting, kept in session state
     at.multiselect(key="cmp_methods").set_value(["CoLiDE-NV", "SortNRegress"])
@@ -97,8 +86,8 @@ def test_compare_table_matches_direct_runs_and_reports_a_failure(monkeypatch):
     assert [b.key for b in at.get("download_button")] == ["cmp_download"]
 
 
-def test_ges_is_refused_above_its_node_limit():
-    at = _page("pages/compare.py")
+def test_ges_is_refused_above_its_node_limit(new_app):
+    at = _page(new_app, "pages/compare.py")
     at.session_state["sim_d"] = 31
     at.multiselect(key="cmp_methods").set_value(["GES"])
     at.run()
@@ -109,8 +98,8 @@ def test_ges_is_refused_above_its_node_limit():
     assert summary.loc["GES", "failed"] == 3 and "refused" in summary.loc["GES", "error"]
 
 
-def test_runs_are_cached_per_seed():
-    at = _page("pages/compare.py")
+def test_runs_are_cached_per_seed(new_app):
+    at = _page(new_app, "pages/compare.py")
     at.session_state["sim_d"] = 4
     at.multiselect(key="cmp_methods").set_value(["SortNRegress"])
     at.number_input(key="cmp_reps").set_value(2)
@@ -126,8 +115,8 @@ def test_runs_are_cached_per_seed():
     assert _summary(at).loc["SortNRegress", "runs"] == 3
 
 
-def test_parallel_runs_give_the_same_table_as_serial():
-    at = _page("pages/compare.py")
+def test_parallel_runs_give_the_same_table_as_serial(new_app):
+    at = _page(new_app, "pages/compare.py")
     at.session_state["sim_d"] = 4
     at.multiselect(key="cmp_methods").set_value(["SortNRegress", "GES"])
     at.number_input(key="cmp_reps").set_value(2)

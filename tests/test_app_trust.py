@@ -5,12 +5,10 @@ Explorer and Edge confidence run on Sachs with a short solver schedule (set thro
 ``colide_core.solver.path.lambda_path`` and ``colide_core.evaluation.stability.bootstrap_edges``.
 """
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core import CoLiDE, threshold_to_dag
@@ -18,25 +16,17 @@ from colide_core.evaluation._metrics import evaluate
 from colide_core.graph.constraints import PriorKnowledge
 from colide_core.solver.path import lambda_path
 from colide_core.evaluation.stability import bootstrap_edges, stability_selection
-from dashboard import fitting
 from dashboard.figures import cell_from_selection, frequency_figure, path_heatmap, sigma_interval_figure
 from dashboard.fitting import path_kwargs
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMEOUT = 300
 QUICK = {"max_iter": (1000, 1000, 1000, 2000), "checkpoint": 200}
 PAGES = ["pages/edge_confidence.py", "pages/explorer.py", "pages/prior_knowledge.py"]
 
-
-@pytest.fixture(autouse=True)
-def _fresh_fit_cache():
-    fitting.fit_colide.clear()
-    yield
-    fitting.fit_colide.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
-def _app(page=None, overrides=QUICK):
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+def _app(new_app, page=None, overrides=QUICK):
+    at = new_app()
     at.run()
     assert not at.exception, at.exception
     at.session_state["solver_overrides"] = dict(overrides)
@@ -53,15 +43,15 @@ def _metric(at, label):
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_every_trust_page_runs_before_any_result(page):
-    at = _app(page)
+def test_every_trust_page_runs_before_any_result(page, new_app):
+    at = _app(new_app, page)
     assert len(at.title) == 1
     assert len(at.info) >= 1                       # "press Run" / "no fit yet"
     assert "Current dataset" in [c.value for c in at.sidebar.caption]
 
 
-def test_explorer_on_sachs_matches_direct_path_and_loads_a_cell_into_learn():
-    at = _app("pages/explorer.py")
+def test_explorer_on_sachs_matches_direct_path_and_loads_a_cell_into_learn(new_app):
+    at = _app(new_app, "pages/explorer.py")
     at.number_input(key="exp_n_lambdas").set_value(5).run()    # 0.005 ... 0.5, five log-spaced values
     at.button(key="exp_run").click().run()
     assert not at.exception, at.exception
@@ -95,8 +85,8 @@ def test_explorer_on_sachs_matches_direct_path_and_loads_a_cell_into_learn():
     assert _metric(at, "Edges · NV") == str(int((path.graph(4, 0) != 0).sum()))
 
 
-def test_bootstrap_on_sachs_matches_direct_call_and_filters_by_frequency():
-    at = _app("pages/edge_confidence.py")
+def test_bootstrap_on_sachs_matches_direct_call_and_filters_by_frequency(new_app):
+    at = _app(new_app, "pages/edge_confidence.py")
     at.number_input(key="boot_n").set_value(3).run()
     at.button(key="boot_run").click().run()
     assert not at.exception, at.exception
@@ -119,8 +109,8 @@ def test_bootstrap_on_sachs_matches_direct_call_and_filters_by_frequency():
     assert (table["frequency"] >= 0.3).all()
 
 
-def test_stability_selection_section_matches_direct_call():
-    at = _app("pages/edge_confidence.py")
+def test_stability_selection_section_matches_direct_call(new_app):
+    at = _app(new_app, "pages/edge_confidence.py")
     at.number_input(key="stab_n").set_value(2).run()
     at.multiselect(key="stab_lambdas").set_value([0.05]).run()
     at.slider(key="stab_pi").set_value(0.6).run()
@@ -145,8 +135,8 @@ def test_stability_selection_section_matches_direct_call():
     assert any(bound in m.value and "E[V]" in m.value for m in at.markdown)
 
 
-def test_prior_knowledge_is_loaded_applied_enforced_and_audited():
-    at = _app("pages/prior_knowledge.py")
+def test_prior_knowledge_is_loaded_applied_enforced_and_audited(new_app):
+    at = _app(new_app, "pages/prior_knowledge.py")
     doc = {"forbidden": [["PKA", "Raf"]], "required": [["PKC", "PKA"], ["Raf", "Mek"]],
            "tiers": [["PKC"], ["PKA", "Raf", "Mek"]]}
     at.text_area(key="prior_json_text").input(json.dumps(doc)).run()
@@ -240,3 +230,18 @@ def test_path_kwargs_and_the_required_mask_of_a_fit():
     # what the mask is for: a required edge at or below the threshold survives re-thresholding
     W = np.array([[0.0, 0.1], [0.0, 0.0]])
     assert threshold_to_dag(W, 0.3)[0, 1] == 0.0 and threshold_to_dag(W, 0.3, required=mask)[0, 1] == 0.1
+
+
+def test_prior_knowledge_is_shown_wherever_the_graph_is(new_app):
+    # Issue 28, point 2: nothing on Learn, Check or the sidebar said that prior knowledge was active.
+    from colide_core.graph.constraints import PriorKnowledge
+
+    assert PriorKnowledge.create(required=[("Raf", "Mek")], forbidden=[("Mek", "Raf"), ("Erk", "Raf")],
+                                 tiers=[["Raf"], ["Mek"]]).summary() == "1 required, 2 forbidden, 2 tiers"
+    at = new_app()
+    at.session_state["solver_overrides"] = {"required": (("Raf", "Mek"),)}
+    at.run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    badges = [c.value for c in at.caption if "Prior knowledge:" in c.value]
+    assert len(badges) == 2 and all("1 required" in b for b in badges)  # the sidebar and the Learn page

@@ -119,18 +119,14 @@ def test_compare_rows_bands_and_figure():
     assert names[0] == "A&lt;b&gt; (AUROC 0.938 ± 0.088, 2 seeds)" and names[-1] == "chance"
 
 
-def test_compare_page_draws_bands_over_seeds():
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
+@pytest.mark.usefixtures("fresh_caches")
+def test_compare_page_draws_bands_over_seeds(new_app):
     import colide_core
     from dashboard import comparison as cmp
     from dashboard.simulation import SimConfig, simulate_arrays
 
     quick = {"max_iter": (1000, 1000, 1000, 2000)}
-    cmp.run_store().clear()
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=300).run()
+    at = new_app().run()
     at.switch_page("pages/compare.py").run()
     at.session_state["solver_overrides"] = dict(quick)
     at.session_state["sim_d"] = 5
@@ -152,4 +148,3 @@ def test_compare_page_draws_bands_over_seeds():
     charts = at.get("plotly_chart")
     assert len(charts) == 3  # summary, ROC, PR
     assert any("|W| as an edge score" in h.value for h in at.subheader)
-    cmp.run_store().clear()

@@ -10,12 +10,7 @@ from dashboard.fitting import FitJob, FitResult, FitStopped, fit_colide, solver_
 
 QUICK = {"max_iter": (300, 300, 300, 600), "checkpoint": 100}
 
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    fit_colide.clear()
-    yield
-    fit_colide.clear()
+pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def _chain_data(n=400, seed=0):
@@ -108,3 +103,28 @@ def test_a_path_cell_becomes_a_fit_record():
         (int(path.n_iter[1]), float(path.objective[1]), bool(path.converged[1]), False)
     assert res.fit_time == float(path.fit_time[1]) and res.objective_trace == ()
     assert res.variant == "ev" and res.params == params and res.data_key == ds.key
+
+
+def test_a_bootstrap_belongs_to_a_fit_only_when_everything_that_shapes_w_matches():
+    # Issue 28, point 2: an unconstrained bootstrap was attached to a constrained fit on variant and
+    # λ alone (the required edge then showed frequency 0). Now data, noise model, λ, solver,
+    # schedule and prior knowledge must all match, and a mismatch is named.
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dashboard.checks import bootstrap_frequency, bootstrap_mismatch
+    from dashboard.fitting import solver_params
+
+    plain = solver_params("nv", 0.05, {"threshold": 0.3})
+    constrained = solver_params("nv", 0.05, {"required": (("Raf", "Mek"),)})
+    boot = {"key": ("data-1", plain, 100, 0), "result": SimpleNamespace(frequency=np.eye(2), n_ok=100)}
+    assert bootstrap_mismatch(None, "data-1", plain) is None
+    assert bootstrap_mismatch(boot, "data-1", solver_params("nv", 0.05)) == ""  # the threshold is not the fit
+    assert bootstrap_frequency(boot, "data-1", solver_params("nv", 0.05))[0].shape == (2, 2)
+    assert bootstrap_mismatch(boot, "data-1", constrained) == "its prior knowledge differs from this fit's"
+    assert bootstrap_frequency(boot, "data-1", constrained) is None
+    assert bootstrap_mismatch(boot, "data-2", plain) == "it was run on other data"
+    assert bootstrap_mismatch(boot, "data-1", solver_params("ev", 0.1, {"solver": "adam"})) == \
+        "its variant, λ, solver differ from this fit's"
+    assert bootstrap_mismatch(boot, "data-1", solver_params("nv", 0.05, {"solver": "auto"})) == ""  # the default

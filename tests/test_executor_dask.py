@@ -276,11 +276,8 @@ def test_bootstrap_and_stability_selection_are_identical_on_dask(cluster):
     assert s_remote.q_hat == s_local.q_hat and s_remote.n_failed == s_local.n_failed == 0
 
 
-def test_compare_runs_are_identical_on_dask_and_reported(cluster, monkeypatch):
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
+@pytest.mark.usefixtures("fresh_caches")
+def test_compare_runs_are_identical_on_dask_and_reported(cluster, monkeypatch, new_app):
     from dashboard import comparison
     from dashboard.simulation import SimConfig
 
@@ -305,9 +302,7 @@ def test_compare_runs_are_identical_on_dask_and_reported(cluster, monkeypatch):
 
     # The Compare page reports the backend: Dask when DASK_SCHEDULER_ADDRESS is set.
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cl.scheduler_address)
-    comparison.run_store().clear()
-    app = str(Path(__file__).resolve().parent.parent / "app.py")
-    at = AppTest.from_file(app, default_timeout=300).run()
+    at = new_app().run()
     at.switch_page("pages/compare.py").run()
     at.session_state["sim_d"] = 4
     at.multiselect(key="cmp_methods").set_value(["SortNRegress"])
@@ -317,4 +312,3 @@ def test_compare_runs_are_identical_on_dask_and_reported(cluster, monkeypatch):
     captions = [c.value for c in at.caption]
     assert any("Computed with: Dask cluster · 2 computed, 0 from the cache" in c for c in captions), captions
     assert at.checkbox(key="cmp_parallel").disabled
-    comparison.run_store().clear()

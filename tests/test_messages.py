@@ -4,21 +4,15 @@ The early stages of CoLiDE's central path are meant to end on their step budget;
 whether a result can be trusted is its *last* stage. ``SolverResult.stage_converged`` records
 each stage, and no message calls a fit whose last stage converged an "iteration limit".
 """
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core import SolverResult
-from dashboard import fitting
 from dashboard.comparison import LABELS, format_summary
 from dashboard.figures import compare_figure, objective_figure
 from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, plural, safe_filename
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def _record(stage_converged, stages, objectives, stopped=False):
@@ -77,9 +71,9 @@ def test_sachs_default_fit_converges_in_its_last_stage():
     assert level == "success" and "iteration limit" not in text
 
 
-def test_no_success_message_on_the_learn_page_says_iteration_limit():
-    fitting.fit_colide.clear()
-    at = AppTest.from_file(APP, default_timeout=300).run()
+@pytest.mark.usefixtures("fresh_caches")
+def test_no_success_message_on_the_learn_page_says_iteration_limit(new_app):
+    at = new_app().run()
     at.switch_page("pages/learn.py").run()
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception

@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,8 +20,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from colide_core.data.io import DEFAULT_MAX_BYTES, DataValidationError, read_table, validate_data
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def dictionary_bomb(rows: int = 4000, width: int = 1_000_000) -> bytes:
@@ -81,22 +78,22 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def _read_in_child(tmp_path, data):
+def _read_in_child(root, tmp_path, data):
     path = tmp_path / "bomb.parquet"
     path.write_bytes(data)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=str(root), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=ROOT)
+                          timeout=300, env=env, cwd=root)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_4kb_dictionary_bomb_stays_small_in_memory(tmp_path):
+def test_4kb_dictionary_bomb_stays_small_in_memory(tmp_path, repo_root):
     data = dictionary_bomb()
     assert len(data) < 10_000  # a few kB on disk ...
     meta = pq.ParquetFile(io.BytesIO(data)).metadata
     assert meta.num_rows * meta.num_columns <= DEFAULT_MAX_BYTES // 2  # ... passing the cell check
-    out = _read_in_child(tmp_path, data)
+    out = _read_in_child(repo_root, tmp_path, data)
     # on main: the cast to 4 GB of strings fails in the capped child (uncapped it takes 4 GB)
     assert "crash" not in out and "kind" not in out, out
     # 4 GB expanded; read as a dictionary it costs about one copy of the string plus 4 bytes/row.

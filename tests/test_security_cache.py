@@ -7,33 +7,21 @@ check that they now get different keys and each session its own output.
 """
 import ast
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core.run.manifest import build_manifest, data_fingerprint, manifest_to_json
 from dashboard import cached, fitting, manifests
 from dashboard.data import content_hash, make_dataset, sachs_dataset
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
 QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
 
-pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    fitting.fit_colide.clear()
-    manifests.fit_manifest_json.clear()
-    yield
-    fitting.fit_colide.clear()
-    manifests.fit_manifest_json.clear()
+pytestmark = [pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning"),
+              pytest.mark.usefixtures("fresh_caches")]
 
 
 @pytest.fixture
@@ -171,8 +159,8 @@ def test_manifest_json_key_covers_w_sigma_and_the_dataset_name():
     assert honest.content_key != forged.content_key != other_sigma.content_key
 
 
-def _learn_page():
-    at = AppTest.from_file(APP, default_timeout=300).run()
+def _learn_page(new_app):
+    at = new_app().run()
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     return at
@@ -183,7 +171,7 @@ def _learn_page():
 NV_MANIFEST = "colide_Sachs_CD3_CD28_853_cells_x_11_proteins_nv_lambda0.05_thr0.3_manifest.json"
 
 
-def test_a_manifest_loaded_in_one_session_never_reaches_another_sessions_download(downloads):
+def test_a_manifest_loaded_in_one_session_never_reaches_another_sessions_download(downloads, new_app):
     ds = sachs_dataset()
     # Session A loads a manifest with the settings and iteration count of an honest fit but a
     # W of its own and a file name of its own.
@@ -192,7 +180,7 @@ def test_a_manifest_loaded_in_one_session_never_reaches_another_sessions_downloa
     forged = np.full(model.W_.shape, 0.77)
     np.fill_diagonal(forged, 0.0)
     doc["results"]["W"] = forged.tolist()
-    a = _learn_page()
+    a = _learn_page(new_app)
     a.file_uploader(key="learn_manifest_upload").set_value(("a.json", json.dumps(doc).encode(), "application/json"))
     a.run()
     assert not a.exception, a.exception
@@ -200,7 +188,7 @@ def test_a_manifest_loaded_in_one_session_never_reaches_another_sessions_downloa
     assert np.array_equal(np.array(json.loads(downloads[NV_MANIFEST][-1])["results"]["W"]), forged)
 
     # Session B fits the same data with the same settings: its download holds its own W.
-    b = _learn_page()
+    b = _learn_page(new_app)
     b.session_state["solver_overrides"] = dict(QUICK)
     b.button(key="learn_run").click().run()
     assert not b.exception, b.exception
@@ -252,10 +240,10 @@ def test_cache_data_refuses_an_unexplained_underscore_parameter():
     g.clear()
 
 
-def _cached_functions():
+def _cached_functions(root):
     """(file, function name, decorator source, parameter names) of every cached function."""
     found = []
-    for path in sorted([*ROOT.glob("dashboard/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]):
+    for path in sorted([*root.glob("dashboard/*.py"), *root.glob("pages/*.py"), root / "app.py"]):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -264,12 +252,12 @@ def _cached_functions():
                 text = ast.unparse(dec)
                 if "cache_data" in text or "cache_resource" in text:
                     args = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
-                    found.append((path.relative_to(ROOT).as_posix(), node.name, text, args))
+                    found.append((path.relative_to(root).as_posix(), node.name, text, args))
     return found
 
 
-def test_every_cached_function_keys_on_all_it_reads():
-    found = _cached_functions()
+def test_every_cached_function_keys_on_all_it_reads(repo_root):
+    found = _cached_functions(repo_root)
     names = {(f, n) for f, n, _, _ in found}
     # The audited list: a new cached function must be reviewed and added here.
     assert names == {
@@ -279,7 +267,6 @@ def test_every_cached_function_keys_on_all_it_reads():
         ("dashboard/manifests.py", "fit_manifest_json"),    # record, dataset and threshold hashed
         ("dashboard/state.py", "sachs"),                    # no input: the bundled file
         ("dashboard/comparison.py", "run_store"),           # no input: rows keyed by run_key
-        ("pages/simulate.py", "_simulate"),                 # (config, seed): the whole simulation
         ("dashboard/checks.py", "run_checks_cached"),       # _X: data_key; A, W, frequency hashed
         ("dashboard/checks.py", "ev_nv_line"),              # _X: data_key; A hashed
         ("dashboard/checks.py", "path_cached"),             # _X: data_key; λ-path settings hashed

@@ -175,12 +175,10 @@ def test_pandas_alone_leaves_a_carriage_return_unquoted():
     assert len(pd.read_csv(io.StringIO(to_csv_safe(df, index=False)))) == 1
 
 
-def test_cli_and_pages_write_csv_only_through_the_helper():
+def test_cli_and_pages_write_csv_only_through_the_helper(repo_root):
     # Every CSV writer of the project uses to_csv_safe: no bare DataFrame.to_csv call is left.
-    import pathlib
     import re
 
-    root = pathlib.Path(__file__).resolve().parents[1]
     allowed = {  # the helper itself, its docstring, and a hint inside an error message
         ("colide_core/graph/export.py", "return safe.to_csv(path_or_buf, **kwargs)"),
         ("colide_core/graph/export.py", '"""``df.to_csv(...)`` for every CSV'),
@@ -188,8 +186,8 @@ def test_cli_and_pages_write_csv_only_through_the_helper():
     }
     offenders = []
     for folder in ("colide_core", "dashboard", "pages", "benchmarks"):
-        for path in (root / folder).rglob("*.py"):
-            rel = path.relative_to(root).as_posix()
+        for path in (repo_root / folder).rglob("*.py"):
+            rel = path.relative_to(repo_root).as_posix()
             for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if re.search(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(", line) and not any(
                         rel == f and line.strip().startswith(snippet) for f, snippet in allowed):

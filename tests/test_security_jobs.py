@@ -10,18 +10,14 @@ import json
 import os
 import re
 import threading
-from pathlib import Path
 
-import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import colide_core
 from colide_core.run.manifest import build_manifest, manifest_to_json
 from dashboard import fitting, jobs, manifests
 from dashboard.data import sachs_dataset
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
 WAIT = 60  # seconds; only an upper bound on waits for events that must happen
 
@@ -118,18 +114,18 @@ def test_a_manifest_cannot_rebuild_an_estimator_with_malformed_settings(sachs_ma
         load_manifest(bad).estimator()
 
 
-def _learn_page():
-    at = AppTest.from_file(APP, default_timeout=300).run()
+def _learn_page(new_app):
+    at = new_app().run()
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     return at
 
 
-def test_uploading_a_runaway_manifest_shows_the_settings_and_changes_nothing(sachs_manifest):
+def test_uploading_a_runaway_manifest_shows_the_settings_and_changes_nothing(sachs_manifest, new_app):
     ds, doc = sachs_manifest
     bad = json.loads(json.dumps(doc))
     bad["params"].update({"tol": 0, "max_iter": [1e12] * 4})
-    at = _learn_page()
+    at = _learn_page(new_app)
     at.file_uploader(key="learn_manifest_upload").set_value(("runaway.json", json.dumps(bad).encode(),
                                                               "application/json")).run()
     assert not at.exception, at.exception
@@ -142,10 +138,10 @@ def test_uploading_a_runaway_manifest_shows_the_settings_and_changes_nothing(sac
     assert at.session_state["fit_job"] is None and not at.session_state["learn_live_hold"]
 
 
-def test_forged_settings_in_the_session_start_no_fit(monkeypatch):
+def test_forged_settings_in_the_session_start_no_fit(monkeypatch, new_app):
     started = []
     monkeypatch.setattr(fitting.FitJob, "start", lambda self: started.append(self) or self)
-    at = _learn_page()
+    at = _learn_page(new_app)
     at.session_state["solver_overrides"] = {"tol": 0, "max_iter": (10**12,) * 4, "lr": "x"}
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
@@ -344,8 +340,8 @@ def test_start_job_ties_the_job_to_the_session(monkeypatch):
 
 # --- workers ----------------------------------------------------------------------------------------
 
-def test_the_parallel_workers_widget_stops_at_the_core_count(monkeypatch):
-    at = AppTest.from_file(APP, default_timeout=300).run()
+def test_the_parallel_workers_widget_stops_at_the_core_count(monkeypatch, new_app):
+    at = new_app().run()
     at.switch_page("pages/edge_confidence.py").run()
     assert not at.exception, at.exception
     widget = at.number_input(key="boot_jobs")

@@ -8,7 +8,6 @@ traceback with server paths.
 """
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,14 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from streamlit.testing.v1 import AppTest
 
 import colide_core.data.io as cio
 from colide_core.graph.constraints import PriorKnowledge
 from colide_core.data.io import DataValidationError, read_table
 from colide_core.run.manifest import ManifestError, load_manifest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 DEEP = "[" * 100_000 + "]" * 100_000  # RecursionError in json.loads
 
 
@@ -182,8 +179,8 @@ def _shown(at):
     return [e.value for e in at.error]
 
 
-def test_prior_knowledge_page_shows_a_message_for_a_deep_document():
-    at = AppTest.from_file(APP, default_timeout=120).run()
+def test_prior_knowledge_page_shows_a_message_for_a_deep_document(new_app):
+    at = new_app(timeout=120).run()
     at.switch_page("pages/prior_knowledge.py").run()
     assert not at.exception, at.exception
     at.text_area(key="prior_json_text").input('{"forbidden": ' + "[" * 5000 + "]" * 5000 + "}").run()
@@ -194,8 +191,8 @@ def test_prior_knowledge_page_shows_a_message_for_a_deep_document():
     assert not any("Traceback" in e or ".py" in e for e in errors)
 
 
-def test_learn_page_shows_a_message_for_a_deep_manifest():
-    at = AppTest.from_file(APP, default_timeout=120).run()
+def test_learn_page_shows_a_message_for_a_deep_manifest(new_app):
+    at = new_app(timeout=120).run()
     at.switch_page("pages/learn.py").run()
     data = ('{"schema": "colide-manifest/1", "results": ' + "[" * 5000 + "]" * 5000 + "}").encode()
     at.file_uploader(key="learn_manifest_upload").set_value(("deep.json", data, "application/json")).run()

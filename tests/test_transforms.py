@@ -1,7 +1,6 @@
 """Column transforms (colide_core.data.transforms), their record in the run manifest, the CLI's
 ``fit --transform`` and the Data page's Transform block."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,8 +9,6 @@ import pytest
 import colide_core
 from colide_core.run.manifest import ManifestError, data_fingerprint, load_manifest, manifest_from_result
 from colide_core.data.transforms import ASINH_COFACTOR, check_steps, transform_columns, transform_step
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def test_log_on_hand_made_numbers():
@@ -142,10 +139,8 @@ def test_cli_fit_transform(tmp_path):
     assert not (tmp_path / "q" / "manifest.json").exists()
 
 
-def test_data_page_applies_asinh_on_sachs():
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
+def test_data_page_applies_asinh_on_sachs(new_app):
+    at = new_app(timeout=120)
     at.run()
     at.switch_page("pages/data.py").run()
     assert not at.exception, at.exception

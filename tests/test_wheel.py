@@ -9,28 +9,26 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("streamlit", "plotly", "pyvis", "matplotlib", "dask", "jinja2")
 
 
 @pytest.mark.slow
-def test_the_wheel_installs_alone_and_fits_sachs(tmp_path):
+def test_the_wheel_installs_alone_and_fits_sachs(tmp_path, repo_root):
     src = tmp_path / "src"  # build from a copy, so the checkout gains no build/ folder
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
+        shutil.copy(repo_root / name, src / name)
     for pkg in ("colide_core", "dashboard"):
-        shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+        shutil.copytree(repo_root / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(src), "-w", str(dist)],
                    check=True, cwd=tmp_path)
     wheel = next(dist.glob("colide_dashboard-*.whl"))
     constraints = tmp_path / "constraints.txt"  # pip's constraints take no extras
-    constraints.write_text(re.sub(r"\[[^\]]*\]", "", (ROOT / "requirements.txt").read_text()))
+    constraints.write_text(re.sub(r"\[[^\]]*\]", "", (repo_root / "requirements.txt").read_text()))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"

@@ -6,8 +6,14 @@
 * :func:`block_external` aborts every request that does not go to the local server and records it.
 * :func:`library_shd` is the reference: the SHD of a direct ``colide_core.CoLiDE`` fit on Sachs.
 * :func:`run_fit` drives one browser page through Data -> Learn -> Run and reads the SHD shown.
+* :func:`wait_for_idle`, :func:`graph_frame` and :func:`mark_seen` wait for what a step needs (no
+  script run going on, a drawing ready, a drawing that replaced the one read before).
 
-All traffic stays on 127.0.0.1, every wait has a timeout and every loop a bound.
+All traffic stays on 127.0.0.1, every wait has a timeout and every loop a bound. No test waits a
+fixed time: browser-side conditions are waited for with Playwright (``expect``, ``wait_for``,
+``wait_for_function``); server-side ones with :meth:`StreamlitServer.wait_until`, the one place
+that polls (between polls it waits on the server process itself, so a server that dies ends the
+wait at once).
 """
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -90,18 +98,23 @@ class StreamlitServer:
         self._log_fh = open(self.log, "w")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log_fh, stderr=subprocess.STDOUT,
                                      env=env)
-        deadline = time.monotonic() + self.start_timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {self.proc.returncode}: {self.log_text()}")
+
+        def healthy():
             try:
                 with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        return self
+                    return r.status == 200
             except OSError:
-                time.sleep(0.3)
-        self.__exit__(None, None, None)
-        raise RuntimeError(f"streamlit did not become healthy in {self.start_timeout_s} s")
+                return False
+
+        try:
+            ok = self.wait_until(healthy, self.start_timeout_s, "the health endpoint", interval_s=0.3)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        if not ok:
+            self.__exit__(None, None, None)
+            raise RuntimeError(f"streamlit did not become healthy in {self.start_timeout_s} s")
+        return self
 
     def __exit__(self, *exc):
         if self.proc is not None and self.proc.poll() is None:
@@ -118,6 +131,28 @@ class StreamlitServer:
     def pid(self) -> int:
         return self.proc.pid
 
+    def wait_until(self, condition, timeout_s: float, what: str, interval_s: float = 0.2) -> bool:
+        """Poll ``condition()`` until it is true (True) or ``timeout_s`` has passed (False).
+
+        The one polling loop of the browser tests, for conditions of the server process that no
+        page shows (its health endpoint, its threads, a file it writes). Between two polls it waits
+        up to ``interval_s`` for the server process to exit: a server that dies raises at once,
+        with its log, instead of being polled until the deadline.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if condition():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                self.proc.wait(timeout=min(interval_s, left))
+            except subprocess.TimeoutExpired:
+                continue
+            raise RuntimeError(f"streamlit exited with {self.proc.returncode} while waiting for {what}: "
+                               f"{self.log_text()[-3000:]}")
+
     def thread_dump(self, timeout_s=5.0) -> str:
         """Every Python thread's stack in the server (faulthandler on SIGUSR1), as text.
 
@@ -126,14 +161,13 @@ class StreamlitServer:
         """
         before = self.dump.stat().st_size
         self.proc.send_signal(signal.SIGUSR1)
-        deadline = time.monotonic() + timeout_s
-        size = before
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            new = self.dump.stat().st_size
-            if new > before and new == size:  # written and no longer growing
-                break
-            size = new
+        sizes = [before]
+
+        def written():  # written and no longer growing from one poll to the next
+            sizes.append(self.dump.stat().st_size)
+            return sizes[-1] > before and sizes[-1] == sizes[-2]
+
+        self.wait_until(written, timeout_s, "the thread dump")
         with open(self.dump, errors="replace") as fh:
             fh.seek(before)
             return fh.read()
@@ -208,8 +242,24 @@ def open_app_with_sachs(page, base_url: str) -> None:
     no_exception_shown(page)
 
 
+def wait_for_idle(page, timeout_ms: int = UI_TIMEOUT_MS) -> None:
+    """Wait until no script run of the page's session is going on (Streamlit's own marker, the
+    ``data-test-script-state`` attribute of ``stApp``).
+
+    Call it after something that proves the run of interest has started (a text it shows): right
+    after a click the page may still read "notRunning" until the server has started the rerun.
+    """
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning",
+                                                           timeout=timeout_ms)
+
+
 def start_fit(page, variant: str, lambda1: float) -> None:
-    """On the Learn page (reached through the sidebar, same session): pick variant and lambda, Run."""
+    """On the Learn page (reached through the sidebar, same session): pick variant and lambda, Run.
+
+    The dataset must be live (Sachs is): the page then draws the fit at the new λ before Run, which
+    shows that the server has the slider's value (the slider sends it once the keys stop, debounced),
+    so the Run click is for that λ.
+    """
     page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
     run = page.get_by_role("button", name="Run", exact=True)
     run.wait_for(timeout=UI_TIMEOUT_MS)
@@ -222,7 +272,8 @@ def start_fit(page, variant: str, lambda1: float) -> None:
                       .some(b => b.innerText.trim() === v && b.getAttribute('aria-checked') === 'true')""",
             arg=variant.upper(), timeout=UI_TIMEOUT_MS)
     set_lambda(page, lambda1)
-    time.sleep(0.5)
+    page.get_by_text(re.compile(rf"^CoLiDE-{variant.upper()}\b.*λ = {re.escape(f'{lambda1:g}')}$")).wait_for(
+        timeout=FIT_TIMEOUT_MS)
     run.click(timeout=UI_TIMEOUT_MS)
 
 
@@ -268,15 +319,30 @@ def wait_for_result(page, variant: str, lambda1: float) -> None:
     no_exception_shown(page)
 
 
-GRAPH_READY_JS = "() => typeof network !== 'undefined' && network.body.data.nodes.length > 0"
+#: A drawing is ready once its page has run all its scripts (vis-network's drawGraph, then the fit
+#: script) and the network holds its nodes.
+GRAPH_READY_JS = ("() => document.readyState !== 'loading' && typeof network !== 'undefined'"
+                  " && network.body.data.nodes.length > 0")
 
 
-def graph_frame(iframe, ready_js: str = GRAPH_READY_JS, timeout_ms: int = UI_TIMEOUT_MS):
+def mark_seen(frame) -> None:
+    """Mark the document now shown in ``frame`` (a window variable, gone with the document), so that
+    ``graph_frame(..., unseen=True)`` waits for a drawing that replaced it."""
+    frame.evaluate("() => { window.__e2eSeen = true; }")
+
+
+def graph_frame(iframe, ready_js: str = GRAPH_READY_JS, timeout_ms: int = UI_TIMEOUT_MS, unseen: bool = False):
     """The frame of a drawing's iframe (a Playwright locator) once ``ready_js`` holds in it.
 
     A rerun may replace the iframe between finding it and reading its frame (the element is
-    detached, its frame gone): then the locator is resolved again, until ``timeout_ms`` has passed.
+    detached, its frame gone), or load another document into it: then the locator is resolved
+    again, after waiting for an iframe to be attached, until ``timeout_ms`` has passed. With
+    ``unseen=True`` a document marked by :func:`mark_seen` does not count: the wait is for the
+    drawing that replaces it (an iframe whose ``srcdoc`` changes keeps the old document, still
+    "ready", until the new one has loaded).
     """
+    if unseen:
+        ready_js = f"() => !window.__e2eSeen && ({ready_js})()"
     deadline = time.monotonic() + timeout_ms / 1000
     last = None
     while time.monotonic() < deadline:
@@ -288,7 +354,10 @@ def graph_frame(iframe, ready_js: str = GRAPH_READY_JS, timeout_ms: int = UI_TIM
                 return frame
         except Exception as exc:  # a detached element or frame, a timeout: resolve the locator again
             last = exc
-        time.sleep(0.25)
+        try:
+            iframe.wait_for(state="attached", timeout=left_ms)
+        except Exception as exc:
+            last = exc
     raise AssertionError(f"no ready drawing in {timeout_ms} ms: {last!r}")
 
 

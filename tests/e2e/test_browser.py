@@ -18,10 +18,19 @@ from tests.e2e.harness import (
     open_app_with_sachs,
     shown_shd,
     start_fit,
+    wait_for_idle,
     wait_for_result,
 )
 
 GRAPH_TIMEOUT_MS = 60_000
+#: True once the vis-network canvas has any painted (not transparent) pixel.
+_PAINTED_JS = """() => {
+    const c = document.querySelector('div.vis-network canvas');
+    if (!c || !c.width || !c.height) return false;
+    const img = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    for (let i = 3; i < img.length; i += 4) if (img[i] !== 0) return true;
+    return false;
+}"""
 
 
 def _canvas_stats(frame):
@@ -58,16 +67,19 @@ def test_sachs_nv_offline_graph_and_shd(server, browser):
         start_fit(page, "nv", 0.05)
         wait_for_result(page, "nv", 0.05)
         # Sachs is live, so the result was already drawn before Run: wait for the Run job's own
-        # message, after which the page stops re-rendering the drawings
+        # message, then for the end of the script run that shows it, after which the page stops
+        # re-rendering the drawings
         page.get_by_text(re.compile(r"^NV finished: .*the last stage converged")).wait_for(timeout=GRAPH_TIMEOUT_MS)
-        page.wait_for_timeout(500)
+        wait_for_idle(page, GRAPH_TIMEOUT_MS)
 
         # The Graph tab is the first tab: its iframe holds the pyvis page with vis-network inlined.
         iframe = page.get_by_test_id("stIFrame").first
         iframe.wait_for(timeout=GRAPH_TIMEOUT_MS)
         frame = graph_frame(iframe, timeout_ms=GRAPH_TIMEOUT_MS)
         frame.locator("div.vis-network canvas").wait_for(timeout=GRAPH_TIMEOUT_MS)
-        page.wait_for_timeout(1000)  # let vis-network finish its first draw
+        # vis-network has drawn: a frame is painted whole in one animation-frame callback, so once
+        # any pixel of the canvas is painted the first drawing is complete
+        frame.wait_for_function(_PAINTED_JS, timeout=GRAPH_TIMEOUT_MS)
         stats = _canvas_stats(frame)
         iframe.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "sachs_nv_learn_page.png"), full_page=True)

@@ -11,7 +11,6 @@ Traffic goes only to 127.0.0.1; every wait has a timeout.
 """
 import re
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -60,13 +59,16 @@ def _session_threads(dump: str) -> list[str]:
 
 
 def _settled(server, timeout_s=30.0):
-    """(thread count, dump) once closed sessions' threads have ended (polled, bounded)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        count, dump = thread_count(server.pid), server.thread_dump()
-        if not _session_threads(dump) or time.monotonic() > deadline:
-            return count, dump
-        time.sleep(0.5)
+    """(thread count, dump) once closed sessions' threads have ended (polled, bounded); after
+    ``timeout_s`` the last ones, for the caller's asserts to show what is left."""
+    last = []
+
+    def ended():
+        last[:] = [thread_count(server.pid), server.thread_dump()]
+        return not _session_threads(last[1])
+
+    server.wait_until(ended, timeout_s, "the closed sessions' threads to end", interval_s=0.5)
+    return tuple(last)
 
 
 class _RssSampler(threading.Thread):

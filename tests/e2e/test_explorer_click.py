@@ -6,7 +6,9 @@ serialised it as a typed array. Only a browser shows what Streamlit really retur
 solves the λ path on Sachs, clicks one heatmap cell with the mouse at the pixel where plotly drew
 it, and checks that the page shows no traceback and that the graph below moved to that cell.
 """
-from tests.e2e.harness import ARTIFACTS, UI_TIMEOUT_MS, block_external, no_exception_shown, open_app_with_sachs
+from tests.e2e.harness import (
+    ARTIFACTS, UI_TIMEOUT_MS, block_external, no_exception_shown, open_app_with_sachs, wait_for_idle,
+)
 
 PATH_TIMEOUT_MS = 180_000
 
@@ -53,7 +55,7 @@ def test_clicking_a_heatmap_cell_shows_that_graph(server, browser):
             """() => document.querySelector('[data-testid="stException"]') ||
                      [...document.querySelectorAll('[data-testid="stSliderThumbValue"]')]
                       .some(e => e.innerText.trim() === '0.005')""", timeout=UI_TIMEOUT_MS)
-        page.wait_for_timeout(500)
+        wait_for_idle(page)  # that rerun has ended: both sliders below the heatmap are drawn
         no_exception_shown(page)
         after_lambda, after_threshold = _slider_value(page, "λ"), _slider_value(page, "threshold")
         page.screenshot(path=str(ARTIFACTS / "explorer_after_click.png"), full_page=True)

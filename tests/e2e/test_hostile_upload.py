@@ -90,11 +90,13 @@ def test_xss_names_in_upload_graph_and_tooltips_stay_inert(page, server):
     iframe.scroll_into_view_if_needed()
     box = iframe.bounding_box()
     points = frame.evaluate("""() => { const p = network.getPositions();
-        return Object.keys(p).map(k => network.canvasToDOM(p[k])); }""")
+        return Object.keys(p).map(k => ({id: k, ...network.canvasToDOM(p[k])})); }""")
+    # vis-network emits "showPopup" with the node's id once it has filled and shown the tooltip
+    frame.evaluate("() => { window.__popups = []; network.on('showPopup', id => window.__popups.push(String(id))); }")
     tooltips = []
     for pt in points:
         page.mouse.move(box["x"] + pt["x"], box["y"] + pt["y"])
-        page.wait_for_timeout(400)
+        frame.wait_for_function("(id) => window.__popups.includes(id)", arg=pt["id"], timeout=UI_TIMEOUT_MS)
         tooltips.append(frame.evaluate(
             "() => { const t = document.querySelector('div.vis-tooltip'); return t ? t.innerHTML : null; }"))
     iframe.screenshot(path=str(ARTIFACTS / "hostile_names_graph.png"))

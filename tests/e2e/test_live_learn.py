@@ -11,9 +11,11 @@
   navigation (titles, material icons), not Streamlit's list of ``pages/`` file names, and no
   request leaves 127.0.0.1 (icons and favicon are served locally).
 """
+from playwright.sync_api import expect
+
 from tests.e2e.harness import (
     ARTIFACTS, UI_TIMEOUT_MS, StreamlitServer, block_external, graph_frame, lambda_slider, library_result,
-    no_exception_shown, open_app_with_sachs, set_lambda, shown_metric,
+    mark_seen, no_exception_shown, open_app_with_sachs, set_lambda, shown_metric, wait_for_idle,
 )
 
 TITLES = ["Data", "Learn", "Simulate", "Compare", "Edge confidence", "Explorer", "Prior knowledge", "Check",
@@ -85,11 +87,15 @@ def test_slider_and_graph_on_screen_together_at_1280x720(server, browser):
     context.on("request", lambda r: requests.append(r.url))
     try:
         page = _open_learn(context, server)
+        # the page is laid out: its script run has ended and the first drawing has run its scripts
+        # (vis-network's, then the one that fits the graph to the frame)
+        wait_for_idle(page)
+        frame = graph_frame(page.get_by_test_id("stIFrame").first)
         page.evaluate("window.scrollTo(0, 0)")
-        page.wait_for_timeout(300)
+        page.wait_for_function("() => window.scrollY === 0", timeout=UI_TIMEOUT_MS)
         slider = lambda_slider(page).bounding_box()
         graph = page.get_by_test_id("stIFrame").first.bounding_box()
-        drawn = graph_frame(page.get_by_test_id("stIFrame").first).evaluate(_DRAWN_BOX_JS)
+        drawn = frame.evaluate(_DRAWN_BOX_JS)
         docs = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stIFrame"]')]
                                       .map(f => f.srcdoc.length)""")
         page.screenshot(path=str(ARTIFACTS / "learn_sachs_1280x720.png"))
@@ -162,22 +168,33 @@ def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
         open_app_with_sachs(page, server.url)
         page.get_by_role("link", name="Simulate").click(timeout=UI_TIMEOUT_MS)
         box = page.get_by_label("Nodes d")
+        box.wait_for(timeout=UI_TIMEOUT_MS)
         box.fill("50", timeout=UI_TIMEOUT_MS)
         box.press("Enter")
-        page.wait_for_timeout(500)
+        # Enter applies d = 50 (the box's "Press Enter to apply" goes once it has), so the Simulate
+        # click below sends it
+        expect(page.get_by_test_id("stNumberInput").filter(has=box).get_by_text("Press Enter to apply")) \
+            .to_have_count(0, timeout=UI_TIMEOUT_MS)
         page.get_by_role("button", name="Simulate").click(timeout=UI_TIMEOUT_MS)
         page.get_by_text("The simulated dataset is now the current dataset").wait_for(timeout=UI_TIMEOUT_MS)
         page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
         page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+        # the heading comes before the drawing in the same run: wait for that run to end, then read
+        wait_for_idle(page)
         panel = page.get_by_role("tabpanel", name="Graph")
-        assert panel.get_by_test_id("stIFrame").count() == 1
-        nv = graph_frame(panel.get_by_test_id("stIFrame").first).evaluate(_NODES_JS)
+        expect(panel.get_by_test_id("stIFrame")).to_have_count(1, timeout=UI_TIMEOUT_MS)
+        frame = graph_frame(panel.get_by_test_id("stIFrame").first)
+        nv = frame.evaluate(_NODES_JS)
+        mark_seen(frame)  # the truth must come as a new drawing, not this one still loaded
 
         page.get_by_role("radiogroup", name="Show").get_by_role("radio", name="Ground truth", exact=True).click(
             timeout=UI_TIMEOUT_MS)
-        page.get_by_text("Ground truth", exact=True).first.wait_for(timeout=UI_TIMEOUT_MS)
+        # the rerun shows the truth's heading in the panel instead of NV's, then its drawing
+        panel.get_by_test_id("stMarkdown").get_by_text("Ground truth", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
         page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(state="detached", timeout=UI_TIMEOUT_MS)
-        frame = graph_frame(panel.get_by_test_id("stIFrame").first)
+        wait_for_idle(page)
+        expect(panel.get_by_test_id("stIFrame")).to_have_count(1, timeout=UI_TIMEOUT_MS)
+        frame = graph_frame(panel.get_by_test_id("stIFrame").first, unseen=True)
         truth = frame.evaluate(_NODES_JS)
         colours = frame.evaluate("() => [...new Set(edges.get().map(e => e.color.color || e.color))]")
         no_exception_shown(page)

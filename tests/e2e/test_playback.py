@@ -28,9 +28,22 @@ JS_EDGES = """() => (typeof network === 'undefined') ? null
     : network.body.data.edges.get().map(e => [e.from, e.to, e.color && (e.color.color || e.color)])"""
 
 
-def _playback_frame(page):
+def _playback_frame(page, k):
+    """The playback drawing's frame once its player shows checkpoint ``k`` (-1: the last)."""
+    at = "player.frames - 1" if k == -1 else str(int(k))
     return graph_frame(page.get_by_role("tabpanel", name="Playback").get_by_test_id("stIFrame").first,
-                       "() => typeof player !== 'undefined' && network.body.data.nodes.length > 0")
+                       "() => document.readyState !== 'loading' && typeof player !== 'undefined'"
+                       f" && network.body.data.nodes.length > 0 && player.frame() === {at}")
+
+
+#: Records, from now on, the player's checkpoint and caption each time the caption changes (the
+#: player writes it on every checkpoint it shows).
+_RECORD_JS = """() => {
+    window.__played = [];
+    const cap = document.getElementById('caption');
+    new MutationObserver(() => window.__played.push([player.frame(), cap.textContent]))
+        .observe(cap, {childList: true, characterData: true, subtree: true});
+}"""
 
 
 def _caption(page):
@@ -63,7 +76,7 @@ def test_playback_draws_two_distinct_graphs_of_one_fit(server, browser):
         page.get_by_text("Record and play back this fit").click(timeout=UI_TIMEOUT_MS)
         page.get_by_text(re.compile(r"^Checkpoint 1 of \d+")).wait_for(timeout=UI_TIMEOUT_MS)
         first_caption = _caption(page)
-        first = _playback_frame(page).evaluate(JS_EDGES)
+        first = _playback_frame(page, 0).evaluate(JS_EDGES)
         page.screenshot(path=str(ARTIFACTS / "playback_first.png"), full_page=True)
 
         # jump to the last checkpoint with the keyboard on the slider's thumb
@@ -72,23 +85,21 @@ def test_playback_draws_two_distinct_graphs_of_one_fit(server, browser):
         thumb.press("End")
         page.get_by_text(re.compile(r"^Checkpoint (\d+) of \1\b")).wait_for(timeout=UI_TIMEOUT_MS)
         last_caption = _caption(page)
-        page.wait_for_timeout(500)
-        frame = _playback_frame(page)
+        frame = _playback_frame(page, -1)  # the drawing of that rerun, opened on the last checkpoint
         last = frame.evaluate(JS_EDGES)
         page.screenshot(path=str(ARTIFACTS / "playback_last.png"), full_page=True)
 
         # Play, clicked in the drawing: from the last checkpoint it starts again at the first and
         # plays through to the last by itself (fast: 12 checkpoints a second), then stops
         frame.locator("#speed").select_option("12")
+        frame.evaluate(_RECORD_JS)
         frame.get_by_role("button", name="Play").click(timeout=UI_TIMEOUT_MS)
-        seen, caption_seen = [], set()
-        for _ in range(200):  # bounded: 40 s at most
-            state = frame.evaluate("() => [player.frame(), player.playing(), player.frames]")
-            seen.append(state[0])
-            caption_seen.add(frame.locator("#caption").inner_text())
-            if not state[1] and state[0] == state[2] - 1 and len(seen) > 1:
-                break
-            page.wait_for_timeout(200)
+        # the click has started the player (at the first checkpoint): wait until it has stopped by
+        # itself on the last one, having shown at least one other
+        frame.wait_for_function("() => !player.playing() && player.frame() === player.frames - 1"
+                                " && window.__played.length > 1", timeout=UI_TIMEOUT_MS)
+        played = frame.evaluate("() => window.__played")
+        seen, caption_seen = [k for k, _ in played], {c for _, c in played}
         played_last = frame.evaluate(JS_EDGES)
         frame.get_by_role("button", name="Play").wait_for(timeout=UI_TIMEOUT_MS)  # label back to Play
         no_exception_shown(page)

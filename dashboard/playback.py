@@ -14,6 +14,7 @@ Convention: ``W[i, j] != 0`` means the edge i -> j.
 """
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from colide_core.defaults import MU_SCHEDULE
@@ -23,13 +24,17 @@ from dashboard.cached import playback_html_cached
 from dashboard.figures import playback_figure
 from dashboard.fitting import fit_colide
 
-__all__ = ["PLAYBACK_MAX_NODES", "STEP_KEY", "ON_KEY", "recorded_fit", "render_playback"]
+__all__ = ["PLAYBACK_MAX_NODES", "PLAYBACK_MAX_FRAMES", "STEP_KEY", "ON_KEY", "recorded_fit", "render_playback",
+           "thin_frames"]
 
 #: Largest graph offered for playback: above it a drawing per checkpoint is not readable and the
 #: recorded W (checkpoints x d^2 numbers) grows large.
 PLAYBACK_MAX_NODES = 50
 #: Height (px) of the playback drawing with its player bar and caption.
 PLAYBACK_HEIGHT = 560
+#: Most checkpoints one playback page holds: longer recordings are thinned evenly, keeping the
+#: first and the last (issue 30: 10,000 checkpoints made a 33 MB page, sent on every rerun).
+PLAYBACK_MAX_FRAMES = 200
 #: Session key of the checkpoint slider (initialised in :mod:`dashboard.state`).
 STEP_KEY = "learn_playback_step"
 #: Session key of the toggle that records the fit (so other tabs never pay for the recording).
@@ -63,6 +68,32 @@ def _step(delta, n):
     st.session_state[STEP_KEY] = min(max(int(st.session_state.get(STEP_KEY, 0)) + delta, 0), n - 1)
 
 
+def thin_frames(history, W_history, max_frames=None):
+    """At most ``max_frames`` checkpoints, evenly spaced, the first and the last kept.
+
+    Parameters
+    ----------
+    history : dict of list
+        ``SolverResult.history`` (one entry per checkpoint in each list).
+    W_history : sequence of ndarray
+        W at each checkpoint.
+    max_frames : int, optional
+        Default :data:`PLAYBACK_MAX_FRAMES`.
+
+    Returns
+    -------
+    (dict of list, tuple of ndarray)
+        The same checkpoints when there are at most ``max_frames``, else a thinned copy.
+    """
+    limit = PLAYBACK_MAX_FRAMES if max_frames is None else int(max_frames)
+    n = len(W_history)
+    if n <= limit:
+        return history, tuple(W_history)
+    keep = np.unique(np.linspace(0, n - 1, limit).round().astype(int))
+    thinned = {k: ([v[i] for i in keep] if isinstance(v, list) and len(v) == n else v) for k, v in history.items()}
+    return thinned, tuple(W_history[i] for i in keep)
+
+
 def render_playback(dataset, result, threshold, *, truth=None, positions=None):
     """Draw the playback of ``result``: a checkpoint slider, the graph there, and the traces.
 
@@ -93,8 +124,7 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
                    "central path: the stages (μ, s) trade the data fit for acyclicity.")
         return
     rec = recorded_fit(dataset, result)
-    hist = rec.result.history
-    Ws = rec.result.W_history or ()
+    hist, Ws = thin_frames(rec.result.history, rec.result.W_history or ())
     n = len(Ws)
     if n == 0:
         st.info("This fit recorded no checkpoint.")

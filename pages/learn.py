@@ -385,4 +385,7 @@ with tab_play:  # watch the optimisation of the fit the Noise model control pick
     played = played if played in results else order[-1]
     st.caption(f"Playing back **CoLiDE-{results[played].label}** (λ = {fmt_lambda(results[played].lambda1)}): "
                "switch the Noise model above to play the other fit.")
-    render_playback(ds, results[played], threshold, truth=truth, positions=positions)
+    # Built only while its tab is open (the tabs are stateful): a playback page is not rebuilt and
+    # sent again on every rerun of the other tabs (issue 30, point 5).
+    if ss["learn_tab"] == "Playback":
+        render_playback(ds, results[played], threshold, truth=truth, positions=positions)

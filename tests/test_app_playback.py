@@ -30,6 +30,8 @@ def test_playback_steps_through_the_recorded_checkpoints(new_app):
     at.switch_page("pages/learn.py").run()
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
+    at.session_state["learn_tab"] = "Playback"  # the tab is built only while open (a click in a browser)
+    at.run()
     at.toggle(key="learn_playback_on").set_value(True).run()
     assert not at.exception, at.exception
     model = _direct()
@@ -91,6 +93,8 @@ def test_playback_plays_the_fit_the_noise_model_control_picks(new_app):
     at.segmented_control(key="learn_variant").set_value("EV").run()
     assert not at.exception, at.exception
     assert any(c.value.startswith("Playing back **CoLiDE-EV**") for c in at.caption)
+    at.session_state["learn_tab"] = "Playback"
+    at.run()
     at.toggle(key="learn_playback_on").set_value(True).run()
     assert not at.exception, at.exception
     X, _ = colide_core.load_sachs()
@@ -98,3 +102,23 @@ def test_playback_plays_the_fit_the_noise_model_control_picks(new_app):
     assert at.slider(key="learn_playback_step").max == len(ev.result_.W_history) - 1
     at.segmented_control(key="learn_variant").set_value("NV").run()
     assert any(c.value.startswith("Playing back **CoLiDE-NV**") for c in at.caption)
+
+
+def test_playback_is_built_only_while_its_tab_is_open_and_keeps_at_most_200_frames(new_app):
+    # Issue 30, point 5: every Learn rerun rebuilt and re-sent the playback page (33 MB at the
+    # manifest's 10,000 checkpoints), even on the Graph tab.
+    from dashboard.playback import PLAYBACK_MAX_FRAMES, thin_frames
+
+    at = new_app()
+    at.run()
+    at.switch_page("pages/learn.py").run()
+    at.button(key="learn_run").click().run()
+    assert at.session_state["learn_tab"] == "Graph"
+    assert not [t for t in at.toggle if t.key == "learn_playback_on"]  # nothing of Playback is built
+    hist = {"stage": list(range(10_000)), "objective": [float(i) for i in range(10_000)]}
+    Ws = [np.full((2, 2), float(i)) for i in range(10_000)]
+    h, w = thin_frames(hist, Ws)
+    assert len(w) == PLAYBACK_MAX_FRAMES == len(h["stage"]) and h["stage"][0] == 0 and h["stage"][-1] == 9_999
+    assert [m[0, 0] for m in w] == [float(s) for s in h["stage"]]  # frames and history stay aligned
+    short = {"stage": list(range(50))}
+    assert thin_frames(short, Ws[:50]) == (short, tuple(Ws[:50]))  # a short recording is kept whole

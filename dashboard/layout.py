@@ -110,8 +110,8 @@ def page_setup() -> None:
                       "starts from the fast solution and minimises the same score exactly over "
                       "topological orders by swapping pairs of nodes: a DAG by construction and often a "
                       "lower SHD, at a far higher cost per fit (benchmarks/results/reproduce_topo.txt)."
-                      + ("" if not st.session_state.get(state.LAST_FIT_TIME) else
-                         f" The last fit in this session took {fmt_seconds(st.session_state[state.LAST_FIT_TIME])}."))
+                      + ("" if not state.last_fit_time() else
+                         f" The last fit on this dataset took {fmt_seconds(state.last_fit_time())}."))
         if is_running(st.session_state, state.FIT_JOB):
             st.caption("A CoLiDE fit is running (see the Learn page).")
         st.caption("CoLiDE: Saboksayr, Mateos & Tepper, *Concomitant Linear DAG Estimation*, ICLR 2024.")

@@ -181,9 +181,9 @@ def _show_bootstrap(stored):
 
 if stored is None or stored["key"][0] != ds.key:
     # Any time estimate comes from a measurement: the last single fit shown on the Learn page.
-    last_fit = ss.get(state.LAST_FIT_TIME)
+    last_fit = state.last_fit_time()
     st.info("Press **Run bootstrap**. Each resample is a full CoLiDE fit"
-            + (f": the last fit in this session took {fmt_seconds(last_fit)}, so {int(ss['boot_n'])} resamples "
+            + (f": the last fit on this dataset took {fmt_seconds(last_fit)}, so {int(ss['boot_n'])} resamples "
                f"take about {fmt_seconds(last_fit * int(ss['boot_n']))} with one worker (the paper-faithful "
                "solver in the sidebar is much slower)." if last_fit else
                "; open the Learn page first to measure how long one fit takes on this dataset."))

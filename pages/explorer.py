@@ -147,9 +147,9 @@ follow_job(ts.PATH_SLOT, _harvest)
 show_messages(ss, ts.PATH_SLOT)
 stored = ss[ts.PATH_RESULT]
 if stored is None or stored["key"][0] != ds.key:
-    last_fit = ss.get(state.LAST_FIT_TIME)
+    last_fit = state.last_fit_time()
     st.info("Press **Run λ path**: one warm-started fit per λ value"
-            + (f" (the last single fit in this session took {fmt_seconds(last_fit)})." if last_fit else "."))
+            + (f" (the last single fit on this dataset took {fmt_seconds(last_fit)})." if last_fit else "."))
     st.stop()
 
 path, metrics = stored["path"], stored["metrics"]

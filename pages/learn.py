@@ -92,7 +92,7 @@ def _load_manifest():
     ss[state.FIT_MESSAGES] = []
     when = f", made {md_escape(run.created)}" if run.created else ""
     text = (f"Loaded **{name}**{when}: CoLiDE-{run.label}, λ = {run.lambda1:g}, threshold {run.threshold:g}, "
-            f"on the current data (fingerprint checked). The stored W is shown as it was; press **Run** to refit.")
+            f"on the current data (fingerprint checked). The stored W is shown as it was; move λ or the noise model to solve again.")
     for note in run.notes:
         text += "  \n" + md_escape(note)
     ss[state.MANIFEST_STATUS] = ("success", text)
@@ -225,8 +225,8 @@ results = state.results_for_current()
 if not results:
     st.info("Press **Run** to learn a graph"
             + (f" ({md_escape(why_not_live)})." if why_not_live else ".")
-            + (f" The last fit in this session took {fmt_seconds(ss[state.LAST_FIT_TIME])}."
-               if ss.get(state.LAST_FIT_TIME) else ""))
+            + (f" The last fit on this dataset took {fmt_seconds(state.last_fit_time())}."
+               if state.last_fit_time() else ""))
     with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
         _manifest_box()
     st.stop()
@@ -235,7 +235,7 @@ if not results:
 threshold = float(ss["learn_threshold"])
 names = ds.node_names
 order = [v for v in ("ev", "nv") if v in results]
-ss[state.LAST_FIT_TIME] = max(results[v].fit_time for v in order)
+ss[state.LAST_FIT_TIME] = (ds.key, max(results[v].fit_time for v in order))  # read by state.last_fit_time
 stale = [v for v in order if abs(results[v].lambda1 - lam_now) > 1e-12 * max(1.0, lam_now)]
 if stale and not running:
     st.warning("Stale: " + ", ".join(f"{v.upper()} was learned with λ = {fmt_lambda(results[v].lambda1)}"

@@ -16,7 +16,8 @@ ss = st.session_state
 
 st.title("Lessons")
 st.caption("Each lesson loads a small prepared dataset with its ground truth, sets the Learn page and opens it. "
-           "Press Run there and read the explanation above the results.")
+           "The graphs appear there at once (on a large dataset the page asks for Run); read the explanation "
+           "above them.")
 
 chosen = None
 for key, lesson in LESSONS.items():

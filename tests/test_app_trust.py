@@ -245,3 +245,20 @@ def test_prior_knowledge_is_shown_wherever_the_graph_is(new_app):
     assert not at.exception, at.exception
     badges = [c.value for c in at.caption if "Prior knowledge:" in c.value]
     assert len(badges) == 2 and all("1 required" in b for b in badges)  # the sidebar and the Learn page
+
+
+def test_a_time_measured_on_another_dataset_is_never_shown(new_app):
+    # Issue 28, point 3: "the last fit took 580 ms" was a d = 50 fit shown on d = 100 (8 s a fit).
+    at = new_app()
+    at.run()
+    at.switch_page("pages/learn.py").run()
+    at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    at.switch_page("pages/explorer.py").run()
+    assert any("the last single fit on this dataset took" in i.value for i in at.info)
+    at.switch_page("pages/simulate.py").run()
+    at.button(key="sim_run").click().run()
+    at.switch_page("pages/explorer.py").run()
+    assert not at.exception, at.exception
+    infos = [i.value for i in at.info]
+    assert infos and not any("took" in i for i in infos), infos

@@ -77,13 +77,8 @@ def prior_badge(params) -> None:
     params : dict or tuple of (str, object)
         The solver overrides or a fit's parameters (``forbidden``, ``required``, ``tiers``).
     """
-    from colide_core.graph.constraints import PriorKnowledge
-
-    try:
-        summary = PriorKnowledge.from_params(params).summary()
-    except ValueError:  # malformed knowledge is reported on the Prior knowledge page
-        return
-    if summary:
+    summary = state.prior_summary(params)
+    if summary not in ("none", "malformed"):  # malformed knowledge is reported on the Prior knowledge page
         st.caption(f":material/rule: **Prior knowledge:** {summary} (Prior knowledge page)")
 
 

@@ -171,6 +171,45 @@ def set_dataset(dataset) -> None:
         if job is not None:
             job.request_stop()
             ss[FIT_JOB] = None
+        _drop_prior_knowledge_that_does_not_fit(dataset)
+
+
+def _drop_prior_knowledge_that_does_not_fit(dataset) -> None:
+    """Set aside prior knowledge that names nodes the new dataset lacks, and say so.
+
+    Knowledge written for one dataset used to outlive it: after switching to a lesson, an upload
+    or a simulation, every fit failed with "unknown node 'Raf'" until the user found the Prior
+    knowledge page (issue 30). Knowledge that still fits the new columns is kept.
+    """
+    from colide_core.graph.constraints import PRIOR_KEYS, PriorKnowledge
+
+    ss = st.session_state
+    overrides = dict(ss.get(SOLVER_OVERRIDES) or {})
+    kept = {k: v for k, v in overrides.items() if k not in PRIOR_KEYS}
+    if kept == overrides:
+        return
+    names = list(dataset.node_names)
+    try:
+        prior = PriorKnowledge.from_params(overrides)
+        prior.resolve(len(names), names)
+        return  # it fits the new dataset's nodes
+    except ValueError as exc:
+        ss[SOLVER_OVERRIDES] = kept
+        from dashboard.text import md_escape
+
+        ss[FIT_MESSAGES] = [("warning", f"The prior knowledge ({prior_summary(overrides)}) does not fit this dataset "
+                             f"({md_escape(exc)}); it is set aside. Write new knowledge on the Prior knowledge "
+                             "page.")]
+
+
+def prior_summary(params) -> str:
+    """``PriorKnowledge.summary()`` of ``params``, or "malformed" (plain text, not escaped)."""
+    from colide_core.graph.constraints import PriorKnowledge
+
+    try:
+        return PriorKnowledge.from_params(params).summary() or "none"
+    except ValueError:
+        return "malformed"
 
 
 def results_for_current() -> dict:

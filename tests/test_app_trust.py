@@ -262,3 +262,18 @@ def test_a_time_measured_on_another_dataset_is_never_shown(new_app):
     assert not at.exception, at.exception
     infos = [i.value for i in at.info]
     assert infos and not any("took" in i for i in infos), infos
+
+
+def test_prior_knowledge_for_another_dataset_is_set_aside_with_a_message(new_app):
+    # Issue 30 (low): knowledge written for Sachs outlived it; after a simulation every fit failed
+    # with "unknown node 'Raf'" until the user found the Prior knowledge page.
+    at = new_app()
+    at.session_state["solver_overrides"] = {"required": (("Raf", "Mek"),), "max_iter": (200, 200, 200, 400)}
+    at.run()
+    at.switch_page("pages/simulate.py").run()
+    at.button(key="sim_run").click().run()
+    assert at.session_state["solver_overrides"] == {"max_iter": (200, 200, 200, 400)}  # the rest is kept
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    assert any("does not fit this dataset" in w.value and "1 required" in w.value for w in at.warning)
+    assert not any("unknown node" in e.value for e in at.error)

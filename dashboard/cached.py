@@ -114,7 +114,8 @@ def cache_data(*, unhashed=None, **kwargs):
 
 @cache_data(show_spinner=False, max_entries=64)
 def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular",
-                      height_px: int | None = 520, legend: bool = True, assets_url: str | None = None) -> str:
+                      height_px: int | None = 520, legend: bool = True, assets_url: str | None = None,
+                      required=None) -> str:
     """:func:`dashboard.graph.graph_html` cached on all its inputs (arrays hashed in full).
 
     Parameters
@@ -128,9 +129,10 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
         Fixed node positions (x right, y down), shared by the drawings of one node set.
     layout : {"circular", "topological"}
         Layout used when ``positions`` is None (:mod:`colide_core.render.graph_style`).
-    height_px, legend, assets_url
+    height_px, legend, assets_url, required
         As in :func:`colide_core.render.graph_html.graph_html` (None: fill the frame; draw the legend;
-        where vis-network is served, see :func:`dashboard.assets.vis_assets_url`).
+        where vis-network is served, see :func:`dashboard.assets.vis_assets_url`; the edges
+        required by prior knowledge, labelled).
 
     Returns
     -------
@@ -138,7 +140,7 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
         The HTML page (pyvis generation takes ~0.2 s, so it is worth caching).
     """
     return graph_html(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout,
-                      height_px=height_px, legend=legend, assets_url=assets_url)
+                      height_px=height_px, legend=legend, assets_url=assets_url, required=required)
 
 
 @cache_data(show_spinner=False, max_entries=16)

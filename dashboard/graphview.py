@@ -23,7 +23,8 @@ from dashboard.figures import adjacency_figure
 __all__ = ["drawing_html", "show_graph", "show_legend"]
 
 
-def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True) -> str:
+def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,
+                 required=None) -> str:
     """The page of one drawing as the dashboard shows it (cached): filling its frame, vis-network
     served once (:func:`dashboard.assets.vis_assets_url`). The live Learn page's prefetch
     (:mod:`dashboard.live`) calls this too, so what it warms is what the page asks for.
@@ -39,6 +40,8 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
     layout : {"circular", "topological"}
     legend : bool
         Draw the legend inside the frame (False where the page shows one for several drawings).
+    required : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges required by the fit's prior knowledge (:func:`dashboard.live.required_of`): labelled.
 
     Returns
     -------
@@ -47,7 +50,7 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
     """
     return graph_html_cached(np.asarray(A, dtype=float), tuple(str(n) for n in names), truth, sigma,
                              positions=positions, layout=layout, height_px=None, legend=bool(legend),
-                             assets_url=vis_assets_url())
+                             assets_url=vis_assets_url(), required=required)
 
 
 def show_legend(As, truth=None) -> None:
@@ -66,7 +69,7 @@ def show_legend(As, truth=None) -> None:
 
 
 def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout="circular", height=560,
-               top_k=20, legend=True):
+               top_k=20, legend=True, required=None):
     """Render graph ``A`` with the project's one drawing, or its summary above ``SUMMARY_NODES`` nodes.
 
     Parameters
@@ -87,11 +90,13 @@ def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout=
         Rows of the strongest-edges table of the summary view.
     legend : bool
         Draw the legend in the drawing's frame (False: the page calls :func:`show_legend`).
+    required : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges required by the fit's prior knowledge, labelled in the drawing.
     """
     names = [str(n) for n in names]
     if len(names) <= SUMMARY_NODES:
-        st.iframe(drawing_html(A, names, truth, sigma, positions=positions, layout=layout, legend=legend),
-                  height=height)
+        st.iframe(drawing_html(A, names, truth, sigma, positions=positions, layout=layout, legend=legend,
+                               required=required), height=height)
         return
     st.caption(f"{len(names)} nodes: more than {SUMMARY_NODES}, where labels of a drawing overlap. Showing the "
                "adjacency (row = source, column = target) in the same colours, and the strongest edges.")

@@ -16,7 +16,7 @@ import colide_core
 from colide_core.graph.constraints import PriorKnowledge
 from dashboard.jobs import Job, is_running
 
-__all__ = ["thresholded", "neighbours", "prefetch_neighbours"]
+__all__ = ["thresholded", "required_of", "neighbours", "prefetch_neighbours"]
 
 
 def thresholded(result, threshold: float, names, return_removed: bool = False):
@@ -38,8 +38,23 @@ def thresholded(result, threshold: float, names, return_removed: bool = False):
         Thresholded weights, ``W[i, j] != 0`` meaning i -> j, acyclic; with
         ``return_removed=True``, a pair ``(adjacency, removed)``.
     """
-    required = PriorKnowledge.from_params(result.params).required_mask(len(names), names)
-    return colide_core.threshold_to_dag(result.W, threshold, required=required, return_removed=return_removed)
+    return colide_core.threshold_to_dag(result.W, threshold, required=required_of(result, names),
+                                        return_removed=return_removed)
+
+
+def required_of(result, names):
+    """The edges a fit's prior knowledge requires, or None (no knowledge).
+
+    Parameters
+    ----------
+    result : dashboard.fitting.FitResult
+    names : sequence of str
+
+    Returns
+    -------
+    ndarray of bool of shape (n_nodes, n_nodes) or None
+    """
+    return PriorKnowledge.from_params(result.params).required_mask(len(names), names)
 
 
 def neighbours(options, value) -> list:
@@ -90,7 +105,8 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
             try:
                 check_params(params)
                 res = fit_colide(dataset.key, params, dataset.X)
-                drawing_html(thresholded(res, threshold, names), names, truth, res.sigma, **drawing)
+                drawing_html(thresholded(res, threshold, names), names, truth, res.sigma,
+                             required=required_of(res, names), **drawing)
             except Exception:  # noqa: BLE001 - a prefetch is best effort
                 continue
         return None

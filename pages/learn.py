@@ -21,7 +21,7 @@ from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
 from dashboard import core, manifests, state
 from colide_core.graph.constraints import removed_sentence
-from dashboard.live import neighbours, prefetch_neighbours, thresholded as threshold_fit
+from dashboard.live import neighbours, prefetch_neighbours, required_of, thresholded as threshold_fit
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
 from dashboard.fitting import VARIANTS, FitJob, fit_live, live_reason, solver_params
@@ -287,11 +287,13 @@ with tab_graph:
     gcols = st.columns(len(panels))
     # frames about as tall as a column is wide at 1280 px, so the fitted drawing fills them
     height = GRAPH_HEIGHT[len(gcols)]
+    required = {f"learn_graph_{v}": required_of(results[v], names) for v in order}  # labelled in the drawings
     for col, (_, heading, A, colour_by, sigma, key, caption) in zip(gcols, panels):
         with col:
             st.markdown(heading)
             # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview)
-            show_graph(A, names, colour_by, sigma, key=key, positions=positions, height=height, legend=False)
+            show_graph(A, names, colour_by, sigma, key=key, positions=positions, height=height, legend=False,
+                       required=required.get(key))
             st.caption(caption)
     show_legend([thresholded[v] for v in order], truth)  # one legend for the row of drawings
     if truth is None:

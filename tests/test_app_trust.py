@@ -277,3 +277,29 @@ def test_prior_knowledge_for_another_dataset_is_set_aside_with_a_message(new_app
     assert not at.exception, at.exception
     assert any("does not fit this dataset" in w.value and "1 required" in w.value for w in at.warning)
     assert not any("unknown node" in e.value for e in at.error)
+
+
+def test_required_edges_are_labelled_in_every_fitted_drawing(new_app):
+    # Issue 28, point 2: a constrained fit looked like an unconstrained one in the drawings.
+    import json
+    import re
+
+    from colide_core.render.graph_html import graph_html
+
+    W = np.zeros((3, 3))
+    W[0, 1], W[1, 2] = 0.8, -0.5
+    req = np.zeros((3, 3), dtype=bool)
+    req[0, 1] = True
+    page = graph_html(W, ["a", "<b>", "c"], required=req)
+    edges = json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    labelled = [(e["from"], e["to"]) for e in edges if e.get("label") == "required"]
+    assert labelled == [(0, 1)]  # only the required edge, not 1 -> 2
+    assert "required by prior knowledge" in [e for e in edges if e["from"] == 0][0]["title"]
+    at = new_app()
+    at.session_state["solver_overrides"] = {"required": (("Raf", "Mek"),)}
+    at.run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    docs = [e.proto.srcdoc for e in at.get("iframe")]
+    assert len(docs) == 3  # EV, NV, the truth
+    assert [d.count('"label": "required"') for d in docs] == [1, 1, 0]  # Raf -> Mek in both fits, not in the truth

@@ -156,8 +156,13 @@ def _link_assets(html: str, url: str) -> str:
     return html
 
 
-def _edge_items(A, names, edges):
+def _edge_items(A, names, edges, required=None):
     """vis-network options of each edge of ``classify_edges`` output.
+
+    Parameters
+    ----------
+    required : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges required by prior knowledge: labelled "required" on the drawing and in the tooltip.
 
     Returns
     -------
@@ -176,9 +181,13 @@ def _edge_items(A, names, edges):
             width = 1.0 + 7.0 * abs(w) / wmax
             head = SIGN_STYLES["+" if w > 0 else "-"][0]
             title = f"{names[i]} → {names[j]}: w = {w:+.4g} ({kind})"
-        items.append((int(i), int(j), {
-            "color": colour, "width": width, "dashes": dashed, "title": title,
-            "arrows": {"to": {"enabled": True, "type": head}}}))
+        opts = {"color": colour, "width": width, "dashes": dashed, "title": title,
+                "arrows": {"to": {"enabled": True, "type": head}}}
+        if required is not None and kind != "missing" and required[i, j]:
+            opts["title"] = title + " · required by prior knowledge"
+            opts["label"] = "required"  # drawn text: plain, never HTML
+            opts["font"] = {"size": 11, "color": colour, "strokeWidth": 3, "align": "middle"}
+        items.append((int(i), int(j), opts))
     return items
 
 
@@ -231,7 +240,7 @@ def _render_html(net) -> str:
 
 
 def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520, positions=None,
-               layout="circular", legend: bool = True, assets_url: str | None = None) -> str:
+               layout="circular", legend: bool = True, assets_url: str | None = None, required=None) -> str:
     """Build a self-contained interactive HTML view of a weighted DAG.
 
     Parameters
@@ -266,6 +275,9 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
         reports and exports). Otherwise a relative URL path (letters, digits, ``_.-/``) under
         which ``vis-network.min.js`` and ``vis-network.css`` (:func:`vis_assets`) are served:
         the page then loads them from there (a few kB a page; the browser caches the library).
+    required : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges required by prior knowledge: each drawn one is labelled "required" (and says so in
+        its tooltip), so a constrained fit never looks like an unconstrained one.
 
     Returns
     -------
@@ -291,7 +303,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     The page is ``graph_page.html.j2`` around pyvis's own page (:func:`template_environment`).
     """
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=height_px, positions=positions,
-                             layout=layout, assets_url=assets_url)
+                             layout=layout, assets_url=assets_url, required=required)
     context["legend_entries"] = _legend_entries([context.pop("A")], B_true) if legend else None
     return template_environment().get_template("graph_page.html.j2").render(**context)
 
@@ -312,7 +324,7 @@ def _pyvis_page(html: str) -> dict:
     return {"head": Markup(head), "middle": Markup(middle), "body": Markup(body), "tail": Markup(tail)}
 
 
-def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, assets_url) -> dict:
+def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, assets_url, required=None) -> dict:
     """The values ``graph_page.html.j2`` renders for :func:`graph_html` (same parameters), and ``A``.
 
     pyvis draws the graph (its page cleaned of external links, :func:`_pyvis_page`); the rest are
@@ -350,7 +362,10 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
         net.add_node(i, label=label, title=title, x=x, y=y, physics=False, color=graph_style.NODE_FILL,
                      shape="ellipse", font={"size": font}, margin=max(2, int(font / 3)))
 
-    for i, j, opts in _edge_items(A, names, edges):
+    req = None if required is None else np.asarray(required, dtype=bool)
+    if req is not None and req.shape != (d, d):
+        raise ValueError(f"required must have shape {(d, d)}, got {req.shape}.")
+    for i, j, opts in _edge_items(A, names, edges, req):
         net.add_edge(i, j, **opts)
 
     net.set_options(json.dumps({

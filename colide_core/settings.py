@@ -370,14 +370,6 @@ class RunSettings:
         """Every setting by name (``CoLiDE(**settings.as_dict())`` rebuilds the estimator's)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
-    def loop_kwargs(self) -> dict:
-        """The stage loops' keyword arguments (the settings a loop reads, without the
-        estimator's own: ``threshold``, ``solver``, ``random_state``, ``topo_sizes``)."""
-        d = self.as_dict()
-        for k in ("threshold", "solver", "random_state", "topo_sizes"):
-            d.pop(k)
-        return d
-
 
 _DEFAULTS = RunSettings().as_dict()
 

@@ -303,3 +303,19 @@ def test_required_edges_are_labelled_in_every_fitted_drawing(new_app):
     docs = [e.proto.srcdoc for e in at.get("iframe")]
     assert len(docs) == 3  # EV, NV, the truth
     assert [d.count('"label": "required"') for d in docs] == [1, 1, 0]  # Raf -> Mek in both fits, not in the truth
+
+
+def test_edges_cut_for_acyclicity_are_named_on_the_learn_page(new_app):
+    # Issue 28, point 1: requiring PKA -> Erk on Sachs closes PKA -> Erk -> Akt -> PKA; the page names
+    # the one edge cut (Erk -> Akt, the weakest on that cycle) instead of deleting edges silently.
+    at = new_app()
+    at.session_state["solver_overrides"] = {"required": (("PKA", "Erk"),)}
+    at.run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    import html
+    import re
+
+    shown = [html.unescape(re.sub(r"\\(.)", r"\1", i.value)) for i in at.info]  # as the user reads it
+    cut = [c for c in shown if "removed to break cycles" in c]
+    assert len(cut) == 2 and all("removed to break cycles: Erk -> Akt (+1.37)" in c for c in cut), cut

@@ -609,8 +609,6 @@ class _Names:
     """
 
     def __init__(self, allowed=None, max_names=None):
-        from colide_core import defaults
-
         self.allowed = None if allowed is None else {str(n) for n in allowed}
         self.max_names = len(self.allowed) if self.allowed is not None else int(max_names or defaults.MAX_NODES)
         self.unknown = []
@@ -759,11 +757,12 @@ def _read_dagitty(text, names_check=None):
     toks = toks[1:-1]
     G = nx.DiGraph()
     k = 0
-    check = (names_check or _Names()).check
+    names_check = names_check or _Names()
+    check = names_check.check
     # Every (tail, head) pair a statement expands to counts; distinct names are bounded by the
     # allowed names, so the pairs of one statement are at most their square, and all statements
     # together at most _DAGITTY_PAIRS_PER_NAME2 times that.
-    max_names = (names_check or _Names()).max_names
+    max_names = names_check.max_names
     budget = [_DAGITTY_PAIRS_PER_NAME2 * max_names * max_names]
 
     def operand():

@@ -35,12 +35,37 @@ from dashboard.cached import cache_data
 from dashboard.jobs import Job
 
 __all__ = [
-    "VARIANTS", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "solver_params", "path_kwargs", "fit_colide",
+    "VARIANTS", "BOTH", "NOISE_CHOICES", "shown_labels", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "solver_params", "path_kwargs", "fit_colide",
     "progress_fraction", "check_params", "check_widget_values", "live_reason", "fit_live",
 ]
 
 #: Display label -> ``colide_core.CoLiDE`` variant.
 VARIANTS = {"EV": "ev", "NV": "nv"}
+
+#: The Learn page's Noise-model choices: one model, or both side by side.
+BOTH = "Both"
+NOISE_CHOICES = [*VARIANTS, BOTH]
+
+
+def shown_labels(choice):
+    """The display labels (``"EV"``, ``"NV"``) a Noise-model choice stands for.
+
+    Parameters
+    ----------
+    choice : str
+        One of :data:`NOISE_CHOICES`; anything else (an old session value) means both.
+
+    Returns
+    -------
+    list of str
+        ``[choice]`` for a single model, else every key of :data:`VARIANTS`.
+
+    Examples
+    --------
+    >>> shown_labels("EV"), shown_labels("Both")
+    (['EV'], ['EV', 'NV'])
+    """
+    return [choice] if choice in VARIANTS else list(VARIANTS)
 
 #: ``colide_core.solver.path.lambda_path`` keyword arguments that may come from the solver overrides.
 PATH_KEYS = ("mu_schedule", "s_schedule", "max_iter", "lr", "tol", "checkpoint", "solver",

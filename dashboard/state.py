@@ -63,7 +63,7 @@ WIDGET_DEFAULTS = {
     # Sidebar (every page): which CoLiDE solver; "adam" is written into SOLVER_OVERRIDES
     "solver_choice": SOLVER,
     # Learn page
-    "learn_variant": "NV",
+    "learn_variant": "Both",  # EV, NV or Both (dashboard.fitting.NOISE_CHOICES)
     "learn_lambda1": LAMBDA1,
     "learn_threshold": THRESHOLD,
     "learn_graph_variant": "NV",

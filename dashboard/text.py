@@ -19,7 +19,7 @@ import markupsafe
 
 from colide_core.graph.export import html_escape  # the one HTML escape (markupsafe)
 
-__all__ = ["html_escape", "md_escape", "fmt_seconds", "fmt_lambda", "plural", "convergence_note", "safe_filename",
+__all__ = ["html_escape", "md_escape", "solver_label", "SOLVER_LABELS", "fmt_seconds", "fmt_lambda", "plural", "convergence_note", "safe_filename",
            "checkpoint_caption"]
 
 # CommonMark allows a backslash before any ASCII punctuation; these are the characters that
@@ -163,3 +163,34 @@ def safe_filename(stem: str, max_len: int = 120) -> str:
     """
     out = re.sub(r"_{2,}", "_", _UNSAFE_FILENAME.sub("_", str(stem))).lstrip(".-_")[:max_len].rstrip("._-")
     return out or "colide"
+
+
+#: The solver names shown beside a drawing (``colide_core.CoLiDE(solver=...)``): "auto" is the
+#: fast solver.
+SOLVER_LABELS = {"auto": "fast solver", "fast": "fast solver", "adam": "paper-faithful solver",
+                 "topo": "CoLiDE-TOPO"}
+
+
+def solver_label(fit) -> str:
+    """The solver a fit record used, in words ("fast solver", "paper-faithful solver", "CoLiDE-TOPO").
+
+    Parameters
+    ----------
+    fit : dashboard.fitting.FitResult or mapping
+        A fit record (its ``params`` hold ``solver``) or a mapping of ``colide_core.CoLiDE``
+        keyword arguments; a missing ``solver`` is the default.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> solver_label({"solver": "adam"})
+    'paper-faithful solver'
+    """
+    from colide_core.defaults import SOLVER
+
+    params = dict(getattr(fit, "params", fit) or {})
+    name = params.get("solver", SOLVER)
+    return SOLVER_LABELS.get(name, str(name))

@@ -24,10 +24,10 @@ from colide_core.graph.constraints import removed_sentence
 from dashboard.live import neighbours, prefetch_neighbours, required_of, thresholded as threshold_fit
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
-from dashboard.fitting import VARIANTS, FitJob, fit_live, live_reason, solver_params
+from dashboard.fitting import NOISE_CHOICES, VARIANTS, FitJob, fit_live, live_reason, shown_labels, solver_params
 from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
-from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename
+from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename, solver_label
 
 #: Height of each graph drawing (px) by the number of drawings side by side: about a column's
 #: width at 1280 px with the sidebar open, so the drawing (fitted to its frame) fills it, and with
@@ -57,7 +57,7 @@ def _start(labels=None):
     if is_running(ss, state.FIT_SLOT):
         ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
         return
-    labels = labels or [ss["learn_variant"]]
+    labels = labels or shown_labels(ss["learn_variant"])
     params = [solver_params(VARIANTS[lab], ss["learn_lambda1"], ss[state.SOLVER_OVERRIDES])
               for lab in labels]
     # FitJob checks every setting (solver checks, dashboard bounds); a refusal becomes a message.
@@ -140,6 +140,14 @@ def _resume_live():
     ss[state.LIVE_HOLD] = False
 
 
+def _variant_changed():
+    """on_change of the Noise model: resume the live view; a single model also becomes the fit the
+    Check page examines (it drives Learn's drawings, Playback and Check alike)."""
+    ss[state.LIVE_HOLD] = False
+    if ss["learn_variant"] in VARIANTS:
+        ss["check_variant"] = ss["learn_variant"]
+
+
 def _lambda_moved():
     """on_change of the λ slider: resume the live view and start warming the neighbours' cache."""
     ss[state.LIVE_HOLD] = False
@@ -170,10 +178,11 @@ running = is_running(ss, state.FIT_SLOT)
 c1, c2, c3, c4 = st.columns([1.1, 2.2, 2.2, 1.3], vertical_alignment="bottom")
 with c1:
     st.segmented_control(
-        "Noise model", list(VARIANTS), key="learn_variant", required=True, persist_state="session",
-        on_change=_resume_live,
+        "Noise model", NOISE_CHOICES, key="learn_variant", required=True, persist_state="session",
+        on_change=_variant_changed,
         help="EV: every variable has the same amount of noise (paper eq. 4). NV: each variable has its own "
-             "(eq. 6). The Run button fits this one; the live view always shows both.",
+             "(eq. 6). Both: the two side by side. What is picked here is what is solved, drawn, played "
+             "back and checked.",
     )
 with c2:
     st.select_slider("λ (L1 weight, lambda1)", options=_lambda_options(), key="learn_lambda1",
@@ -191,13 +200,15 @@ with c4:
               on_click=_start, disabled=running,
               help=("Not needed here (the view is live); fits the selected noise model as a background job "
                     "with progress and Stop." if live else "Fit the selected noise model at this λ."))
-    st.button("Run EV and NV", key="learn_run_both", on_click=_start, args=(list(VARIANTS),), disabled=running)
+    st.button("Run both", key="learn_run_both", on_click=_start, args=(list(VARIANTS),), disabled=running,
+              help="Fit EV and NV, whatever the Noise model shows.")
 
 # --- a running job: progress bar + Stop, then its results -----------------------------------------
 follow_job(state.FIT_SLOT, _harvest)
 show_messages(ss, state.FIT_SLOT)
 
 lam_now = float(ss["learn_lambda1"])
+shown = shown_labels(ss["learn_variant"])  # "EV", "NV" or both: what is solved live and drawn
 live_errors = []
 if live and ss[state.LIVE_HOLD]:
     st.caption("Showing the fit stored in the run manifest; move λ or the noise model to solve live again.")
@@ -205,7 +216,7 @@ elif live and not running:
     # Live: solve EV and NV at the current λ (each a cached cold fit keyed on data and parameters,
     # identical to what Run computes), unless the session already holds them.
     held = state.results_for_current()
-    wanted = [solver_params(VARIANTS[lab], lam_now, ss[state.SOLVER_OVERRIDES]) for lab in VARIANTS]
+    wanted = [solver_params(VARIANTS[lab], lam_now, ss[state.SOLVER_OVERRIDES]) for lab in shown]
     todo = [p for p in wanted if not (dict(p)["variant"] in held and held[dict(p)["variant"]].params == p)]
     if todo:
         fitted, live_errors = fit_live(ds, todo)
@@ -216,7 +227,7 @@ elif live and not running:
         # drawn with the positions the page will use when they do not depend on the fit)
         prefetch_neighbours(ss, state.LIVE_PREFETCH, ds,
                             [solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES])
-                             for lam in neighbours(_lambda_options(), lam_now) for lab in VARIANTS],
+                             for lam in neighbours(_lambda_options(), lam_now) for lab in shown],
                             float(ss["learn_threshold"]), drawing={"positions": _positions(), "legend": False})
 for err in live_errors:
     st.error(md_escape(err))
@@ -234,7 +245,12 @@ if not results:
 # --- results ----------------------------------------------------------------------------------
 threshold = float(ss["learn_threshold"])
 names = ds.node_names
-order = [v for v in ("ev", "nv") if v in results]
+wanted_v = [VARIANTS[lab] for lab in shown]
+order = [v for v in ("ev", "nv") if v in results and v in wanted_v]
+if not order:  # the picked model has not been fitted yet (a Run page): show what there is, and say so
+    order = [v for v in ("ev", "nv") if v in results]
+    st.info(f"CoLiDE-{' and '.join(shown)} has not been fitted at these settings yet: press **Run**. "
+            f"Showing CoLiDE-{' and '.join(v.upper() for v in order)}.")
 ss[state.LAST_FIT_TIME] = (ds.key, max(results[v].fit_time for v in order))  # read by state.last_fit_time
 stale = [v for v in order if abs(results[v].lambda1 - lam_now) > 1e-12 * max(1.0, lam_now)]
 if stale and not running:
@@ -265,7 +281,8 @@ with tab_graph:
     # (label, heading, graph, coloured against, σ̂, key, caption) of each drawing: EV, NV, the truth
     panels = [(v.upper(), f"**CoLiDE-{results[v].label}** · λ = {fmt_lambda(results[v].lambda1)}", thresholded[v],
                truth, results[v].sigma, f"learn_graph_{v}",
-               f"{int((thresholded[v] != 0).sum())} edges · {results[v].n_iter:,} iterations, "
+               f"{solver_label(results[v])} · {int((thresholded[v] != 0).sum())} edges · "
+               f"{results[v].n_iter:,} iterations, "
                f"{fmt_seconds(results[v].fit_time)}"
                + (" · stopped early: partial result" if results[v].stopped else "")
                + (" · stale: press Run" if v in stale else "")) for v in order]
@@ -384,9 +401,11 @@ with tab_play:  # watch the optimisation of the fit the Noise model control pick
     from dashboard.playback import render_playback
 
     played = VARIANTS.get(ss["learn_variant"])
-    played = played if played in results else order[-1]
-    st.caption(f"Playing back **CoLiDE-{results[played].label}** (λ = {fmt_lambda(results[played].lambda1)}): "
-               "switch the Noise model above to play the other fit.")
+    played = played if played in order else order[-1]
+    st.caption(f"Playing back **CoLiDE-{results[played].label}** (λ = {fmt_lambda(results[played].lambda1)}, "
+               f"{solver_label(results[played])})"
+               + (": pick EV or NV in the Noise model above to choose which fit plays." if len(order) > 1
+                  else ": switch the Noise model above to play the other fit."))
     # Built only while its tab is open (the tabs are stateful): a playback page is not rebuilt and
     # sent again on every rerun of the other tabs (issue 30, point 5).
     if ss["learn_tab"] == "Playback":

@@ -65,6 +65,7 @@ def test_sachs_is_live_and_lambda_redraws_without_run(solver_calls, new_app):
 
 def test_slow_solver_needs_run_says_why_and_labels_a_stale_graph(solver_calls, new_app):
     at = new_app().run()
+    at.session_state["learn_variant"] = "NV"  # Run fits the model the Noise-model control shows
     at.sidebar.radio(key="solver_choice").set_value("adam").run()
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception

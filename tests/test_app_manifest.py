@@ -127,7 +127,7 @@ def test_corrupt_and_foreign_manifests_get_clear_messages(downloads, new_app):
                and "Data page" in e for e in errors), errors
     # nothing was applied: the results shown are the live fits of the current (other) data
     assert all(r.data_key == at.session_state["dataset"].key for r in at.session_state["fit_results"].values())
-    assert at.session_state["learn_variant"] == "NV" and not at.session_state["learn_live_hold"]
+    assert at.session_state["learn_variant"] == "Both" and not at.session_state["learn_live_hold"]
 
 
 def test_a_cli_style_manifest_with_prior_knowledge_restores_overrides():

@@ -65,7 +65,7 @@ def test_learn_nv_on_sachs_with_defaults_matches_direct_fit(new_app):
     # Paper defaults (lambda1 = 0.05, 4 stages up to 130 000 iterations, threshold 0.3).
     at = _app(new_app)
     at.switch_page("pages/learn.py").run()
-    assert at.segmented_control(key="learn_variant").value == "NV"
+    assert at.segmented_control(key="learn_variant").value == "Both"
     assert at.session_state["solver_overrides"] == {}
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
@@ -85,6 +85,29 @@ def test_learn_nv_on_sachs_with_defaults_matches_direct_fit(new_app):
     table = _frame(at, "SHD")
     assert table.loc["SHD", "NV"] == expected["shd"]
     assert table.loc["NNZ", "NV"] == expected["nnz"]
+
+
+def test_noise_model_control_chooses_what_is_solved_and_drawn(new_app):
+    # Issue 28, point 3: the Noise-model control did nothing visible in live mode (both fits were
+    # always drawn). Now "EV" solves and draws EV only, "Both" both, and each heading names the
+    # variant and the solver that produced it.
+    at = _app(new_app)
+    at.session_state["learn_variant"] = "EV"
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    assert set(at.session_state["fit_results"]) == {"ev"}  # only what is shown is solved live
+    headings = [m.value for m in at.markdown if m.value.startswith("**CoLiDE-")]
+    assert headings == ["**CoLiDE-EV** · λ = 0.05"]
+    assert [c.value.split(" · ")[0] for c in at.caption if " edges · " in c.value and "iterations" in c.value] \
+        == ["fast solver"]
+    assert [m.label for m in at.metric if m.label.startswith("SHD")] == ["SHD · EV"]
+    at.segmented_control(key="learn_variant").set_value("Both").run()
+    headings = [m.value for m in at.markdown if m.value.startswith("**CoLiDE-")]
+    assert headings == ["**CoLiDE-EV** · λ = 0.05", "**CoLiDE-NV** · λ = 0.05"]
+    # a single model picked on Learn becomes the fit the Check page examines
+    at.segmented_control(key="learn_variant").set_value("NV").run()
+    assert at.session_state["check_variant"] == "NV"
+    assert [m.label for m in at.metric if m.label.startswith("SHD")] == ["SHD · NV"]
 
 
 def test_sidebar_solver_choice_switches_to_the_faithful_schedule_and_back(new_app):
@@ -190,6 +213,7 @@ def test_stop_keeps_a_labelled_partial_result(monkeypatch, new_app):
             time.sleep(0.01)
 
     at = _app(new_app)
+    at.session_state["learn_variant"] = "NV"  # Run fits the model the Noise-model control shows
     at.switch_page("pages/learn.py").run()
     # The largest budget the dashboard accepts (colide_core.defaults.MAX_ITER_TOTAL); 4 x 10**6 is refused now.
     at.session_state["solver_overrides"] = {"max_iter": (125_000,) * 4}

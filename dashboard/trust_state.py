@@ -58,6 +58,7 @@ PRIOR_MESSAGES = "prior_messages"
 
 WIDGET_DEFAULTS = {
     # Edge confidence page
+    "boot_follow_learn": True,  # λ, threshold and noise model follow the Learn page until changed here
     "boot_variant": "NV",
     "boot_lambda1": LAMBDA1,
     "boot_threshold": THRESHOLD,
@@ -70,8 +71,7 @@ WIDGET_DEFAULTS = {
     "stab_pi": 0.75,
     # Explorer page
     "exp_variant": "NV",
-    "exp_lambda_min": 0.005,
-    "exp_lambda_max": 0.5,
+    "exp_lambda_range": (0.005, 0.5),  # smallest and largest λ of the path
     "exp_n_lambdas": 9,
     "exp_thresholds": [0.1, 0.2, 0.3, 0.4, 0.5],
     "exp_warm": True,

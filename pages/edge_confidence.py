@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from colide_core import CoLiDE
-from colide_core.defaults import LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
+from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
 from colide_core.graph.export import to_csv_safe
 from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
 from dashboard.jobs import MAX_WORKERS, Job, follow_job, is_running, show_messages, start_job
@@ -90,16 +90,55 @@ st.caption(f"Dataset: {md_escape(ds.name)} ({ds.shape[0]} samples × {ds.shape[1
            "CoLiDE is refitted on resamples of the rows drawn with replacement (nonparametric "
            "bootstrap); an edge's frequency is the share of resamples whose final DAG contains it.")
 
-c1, c2, c3 = st.columns([1, 1, 2])
+if ss["boot_follow_learn"]:  # until the user changes them here, the settings are Learn's (issue 28)
+    for mine, learn in (("boot_lambda1", "learn_lambda1"), ("boot_threshold", "learn_threshold")):
+        ss[mine] = float(ss[learn])
+    if ss["learn_variant"] in VARIANTS:
+        ss["boot_variant"] = ss["learn_variant"]
+
+
+def _settings_changed():
+    """on_change of the noise model, λ and threshold here: they no longer follow Learn."""
+    ss["boot_follow_learn"] = False
+
+
+def _follow_learn():
+    """on_click of "Use Learn's settings"."""
+    ss["boot_follow_learn"] = True
+
+
+def _lambda_options():
+    """Learn's log-scale λ grid, plus the current value (a manifest may set one off the grid)."""
+    grid = set(LAMBDA1_GRID)
+    cur = float(ss["boot_lambda1"])
+    if LAMBDA1_RANGE[0] <= cur <= LAMBDA1_RANGE[1]:
+        grid.add(cur)
+    return sorted(grid)
+
+
+c1, c2, c3 = st.columns([1, 2, 2])
 with c1:
-    st.segmented_control("Noise model", list(VARIANTS), key="boot_variant", required=True,
+    st.segmented_control("Noise model", list(VARIANTS), key="boot_variant", required=True, on_change=_settings_changed,
                          help="EV: one noise variance for all nodes (paper eq. 4-5). NV: one per node (eq. 6-7).")
 with c2:
-    st.number_input("λ (lambda1)", min_value=LAMBDA1_RANGE[0], max_value=LAMBDA1_RANGE[1], step=0.01, format="%.3f",
-                    key="boot_lambda1")
+    st.select_slider("λ (L1 weight, lambda1)", options=_lambda_options(), key="boot_lambda1", format_func=fmt_lambda,
+                     on_change=_settings_changed, help="The same log-scale λ as on the Learn page.")
 with c3:
     st.slider("Edge threshold |w| >", min_value=THRESHOLD_RANGE[0], max_value=THRESHOLD_RANGE[1], step=0.01,
-              key="boot_threshold")
+              key="boot_threshold", on_change=_settings_changed)
+_differs = [f"{what} {mine} here, {theirs} on Learn" for what, mine, theirs in (
+    ("λ", fmt_lambda(ss["boot_lambda1"]), fmt_lambda(ss["learn_lambda1"])),
+    ("threshold", f"{float(ss['boot_threshold']):g}", f"{float(ss['learn_threshold']):g}"),
+    ("noise model", ss["boot_variant"], ss["learn_variant"] if ss["learn_variant"] in VARIANTS else None))
+    if theirs is not None and mine != theirs]
+if not _differs:
+    st.caption("Noise model, λ and threshold are the Learn page's, so the Check page and the report can attach "
+               "this bootstrap to the fit shown there.")
+else:
+    d1, d2 = st.columns([4, 1], vertical_alignment="center")
+    d1.warning("These settings differ from the Learn page's (" + "; ".join(_differs) + "): a bootstrap run here "
+               "is not attached to Learn's fit on the Check page or in the report.", icon=":material/link_off:")
+    d2.button("Use Learn's settings", key="boot_follow", on_click=_follow_learn)
 c4, c5, c6 = st.columns(3)
 c4.number_input("Resamples", min_value=2, max_value=1000, step=10, key="boot_n",
                 help="100 is a common choice; each resample is one full CoLiDE fit.")

@@ -28,7 +28,7 @@ THRESHOLD_CHOICES = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0]
 
 
 def _grid():
-    lo, hi = sorted((float(ss["exp_lambda_min"]), float(ss["exp_lambda_max"])))
+    lo, hi = sorted(float(x) for x in ss["exp_lambda_range"])
     lambdas = np.geomspace(lo, hi, int(ss["exp_n_lambdas"])) if hi > lo else np.array([lo])
     thresholds = sorted(float(t) for t in ss["exp_thresholds"]) or [PAPER_THRESHOLD]
     return tuple(float(x) for x in lambdas), tuple(thresholds)
@@ -45,8 +45,7 @@ def _make_job():
     """The λ-path job, after checking every setting (widget bounds, solver checks and bounds)."""
     check_widget_values(("Number of λ values", ss["exp_n_lambdas"], 2, 25, "int"),
                         ("Stages after a warm start", ss["exp_warm_stages"], 1, 4, "int"),
-                        ("Smallest λ", ss["exp_lambda_min"], LAMBDA_STOPS[0], LAMBDA_STOPS[-1]),
-                        ("Largest λ", ss["exp_lambda_max"], LAMBDA_STOPS[0], LAMBDA_STOPS[-1]),
+                        *(("λ range", lam, LAMBDA_STOPS[0], LAMBDA_STOPS[-1]) for lam in ss["exp_lambda_range"]),
                         *(("Threshold", t, *THRESHOLD_RANGE) for t in ss["exp_thresholds"]))
     if len(ss["exp_thresholds"]) > len(THRESHOLD_CHOICES):
         check_widget_values(("Number of thresholds", len(ss["exp_thresholds"]), 1, len(THRESHOLD_CHOICES), "int"))
@@ -125,11 +124,20 @@ st.title("λ × threshold explorer")
 st.caption(f"Dataset: {md_escape(ds.name)} ({ds.shape[0]} samples × {ds.shape[1]} nodes). The solver runs "
            "once per λ, warm-started along increasing λ; thresholds are applied afterwards without re-solving.")
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c4 = st.columns([1, 2, 1])
 with c1:
     st.segmented_control("Noise model", list(VARIANTS), key="exp_variant", required=True)
-c2.selectbox("Smallest λ", LAMBDA_STOPS, key="exp_lambda_min")
-c3.selectbox("Largest λ", LAMBDA_STOPS, key="exp_lambda_max")
+# the same kind of λ control as on Learn and Edge confidence: a log-scale select slider (issue 28)
+def _range_moved():
+    ss["exp_lambda_range"] = tuple(ss["exp_lambda_range_slider"])
+
+
+# (the range lives in "exp_lambda_range", a plain state key, so that it survives a visit to another page;
+# a select slider is a range slider only when given a (low, high) value)
+_lo_hi = tuple(ss["exp_lambda_range"]) if len(ss["exp_lambda_range"]) == 2 else (0.005, 0.5)
+c2.select_slider("λ range (log scale)", LAMBDA_STOPS, value=_lo_hi, key="exp_lambda_range_slider",
+                 format_func=fmt_lambda, on_change=_range_moved,
+                 help="The smallest and the largest λ of the path (log-spaced in between).")
 c4.number_input("Number of λ values (log-spaced)", min_value=2, max_value=25, step=1, key="exp_n_lambdas")
 c5, c6, c7 = st.columns([3, 1, 1])
 c5.multiselect("Thresholds", THRESHOLD_CHOICES, key="exp_thresholds")

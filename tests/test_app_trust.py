@@ -319,3 +319,42 @@ def test_edges_cut_for_acyclicity_are_named_on_the_learn_page(new_app):
     shown = [html.unescape(re.sub(r"\\(.)", r"\1", i.value)) for i in at.info]  # as the user reads it
     cut = [c for c in shown if "removed to break cycles" in c]
     assert len(cut) == 2 and all("removed to break cycles: Erk -> Akt (+1.37)" in c for c in cut), cut
+
+
+def test_edge_confidence_follows_learn_until_changed_and_says_when_it_differs(new_app):
+    # Issue 28, point 2: Edge confidence had its own λ (a number input) that did not follow Learn,
+    # and Check then silently ignored its bootstrap. Now its λ, threshold and (single) noise model
+    # are Learn's until changed here; a difference is stated, and one click follows Learn again.
+    at = _app(new_app)
+    at.session_state["learn_lambda1"] = 0.1
+    at.session_state["learn_threshold"] = 0.25
+    at.session_state["learn_variant"] = "EV"
+    at.switch_page("pages/edge_confidence.py").run()
+    assert not at.exception, at.exception
+    slider = at.select_slider(key="boot_lambda1")  # the same log-scale control as Learn's
+    assert slider.value == 0.1 and at.slider(key="boot_threshold").value == 0.25
+    assert at.segmented_control(key="boot_variant").value == "EV"
+    assert not [w for w in at.warning if "differ from the Learn page" in w.value]
+    slider.set_value(0.2).run()
+    warning = [w.value for w in at.warning if "differ from the Learn page" in w.value]
+    assert len(warning) == 1 and "λ 0.2 here, 0.1 on Learn" in warning[0], warning
+    at.session_state["learn_lambda1"] = 0.05  # Learn moves on: this page no longer follows it
+    at.run()
+    assert at.select_slider(key="boot_lambda1").value == 0.2
+    at.button(key="boot_follow").click().run()
+    assert at.select_slider(key="boot_lambda1").value == 0.05
+    assert not [w for w in at.warning if "differ from the Learn page" in w.value]
+
+
+def test_explorer_lambda_range_is_one_log_slider(new_app):
+    # One kind of λ control on every page (issue 28, point 7): the Explorer's two select boxes
+    # became one range select slider; the grid is log-spaced between its ends.
+    at = _app(new_app, "pages/explorer.py")
+    rng = at.select_slider(key="exp_lambda_range_slider")
+    assert rng.value == (0.005, 0.5)
+    rng.set_value((0.01, 1.0)).run()
+    assert at.session_state["exp_lambda_range"] == (0.01, 1.0)
+    at.number_input(key="exp_n_lambdas").set_value(3).run()
+    at.switch_page("pages/learn.py").run()
+    at.switch_page("pages/explorer.py").run()  # the range survives a visit to another page
+    assert at.select_slider(key="exp_lambda_range_slider").value == (0.01, 1.0)

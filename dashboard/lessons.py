@@ -37,7 +37,7 @@ def apply_lesson(ss, key) -> None:
         A key of :data:`colide_core.data.lessons.LESSONS`.
     """
     lesson = LESSONS[key]
-    state.set_dataset(lesson_dataset(key))
+    state.set_dataset(lesson_dataset(key), settings_given=True)
     label = {v: k for k, v in VARIANTS.items()}[lesson.settings["variant"]]
     ss["learn_variant"] = label
     ss["learn_graph_variant"] = label

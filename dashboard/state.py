@@ -14,7 +14,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LAMBDA_MOVED", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LAMBDA_MOVED", "URL_RESTORED", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -54,6 +54,9 @@ LIVE_HOLD = "learn_live_hold"
 LIVE_PREFETCH = "learn_live_prefetch"
 #: True once the user moved the λ slider in this session: only then are neighbours prefetched.
 LAMBDA_MOVED = "learn_lambda_moved"
+#: True once this session has applied the view its URL describes (dashboard.urlstate): a link
+#: sets the view when the session opens, never again over the user's own changes.
+URL_RESTORED = "url_restored"
 
 # --- widget state (key -> default) -------------------------------------------------------
 WIDGET_DEFAULTS = {
@@ -114,6 +117,7 @@ def init() -> None:
     ss.setdefault(LIVE_HOLD, False)
     ss.setdefault(LIVE_PREFETCH, None)
     ss.setdefault(LAMBDA_MOVED, False)
+    ss.setdefault(URL_RESTORED, False)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
@@ -155,8 +159,19 @@ def current_dataset():
     return st.session_state[DATASET]
 
 
-def set_dataset(dataset) -> None:
-    """Make ``dataset`` current: forget fit results and cancel a running fit if it changed."""
+def set_dataset(dataset, *, settings_given=False) -> None:
+    """Make ``dataset`` current: forget fit results and cancel a running fit if it changed.
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+    settings_given : bool, default=False
+        True when the caller sets Learn's λ and threshold itself right after (a lesson, a link).
+        Otherwise they carry over only to data with the same columns (a transform, a re-upload,
+        another seed of the same simulation) and are reset to the paper's defaults for other
+        data: a lesson's λ = 0.001 turned a new d = 30 simulation into a 305-edge hairball
+        (issue 28). Either way a non-default setting is never changed or kept silently.
+    """
     ss = st.session_state
     old = ss.get(DATASET)
     ss[DATASET] = dataset
@@ -172,6 +187,25 @@ def set_dataset(dataset) -> None:
             job.request_stop()
             ss[FIT_JOB] = None
         _drop_prior_knowledge_that_does_not_fit(dataset)
+        if old is not None and not settings_given:
+            _carry_settings(ss, old, dataset)
+
+
+def _carry_settings(ss, old, new) -> None:
+    """Keep or reset Learn's λ and threshold for a new dataset, and say which (see :func:`set_dataset`)."""
+    from dashboard.text import fmt_lambda
+
+    lam, thr = float(ss.get("learn_lambda1", LAMBDA1)), float(ss.get("learn_threshold", THRESHOLD))
+    if lam == LAMBDA1 and thr == THRESHOLD:
+        return
+    now = f"λ = {fmt_lambda(lam)}, threshold {thr:g}"
+    if old.node_names == new.node_names:
+        ss[FIT_MESSAGES] = ss[FIT_MESSAGES] + [("info", f"{now} carried over from the previous data (same columns).")]
+        return
+    ss["learn_lambda1"], ss["learn_threshold"] = LAMBDA1, THRESHOLD
+    ss[FIT_MESSAGES] = ss[FIT_MESSAGES] + [(
+        "info", f"New data with other columns: λ and threshold were reset to the paper's defaults "
+                f"(λ = {fmt_lambda(LAMBDA1)}, threshold {THRESHOLD:g}) from {now}.")]
 
 
 def _drop_prior_knowledge_that_does_not_fit(dataset) -> None:

@@ -19,7 +19,7 @@ from colide_core.render.graph_style import node_positions, per_row, unit_positio
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
-from dashboard import core, manifests, state
+from dashboard import core, manifests, state, urlstate
 from colide_core.graph.constraints import removed_sentence
 from dashboard.live import neighbours, prefetch_neighbours, required_of, thresholded as threshold_fit
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
@@ -35,8 +35,12 @@ from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape,
 #: (tests/e2e/test_live_learn.py checks the boxes).
 GRAPH_HEIGHT = {1: 480, 2: 400, 3: 320}
 
-page_setup()
 ss = st.session_state
+# A shared link or a refresh: the view in the URL (dataset, λ, threshold, noise model, layout) is
+# applied once, when the session opens, before the sidebar and the widgets are made (dashboard.urlstate).
+state.init()
+ss[state.FIT_MESSAGES] = ss[state.FIT_MESSAGES] + urlstate.restore_from_url(ss, st.query_params)
+page_setup()
 ds = state.current_dataset()
 truth = None if ds.B_true is None else ds.B_true.to_numpy()
 
@@ -202,6 +206,8 @@ with c4:
                     "with progress and Stop." if live else "Fit the selected noise model at this λ."))
     st.button("Run both", key="learn_run_both", on_click=_start, args=(list(VARIANTS),), disabled=running,
               help="Fit EV and NV, whatever the Noise model shows.")
+
+urlstate.write_url(ds, ss, st.query_params)  # the view is shareable: a refresh or a link restores it
 
 # --- a running job: progress bar + Stop, then its results -----------------------------------------
 follow_job(state.FIT_SLOT, _harvest)

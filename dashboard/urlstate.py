@@ -1,0 +1,317 @@
+"""Shareable Learn views: the dataset choice, λ, threshold, noise model and layout in the URL.
+
+A teacher prepares one link per lesson step; a refresh restores the view (issue 28, point 4).
+The query string is **hostile input** (anyone can send a link): every parameter is parsed
+strictly, bounded before use, and checked against the same bounds as its widget; an unknown or
+invalid parameter is ignored and named in a message, never raised. Uploaded data cannot travel
+in a URL: a link made on an upload says so when opened, and the view falls back to Sachs.
+
+Parameters written (all optional when read):
+
+``data``
+    ``sachs``, ``lesson``, ``sim`` or ``upload``.
+``lesson``
+    A key of :data:`colide_core.data.lessons.LESSONS` (with ``data=lesson``).
+``graph``, ``k``, ``d``, ``n``, ``noise``, ``var``, ``seed``, ``std``, ``nv``, ``nvr``, ``w``
+    The simulation (with ``data=sim``): :class:`dashboard.simulation.SimConfig` fields and the
+    seed, within the Simulate page's bounds (``nvr`` and ``w`` are ``low,high``).
+``lam``, ``thr``, ``model``, ``layout``
+    Learn's λ (within :data:`colide_core.defaults.LAMBDA1_RANGE`), threshold (within
+    ``THRESHOLD_RANGE``), noise model (``EV``, ``NV``, ``Both``) and layout (``circle``,
+    ``topdown``).
+
+Pure functions (:func:`view_params`, :func:`parse_view`) do the work and are tested directly;
+:func:`restore_from_url` and :func:`write_url` are the page's two calls.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+from colide_core.defaults import LAMBDA1_RANGE, LIVE_MAX_CELLS, THRESHOLD_RANGE
+
+__all__ = ["URL_KEYS", "SIM_BOUNDS", "View", "view_params", "parse_view", "restore_from_url", "write_url"]
+
+#: Every query parameter this module reads or writes (others in the URL are left alone).
+URL_KEYS = ("data", "lesson", "graph", "k", "d", "n", "noise", "var", "seed", "std", "nv", "nvr", "w",
+            "lam", "thr", "model", "layout")
+
+#: The Simulate page's widget bounds, per URL parameter: (type, low, high).
+SIM_BOUNDS = {"d": (int, 2, 200), "k": (float, 0.5, 10.0), "n": (int, 10, 200_000), "seed": (int, 0, 2**31 - 1),
+              "nv": (float, 0.01, 100.0), "nvr": (float, 0.05, 20.0), "w": (float, 0.05, 5.0)}
+_CHOICES = {"graph": ("ER", "SF"), "noise": ("gaussian", "exponential", "laplace", "gumbel"),
+            "var": ("EV", "NV"), "model": ("EV", "NV", "Both"), "layout": ("circle", "topdown"),
+            "std": ("0", "1")}
+_LAYOUTS = {"circle": "Circle", "topdown": "Top-down"}
+#: Longest parameter value read (a number, a key or a choice is far shorter).
+_MAX_VALUE_CHARS = 64
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$")
+
+
+@dataclass
+class View:
+    """A Learn view read from a URL.
+
+    Attributes
+    ----------
+    data : {"sachs", "lesson", "sim", "upload"} or None
+        The dataset choice; None when the URL names none.
+    lesson : str or None
+    sim : dict
+        :class:`dashboard.simulation.SimConfig` fields given (``d``, ``degree``, ...) and ``seed``.
+    widgets : dict
+        Learn widget key -> value (``learn_lambda1``, ``learn_threshold``, ``learn_variant``,
+        ``learn_layout``).
+    problems : list of str
+        Parameters ignored, each with the reason (already safe to show: no user text is echoed
+        beyond the parameter's name, which is one of :data:`URL_KEYS`).
+    """
+
+    data: str | None = None
+    lesson: str | None = None
+    sim: dict = field(default_factory=dict)
+    widgets: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+
+
+def _fmt(x) -> str:
+    """A number as the shortest text that reads back the same (``repr`` of a float, ``str`` of an int)."""
+    return str(int(x)) if isinstance(x, int) or float(x).is_integer() and abs(x) < 1e15 else repr(float(x))
+
+
+def view_params(ds, ss) -> dict:
+    """The query parameters that describe the current Learn view.
+
+    Parameters
+    ----------
+    ds : dashboard.data.Dataset
+        The current dataset (``source``, ``meta``).
+    ss : mapping
+        The session state (Learn's widget keys).
+
+    Returns
+    -------
+    dict of str -> str
+        Keys from :data:`URL_KEYS`.
+    """
+    params = {}
+    if ds.source == "sachs" and not ds.meta.get("transform"):
+        params["data"] = "sachs"
+    elif ds.source == "lesson" and ds.meta.get("lesson"):
+        params.update(data="lesson", lesson=str(ds.meta["lesson"]))
+    elif ds.source == "simulated" and "config" in ds.meta and not ds.meta.get("transform"):
+        c = ds.meta["config"]
+        params.update(data="sim", graph=c["graph"], k=_fmt(c["degree"]), d=_fmt(c["d"]), n=_fmt(c["n"]),
+                      noise=c["noise"], var=c["variance"], seed=_fmt(ds.meta.get("seed", 0)),
+                      std="1" if c["standardize"] else "0")
+        if c["variance"] == "EV":
+            params["nv"] = _fmt(c["noise_var"])
+        else:
+            params["nvr"] = ",".join(_fmt(v) for v in c["noise_var_range"])
+        params["w"] = ",".join(_fmt(v) for v in c["w_range"])
+    else:
+        params["data"] = "upload"  # an upload or transformed data: the data cannot travel in a URL
+    params["lam"] = _fmt(float(ss["learn_lambda1"]))
+    params["thr"] = _fmt(float(ss["learn_threshold"]))
+    params["model"] = str(ss["learn_variant"])
+    params["layout"] = "topdown" if ss["learn_layout"] == "Top-down" else "circle"
+    return params
+
+
+def _number(name, text, kind, low, high, problems):
+    """``text`` as a number of ``kind`` in [low, high], or None (and a problem)."""
+    if not _NUMBER.match(text):
+        problems.append(f"{name}: not a number")
+        return None
+    value = float(text)
+    if not math.isfinite(value) or not low <= value <= high:
+        problems.append(f"{name}: outside [{low:g}, {high:g}]")
+        return None
+    if kind is int:
+        if not value.is_integer():
+            problems.append(f"{name}: not a whole number")
+            return None
+        return int(value)
+    return value
+
+
+def parse_view(query) -> View:
+    """Read a Learn view from query parameters, strictly.
+
+    Parameters
+    ----------
+    query : mapping of str -> str or list of str
+        ``st.query_params`` (or a plain dict, in tests). For a repeated parameter the last value
+        counts. Keys outside :data:`URL_KEYS` are ignored silently (they are not ours).
+
+    Returns
+    -------
+    View
+        What the URL asks for, with every invalid parameter left out and listed in ``problems``.
+        Never raises for any input.
+
+    Examples
+    --------
+    >>> v = parse_view({"data": "sachs", "lam": "0.1", "thr": "9", "model": "EV"})
+    >>> v.data, v.widgets["learn_lambda1"], v.widgets["learn_variant"], v.problems
+    ('sachs', 0.1, 'EV', ['thr: outside [0, 2]'])
+    """
+    view = View()
+    raw = {}
+    for key in URL_KEYS:
+        if key not in query:
+            continue
+        value = query[key]
+        if isinstance(value, (list, tuple)):
+            value = value[-1] if value else ""
+        value = str(value)
+        if len(value) > _MAX_VALUE_CHARS:
+            view.problems.append(f"{key}: too long")
+            continue
+        raw[key] = value.strip()
+
+    for key, choices in _CHOICES.items():
+        if key in raw and raw[key] not in choices:
+            view.problems.append(f"{key}: not one of {', '.join(choices)}")
+            del raw[key]
+
+    data = raw.get("data")
+    if data is not None and data not in ("sachs", "lesson", "sim", "upload"):
+        view.problems.append("data: not one of sachs, lesson, sim, upload")
+        data = None
+    if data == "lesson":
+        from colide_core.data.lessons import LESSONS
+
+        if raw.get("lesson") in LESSONS:
+            view.lesson = raw["lesson"]
+        else:
+            view.problems.append("lesson: not a lesson of this version")
+            data = None
+    if data == "sim":
+        sim = {}
+        for key, field_name in (("d", "d"), ("k", "degree"), ("n", "n"), ("seed", "seed"), ("nv", "noise_var")):
+            if key in raw:
+                value = _number(key, raw[key], *SIM_BOUNDS[key], view.problems)
+                if value is not None:
+                    sim[field_name] = value
+        for key, field_name in (("nvr", "noise_var_range"), ("w", "w_range")):
+            if key in raw:
+                parts = raw[key].split(",")
+                values = [_number(key, p, *SIM_BOUNDS[key], view.problems) for p in parts] if len(parts) == 2 else None
+                if values is None:
+                    view.problems.append(f"{key}: not low,high")
+                elif None not in values:
+                    if values[0] > values[1]:
+                        view.problems.append(f"{key}: low above high")
+                    else:
+                        sim[field_name] = tuple(values)
+        for key, field_name in (("graph", "graph"), ("noise", "noise"), ("var", "variance")):
+            if key in raw:
+                sim[field_name] = raw[key]
+        if "std" in raw:
+            sim["standardize"] = raw["std"] == "1"
+        view.sim = sim
+    view.data = data
+
+    if "lam" in raw:
+        lam = _number("lam", raw["lam"], float, *LAMBDA1_RANGE, view.problems)
+        if lam is not None:
+            view.widgets["learn_lambda1"] = lam
+    if "thr" in raw:
+        thr = _number("thr", raw["thr"], float, *THRESHOLD_RANGE, view.problems)
+        if thr is not None:
+            view.widgets["learn_threshold"] = thr
+    if "model" in raw:
+        view.widgets["learn_variant"] = raw["model"]
+    if "layout" in raw:
+        view.widgets["learn_layout"] = _LAYOUTS[raw["layout"]]
+    return view
+
+
+def _dataset_of(view, current):
+    """The dataset a view names (None: keep ``current``), and a message about it (or None)."""
+    from dashboard import state
+
+    if view.data == "sachs":
+        return (None if current.source == "sachs" and not current.meta.get("transform") else state.sachs()), None
+    if view.data == "lesson":
+        from dashboard.lessons import lesson_dataset
+
+        return lesson_dataset(view.lesson), None
+    if view.data == "sim":
+        from dashboard.simulation import SimConfig, simulate_dataset
+
+        fields = {k: v for k, v in view.sim.items() if k != "seed"}
+        config = replace(SimConfig(), **fields)
+        if config.n * config.d > LIVE_MAX_CELLS:  # a link costs no more than a live page may
+            return None, (f"The link asks for a simulation of {config.n:,} × {config.d} values, more than a link may "
+                          f"start ({LIVE_MAX_CELLS:,}): make it on the Simulate page. Showing the current dataset.")
+        return simulate_dataset(config, int(view.sim.get("seed", 0))), None
+    if view.data == "upload":
+        return None, ("This link was made on uploaded data, which cannot travel in a URL: upload the file again "
+                      "on the Data page. λ, threshold, noise model and layout are restored; the data shown is "
+                      + ("Sachs." if current.source == "sachs" else "the current dataset."))
+    return None, None
+
+
+def restore_from_url(ss, query) -> list:
+    """Apply the view a URL describes to the session, once per session (before the widgets).
+
+    Parameters
+    ----------
+    ss : streamlit session state
+    query : mapping
+        ``st.query_params``.
+
+    Returns
+    -------
+    list of (level, text)
+        Messages to show: what could not be restored and why (markdown-safe, no user text).
+    """
+    from dashboard import state
+
+    if ss.get(state.URL_RESTORED):
+        return []
+    ss[state.URL_RESTORED] = True
+    if not any(k in query for k in URL_KEYS):
+        return []
+    view = parse_view(query)
+    messages = []
+    try:
+        dataset, note = _dataset_of(view, state.current_dataset())
+    except Exception as exc:  # never a traceback from a link
+        dataset, note = None, f"The link's dataset could not be made ({type(exc).__name__}); showing the current one."
+    if dataset is not None:
+        state.set_dataset(dataset, settings_given=True)
+        if view.data == "lesson":
+            from dashboard.lessons import CURRENT_LESSON
+
+            ss[CURRENT_LESSON] = view.lesson
+    if note:
+        messages.append(("info", note))
+    for key, value in view.widgets.items():
+        ss[key] = value
+    if view.problems:
+        messages.append(("warning", "Some settings in the link were ignored: " + "; ".join(view.problems) + "."))
+    return messages
+
+
+def write_url(ds, ss, query) -> None:
+    """Write the current view into the URL when it changed (so a refresh or a shared link restores it).
+
+    Parameters
+    ----------
+    ds : dashboard.data.Dataset
+    ss : streamlit session state
+    query : ``st.query_params``
+        Only the keys of :data:`URL_KEYS` are written or removed.
+    """
+    want = view_params(ds, ss)
+    have = {k: query[k] for k in URL_KEYS if k in query}
+    if have == want:
+        return
+    for k in URL_KEYS:
+        if k in query and k not in want:
+            del query[k]
+    query.update(want)

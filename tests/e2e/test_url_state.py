@@ -1,0 +1,54 @@
+"""Shareable Learn views in a real browser (issue 28, point 4).
+
+A link carries the dataset choice (here a simulation), λ, threshold, noise model and layout; a
+refresh restores what the user changed since, because the page keeps the URL in step with its
+controls. Streamlit's own URL handling (page paths, ``st.query_params`` sync) is what is tested.
+"""
+import re
+
+from playwright.sync_api import expect
+
+from tests.e2e.harness import UI_TIMEOUT_MS, lambda_slider, no_exception_shown, set_lambda, wait_for_idle
+
+
+def test_a_link_opens_its_view_and_a_refresh_keeps_later_changes(server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(server.url + "/learn?data=sim&d=6&n=300&seed=4&graph=ER&k=1&lam=0.1&thr=0.2&model=EV&layout=circle",
+                  timeout=UI_TIMEOUT_MS)
+        # the link's dataset and settings, and only the EV fit (the noise model picked in the link)
+        page.get_by_text("CoLiDE-EV · λ = 0.1", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"Simulated ER1, d=6, n=300")).first.wait_for(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        expect(page.get_by_text("CoLiDE-NV · λ = 0.1", exact=True)).to_have_count(0)
+        expect(lambda_slider(page).get_by_test_id("stSliderThumbValue")).to_have_text("0.1")
+        no_exception_shown(page)
+
+        set_lambda(page, 0.2)
+        page.get_by_text("CoLiDE-EV · λ = 0.2", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+        page.wait_for_url(re.compile(r"[?&]lam=0\.2(&|$)"), timeout=UI_TIMEOUT_MS)  # the URL follows the slider
+        assert "seed=4" in page.url and "model=EV" in page.url
+
+        page.reload(timeout=UI_TIMEOUT_MS)  # a new session: everything comes back from the URL
+        page.get_by_text("CoLiDE-EV · λ = 0.2", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"Simulated ER1, d=6, n=300.*seed 4")).first.wait_for(
+            timeout=UI_TIMEOUT_MS)
+        no_exception_shown(page)
+    finally:
+        context.close()
+
+
+def test_a_hostile_link_is_ignored_with_a_message(server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(server.url + "/learn?lam=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&model=NV&d=1e999",
+                  timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"Some settings in the link were ignored: lam: not a number")).wait_for(
+            timeout=UI_TIMEOUT_MS)
+        page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+        expect(page.locator("img[src=x]")).to_have_count(0)
+        no_exception_shown(page)
+    finally:
+        context.close()

@@ -11,7 +11,12 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["Dataset", "content_hash", "make_dataset", "sachs_dataset", "dataset_from_upload", "UploadProblem",
-           "transformed_dataset", "dataset_transform"]
+           "transformed_dataset", "dataset_transform", "UPLOAD_MAX_COLUMNS"]
+
+#: Most columns an uploaded file may have, counted from its header before it is parsed: twice the
+#: dashboard's node limit (``colide_core.data.io.INTERACTIVE_MAX_NODES``, 200), leaving room for
+#: text or ID columns the user drops.
+UPLOAD_MAX_COLUMNS = 400
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,11 +155,22 @@ def sachs_dataset() -> Dataset:
 
 
 class UploadProblem(Exception):
-    """An uploaded file could not be turned into a dataset; ``str(exc)`` is the user message."""
+    """An uploaded file could not be turned into a dataset; ``str(exc)`` is the user message.
+
+    Attributes
+    ----------
+    problems : list of colide_core.data.io.DataValidationError
+        Every problem met at once (``colide_core.data.io.data_problems``), each fixable one with
+        ``kind`` in ``colide_core.data.io.FIXABLE``; empty when the file could not be read at all.
+    """
+
+    def __init__(self, message, problems=()):
+        super().__init__(message)
+        self.problems = list(problems)
 
 
 def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
-                        drop_nonfinite_rows=False) -> Dataset:
+                        drop_nonfinite_rows=False, drop_constant_columns=False) -> Dataset:
     """Parse and validate an uploaded table with ``colide_core.data.io``.
 
     Parameters
@@ -163,8 +179,9 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
         The raw file content (never unpickled: only CSV/TSV/Parquet are read).
     filename : str
         User-supplied file name (used for format sniffing and as the dataset name).
-    drop_non_numeric, drop_nonfinite_rows : bool
-        Passed to ``colide_core.data.io.validate_data``.
+    drop_non_numeric, drop_nonfinite_rows, drop_constant_columns : bool
+        Passed to ``colide_core.data.io.validate_data``; what they dropped is kept in the
+        dataset's ``meta["upload"]`` (and so in the run manifest).
 
     Returns
     -------
@@ -183,18 +200,24 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
             "Uploading is not available yet: this installation has no `colide_core.data.io` module "
             "(read_table / validate_data). The bundled Sachs data is still loaded."
         ) from None
+    fixes = {"drop_non_numeric": bool(drop_non_numeric), "drop_nonfinite_rows": bool(drop_nonfinite_rows),
+             "drop_constant_columns": bool(drop_constant_columns)}
     try:
-        df = cio.read_table(data, filename)
-        validated = cio.validate_data(
-            df,
-            max_nodes=getattr(cio, "INTERACTIVE_MAX_NODES", None),
-            drop_non_numeric=drop_non_numeric,
-            drop_nonfinite_rows=drop_nonfinite_rows,
-        )
+        # the header is counted before the file is parsed (issue 30: a 10,000-column file was parsed in
+        # full, 4.5 s and 1 GB, before being refused); room is left for columns the user drops
+        df = cio.read_table(data, filename, max_columns=UPLOAD_MAX_COLUMNS)
     except cio.DataValidationError as exc:
         raise UploadProblem(str(exc)) from None
+    max_nodes = getattr(cio, "INTERACTIVE_MAX_NODES", None)
+    try:
+        validated = cio.validate_data(df, max_nodes=max_nodes, **fixes)
+    except cio.DataValidationError as exc:
+        # every problem at once, each with its fix (a user used to meet them one at a time)
+        raise UploadProblem(str(exc), cio.data_problems(df, max_nodes=max_nodes, **fixes)) from None
     notes = tuple(str(w) for w in getattr(validated, "warnings", ()))
-    return make_dataset(filename, validated.X, source="upload", notes=notes)
+    meta = {"upload": {**fixes, "dropped_columns": [str(c) for c in validated.dropped_columns],
+                       "dropped_rows": int(validated.dropped_rows)}}
+    return make_dataset(filename, validated.X, source="upload", notes=notes, meta=meta)
 
 
 def dataset_transform(dataset) -> list:
@@ -210,6 +233,58 @@ def dataset_transform(dataset) -> list:
         :func:`colide_core.data.transforms.transform_step` records, oldest first.
     """
     return [dict(s) for s in dataset.meta.get("transform", ())]
+
+
+def repeated_transform(dataset, kind):
+    """Why applying ``kind`` to ``dataset`` now is refused (None: it is allowed).
+
+    The same transform twice is never what a user means: log twice gives log(log x) silently, and a
+    second z-score changes nothing (issue 28). Other sequences (log, then standardise) are allowed.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    kind : {"log", "asinh", "standardize"}
+
+    Returns
+    -------
+    str or None
+    """
+    if any(step.get("kind") == kind for step in dataset_transform(dataset)):
+        return (f"{kind} is already applied to these data; applying it again would transform the transformed "
+                "values. Undo it first to apply it with other settings.")
+    return None
+
+
+def undo_transform(dataset, raw):
+    """``dataset`` without its last transform step, recomputed from the raw data.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The current, transformed dataset (``meta["transform"]`` non-empty).
+    raw : Dataset
+        The data before any transform (its key is ``dataset.meta["transform_base"]``).
+
+    Returns
+    -------
+    Dataset
+        ``raw`` itself when one step was applied, else ``raw`` with the remaining steps applied again.
+
+    Raises
+    ------
+    ValueError
+        If ``raw`` is not the data ``dataset`` was transformed from, or nothing was transformed.
+    """
+    steps = dataset_transform(dataset)
+    if not steps:
+        raise ValueError("these data are not transformed: there is nothing to undo")
+    if dataset.meta.get("transform_base") != raw.key:
+        raise ValueError("the raw data these were transformed from are no longer held")
+    out = raw
+    for step in steps[:-1]:
+        out = transformed_dataset(out, step["kind"], cofactor=step.get("cofactor"))
+    return out
 
 
 def transformed_dataset(dataset, kind, *, cofactor=None) -> Dataset:
@@ -246,6 +321,7 @@ def transformed_dataset(dataset, kind, *, cofactor=None) -> Dataset:
     step = transform_step(kind, cofactor=cofactor)
     X = transform_columns(dataset.X, step["kind"], cofactor=step.get("cofactor"))
     meta = dict(dataset.meta)
+    meta.setdefault("transform_base", dataset.key)  # the raw data's key: Undo starts again from it
     meta["transform"] = dataset_transform(dataset) + [step]
     sigma_true = None
     if step["kind"] == "standardize":

@@ -14,7 +14,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LAMBDA_MOVED", "URL_RESTORED", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LAMBDA_MOVED", "URL_RESTORED", "XFORM_RAW", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -54,6 +54,9 @@ LIVE_HOLD = "learn_live_hold"
 LIVE_PREFETCH = "learn_live_prefetch"
 #: True once the user moved the λ slider in this session: only then are neighbours prefetched.
 LAMBDA_MOVED = "learn_lambda_moved"
+#: The current data before any transform (a :class:`dashboard.data.Dataset`), for the Data page's
+#: Undo, or None: one dataset per session at most.
+XFORM_RAW = "data_xform_raw"
 #: True once this session has applied the view its URL describes (dashboard.urlstate): a link
 #: sets the view when the session opens, never again over the user's own changes.
 URL_RESTORED = "url_restored"
@@ -63,6 +66,7 @@ WIDGET_DEFAULTS = {
     # Data page
     "data_drop_non_numeric": False,
     "data_drop_nonfinite_rows": False,
+    "data_drop_constant": False,
     # Sidebar (every page): which CoLiDE solver; "adam" is written into SOLVER_OVERRIDES
     "solver_choice": SOLVER,
     # Learn page
@@ -118,6 +122,7 @@ def init() -> None:
     ss.setdefault(LIVE_PREFETCH, None)
     ss.setdefault(LAMBDA_MOVED, False)
     ss.setdefault(URL_RESTORED, False)
+    ss.setdefault(XFORM_RAW, None)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
@@ -187,6 +192,9 @@ def set_dataset(dataset, *, settings_given=False) -> None:
             job.request_stop()
             ss[FIT_JOB] = None
         _drop_prior_knowledge_that_does_not_fit(dataset)
+        raw = ss.get(XFORM_RAW)
+        if raw is not None and dataset.key != raw.key and dataset.meta.get("transform_base") != raw.key:
+            ss[XFORM_RAW] = None  # other data: nothing of theirs to undo, and the memory is freed
         if old is not None and not settings_given:
             _carry_settings(ss, old, dataset)
 

@@ -8,6 +8,10 @@ from dashboard.data import UploadProblem, dataset_from_upload
 from colide_core.graph.export import edge_list
 from dashboard.text import md_escape
 
+#: The fix of each fixable upload problem (colide_core.data.io.FIXABLE): the checkbox that applies it.
+FIXES = {"non_numeric": "Drop non-numeric columns", "nonfinite": "Drop rows with missing / infinite values",
+         "constant_column": "Drop constant columns"}
+
 #: Dataset.source -> what the Data page shows.
 SOURCE_LABELS = {"sachs": "Sachs (bundled)", "upload": "Uploaded file", "simulated": "Simulated"}
 
@@ -35,9 +39,17 @@ def _process_upload():
             uploaded.getvalue(), uploaded.name,
             drop_non_numeric=bool(ss["data_drop_non_numeric"]),
             drop_nonfinite_rows=bool(ss["data_drop_nonfinite_rows"]),
+            drop_constant_columns=bool(ss["data_drop_constant"]),
         )
     except UploadProblem as exc:
-        ss[state.UPLOAD_STATUS] = ("error", f"**{name}** cannot be used: {md_escape(exc)}")
+        if len(exc.problems) > 1 or (exc.problems and exc.problems[0].kind in FIXES):
+            listed = "\n".join(f"{i}. {md_escape(p)}" + (f" *Fix: tick **{FIXES[p.kind]}** above.*"
+                                                            if p.kind in FIXES else "")
+                                for i, p in enumerate(exc.problems, 1))
+            ss[state.UPLOAD_STATUS] = ("error", f"**{name}** cannot be used as it is: "
+                                                f"{len(exc.problems)} problem(s).\n\n{listed}\n")
+        else:
+            ss[state.UPLOAD_STATUS] = ("error", f"**{name}** cannot be used: {md_escape(exc)}")
     except Exception as exc:  # never show a traceback for a user file
         ss[state.UPLOAD_STATUS] = ("error", f"**{name}** could not be read ({type(exc).__name__}): "
                                             f"{md_escape(exc)}")
@@ -59,12 +71,15 @@ with left:
         key="data_upload",
         on_change=_process_upload,
     )
-    c1, c2 = st.columns(2)
-    c1.checkbox("Drop non-numeric columns", key="data_drop_non_numeric", persist_state="session",
+    c1, c2, c3 = st.columns(3)
+    c1.checkbox(FIXES["non_numeric"], key="data_drop_non_numeric", persist_state="session",
                 on_change=_process_upload, help="Otherwise a text/date column is an error.")
-    c2.checkbox("Drop rows with missing / infinite values", key="data_drop_nonfinite_rows",
+    c2.checkbox(FIXES["nonfinite"], key="data_drop_nonfinite_rows",
                 persist_state="session", on_change=_process_upload,
                 help="Otherwise NaN or Inf is an error.")
+    c3.checkbox(FIXES["constant_column"], key="data_drop_constant", persist_state="session",
+                on_change=_process_upload, help="A column with one repeated value carries no information; "
+                                                "otherwise it is an error.")
 with right:
     st.write("")
     st.button("Use the Sachs data", key="data_use_sachs", icon=":material/restart_alt:", on_click=_use_sachs)
@@ -81,7 +96,7 @@ if status is not None:
 # The transformed data become the current dataset (own content hash, ground truth kept); the steps
 # are kept in Dataset.meta["transform"] and written into the run manifest.
 from colide_core.data.transforms import ASINH_COFACTOR, TRANSFORM_NOTES  # noqa: E402
-from dashboard.data import dataset_transform, transformed_dataset  # noqa: E402
+from dashboard.data import dataset_transform, repeated_transform, transformed_dataset, undo_transform  # noqa: E402
 
 _XFORM_LABELS = {"log": "log(x)", "asinh": "asinh(x / cofactor)", "standardize": "standardise (z-score)"}
 ss.setdefault("data_xform_kind", "asinh")
@@ -92,14 +107,31 @@ def _apply_transform():
     kind = ss["data_xform_kind"]
     cofactor = float(ss["data_xform_cofactor"]) if kind == "asinh" else None
     old = state.current_dataset()
+    refused = repeated_transform(old, kind)
+    if refused:
+        ss["data_xform_status"] = (old.key, "error", f"{_XFORM_LABELS[kind]} was not applied: {md_escape(refused)}")
+        return
     try:
         new = transformed_dataset(old, kind, cofactor=cofactor)
     except ValueError as exc:  # shown next to the dataset it was tried on
         ss["data_xform_status"] = (old.key, "error", f"{_XFORM_LABELS[kind]} was not applied: {md_escape(exc)}")
     else:
+        if not dataset_transform(old):
+            ss[state.XFORM_RAW] = old  # the raw data, for Undo (one dataset held per session)
         state.set_dataset(new)
         ss["data_xform_status"] = (new.key, "success", f"Applied {_XFORM_LABELS[kind]}: the current dataset "
                                                        f"is now **{md_escape(new.name)}**.")
+
+
+def _undo_transform():
+    cur = state.current_dataset()
+    try:
+        new = undo_transform(cur, ss[state.XFORM_RAW])
+    except (ValueError, AttributeError) as exc:
+        ss["data_xform_status"] = (cur.key, "error", f"Nothing was undone: {md_escape(exc)}")
+        return
+    state.set_dataset(new)
+    ss["data_xform_status"] = (new.key, "success", f"Undone: the current dataset is now **{md_escape(new.name)}**.")
 
 
 xform_status = ss.get("data_xform_status")
@@ -109,7 +141,7 @@ with st.expander("Transform the data (log, asinh, standardise)", expanded=xform_
     st.caption("Flow-cytometry intensities are usually transformed before analysis. CoLiDE is **not** "
                "scale-invariant: a transform changes which edges it finds. The transformed data become the "
                "current dataset (the ground-truth graph is kept) and the transform is recorded in the run "
-               "manifest. Press **Use the Sachs data** (or upload again) to go back to raw values.")
+               "manifest. **Undo** goes back one step; the same transform cannot be applied twice.")
     t1, t2, t3 = st.columns([2, 1, 1])
     t1.radio("Transform", list(_XFORM_LABELS), format_func=_XFORM_LABELS.get, key="data_xform_kind",
              horizontal=True)
@@ -117,7 +149,15 @@ with st.expander("Transform the data (log, asinh, standardise)", expanded=xform_
                     key="data_xform_cofactor", disabled=ss["data_xform_kind"] != "asinh",
                     help="5 is the mass-cytometry (CyTOF) convention, 150 the fluorescence flow-cytometry one.")
     t3.write("")
-    t3.button("Apply", key="data_xform_apply", icon=":material/function:", on_click=_apply_transform)
+    _cur = state.current_dataset()
+    _why_not = repeated_transform(_cur, ss["data_xform_kind"])
+    t3.button("Apply", key="data_xform_apply", icon=":material/function:", on_click=_apply_transform,
+              disabled=_why_not is not None, help=_why_not)
+    _raw = ss[state.XFORM_RAW]
+    t3.button("Undo", key="data_xform_undo", icon=":material/undo:", on_click=_undo_transform,
+              disabled=not (dataset_transform(_cur) and _raw is not None
+                            and _cur.meta.get("transform_base") == _raw.key),
+              help="Go back to the data before the last transform.")
     st.caption(f"**{_XFORM_LABELS[ss['data_xform_kind']]}**: {TRANSFORM_NOTES[ss['data_xform_kind']]}")
     if xform_status is not None:
         (st.error if xform_status[1] == "error" else st.success)(xform_status[2])

@@ -45,6 +45,8 @@ __all__ = [
     "read_table",
     "read_json",
     "validate_data",
+    "data_problems",
+    "FIXABLE",
     "INTERACTIVE_MAX_NODES",
     "DEFAULT_MAX_BYTES",
     "JSON_MAX_BYTES",
@@ -878,6 +880,7 @@ def validate_data(
     max_nodes: int | None = None,
     drop_non_numeric: bool = False,
     drop_nonfinite_rows: bool = False,
+    drop_constant_columns: bool = False,
 ) -> ValidatedData:
     """Check that a table is a usable data matrix for linear DAG learning.
 
@@ -904,6 +907,9 @@ def validate_data(
     drop_nonfinite_rows : bool, default False
         Drop rows holding NaN, missing or +/-Inf values instead of raising; their number is reported
         in ``dropped_rows`` and in a warning.
+    drop_constant_columns : bool, default False
+        Drop columns holding one repeated value (after the rows above are dropped) instead of
+        raising; their names join ``dropped_columns`` and a warning.
 
     Returns
     -------
@@ -943,6 +949,14 @@ def validate_data(
     bad_rows = check_finite_values(X, names, df.index, drop=drop_nonfinite_rows)
     X, index = (X[~bad_rows], df.index[~bad_rows]) if bad_rows.any() else (X, df.index)
     check_row_count(len(X), min_rows, after_dropping=bool(bad_rows.any()))
+    constant_dropped = []
+    if drop_constant_columns:
+        const = [k for k in range(X.shape[1]) if np.all(X[:, k] == X[0, k])]
+        if const:
+            constant_dropped = [names[k] for k in const]
+            X = np.delete(X, const, axis=1)
+            names = [nm for k, nm in enumerate(names) if k not in set(const)]
+            check_column_count(names, max_nodes=max_nodes, after_dropping=True)
     check_constant_columns(X, names)
     check_duplicate_columns(X, names)
     cov = check_covariance(X, names)
@@ -960,18 +974,73 @@ def validate_data(
         if dropped_columns else None,
         f"Dropped {_plural(len(dropped_labels), 'row')} with missing or infinite values "
         f"({n} remain)." if dropped_labels else None,
+        f"Dropped {_plural(len(constant_dropped), 'constant column')}: {_list(constant_dropped)}."
+        if constant_dropped else None,
         conditioning,
         scale_warning(cov, names),
     ]
     return ValidatedData(
         X=pd.DataFrame(X, columns=pd.Index(names), index=index.copy()),
         warnings=tuple(w for w in warnings_ if w),
-        dropped_columns=dropped_columns,
+        dropped_columns=tuple(dropped_columns) + tuple(constant_dropped),
         dropped_rows=len(dropped_labels),
         dropped_row_labels=dropped_labels,
         ill_posed=ill_posed,
         condition_number=cond,
     )
+
+
+#: The problems :func:`validate_data` can fix by dropping, and the keyword that drops them.
+FIXABLE = {"non_numeric": "drop_non_numeric", "nonfinite": "drop_nonfinite_rows",
+           "constant_column": "drop_constant_columns"}
+
+
+def data_problems(df, *, min_rows: int = 10, max_nodes: int | None = None, **fixes) -> list:
+    """Every problem of a table at once, each with the fix that drops it.
+
+    :func:`validate_data` stops at the first failing check; a user with a text column, missing
+    values and a constant column then met them one at a time. This runs :func:`validate_data`
+    again with each fixable problem's fix applied, until the table passes or a problem no drop
+    can fix is met (at most ``len(FIXABLE) + 1`` runs on the parsed table).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or 2-D array-like, shape (n_samples, n_nodes)
+    min_rows, max_nodes : see :func:`validate_data`
+    **fixes : bool
+        The fixes already chosen (keywords of :data:`FIXABLE`'s values).
+
+    Returns
+    -------
+    list of DataValidationError
+        The problems in the order met (empty when the table passes with ``fixes``). A fixable one
+        has ``kind`` in :data:`FIXABLE`; the last may be one that no drop fixes.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": [1.0, 2, 3], "b": [0.5, None, 1], "c": [4.0, 4, 4], "t": ["x", "y", "z"],
+    ...                    "e": [1.0, 0, 2]})
+    >>> [p.kind for p in data_problems(df, min_rows=2)]
+    ['non_numeric', 'nonfinite', 'constant_column']
+    """
+    chosen = {kw: bool(fixes.get(kw, False)) for kw in FIXABLE.values()}
+    unknown = set(fixes) - set(chosen)
+    if unknown:
+        raise TypeError(f"unknown fixes: {sorted(unknown)}")
+    problems = []
+    for _ in range(len(FIXABLE) + 1):
+        try:
+            validate_data(df, min_rows=min_rows, max_nodes=max_nodes, **chosen)
+        except DataValidationError as exc:
+            problems.append(exc)
+            fix = FIXABLE.get(exc.kind)
+            if fix is None or chosen[fix]:
+                break
+            chosen[fix] = True
+        else:
+            break
+    return problems
 
 
 def _check_parameters(min_rows, max_nodes) -> None:
@@ -1127,7 +1196,10 @@ def check_numeric_columns(df: pd.DataFrame, names, *, drop: bool = False):
             if names[j] in non_numeric and len(examples) < 3:
                 vals = df.iloc[:, j].dropna()
                 if len(vals):
-                    examples.append(f"{_short(names[j])} holds e.g. {_short(vals.iloc[0])}")
+                    # the example is a cell that is not a number (issue 30: one bad "0x10" among
+                    # numbers was shown with a valid value)
+                    bad = vals[pd.to_numeric(vals.astype(str), errors="coerce").isna().to_numpy()]
+                    examples.append(f"{_short(names[j])} holds e.g. {_short((bad if len(bad) else vals).iloc[0])}")
         ex = (" (" + "; ".join(examples) + ")") if examples else ""
         raise DataValidationError(
             f"{_plural(len(non_numeric), 'column')} not numeric: {_list(non_numeric)}{ex}. "

@@ -383,13 +383,14 @@ def band_figure(bands: dict, kind: str = "roc"):
     import html
 
     import plotly.graph_objects as go
-    from plotly.colors import qualitative
+
+    from dashboard.figures import method_colour
 
     y, x_title, y_title, auc = (("tpr", "false positive rate", "true positive rate", "auroc") if kind == "roc"
                                 else ("precision", "recall", "precision", "auprc"))
     fig = go.Figure()
-    for k, (method, b) in enumerate(bands.items()):
-        colour = qualitative.Plotly[k % len(qualitative.Plotly)]
+    for method, b in bands.items():
+        colour = method_colour(method)  # the same colour as in the bars above
         mean, std = b[f"{y}_mean"].to_numpy(), b[f"{y}_std"].to_numpy()
         lo, hi = np.clip(mean - std, 0, 1), np.clip(mean + std, 0, 1)
         name = html.escape(str(method))

@@ -29,7 +29,44 @@ __all__ = [
     "adjacency_figure",
 ]
 
-_COLOURS = {"EV": "#1f77b4", "NV": "#ff7f0e", "true": "#2ca02c"}
+#: One colour per method on every chart (issue 28: red was DAGMA in the bars and CoLiDE-NV in the
+#: curves of the same page). Keys are ``colide_core.evaluation.baselines.METHODS`` names.
+METHOD_COLOURS = {"CoLiDE-EV": "#1f77b4", "CoLiDE-NV": "#ff7f0e", "DAGMA-linear": "#d62728",
+                  "SortNRegress": "#9467bd", "GES": "#8c564b", "GIES": "#e377c2", "PC": "#7f7f7f",
+                  "CoLiDE-TOPO": "#17becf"}
+#: Colours for methods not listed above, chosen by a stable hash of the name.
+_SPARE = ("#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173")
+
+
+def method_colour(method) -> str:
+    """The colour of ``method`` on every chart of the dashboard.
+
+    Parameters
+    ----------
+    method : str
+        A method name (``"CoLiDE-NV"``, ``"GES"``, ...); ``"EV"`` / ``"NV"`` mean CoLiDE's.
+
+    Returns
+    -------
+    str
+        A ``#rrggbb`` colour: :data:`METHOD_COLOURS`, else one of a spare palette picked by a
+        stable hash (the same name always gets the same colour, in every process).
+
+    Examples
+    --------
+    >>> method_colour("NV") == method_colour("CoLiDE-NV") == "#ff7f0e"
+    True
+    """
+    import zlib
+
+    name = str(method)
+    name = f"CoLiDE-{name}" if name in ("EV", "NV") else name
+    if name in METHOD_COLOURS:
+        return METHOD_COLOURS[name]
+    return _SPARE[zlib.crc32(name.encode("utf-8")) % len(_SPARE)]
+
+
+_COLOURS = {"EV": METHOD_COLOURS["CoLiDE-EV"], "NV": METHOD_COLOURS["CoLiDE-NV"], "true": "#2ca02c"}
 
 
 def noise_figure(names, estimates: dict, sigma_true=None) -> go.Figure:
@@ -106,6 +143,7 @@ def compare_figure(summary: pd.DataFrame, metrics=("shd", "shd_cpdag", "sid"), l
                      "arrayminus": [0.0 if pd.isna(row.get(f"{m}_std")) else min(row[f"{m}_std"], row[f"{m}_mean"])
                                     for m in present]},
             name=html_escape(method),
+            marker_color=method_colour(method),
         )
     fig.update_layout(barmode="group", yaxis_title="mean ± std over repetitions (clipped at 0)",
                       margin={"t": 30, "b": 10}, height=400)

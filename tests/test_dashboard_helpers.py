@@ -190,3 +190,23 @@ def test_job_reports_progress_and_turns_exceptions_into_messages():
     assert made[0].wait(10) and not is_running(state, slot)
     assert start_job(state, slot, make) and len(made) == 2
     assert made[1].wait(10)
+
+
+def test_one_colour_per_method_in_bars_and_curves():
+    # Issue 28, point 7: red was DAGMA in the bars and CoLiDE-NV in the curves of the Compare page.
+    from dashboard import comparison as cmp
+    from dashboard.figures import METHOD_COLOURS, method_colour
+
+    assert len(set(METHOD_COLOURS.values())) == len(METHOD_COLOURS)  # no two methods share a colour
+    methods = ["DAGMA-linear", "CoLiDE-NV", "my method"]
+    summary = pd.DataFrame({"shd_mean": [3.0, 5.0, 4.0], "shd_std": [1.0, 1.0, 1.0]}, index=methods)
+    bars = {t.name: t.marker.color for t in compare_figure(summary, metrics=("shd",)).data}
+    grid = np.linspace(0, 1, 3)
+    bands = {}
+    for m in methods:
+        b = pd.DataFrame({"grid": grid, "tpr_mean": grid, "tpr_std": 0 * grid})
+        b.attrs.update(auroc_mean=0.5, auroc_std=0.0, n_seeds=1)
+        bands[m] = b
+    lines = {t.legendgroup: t.line.color for t in cmp.band_figure(bands, "roc").data if t.legendgroup}
+    assert bars == lines == {m: method_colour(m) for m in methods}
+    assert method_colour("my method") == method_colour("my method") not in METHOD_COLOURS.values()

@@ -82,9 +82,20 @@ def prior_badge(params) -> None:
         st.caption(f":material/rule: **Prior knowledge:** {summary} (Prior knowledge page)")
 
 
+#: Room for the content on a projector (issue 28, point 4: at 1024×768 the drawings were 176 px
+#: wide and the controls clipped): a narrower sidebar and less empty space around the main column,
+#: measured in the browser by tests/e2e/test_projector.py. A style rule only, no script.
+PROJECTOR_CSS = """<style>
+section[data-testid='stSidebar']{width:224px !important;min-width:224px !important}
+[data-testid='stMainBlockContainer']{padding-left:0.6rem;padding-right:0.6rem;padding-top:2rem}
+[data-testid='stMainBlockContainer'] h1{font-size:2rem;padding-top:0.25rem;padding-bottom:0.25rem}
+</style>"""
+
+
 def page_setup() -> None:
     """Configure the page, initialise session state (idempotent) and draw the sidebar."""
     st.set_page_config(page_title="CoLiDE dashboard", page_icon="🕸️", layout="wide")
+    st.html(PROJECTOR_CSS)
     start_solver_warmup()
     state.init()
     with st.sidebar:

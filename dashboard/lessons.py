@@ -60,5 +60,10 @@ def lesson_banner(dataset) -> None:
     if key not in LESSONS:
         return
     lesson = LESSONS[key]
-    st.info(f"**Lesson: {md_escape(lesson.title)}.** {md_escape(lesson.explanation)}  \n"
-            f"**Try:** {md_escape(lesson.try_next)}", icon=":material/school:")
+    # compact for a projector (issue 28, point 4): the title and what to try on one banner, the
+    # explanation one click away, so the slider, the drawings and their legend stay on screen
+    text, why = st.columns([6, 1], vertical_alignment="center")
+    text.info(f"**Lesson: {md_escape(lesson.title)}.** **Try:** {md_escape(lesson.try_next)}",
+              icon=":material/school:")
+    with why.popover("Why?", icon=":material/menu_book:", use_container_width=True):
+        st.info(md_escape(lesson.explanation))

@@ -33,7 +33,10 @@ from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape,
 #: width at 1280 px with the sidebar open, so the drawing (fitted to its frame) fills it, and with
 #: the controls in one row above, the λ slider and the graphs are on screen together at 1280×720
 #: (tests/e2e/test_live_learn.py checks the boxes).
-GRAPH_HEIGHT = {1: 480, 2: 400, 3: 320}
+GRAPH_HEIGHT = {1: 380, 2: 340, 3: 320}
+#: Width of the row of drawings at 1024×768 with the sidebar open (dashboard.layout.PROJECTOR_CSS):
+#: the narrowest screen the page is laid out for.
+PROJECTOR_ROW_PX = 740.0
 
 ss = st.session_state
 # A shared link or a refresh: the view in the URL (dataset, λ, threshold, noise model, layout) is
@@ -167,8 +170,6 @@ def _lambda_options():
     return sorted(grid)
 
 
-# Compact page for a projector: less empty space above the title (a style rule, no script).
-st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}</style>")
 st.title("Learn a DAG with CoLiDE")
 live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES])
 st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
@@ -179,7 +180,9 @@ lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (d
 
 # --- controls: one compact row, the graph right below ------------------------------------------
 running = is_running(ss, state.FIT_SLOT)
-c1, c2, c3, c4 = st.columns([1.1, 2.2, 2.2, 1.3], vertical_alignment="bottom")
+# widths measured in the browser at 1024×768 (tests/e2e/test_projector.py): the three noise-model
+# choices and "Run both" are never clipped
+c1, c2, c3, c4 = st.columns([1.5, 2.0, 2.0, 1.1], vertical_alignment="bottom")
 with c1:
     st.segmented_control(
         "Noise model", NOISE_CHOICES, key="learn_variant", required=True, persist_state="session",
@@ -202,10 +205,8 @@ with c3:
 with c4:
     st.button("Run", key="learn_run", type="secondary" if live else "primary", icon=":material/play_arrow:",
               on_click=_start, disabled=running,
-              help=("Not needed here (the view is live); fits the selected noise model as a background job "
-                    "with progress and Stop." if live else "Fit the selected noise model at this λ."))
-    st.button("Run both", key="learn_run_both", on_click=_start, args=(list(VARIANTS),), disabled=running,
-              help="Fit EV and NV, whatever the Noise model shows.")
+              help=("Not needed here (the view is live); fits the noise model(s) picked as a background job "
+                    "with progress and Stop." if live else "Fit the noise model(s) picked (EV, NV or both) at this λ."))
 
 urlstate.write_url(ds, ss, st.query_params)  # the view is shareable: a refresh or a link restores it
 
@@ -295,30 +296,39 @@ with tab_graph:
     if truth is not None:
         panels.append(("Ground truth", "**Ground truth**", truth, None, ds.sigma_true, "learn_graph_truth",
                        f"{int((truth != 0).sum())} edges"))
-    # Side by side while labels stay >= 10 px in a column at 1280 px (graph_style.per_row); else one
+    # Side by side while labels stay >= 12 px in a column at 1024×768 with the sidebar open (the
+    # smallest projector; graph_style.per_row, measured by tests/e2e/test_projector.py); else one
     # large drawing at a time, switched in place (same positions), so labels stay readable.
-    k = per_row(positions if positions is not None else unit_positions(len(names)), names, len(panels))
+    k = per_row(positions if positions is not None else unit_positions(len(names)), names, len(panels),
+                width_px=PROJECTOR_ROW_PX, min_font_px=12.0)
     if k < len(panels):
         labels = [p[0] for p in panels]
         if ss["learn_graph_variant"] not in labels:
             ss["learn_graph_variant"] = labels[min(1, len(labels) - 1)]
-        st.segmented_control("Show", labels, key="learn_graph_variant", required=True,
-                             help=f"{len(names)} nodes: side by side their labels would be too small to read, "
-                                  "so one drawing is shown at a time, with the same node positions: switch to "
-                                  "see which edges differ.")
+        show_col, legend_col = st.columns([1, 2], vertical_alignment="center")  # one row: a projector's height
+        show_col.segmented_control("Show", labels, key="learn_graph_variant", required=True,
+                                   label_visibility="collapsed",
+                                   help=f"{len(names)} nodes: side by side their labels would be too small to "
+                                        "read, so one drawing is shown at a time, with the same node positions: "
+                                        "switch to see which edges differ.")
         panels = [p for p in panels if p[0] == ss["learn_graph_variant"]]
-    gcols = st.columns(len(panels))
+        with legend_col:
+            show_legend([thresholded[v] for v in order], truth)
+    else:
+        # one legend for the row of drawings, above them: on screen whenever the drawings are
+        show_legend([thresholded[v] for v in order], truth)
+    gcols = st.columns(len(panels), gap="xsmall")  # the room goes to the drawings (labels >= 12 px)
     # frames about as tall as a column is wide at 1280 px, so the fitted drawing fills them
     height = GRAPH_HEIGHT[len(gcols)]
     required = {f"learn_graph_{v}": required_of(results[v], names) for v in order}  # labelled in the drawings
     for col, (_, heading, A, colour_by, sigma, key, caption) in zip(gcols, panels):
         with col:
-            st.markdown(heading)
-            # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview)
+            # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview),
+            # then its heading and caption: below it, so that the drawing sits high on a projector
             show_graph(A, names, colour_by, sigma, key=key, positions=positions, height=height, legend=False,
                        required=required.get(key))
+            st.markdown(heading)
             st.caption(caption)
-    show_legend([thresholded[v] for v in order], truth)  # one legend for the row of drawings
     if truth is None:
         st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
                    "node positions, so edges appear and vanish in place.")

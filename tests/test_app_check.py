@@ -38,7 +38,7 @@ def test_check_page_on_sachs(new_app):
     assert not at.exception, at.exception
     assert any("Learn" in i.value for i in at.info)  # nothing fitted yet
     at.switch_page("pages/learn.py").run()
-    at.button(key="learn_run_both").click().run()
+    at.button(key="learn_run").click().run()  # the default Noise model, Both: Run fits EV and NV
     assert not at.exception, at.exception
     # the Learn page's noise tab carries the EV-or-NV verdict, one line per fit
     captions = [c.value for c in at.caption]

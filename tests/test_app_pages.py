@@ -159,7 +159,7 @@ def test_threshold_slider_never_reruns_the_solver(solver_calls, new_app):
     assert sorted(calls) == ["ev", "nv"]
     calls.clear()
     at.session_state["solver_overrides"] = dict(QUICK)
-    at.button(key="learn_run_both").click().run()
+    at.button(key="learn_run").click().run()  # the default Noise model, Both: Run fits EV and NV
     assert not at.exception, at.exception
     assert sorted(calls) == ["ev", "nv"]
     edges_low = int(_metric(at, "Edges · NV"))

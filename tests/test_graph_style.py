@@ -190,3 +190,48 @@ def test_the_drawing_enlarges_labels_only_up_to_the_no_overlap_font():
         assert graph_style.label_overlap(P, names, cap, width) == 0.0
         if cap < 40.0:  # not at the upper bound: a little larger would overlap
             assert graph_style.label_overlap(P, names, cap + 0.3, width) > 0.0
+
+
+def _hits(pos, names, font, edges, bends):
+    """Edges whose drawn arc passes through a node it does not connect (the label ellipses)."""
+    from colide_core.render.graph_style import _arc, bend_via
+
+    semi = np.array([[0.35 * font * len(n) + 4.0, 0.7 * font + 4.0] for n in names])
+    bad = []
+    for i, j in edges:
+        kind, r = bends[(i, j)]
+        pts = _arc(pos[i], bend_via(pos[i], pos[j], kind, r), pos[j])[1:-1]
+        for k in set(range(len(pos))) - {i, j}:
+            if np.any((((pts - pos[k]) / semi[k]) ** 2).sum(axis=1) < 1.0):
+                bad.append((names[i], names[j], names[k]))
+    return bad
+
+
+def test_edges_are_bent_around_the_nodes_they_do_not_connect():
+    # Issue 28: in the circle layout PKC -> Raf ran under PKA and read as PKC -> PKA -> Raf. With the
+    # old single bend (curvedCW, 0.12) some Sachs edges cross a node; with edge_bends none does.
+    import colide_core
+    from colide_core.render.graph_html import _MAX_FONT
+    from colide_core.render.graph_style import edge_bends, font_px, max_font, unit_positions
+
+    X, B = colide_core.load_sachs()
+    names = list(X.columns)
+    # the Learn page's circle, three drawings side by side (320 px frames: graph_html's positions)
+    pos = unit_positions(len(names)) * np.array([260.0, 0.42 * 320])
+    base = font_px(len(names), max_label=min(max(map(len, names)), 12))
+    font = max_font(pos, names, base, max(base, _MAX_FONT))  # the largest labels the page may show
+    edges = [(int(i), int(j)) for i, j in zip(*np.nonzero(np.asarray(B)))]
+    old = {e: ("curvedCW", 0.12) for e in edges}
+    assert _hits(pos, names, font, edges, old), "the test needs a crossing to remove"
+    assert _hits(pos, names, font, edges, edge_bends(pos, edges, names, font)) == []
+
+
+def test_bend_via_matches_vis_network_geometry():
+    # vis-network's curvedCW with roundness 0 puts the control point on the midpoint (a straight
+    # edge); CW and CCW bend to opposite sides of the line, symmetric about it.
+    from colide_core.render.graph_style import bend_via
+
+    a, b = np.array([0.0, 0.0]), np.array([100.0, 0.0])
+    np.testing.assert_allclose(bend_via(a, b, "curvedCW", 0.0), [50.0, 0.0], atol=1e-9)
+    cw, ccw = bend_via(a, b, "curvedCW", 0.5), bend_via(a, b, "curvedCCW", 0.5)
+    assert cw[1] * ccw[1] < 0 and abs(cw[1] + ccw[1]) < 1e-9 and abs(cw[0] - ccw[0]) < 1e-9

@@ -365,8 +365,13 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
     req = None if required is None else np.asarray(required, dtype=bool)
     if req is not None and req.shape != (d, d):
         raise ValueError(f"required must have shape {(d, d)}, got {req.shape}.")
-    for i, j, opts in _edge_items(A, names, edges, req):
-        net.add_edge(i, j, **opts)
+    items = _edge_items(A, names, edges, req)
+    big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
+    # each edge bent around the nodes it does not connect (at the largest font the page may show)
+    bends = graph_style.edge_bends(pos, [(i, j) for i, j, _ in items], names, big)
+    for i, j, opts in items:
+        kind, roundness = bends[(i, j)]
+        net.add_edge(i, j, smooth={"type": kind, "roundness": roundness}, **opts)
 
     net.set_options(json.dumps({
         "physics": {"enabled": False},
@@ -381,7 +386,6 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
         raise ValueError("The graph HTML still references an external resource.")
     if assets_url is not None:
         html = _link_assets(html, str(assets_url).rstrip("/"))
-    big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
     return {"page": _pyvis_page(html), "fill": fill, "base_font": font, "max_font": round(big, 1),
             "target_font": LABEL_SCREEN_PX, "A": A}
 

@@ -45,6 +45,7 @@ from colide_core._validation import check_square_matrix
 __all__ = [
     "EDGE_STYLES", "SIGN_STYLES", "NODE_FILL", "NODE_LINE", "LAYOUTS", "SUMMARY_NODES", "legend_entries",
     "node_positions", "font_px", "node_px", "label_overlap", "max_font", "per_row", "unit_positions",
+    "EDGE_BENDS", "bend_via", "edge_bends",
 ]
 
 #: kind -> (colour, dashed, legend text). The colour is the agreement with the truth.
@@ -326,3 +327,96 @@ def per_row(positions, names, n_drawings, width_px=820.0, min_font_px=10.0, gap_
         if label_overlap(positions, names, min_font_px, (width_px - gap_px * (k - 1)) / k) == 0.0:
             return k
     return 1
+
+
+#: Curvatures tried for an edge, in order (vis-network ``smooth`` types and roundness): the
+#: house default first, then bends on either side, stronger and stronger.
+EDGE_BENDS = tuple((kind, r) for r in (0.12, 0.3, 0.5, 0.75, 1.0) for kind in ("curvedCW", "curvedCCW"))
+
+
+def bend_via(p_from, p_to, kind, roundness):
+    """The control point of vis-network's curved edge from ``p_from`` to ``p_to``.
+
+    The formula of vis-network 9.1.2's ``BezierEdgeStatic._getViaCoordinates`` for the
+    ``"curvedCW"`` and ``"curvedCCW"`` smooth types (read from the bundled
+    ``static/vis-network-9.1.2/vis-network.min.js``), so the arc computed here is the arc drawn.
+
+    Parameters
+    ----------
+    p_from, p_to : array-like of shape (2,)
+        End points in drawing units (x right, y down).
+    kind : {"curvedCW", "curvedCCW"}
+    roundness : float in [0, 1]
+
+    Returns
+    -------
+    ndarray of shape (2,)
+    """
+    dx = p_to[0] - p_from[0]
+    dy = p_from[1] - p_to[1]
+    length = math.hypot(dx, dy)
+    sign = 1.0 if kind == "curvedCW" else -1.0
+    angle = (math.atan2(dy, dx) + (0.5 * sign * roundness + 0.5) * math.pi) % (2 * math.pi)
+    reach = (0.5 * roundness + 0.5) * length
+    return np.array([p_from[0] + reach * math.sin(angle), p_from[1] + reach * math.cos(angle)])
+
+
+def _arc(p_from, via, p_to, k=24):
+    t = np.linspace(0.0, 1.0, k)[:, None]
+    return (1 - t) ** 2 * np.asarray(p_from) + 2 * (1 - t) * t * via + t ** 2 * np.asarray(p_to)
+
+
+def edge_bends(positions, edges, names, font_px, margin=4.0):
+    """A curvature for each edge such that its arc passes through no node it does not connect.
+
+    A straight or slightly bent edge from PKCα to Raf-1 that runs under PKA reads as
+    PKCα → PKA → Raf-1 (issue 28). Each node is taken as its label's ellipse (vis-network's
+    ``shape="ellipse"``: about ``0.35 * font * len(label) + margin`` by ``0.7 * font + margin``);
+    each edge gets the first of :data:`EDGE_BENDS` whose quadratic arc (:func:`bend_via`) misses
+    every other node, or, where none does, the one that crosses the fewest.
+
+    Parameters
+    ----------
+    positions : ndarray of shape (n_nodes, 2)
+        Node positions in drawing units.
+    edges : iterable of (int, int)
+        ``(i, j)`` for an edge i -> j.
+    names : sequence of str
+        Node labels (their length sizes the nodes).
+    font_px : float
+        Label font size in drawing units.
+    margin : float, default 4
+        Extra room around each label.
+
+    Returns
+    -------
+    dict of (int, int) -> (str, float)
+        ``{(i, j): (smooth type, roundness)}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pos = np.array([[0.0, 0.0], [100.0, 0.0], [200.0, 0.0]])  # B sits on the line from A to C
+    >>> kind, r = edge_bends(pos, [(0, 2)], ["A", "B", "C"], 14)[(0, 2)]
+    >>> r > 0.12
+    True
+    """
+    pos = np.asarray(positions, dtype=float)
+    semi = np.array([[0.35 * font_px * max(len(str(n)), 1) + margin, 0.7 * font_px + margin] for n in names])
+    out = {}
+    for i, j in edges:
+        others = [k for k in range(len(pos)) if k not in (i, j)]
+        best, best_hits = EDGE_BENDS[0], None
+        for kind, r in EDGE_BENDS:
+            pts = _arc(pos[i], bend_via(pos[i], pos[j], kind, r), pos[j])[1:-1]
+            if others:
+                rel = (pts[None, :, :] - pos[others][:, None, :]) / semi[others][:, None, :]
+                hits = int(np.any((rel ** 2).sum(axis=2) < 1.0, axis=1).sum())
+            else:
+                hits = 0
+            if best_hits is None or hits < best_hits:
+                best, best_hits = (kind, r), hits
+            if hits == 0:
+                break
+        out[(int(i), int(j))] = best
+    return out

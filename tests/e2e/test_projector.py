@@ -1,0 +1,66 @@
+"""The Learn page on a projector, measured in a real browser (issue 28, point 4).
+
+At 1280×720 and 1024×768 with the sidebar open, on Sachs, on a lesson (with its banner) and on a
+d = 30 simulation: the λ slider, every drawing (whole) and the legend are on screen together,
+labels are at least 12 px on screen, and the controls are not clipped (the three noise-model
+choices, the Run button). Screenshots go to ``tests/e2e/artifacts`` (the ones in
+``docs/images/projector-*.png`` were taken by this test).
+"""
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from colide_core.data.lessons import LESSONS
+from tests.e2e.harness import ARTIFACTS, UI_TIMEOUT_MS, graph_frame, lambda_slider, no_exception_shown, wait_for_idle
+
+#: On screen, labels at least this large (CSS px) up to d = 30.
+MIN_LABEL_PX = 12.0
+
+_FONT_JS = """() => Math.min(...nodes.get().map(n => (n.font && n.font.size ? n.font.size : 14) * network.getScale()))"""
+_TOP_JS = """() => { const m = document.querySelector('[data-testid="stMain"]'); if (m) m.scrollTo(0, 0);
+                     window.scrollTo(0, 0); return true; }"""
+
+CASES = {"sachs": "data=sachs", "lesson": f"data=lesson&lesson={next(iter(LESSONS))}",
+         "d30": "data=sim&d=30&n=600&seed=1"}
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, browser, size, case):
+    w, h = size
+    context = browser.new_context(viewport={"width": w, "height": h})
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/learn?{CASES[case]}", timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        frames = page.get_by_test_id("stIFrame")
+        expect(frames).not_to_have_count(0, timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        fonts = [graph_frame(frames.nth(i)).evaluate(_FONT_JS) for i in range(frames.count())]
+        page.evaluate(_TOP_JS)
+        page.wait_for_function("() => window.scrollY === 0", timeout=UI_TIMEOUT_MS)
+        slider = lambda_slider(page).bounding_box()
+        drawings = [frames.nth(i).bounding_box() for i in range(frames.count())]
+        legend = page.get_by_test_id("stHtml").filter(has_text=re.compile("correct")).first.bounding_box()
+        choices = page.get_by_role("radiogroup", name="Noise model").get_by_role("radio")
+        clipped = page.evaluate("""() => [...document.querySelectorAll('[role=radiogroup][aria-label="Noise model"] [role=radio], button')]
+            .filter(b => b.offsetParent && b.innerText.trim() && b.scrollWidth > b.clientWidth + 1).map(b => b.innerText.trim())""")
+        radio_boxes = [choices.nth(i).bounding_box() for i in range(choices.count())]
+        page.screenshot(path=str(ARTIFACTS / f"projector-{case}-{w}x{h}.png"))
+        no_exception_shown(page)
+    finally:
+        context.close()
+    (ARTIFACTS / f"projector-{case}-{w}x{h}.json").write_text(json.dumps(
+        {"fonts": fonts, "slider": slider, "drawings": drawings, "legend": legend}, indent=1))
+
+    on_screen = lambda b: b is not None and b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= w + 0.5 \
+        and b["y"] + b["height"] <= h + 0.5
+    assert on_screen(slider), slider
+    assert drawings and all(on_screen(b) for b in drawings), drawings       # every drawing, whole
+    assert on_screen(legend), legend
+    assert min(fonts) >= MIN_LABEL_PX - 0.05, fonts                        # labels readable
+    assert len(radio_boxes) == 3 and all(on_screen(b) for b in radio_boxes), radio_boxes
+    assert clipped == [], clipped                                          # no "Run EV a…", no "V"

@@ -84,11 +84,15 @@ def prior_badge(params) -> None:
 
 #: Room for the content on a projector (issue 28, point 4: at 1024×768 the drawings were 176 px
 #: wide and the controls clipped): a narrower sidebar and less empty space around the main column,
-#: measured in the browser by tests/e2e/test_projector.py. A style rule only, no script.
+#: measured in the browser by tests/e2e/test_projector.py. And one Stop: Streamlit's header Stop
+#: ended the script run that follows a background job, which froze the page while the job ran on
+#: unseen (issue 28, point 3); every job has its own Stop, which ends the job and redraws the page
+#: (tests/e2e/test_one_stop.py). Style rules only, no script.
 PROJECTOR_CSS = """<style>
 section[data-testid='stSidebar']{width:224px !important;min-width:224px !important}
 [data-testid='stMainBlockContainer']{padding-left:0.6rem;padding-right:0.6rem;padding-top:2rem}
 [data-testid='stMainBlockContainer'] h1{font-size:2rem;padding-top:0.25rem;padding-bottom:0.25rem}
+[data-testid='stStatusWidget'] button{display:none}
 </style>"""
 
 

@@ -16,7 +16,27 @@ from dashboard.cached import cache_data
 from dashboard.live import thresholded
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
-           "bootstrap_frequency", "bootstrap_mismatch"]
+           "bootstrap_frequency", "bootstrap_mismatch", "ChecksStopped", "PathStopped", "checks_job",
+           "harvest_checks", "path_job", "harvest_path"]
+
+
+class ChecksStopped(Exception):
+    """The checks were stopped (Stop, or the session ended); ``report`` is the partial report.
+
+    Raised by :func:`run_checks_cached` so a partial report is never cached.
+    """
+
+    def __init__(self, report):
+        super().__init__("the checks were stopped")
+        self.report = report
+
+
+class PathStopped(Exception):
+    """The λ path was stopped; ``path`` holds the λ values solved before (never cached)."""
+
+    def __init__(self, path):
+        super().__init__("the λ path was stopped")
+        self.path = path
 
 
 def shown_graph(result, threshold, names, return_removed=False):
@@ -105,9 +125,10 @@ def bootstrap_frequency(boot_state, data_key, params):
 
 
 @cache_data(show_spinner=False, max_entries=16,
-            unhashed={"_X": "data_key is the content hash of X (values, names, truth)"})
+            unhashed={"_X": "data_key is the content hash of X (values, names, truth)",
+                      "_callback": "progress and Stop only: a stopped run raises ChecksStopped, never cached"})
 def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: int, n_rescale: int,
-                      refits: bool, freq_key, _X, A, W, frequency):
+                      refits: bool, freq_key, _X, A, W, frequency, _callback=None):
     """:func:`colide_core.evaluation.checks.run_checks` of one fit, cached.
 
     Parameters
@@ -121,14 +142,26 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
         Thresholded DAG and raw weights (hashed in full: a loaded manifest's W differs from a
         fresh fit's with the same parameters).
     frequency : ndarray of shape (n_nodes, n_nodes) or None
+    _callback : callable, optional
+        ``callback(done, total) -> bool`` of :func:`colide_core.evaluation.checks.run_checks`
+        (a job's :meth:`~dashboard.jobs.Job.progress`): True stops the checks.
 
     Returns
     -------
     colide_core.evaluation.checks.CheckReport
+
+    Raises
+    ------
+    ChecksStopped
+        When the callback stopped the checks (the partial report rides on the exception).
     """
     estimator = colide_core.CoLiDE(**{**dict(params), "threshold": float(threshold)}) if refits else None
-    return colide_core.evaluation.checks.run_checks(_X, A, W=W, estimator=estimator, frequency=frequency,
-                                         n_random=int(n_random), n_rescale=int(n_rescale) if refits else 0)
+    report = colide_core.evaluation.checks.run_checks(_X, A, W=W, estimator=estimator, frequency=frequency,
+                                                      n_random=int(n_random),
+                                                      n_rescale=int(n_rescale) if refits else 0, callback=_callback)
+    if report.stopped:
+        raise ChecksStopped(report)
+    return report
 
 
 @cache_data(show_spinner=False, max_entries=64,
@@ -158,8 +191,9 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A) -> str:
 
 
 @cache_data(show_spinner=False, max_entries=8,
-            unhashed={"_X": "data_key is the content hash of X (values, names, truth)"})
-def path_cached(data_key: str, variant: str, overrides: tuple, _X):
+            unhashed={"_X": "data_key is the content hash of X (values, names, truth)",
+                      "_callback": "progress and Stop only: a stopped path raises PathStopped, never cached"})
+def path_cached(data_key: str, variant: str, overrides: tuple, _X, _callback=None):
     """:func:`colide_core.solver.path.lambda_path` with the default λ grid and thresholds, cached.
 
     Parameters
@@ -167,14 +201,105 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X):
     data_key, variant, overrides
         The cache key (``overrides``: sorted tuple of ``lambda_path`` keyword arguments).
     _X : pandas.DataFrame of shape (n_samples, n_nodes)
+    _callback : callable, optional
+        ``callback(done, total) -> bool`` of :func:`colide_core.solver.path.lambda_path`.
 
     Returns
     -------
     colide_core.solver.path.LambdaPath
+
+    Raises
+    ------
+    PathStopped
+        When the callback stopped the path after its first λ (the partial path rides on it);
+        ValueError when it stopped before.
     """
     kwargs = {k: (list(v) if isinstance(v, tuple) and k in ("forbidden", "required", "tiers") else v)
               for k, v in overrides}
-    return colide_core.lambda_path(_X, variant=variant, **kwargs)
+    path = colide_core.lambda_path(_X, variant=variant, callback=_callback, **kwargs)
+    if path.stopped:
+        raise PathStopped(path)
+    return path
+
+
+def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, freq_key, X, A, W, frequency):
+    """A :class:`dashboard.jobs.Job` running :func:`run_checks_cached` (slot, progress, Stop, session end).
+
+    Parameters
+    ----------
+    key : tuple
+        What the page matches the result with (stored as ``job.key``).
+    data_key, params, threshold, n_random, n_rescale, refits, freq_key, X, A, W, frequency
+        As :func:`run_checks_cached`.
+
+    Returns
+    -------
+    dashboard.jobs.Job
+        Not started; its result is the :class:`~colide_core.evaluation.checks.CheckReport`
+        (partial, ``stopped`` True, after Stop).
+    """
+    from dashboard.jobs import Job
+
+    def work(job):
+        try:
+            return run_checks_cached(data_key, params, threshold, int(n_random), int(n_rescale), bool(refits),
+                                     freq_key, X, A, W, frequency, _callback=job.progress)
+        except ChecksStopped as stopped:
+            return stopped.report
+
+    label = "Checks with refits" if refits else "Checks"
+    return Job(work, label, key=key)
+
+
+def harvest_checks(state, result_key):
+    """``harvest(job)`` of :func:`dashboard.jobs.follow_job` for :func:`checks_job`.
+
+    Stores ``dict(key, report, error)`` in ``state[result_key]`` (also after Stop or an error,
+    so the page does not start the same checks again by itself) and returns the messages.
+    """
+    from dashboard.text import md_escape
+
+    def harvest(job):
+        state[result_key] = {"key": job.key, "report": job.result, "error": job.error}
+        if job.error:
+            return [("error", "The checks could not run on this fit: " + md_escape(job.error))]
+        if job.result is not None and job.result.stopped:
+            why = "its session ended" if job.stop_reason == "session" else "Stop was pressed"
+            return [("warning", f"The checks were stopped ({why}) after {job.elapsed:.1f} s: what was finished "
+                                "is shown below; press **Run the checks again** for the rest.")]
+        return []
+
+    return harvest
+
+
+def path_job(key, data_key, variant, overrides, X):
+    """A :class:`dashboard.jobs.Job` solving :func:`path_cached` (slot, progress, Stop, session end)."""
+    from dashboard.jobs import Job
+
+    def work(job):
+        try:
+            return path_cached(data_key, variant, overrides, X, _callback=job.progress)
+        except PathStopped as stopped:
+            return stopped.path
+
+    return Job(work, "λ path", key=key)
+
+
+def harvest_path(state, result_key):
+    """``harvest(job)`` for :func:`path_job`: stores ``dict(key, path)`` (partial after Stop) in ``state``."""
+    from dashboard.text import md_escape
+
+    def harvest(job):
+        if job.error or job.result is None:
+            text = job.error or "the λ path returned nothing"
+            return [("error", "The λ path failed: " + md_escape(text))]
+        state[result_key] = {"key": job.key, "path": job.result}
+        if job.result.stopped:
+            return [("warning", f"The λ path was stopped after {job.result.lambdas.size} λ values; the curves "
+                                "below use those.")]
+        return []
+
+    return harvest
 
 
 def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_key, path_key,
@@ -210,3 +335,238 @@ def report_html_or_error(*args) -> bytes:
 
         return (f"<!DOCTYPE html><meta charset='utf-8'><p>The report could not be built: "
                 f"{html_escape(exc)}</p>").encode("utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# readable verdicts and tables (issue 28, point 6)
+# --------------------------------------------------------------------------------------------
+
+#: The traffic lights: an icon and a word, so the meaning never rests on colour alone.
+LIGHTS = {"ok": ("✅", "Holds"), "warn": ("⚠️", "Caution"), "bad": ("❌", "Problem"), "info": ("ℹ️", "Nothing to test")}
+
+
+def format_p(p) -> str:
+    """A p-value for people: ``"< 0.001"``, else 3 significant digits; ``"—"`` when missing.
+
+    Parameters
+    ----------
+    p : float or None
+
+    Returns
+    -------
+    str
+    """
+    import math
+
+    try:
+        p = float(p)
+    except (TypeError, ValueError):
+        return "—"
+    if math.isnan(p):
+        return "—"
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.3g}"
+
+
+def _num(x, fmt=".3g") -> str:
+    import math
+
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "—"
+    return "—" if math.isnan(x) else format(x, fmt)
+
+
+def residual_table(table):
+    """:attr:`ResidualChecks.table` with readable headers, formatted p-values and "—" for missing.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``node``, ``parents``, ``residual_sd``, ``normality_stat``, ``normality_p``, ``hetero_stat``,
+        ``hetero_p``, ``normal``, ``homoscedastic``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Strings only (node names as they are: Streamlit's table shows them as text).
+    """
+    import pandas as pd
+
+    return pd.DataFrame({
+        "Node": list(table["node"]),
+        "Parents": [int(v) for v in table["parents"]],
+        "Residual SD": [_num(v, ".4g") for v in table["residual_sd"]],
+        "Gaussian? (p)": [f"{'✅ yes' if ok else '⚠️ no'} ({format_p(p)})"
+                          for ok, p in zip(table["normal"], table["normality_p"])],
+        "Spread constant? (p)": ["— (no parents)" if pd.isna(p) else f"{'✅ yes' if ok else '⚠️ no'} ({format_p(p)})"
+                                 for ok, p in zip(table["homoscedastic"], table["hetero_p"])],
+    })
+
+
+def markov_table(tests):
+    """:attr:`MarkovCheck.tests` with readable headers and formatted p-values."""
+    import pandas as pd
+
+    return pd.DataFrame({
+        "Node": list(tests["node"]),
+        "Independent of": list(tests["other"]),
+        "Given": [g if g else "—" for g in tests["given"]],
+        "p-value": [format_p(p) for p in tests["p_value"]],
+        "Rejected?": ["❌ rejected" if r else "✅ not rejected" for r in tests["rejected"]],
+    })
+
+
+def check_lights(report, variant: str):
+    """One traffic light and one plain-language answer per check, most important first.
+
+    Parameters
+    ----------
+    report : colide_core.evaluation.checks.CheckReport
+    variant : {"ev", "nv"}
+        The noise model of the fit being checked.
+
+    Returns
+    -------
+    list of (str, str, str, str)
+        ``(light, check, answer, details)``: ``light`` a key of :data:`LIGHTS`, ``answer`` one
+        sentence without test names, ``details`` the check's own summary (numbers only).
+    """
+    import math
+
+    rows = []
+    m = report.markov
+    if math.isnan(m.share_rejected):
+        rows.append(("info", "Markov check", "The graph implies no independence to test.", m.summary))
+    else:
+        many = m.share_rejected > 2 * m.alpha and m.share_rejected > 0.1
+        better = m.verdict == "better than random graphs"
+        if better and not many:
+            light, text = "ok", "The independences this graph implies match the data better than chance."
+        elif better:
+            light, text = "warn", ("The graph beats random graphs, but the data contradict many of its "
+                                   "independences: edges are probably missing or misdirected.")
+        elif many:
+            light, text = "bad", ("The data contradict many of the independences this graph implies, and "
+                                  "random graphs do about as well.")
+        else:
+            light, text = "warn", "The graph does not explain the data's independences clearly better than chance."
+        rows.append((light, "Markov check", text, m.summary))
+    r = report.residuals
+    fits = r.noise_model.lower() == str(variant).lower()
+    n_nodes = len(r.table)
+    n_normal = int(r.table["normal"].sum())
+    if fits and n_normal == n_nodes:
+        light, text = "ok", f"The noise looks as CoLiDE-{r.noise_model} assumes (Gaussian, {r.noise_model})."
+    elif fits:
+        light, text = "warn", (f"The noise-variance assumption holds ({r.noise_model}), but the noise is not Gaussian at "
+                               f"{n_nodes - n_normal} of {n_nodes} nodes: the weights stay usable, σ̂ and BIC less so.")
+    else:
+        light, text = "warn", (f"The residuals suggest CoLiDE-{r.noise_model}, not CoLiDE-{str(variant).upper()}: "
+                               f"compare with the {r.noise_model} fit.")
+    rows.append((light, "Noise model", text, r.summary))
+    s = report.sortability
+    if math.isnan(s.varsortability):
+        rows.append(("info", "Sortability", "The graph has no edge: no order to check.", s.summary))
+    elif s.scale_warning:
+        rows.append(("warn", "Sortability", "The learned order follows increasing variance: it may come from "
+                                            "the units of the columns rather than from causes.", s.summary))
+    else:
+        rows.append(("ok", "Sortability", "The learned order does not simply follow the columns' variances.",
+                     s.summary))
+    if report.standardized is not None:
+        ch = report.standardized
+        share = ch.n_changed / max(1, report.n_edges)
+        light = "ok" if ch.n_changed == 0 else ("warn" if share <= 0.5 else "bad")
+        text = {"ok": "Standardising the data leaves the graph as it is.",
+                "warn": f"Standardising the data changes {ch.n_changed} edge(s) of {report.n_edges}.",
+                "bad": f"Standardising the data changes most of the graph ({ch.n_changed} edges of "
+                       f"{report.n_edges}): it depends on the units."}[light]
+        rows.append((light, "Standardise and refit", text,
+                     f"{len(ch.kept)} of {report.n_edges} edges survive as they are, {len(ch.reversed)} are reversed, "
+                     f"{len(ch.removed)} disappear and {len(ch.added)} are new."))
+    if report.scale is not None:
+        sc = report.scale
+        light = "ok" if sc.verdict == "scale-robust" else "warn"
+        text = ("Random changes of units leave the graph as it is." if light == "ok"
+                else f"Random changes of units change {float(sc.n_changed.mean()):.1f} edge(s) on average.")
+        rows.append((light, "Scale sensitivity", text, sc.summary))
+    order = {"bad": 0, "warn": 1, "ok": 2, "info": 3}
+    return sorted(rows, key=lambda row: order[row[0]])
+
+
+def overall_answer(lights) -> tuple:
+    """The one-line answer to "should I believe this graph?" from :func:`check_lights`.
+
+    Returns
+    -------
+    (str, str)
+        ``(light, sentence)``.
+    """
+    bad = [c for light, c, _, _ in lights if light == "bad"]
+    warn = [c for light, c, _, _ in lights if light == "warn"]
+    if bad:
+        return "bad", "Not as it stands: " + ", ".join(bad) + " point(s) to real problems" + (
+            f"; caution on {', '.join(warn)}." if warn else ".")
+    if warn:
+        return "warn", "With caution: every check runs, but " + ", ".join(warn) + " raise(s) doubts (details below)."
+    return "ok", "Yes, as far as these checks can tell: none of them contradicts the graph."
+
+
+def edge_lights(evidence, scale=None, names=None):
+    """A traffic light per edge from its ΔBIC, bootstrap frequency and survival of rescalings.
+
+    Parameters
+    ----------
+    evidence : pandas.DataFrame
+        :func:`colide_core.evaluation.checks.edge_evidence` (``delta_bic_remove``, optionally
+        ``bootstrap_frequency``), one row per edge in row-major order of the graph.
+    scale : ScaleSensitivity, optional
+        Its ``edge_kept`` (share of rescalings keeping each edge).
+    names : list of str, optional
+        Node names, to find each edge's indices in ``scale.edge_kept``.
+
+    Returns
+    -------
+    list of str
+        One "✅ strong", "⚠️ …" or "❌ …" text per row, naming what is weak.
+
+    Notes
+    -----
+    ΔBIC if removed > 10 is strong evidence for the edge, 2-10 positive, <= 2 weak (Kass and
+    Raftery 1995, on the BIC scale); a bootstrap frequency >= 0.7 is stable, < 0.5 unstable; an
+    edge kept in >= 80 % of the rescalings survives them.
+    """
+    import math
+
+    index = {n: k for k, n in enumerate(names or [])}
+    out = []
+    for row in evidence.itertuples(index=False):
+        row = row._asdict()
+        worst, why = "ok", []
+        dbic = float(row.get("delta_bic_remove", math.nan))
+        if not math.isnan(dbic):
+            if dbic <= 2:
+                worst = "bad"
+                why.append(f"ΔBIC {dbic:.1f}: the data barely prefer it")
+            elif dbic <= 10:
+                worst = "warn"
+                why.append(f"ΔBIC {dbic:.1f}: positive, not strong")
+        freq = row.get("bootstrap_frequency")
+        if freq is not None and not math.isnan(float(freq)):
+            if freq < 0.5:
+                worst = "bad"
+                why.append(f"in {freq:.0%} of resamples")
+            elif freq < 0.7:
+                worst = "warn" if worst == "ok" else worst
+                why.append(f"in {freq:.0%} of resamples")
+        if scale is not None and row["source"] in index and row["target"] in index:
+            kept = float(scale.edge_kept[index[row["source"]], index[row["target"]]])
+            if kept < 0.8:
+                worst = "warn" if worst == "ok" else worst
+                why.append(f"kept in {kept:.0%} of rescalings")
+        icon, word = LIGHTS[worst]
+        out.append(f"{icon} {'strong' if worst == 'ok' else word.lower()}" + (f": {'; '.join(why)}" if why else ""))
+    return out

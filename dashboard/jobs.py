@@ -1,7 +1,7 @@
 """The one background-job helper of the dashboard: every long computation of every page uses it.
 
-Life cycle of a job on a page (Learn's fits, Edge confidence's bootstrap and stability
-selection, Explorer's λ path):
+Life cycle of a job on a page (Learn's fits and Playback's recorded refit, Edge confidence's
+bootstrap and stability selection, Explorer's λ path, the Check page's checks and λ path):
 
 1. **start** — a Run button's ``on_click`` calls :func:`start_job` with a :class:`JobSlot`
    (the session-state keys of that kind of job) and a :class:`Job`; nothing starts while a job
@@ -28,6 +28,10 @@ Limits (a shared server: one user's job must not starve the others):
   reconnects within it), stops through the same flag as the Stop button.
 * **checked settings.** ``make_job`` may raise :class:`colide_core.run.manifest.RunSettingsError`
   (its settings are refused): :func:`start_job` then starts nothing and shows the message.
+* **computations a page starts by itself** (the Check page's checks when their inputs change,
+  Playback's recording when it is switched on) go through :func:`start_job` too, from the script
+  rather than an ``on_click``: the same slots, Stop and session end (issue 30: they used to run in
+  the page's own thread, outside all three).
 * **workers.** "Parallel workers" widgets are capped at :data:`MAX_WORKERS` (the core count).
 
 :class:`Job` runs ``fn(job)`` in a daemon thread. ``fn`` reports progress through
@@ -66,10 +70,20 @@ def _max_concurrent() -> int:
     return max(1, value)
 
 
+def _grace_s() -> float:
+    raw = os.environ.get("COLIDE_SESSION_GRACE_S", "").strip()
+    try:
+        value = float(raw) if raw else 30.0
+    except ValueError:
+        value = 30.0
+    return min(3600.0, max(0.0, value)) if value == value else 30.0
+
+
 #: Server-wide compute units (``$COLIDE_MAX_CONCURRENT_JOBS``, default the core count).
 MAX_CONCURRENT = _max_concurrent()
-#: Seconds a job keeps running after its session disconnected (a reconnect within it resumes).
-SESSION_GRACE_S = 30.0
+#: Seconds a job keeps running after its session disconnected (a reconnect within it resumes);
+#: ``$COLIDE_SESSION_GRACE_S`` (0 to 3600, default 30).
+SESSION_GRACE_S = _grace_s()
 
 
 class _Ticket:

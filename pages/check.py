@@ -1,8 +1,10 @@
 """Check page: should I believe this graph? Checks of the fit shown on the Learn page.
 
 Reads the current dataset and its fits (``dashboard.state.RESULTS``) at the Learn page's
-threshold, runs the model checks of ``colide_core.evaluation.checks`` (cached), shows each verdict in plain
-language with the figure behind it, the edge evidence table, curves against the ground truth or
+threshold, runs the model checks of ``colide_core.evaluation.checks`` (cached) as a background job
+(``dashboard.jobs``: a compute slot, a progress bar, Stop, and the end of the session end it; so
+does the λ path), shows a one-line answer and a traffic light per check in plain language with the
+figure behind it, the edge evidence table, curves against the ground truth or
 the user's own reference graph, and offers the one-file HTML report (``colide_core.render.report``).
 """
 import numpy as np
@@ -16,10 +18,12 @@ from colide_core.evaluation.curves import edge_score_curves, stable_region, thre
 from colide_core.graph.export import to_csv_safe
 from colide_core.graph.reference import read_reference
 from colide_core.render.report import ReportFit
+from dashboard.data import design_of
 from dashboard import check_state as cs
 from dashboard import checks as dc
 from dashboard import manifests, state, trust_state
 from dashboard.fitting import PATH_KEYS, VARIANTS
+from dashboard.jobs import follow_job, is_running, show_messages, start_job, stop_job
 from dashboard.layout import page_setup, prior_badge
 from dashboard.text import md_escape
 
@@ -107,31 +111,65 @@ elif ds.B_true is not None:
 else:
     truth, truth_label = None, None
 
-# --- checks ------------------------------------------------------------------------------------
+# --- checks: a job with a compute slot, progress, Stop and session end (issue 30) ---------------
 boot = dc.bootstrap_frequency(ss[trust_state.BOOT_RESULT], ds.key, res.params)
 refit_key = (ds.key, res.params, threshold)
-refits = refit_key in ss[cs.REFITS]
-try:
-    with st.spinner("Checking…"):
-        report = dc.run_checks_cached(ds.key, res.params, threshold, int(ss["check_n_random"]),
-                                      int(ss["check_n_rescale"]), refits, None if boot is None else boot[1],
-                                      ds.X, A, res.W, None if boot is None else boot[0])
-except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
-    st.error(f"The checks could not run on this fit: {md_escape(exc)}")
+refits = refit_key in ss[cs.REFITS] and design_of(ds)["conditions"] is None
+freq_key = None if boot is None else boot[1]
+check_key = (ds.key, res.content_key, threshold, int(ss["check_n_random"]),
+             int(ss["check_n_rescale"]) if refits else 0, refits, freq_key)  # rescalings matter only with refits
+
+
+def _make_checks_job():
+    return dc.checks_job(check_key, ds.key, res.params, threshold, int(ss["check_n_random"]),
+                         int(ss["check_n_rescale"]), refits, freq_key, ds.X, A, res.W,
+                         None if boot is None else boot[0])
+
+
+stored = ss[cs.CHECK_RESULT]
+running = ss[cs.CHECK_JOB]
+if running is not None and not running.done and running.key != check_key:
+    stop_job(ss, cs.CHECK_SLOT)  # checks of another fit or other settings: stop them, check this one
+    ss[cs.CHECK_JOB] = None
+if ss[cs.CHECK_JOB] is None and (stored is None or stored["key"] != check_key):
+    start_job(ss, cs.CHECK_SLOT, _make_checks_job)  # the inputs changed: check them (waits for a slot)
+follow_job(cs.CHECK_SLOT, dc.harvest_checks(ss, cs.CHECK_RESULT))
+show_messages(ss, cs.CHECK_SLOT)
+stored = ss[cs.CHECK_RESULT]
+if stored is None or stored["key"] != check_key or stored["report"] is None:
+    st.button("Run the checks again", key="check_rerun", icon=":material/refresh:",
+              on_click=start_job, args=(ss, cs.CHECK_SLOT, _make_checks_job))
     st.stop()
+report = stored["report"]
+if report.stopped:
+    st.button("Run the checks again", key="check_rerun", icon=":material/refresh:",
+              on_click=start_job, args=(ss, cs.CHECK_SLOT, _make_checks_job),
+              help="Runs every check again, to the end (the page's job waits for a free compute slot).")
+lights = dc.check_lights(report, res.variant)
+light, answer = dc.overall_answer(lights)
+st.markdown(f"### {dc.LIGHTS[light][0]} Should I believe this graph? {md_escape(answer)}")
 
 # keyed and stateful: the open tab survives a rerun that changes what is above it (a reference loaded)
 tab_v, tab_a, tab_e, tab_c, tab_r = st.tabs(["Verdicts", "Assumptions", "Edge evidence", "Curves", "Report"],
                                             key="check_tab", on_change="rerun")
 
 with tab_v:
-    for row in report.verdicts().itertuples():
-        st.markdown(f"**{row.check}: {row.verdict}.** {row.summary}")
-    if not refits:
+    for lt, check, text, details in lights:
+        icon, word = dc.LIGHTS[lt]
+        st.markdown(f"{icon} **{check} — {word}.** {md_escape(text)}")
+        with st.expander(f"Details: {check}"):
+            st.markdown(details)
+    if design_of(ds)["conditions"] is not None:
+        # the checks read the rows pooled, and their refits know no conditions: say so, never refit wrongly
+        st.caption(f"These data come from {len(set(design_of(ds)['conditions']))} conditions: the residual and "
+                   "Markov checks read all rows together (a condition's mean shift shows up in them), and the "
+                   "refits, which do not model conditions yet, are not offered.")
+    elif not refits:
         st.button("Standardise and refit, and rescale at random", key="check_refit", icon=":material/balance:",
                   on_click=lambda: ss[cs.REFITS].add(refit_key),
                   help="Refits CoLiDE with these settings on standardised data and after random rescalings of "
-                       "the columns, and shows which edges survive (a few more solves).")
+                       "the columns, and shows which edges survive (a few more solves, run as a job: it waits "
+                       "for a free compute slot and can be stopped).")
 
 with tab_a:
     s = report.sortability
@@ -147,13 +185,13 @@ with tab_a:
     st.markdown(report.residuals.summary)
     st.plotly_chart(plots.residual_sd_figure(report.residuals.table, report.residuals.noise_model),
                     key="check_resid_sd_chart")
-    st.dataframe(report.residuals.table, hide_index=True, key="check_resid_table")
+    st.dataframe(dc.residual_table(report.residuals.table), hide_index=True, key="check_resid_table")
     st.plotly_chart(plots.qq_figure(report.residuals.refit.residuals, names), key="check_qq_chart")
     st.plotly_chart(plots.hetero_figure(report.residuals.refit, names), key="check_hetero_chart")
     st.subheader("Markov check")
     st.markdown(report.markov.summary)
     st.plotly_chart(plots.markov_figure(report.markov), key="check_markov_chart")
-    st.dataframe(report.markov.tests, hide_index=True, key="check_markov_table")
+    st.dataframe(dc.markov_table(report.markov.tests), hide_index=True, key="check_markov_table")
 
 with tab_e:
     ev = report.evidence
@@ -179,7 +217,9 @@ with tab_e:
         rev = row["delta_bic_reverse"]
         m4.metric("ΔBIC if reversed", "cycle" if np.isnan(rev) else f"{rev:.1f}",
                   help="0: the data cannot orient it (same Markov equivalence class)")
-    st.dataframe(ev, hide_index=True, key="check_evidence_table")
+    shown = ev.copy()
+    shown.insert(2, "evidence", dc.edge_lights(ev, report.scale, names))
+    st.dataframe(shown, hide_index=True, key="check_evidence_table")
     st.download_button("Edge evidence (CSV)", to_csv_safe(ev, index=False), file_name="colide_edge_evidence.csv",
                        mime="text/csv", key="check_dl_evidence")
 
@@ -213,14 +253,13 @@ with tab_c:
                              for k, v in ss[state.SOLVER_OVERRIDES].items() if k in PATH_KEYS))
     path_key = (ds.key, res.variant, overrides)
     stored = ss[cs.PATH]
-    if stored is None or stored["key"] != path_key:
-        if st.button("Compute the λ path (9 λ, warm-started)", key="check_path_run"):
-            with st.spinner("Solving the λ path…"):
-                try:
-                    ss[cs.PATH] = {"key": path_key, "path": dc.path_cached(ds.key, res.variant, overrides, ds.X)}
-                except (ValueError, FloatingPointError) as exc:
-                    st.error(f"The λ path failed: {md_escape(exc)}")
-            stored = ss[cs.PATH]
+    if (stored is None or stored["key"] != path_key) and not is_running(ss, cs.PATH_SLOT):
+        st.button("Compute the λ path (9 λ, warm-started)", key="check_path_run", on_click=start_job,
+                  args=(ss, cs.PATH_SLOT, lambda: dc.path_job(path_key, ds.key, res.variant, overrides, ds.X)),
+                  help="Solves 9 λ values as a job: it waits for a free compute slot and can be stopped.")
+    follow_job(cs.PATH_SLOT, dc.harvest_path(ss, cs.PATH))
+    show_messages(ss, cs.PATH_SLOT)
+    stored = ss[cs.PATH]
     if stored is not None and stored["key"] == path_key:
         path = stored["path"]
         region = stable_region(path)

@@ -1163,6 +1163,11 @@ def check_row_count(n_rows: int, min_rows: int, *, after_dropping: bool = False)
         )
 
 
+#: Cells read, and characters of each, to find a non-numeric column's example value.
+_EXAMPLE_SCAN = 1000
+_EXAMPLE_CHARS = 64
+
+
 def check_numeric_columns(df: pd.DataFrame, names, *, drop: bool = False):
     """Check every column is numeric (int, float or bool), or choose the numeric ones.
 
@@ -1194,11 +1199,18 @@ def check_numeric_columns(df: pd.DataFrame, names, *, drop: bool = False):
         examples = []
         for j in range(len(names)):
             if names[j] in non_numeric and len(examples) < 3:
-                vals = df.iloc[:, j].dropna()
+                # the first non-missing cells only, each cut to a few characters before any conversion:
+                # a column of 4,000 one-megabyte strings (a Parquet dictionary bomb) must not be
+                # expanded to find an example (tests/e2e/test_upload_bombs.py)
+                col = df.iloc[:, j]
+                if isinstance(col.dtype, pd.CategoricalDtype):  # its distinct values: rows would expand them
+                    col = pd.Series(np.asarray(col.cat.categories[:_EXAMPLE_SCAN], dtype=object))
+                vals = col.head(_EXAMPLE_SCAN).dropna()
                 if len(vals):
                     # the example is a cell that is not a number (issue 30: one bad "0x10" among
                     # numbers was shown with a valid value)
-                    bad = vals[pd.to_numeric(vals.astype(str), errors="coerce").isna().to_numpy()]
+                    short = pd.Series([str(v)[:_EXAMPLE_CHARS] for v in vals], dtype=object)
+                    bad = vals[pd.to_numeric(short, errors="coerce").isna().to_numpy()]
                     examples.append(f"{_short(names[j])} holds e.g. {_short((bad if len(bad) else vals).iloc[0])}")
         ex = (" (" + "; ".join(examples) + ")") if examples else ""
         raise DataValidationError(

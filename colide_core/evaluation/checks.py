@@ -33,6 +33,12 @@ tables, which the callers escape where they meet HTML).
 Work is bounded before it is spent: the Markov check runs at most ``max_tests`` tests per graph
 (a random subset beyond that, drawn with ``random_state``) and at most :data:`MAX_RANDOM_GRAPHS`
 random graphs; the rescaling checks at most :data:`MAX_REFITS` refits.
+
+Long checks take a ``callback(done, total)`` (the convention of :mod:`colide_core.evaluation.stability`
+and :func:`colide_core.solver.path.lambda_path`): it is called during every refit (at each solver
+checkpoint), after every random graph of the Markov check and every 200 conditional-independence
+tests; returning True stops the check, which then returns what it finished, marked
+``stopped=True`` (a refit cut short is dropped, never compared: its graph would be a partial solve).
 """
 from __future__ import annotations
 
@@ -422,14 +428,53 @@ def compare_graphs(A_ref, A_new) -> GraphChange:
     return GraphChange(kept, rev, removed, added)
 
 
-def _fitted_graph(estimator, X):
+def _check_callback(callback):
+    if callback is not None and not callable(callback):
+        raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
+
+
+def _fitted_graph(estimator, X, callback=None):
+    """The thresholded graph of a clone of ``estimator`` fitted on ``X``; None when ``callback`` stopped it.
+
+    ``callback(done, 1)`` with ``done`` the fraction of the solve's iteration budget used
+    (:func:`colide_core.progress_fraction`), at every solver checkpoint.
+    """
     from sklearn.base import clone
 
-    model = clone(estimator).fit(X)
+    from colide_core.solver._common import progress_fraction
+
+    model = clone(estimator)
+    inner = None
+    if callback is not None:
+        budget = model.get_params().get("max_iter")
+
+        def inner(stage, iteration, objective):
+            try:
+                frac = progress_fraction(budget, stage, iteration)
+            except (TypeError, ValueError, IndexError):  # an order search past its last stage
+                frac = 0.99
+            return bool(callback(min(float(frac), 0.99), 1))
+
+    model.fit(X, callback=inner)
+    if getattr(model, "stopped_", False):
+        return None
     return np.asarray(model.adjacency_, dtype=float)
 
 
-def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None) -> GraphChange:
+def _sub_callback(callback, offset, span, total):
+    """``callback`` seen by a part of a longer run: ``done`` in [0, 1] of the part -> offset + done * span."""
+    if callback is None:
+        return None
+
+    def inner(done, part_total):
+        part_total = float(part_total) or 1.0
+        return bool(callback(offset + span * float(done) / part_total, total))
+
+    return inner
+
+
+def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None,
+                  callback=None) -> GraphChange | None:
     """Refit ``estimator`` on transformed data and compare its graph with ``A_ref``.
 
     Parameters
@@ -447,20 +492,25 @@ def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None)
         ``factors[j]``.
     factors : array-like of shape (n_nodes,), optional
         Positive finite factors for "rescale".
+    callback : callable, optional
+        ``callback(done, total)`` at every solver checkpoint (``done`` in [0, 1), ``total`` 1);
+        returning True stops the refit.
 
     Returns
     -------
-    GraphChange
-        How the refitted graph differs from ``A_ref``.
+    GraphChange or None
+        How the refitted graph differs from ``A_ref``; None when the callback stopped the
+        refit (a partial solve is never compared).
 
     Raises
     ------
     ValueError
         For invalid data, an unknown ``transform`` or bad ``factors``; FloatingPointError from
-        the solver.
+        the solver; InvalidParameterError for a ``callback`` that is not callable.
     """
     from colide_core.data.simulate import standardize
 
+    _check_callback(callback)
     values, names = check_X(X, min_samples=3)
     d = values.shape[1]
     ref = check_adjacency(A_ref, d, "A_ref", what="adjacency matrix")
@@ -474,7 +524,8 @@ def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None)
     else:
         raise ValueError(f"transform must be 'standardize' or 'rescale', got {transform!r}.")
     frame = pd.DataFrame(Z, columns=names) if names is not None else Z
-    return compare_graphs(ref, _fitted_graph(estimator, frame))
+    fitted = _fitted_graph(estimator, frame, callback)
+    return None if fitted is None else compare_graphs(ref, fitted)
 
 
 @dataclass(frozen=True)
@@ -492,6 +543,9 @@ class ScaleSensitivity:
         direction (0 elsewhere).
     n_changed : ndarray of int of shape (n_repeats,)
     verdict, summary : str
+    stopped : bool
+        True when the callback stopped the check: only the first ``len(changes)`` rescalings
+        were refitted (``factors`` holds those).
     """
 
     factors: np.ndarray
@@ -500,10 +554,11 @@ class ScaleSensitivity:
     n_changed: np.ndarray
     verdict: str
     summary: str
+    stopped: bool = False
 
 
 def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
-                      random_state=None) -> ScaleSensitivity:
+                      random_state=None, callback=None) -> ScaleSensitivity | None:
     """Refit after multiplying every column by a random factor; count the edges that change.
 
     Parameters
@@ -517,15 +572,21 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
     low, high : float, default=0.1 and 10
         Factors are log-uniform on ``[low, high]`` (0 < low <= high): a change of units.
     random_state : int, numpy Generator or None
+    callback : callable, optional
+        ``callback(done, n_repeats)`` at every solver checkpoint of every refit (``done`` counts
+        the refits finished plus the fraction of the current one); returning True stops the
+        check after the refits already finished.
 
     Returns
     -------
-    ScaleSensitivity
+    ScaleSensitivity or None
+        None when the callback stopped the check before its first refit finished; else
+        ``stopped`` says whether every rescaling was refitted.
 
     Raises
     ------
     InvalidParameterError
-        For a bad ``n_repeats``, ``low`` or ``high``; ValueError for bad data.
+        For a bad ``n_repeats``, ``low``, ``high`` or ``callback``; ValueError for bad data.
 
     Notes
     -----
@@ -534,6 +595,7 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
     rescaling is expected; the count says how much of the graph depends on the units.
     """
     n_repeats = _check_count(n_repeats, "n_repeats", 1, MAX_REFITS)
+    _check_callback(callback)
     if not (is_real(low) and is_real(high) and 0 < low <= high < math.inf):
         raise InvalidParameterError(f"need 0 < low <= high < inf, got low={low!r}, high={high!r}.")
     values, names = check_X(X, min_samples=3)
@@ -541,8 +603,21 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
     ref = check_adjacency(A_ref, d, "A_ref", what="adjacency matrix") != 0
     rng = np.random.default_rng(random_state)
     F = np.exp(rng.uniform(math.log(low), math.log(high), size=(n_repeats, d)))
-    changes = [refit_compare(pd.DataFrame(values, columns=names) if names else values, estimator, ref,
-                             "rescale", factors=f) for f in F]
+    frame = pd.DataFrame(values, columns=names) if names else values
+    changes = []
+    for k, f in enumerate(F):
+        ch = refit_compare(frame, estimator, ref, "rescale", factors=f,
+                           callback=_sub_callback(callback, k, 1.0, n_repeats))
+        if ch is None or (callback is not None and k + 1 < n_repeats and callback(float(k + 1), n_repeats)):
+            if ch is not None:
+                changes.append(ch)
+            break
+        changes.append(ch)
+    stopped = len(changes) < n_repeats
+    if not changes:
+        return None
+    n_repeats = len(changes)
+    F = F[:n_repeats]
     kept = np.zeros((d, d))
     for ch in changes:
         for i, j in ch.kept:
@@ -561,7 +636,9 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
                    f"{high:g}) on average {mean:.1f} edges changed (of {n_edges}; at most "
                    f"{int(n_changed.max())}): part of the graph depends on the units, because CoLiDE "
                    "is not scale-invariant.")
-    return ScaleSensitivity(F, changes, kept, n_changed, verdict, summary)
+    if stopped:
+        summary += " (Stopped early: only these rescalings were refitted.)"
+    return ScaleSensitivity(F, changes, kept, n_changed, verdict, summary, stopped)
 
 
 # --------------------------------------------------------------------------------------------
@@ -805,6 +882,10 @@ class MarkovCheck:
         empirical p-value: small means the learned graph explains the data better than chance).
     alpha : float
     verdict, summary : str
+    stopped : bool
+        True when the callback stopped the check: ``random_shares`` holds only the random DAGs
+        tested before (and ``tests`` only the learned graph's tests run before, if it stopped
+        there).
     """
 
     tests: pd.DataFrame
@@ -816,22 +897,35 @@ class MarkovCheck:
     alpha: float
     verdict: str
     summary: str
+    stopped: bool = False
 
 
-def _run_tests(cit, statements, max_tests, rng):
+#: Conditional-independence tests between two calls of a Markov check's callback.
+_TESTS_PER_REPORT = 200
+
+
+def _run_tests(cit, statements, max_tests, rng, should_stop=None):
+    """Fisher-z p-values of ``statements`` (a random subset of ``max_tests`` when more).
+
+    ``should_stop(k)`` is asked every :data:`_TESTS_PER_REPORT` tests with the count done; when
+    it says True the tests done so far are returned, with True as third value.
+    """
     if len(statements) > max_tests:
         keep = np.sort(rng.choice(len(statements), size=max_tests, replace=False))
         statements = [statements[k] for k in keep]
     p = np.empty(len(statements))
     for k, (i, j, pa) in enumerate(statements):
+        if should_stop is not None and k and k % _TESTS_PER_REPORT == 0 and should_stop(k):
+            return statements[:k], p[:k], True
         try:
             p[k] = float(cit(i, j, list(pa)))
         except ValueError:  # singular correlation submatrix
             p[k] = math.nan
-    return statements, p
+    return statements, p, False
 
 
-def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_state=None) -> MarkovCheck:
+def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_state=None,
+                 callback=None) -> MarkovCheck:
     """Test the conditional independences the learned DAG implies, against random DAGs.
 
     For every node i and every non-descendant j that is not a parent, the DAG implies
@@ -851,6 +945,10 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
         Most tests per graph; beyond it a random subset of the statements is tested.
     random_state : int, numpy Generator or None
         Seeds the random DAGs and the subsets.
+    callback : callable, optional
+        ``callback(done, n_random + 1)`` after the learned graph's tests and after each random
+        DAG (``done`` counts the graphs tested; fractional within a graph, every 200 tests);
+        returning True stops the check, which keeps what it tested (``stopped`` True).
 
     Returns
     -------
@@ -859,7 +957,8 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     Raises
     ------
     ValueError
-        For invalid data or a graph that is not a DAG; InvalidParameterError for bad counts.
+        For invalid data or a graph that is not a DAG; InvalidParameterError for bad counts or
+        a ``callback`` that is not callable.
 
     Notes
     -----
@@ -875,6 +974,7 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     alpha = _check_alpha(alpha)
     n_random = _check_count(n_random, "n_random", 0, MAX_RANDOM_GRAPHS)
     max_tests = _check_count(max_tests, "max_tests", 1, MAX_TESTS)
+    _check_callback(callback)
     values, names, B = _data_and_graph(X, A)
     n, d = values.shape
     if n < 5:
@@ -882,15 +982,32 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     rng = np.random.default_rng(random_state)
     cit = CIT(values, "fisherz")
     implied = implied_independences(B)
-    statements, p = _run_tests(cit, implied, max_tests, rng)
+    total = n_random + 1
+
+    def within(graph):  # should_stop of _run_tests for the graph-th graph (0: the learned one)
+        if callback is None:
+            return None
+        return lambda k: bool(callback(graph + min(k / max_tests, 0.99), total))
+
+    statements, p, stopped = _run_tests(cit, implied, max_tests, rng, within(0))
     rejected = p < alpha
     share = float(np.mean(rejected)) if len(statements) else math.nan
     n_edges = int(B.sum())
     shares = np.full(n_random, math.nan)
+    if stopped or (callback is not None and n_random and callback(1.0, total)):
+        stopped, n_random = True, 0
     for r in range(n_random):
-        _, pr = _run_tests(cit, implied_independences(random_dag(d, n_edges, rng)), max_tests, rng)
+        _, pr, cut = _run_tests(cit, implied_independences(random_dag(d, n_edges, rng)), max_tests, rng,
+                                within(r + 1))
+        if cut:
+            stopped, n_random = True, r
+            break
         if pr.size:
             shares[r] = float(np.mean(pr < alpha))
+        if callback is not None and r + 1 < n_random and callback(float(r + 2), total):
+            stopped, n_random = True, r + 1
+            break
+    shares = shares[:n_random]
     valid = shares[~np.isnan(shares)]
     as_good = float(np.mean(valid <= share)) if (valid.size and not math.isnan(share)) else math.nan
     tests = pd.DataFrame({
@@ -925,7 +1042,11 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
             base += (" Many implied independences are rejected: edges are probably missing or "
                      "misdirected.")
         summary = base
-    return MarkovCheck(tests, len(statements), len(implied), share, shares, as_good, alpha, verdict, summary)
+    if stopped:
+        summary += (f" (Stopped early: {len(statements)} of the learned graph's tests and {shares.size} random "
+                    "DAGs were run.)")
+    return MarkovCheck(tests, len(statements), len(implied), share, shares, as_good, alpha, verdict, summary,
+                       stopped)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1036,6 +1157,9 @@ class CheckReport:
         Random rescalings (with an estimator and ``n_rescale > 0``).
     node_names : list of str
     n_edges : int
+    stopped : bool
+        True when the callback of :func:`run_checks` stopped it: the Markov check and the
+        rescalings are partial (their own ``stopped``), and a refit not finished is None.
     """
 
     sortability: Sortability
@@ -1046,6 +1170,7 @@ class CheckReport:
     scale: object
     node_names: list
     n_edges: int
+    stopped: bool = False
 
     def verdicts(self) -> pd.DataFrame:
         """One row per check: ``check``, ``verdict``, ``summary`` (no node names inside)."""
@@ -1064,7 +1189,7 @@ class CheckReport:
 
 
 def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_rescale=3, alpha=0.05,
-               random_state=0) -> CheckReport:
+               random_state=0, callback=None) -> CheckReport:
     """Run every check of this module on one fit.
 
     Parameters
@@ -1085,6 +1210,12 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
         Random rescalings (0 skips that check).
     alpha : float, default=0.05
     random_state : int, Generator or None, default=0
+    callback : callable, optional
+        ``callback(done, total)`` during the long parts: the Markov check counts as one unit
+        and each refit (standardised, then each rescaling) as one, so ``total`` is
+        ``1 + (1 + n_rescale if estimator else 0)``; returning True stops the run, which keeps
+        what it finished (``stopped`` True). The quick checks (sortability, residuals, edge
+        evidence) always run first.
 
     Returns
     -------
@@ -1093,21 +1224,34 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
     Raises
     ------
     ValueError
-        As the individual checks.
+        As the individual checks; InvalidParameterError for a ``callback`` that is not callable.
     """
+    _check_callback(callback)
     values, names, B = _data_and_graph(X, A)
     frame = pd.DataFrame(values, columns=names)
     rng = np.random.default_rng(random_state)
     seeds = rng.integers(0, 2**32, size=2)
+    n_refits = (1 + (int(n_rescale) if n_rescale else 0)) if estimator is not None else 0
+    total = 1 + n_refits
+    sort = sortability(values, B)
+    resid = residual_checks(frame, B, alpha=alpha)  # the frame: tables name the nodes, not X0..
+    evidence = edge_evidence(frame, B, W=W, frequency=frequency)
+    markov = markov_check(frame, B, n_random=n_random, alpha=alpha, random_state=int(seeds[1]),
+                          callback=_sub_callback(callback, 0.0, 1.0, total))
+    stopped = markov.stopped
     std = scale = None
-    if estimator is not None:
-        std = refit_compare(frame, estimator, B, "standardize")
-        if n_rescale:
-            scale = scale_sensitivity(frame, estimator, B, n_repeats=n_rescale, random_state=int(seeds[0]))
+    if estimator is not None and not stopped:
+        stopped = callback is not None and bool(callback(1.0, total))
+        if not stopped:
+            std = refit_compare(frame, estimator, B, "standardize", callback=_sub_callback(callback, 1.0, 1.0, total))
+            stopped = std is None
+        if n_rescale and not stopped:
+            stopped = callback is not None and bool(callback(2.0, total))
+            if not stopped:
+                scale = scale_sensitivity(frame, estimator, B, n_repeats=n_rescale, random_state=int(seeds[0]),
+                                          callback=_sub_callback(callback, 2.0, float(n_rescale), total))
+                stopped = scale is None or scale.stopped
     return CheckReport(
-        sortability=sortability(values, B),
-        residuals=residual_checks(values, B, alpha=alpha),
-        markov=markov_check(values, B, n_random=n_random, alpha=alpha, random_state=int(seeds[1])),
-        evidence=edge_evidence(frame, B, W=W, frequency=frequency),
-        standardized=std, scale=scale, node_names=list(names), n_edges=int(B.sum()),
+        sortability=sort, residuals=resid, markov=markov, evidence=evidence,
+        standardized=std, scale=scale, node_names=list(names), n_edges=int(B.sum()), stopped=bool(stopped),
     )

@@ -709,8 +709,12 @@ def _read_adjacency_csv(text, names_check=None):
 
 # DAGitty model code: strings ("..." with \" as the one escape), bare identifiers, arrows,
 # brackets of attributes, braces of groups; one pass of this pattern over the text (linear).
+# Strings and attribute brackets are written as "unrolled loops" (a character class repeated, then
+# an escape or a quoted part): an alternation repeated per character made the regex engine keep a
+# backtracking record per character (issue 30: a 1.5 MB quoted attribute cost about 300 MB).
 _DAGITTY_TOKEN = re.compile(
-    r'\s+|//[^\n]*|"((?:[^"\\]|\\.)*)"|(<->|->|<-|--)|(\[(?:[^\]"]|"(?:[^"\\]|\\.)*")*\])|([{};,=])'
+    r'\s+|//[^\n]*|"([^"\\]*(?:\\.[^"\\]*)*)"|(<->|->|<-|--)'
+    r'|(\[[^\]"]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^\]"]*)*\])|([{};,=])'
     r'|([^\s{};,=\[\]"<>-][^\s{};,=\[\]"<>]*)', re.DOTALL)
 _DAGITTY_GRAPH_TYPES = ("dag", "pdag", "mag", "pag", "graph")
 #: Bound on the (tail, head) pairs a DAGitty model may expand to, per square of the names allowed.

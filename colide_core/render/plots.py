@@ -71,7 +71,9 @@ def sortability_figure(names, variances, r2, A):
 
 
 def residual_sd_figure(table, noise_model):
-    """Residual standard deviation per node (log scale) with the pooled (EV) value as a line.
+    """Residual standard deviation per node with the pooled (EV) value as a line.
+
+    The axis is logarithmic only when the values span a decade or more (then its title says so).
 
     Parameters
     ----------
@@ -86,11 +88,19 @@ def residual_sd_figure(table, noise_model):
     """
     sd = table["residual_sd"].to_numpy(dtype=float)
     pooled = float(np.sqrt(np.mean(sd ** 2)))
+    names = [html_escape(n) for n in table["node"]]
+    positive = sd[np.isfinite(sd) & (sd > 0)]
+    # a log axis only where the values span a decade or more (issue 28); the EV line is a trace in
+    # data units, so it sits at the right height on either axis (a shape's y on a log axis is read
+    # as a power of ten: the old line put the axis at 10^126)
+    log = positive.size > 1 and positive.max() / positive.min() >= 10.0
     fig = go.Figure()
-    fig.add_bar(x=[html_escape(n) for n in table["node"]], y=sd, name="residual sd", marker_color=_COLOURS[0])
-    fig.add_hline(y=pooled, line_dash="dash", annotation_text=f"one σ for all nodes (EV): {pooled:.4g}")
+    fig.add_bar(x=names, y=sd, name="residual sd", marker_color=_COLOURS[0])
+    fig.add_scatter(x=names, y=[pooled] * len(names), mode="lines", line={"dash": "dash", "color": "#444"},
+                    name=f"one σ for all nodes (EV): {pooled:.4g}")
     fig.update_xaxes(type="category", title_text="node")
-    fig.update_yaxes(type="log", title_text="residual standard deviation (data units)")
+    fig.update_yaxes(type="log" if log else "linear",
+                     title_text="residual standard deviation (data units" + (", log scale)" if log else ")"))
     return _layout(fig, title_text=f"Residual spread per node: verdict {noise_model}")
 
 

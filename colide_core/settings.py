@@ -127,6 +127,7 @@ CONSTRAINTS = MappingProxyType({
     "max_time": Number(Real, 0, None, closed="neither"),  # or None
     "topo_sizes": Schedule(POSITIVE_INT, 3, 3),
     "record_W": _Bool(),
+    "device": StrOptions(set(defaults.DEVICES)),
     "random_state": _RandomState(),
 })
 #: The settings, in the order of :class:`RunSettings`' fields.
@@ -280,6 +281,10 @@ class RunSettings:
         CoLiDE-TOPO's candidate-set sizes ``(s0, s_small, s_large)``, increasing.
     record_W : bool
         Keep W at every checkpoint (continuous solvers).
+    device : {"cpu", "gpu", "auto", "jax-cpu"}
+        Where the stage loops run: the numpy / numba solvers ("cpu"), the JAX backend on a GPU
+        ("gpu"), the GPU when there is one ("auto"), or the JAX backend on the CPU ("jax-cpu");
+        :mod:`colide_core.solver._jax`, ``docs/gpu.md``.
     random_state : None, int, numpy RandomState or Generator
         Accepted for API symmetry; the solvers are deterministic.
     """
@@ -297,6 +302,7 @@ class RunSettings:
     max_time: float | None = None
     topo_sizes: tuple = defaults.TOPO_SIZES
     record_W: bool = False
+    device: str = defaults.DEVICE
     random_state: object = None
 
     @classmethod

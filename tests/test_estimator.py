@@ -54,7 +54,7 @@ def test_get_params_lists_every_constructor_argument_with_its_default():
         "s_schedule": defaults.S_SCHEDULE, "max_iter": defaults.MAX_ITER, "lr": defaults.LR, "tol": defaults.TOL,
         "threshold": defaults.THRESHOLD, "random_state": None, "solver": defaults.SOLVER,
         "checkpoint": defaults.CHECKPOINT, "max_time": None, "forbidden": None, "required": None, "tiers": None,
-        "init_order": None, "topo_sizes": defaults.TOPO_SIZES, "record_W": False,
+        "init_order": None, "topo_sizes": defaults.TOPO_SIZES, "record_W": False, "device": defaults.DEVICE,
     }
     # the paper's values (Appendix D, Section 5)
     assert (params["variant"], params["lambda1"], params["threshold"], params["lr"]) == ("nv", 0.05, 0.3, 3e-4)

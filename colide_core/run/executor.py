@@ -546,6 +546,29 @@ def _run_joblib(pending, n_jobs, retries, record, done, timeout):
     return n_resub
 
 
+def task_resources(task, gpu_workers):
+    """Dask resources a task asks for: ``{"GPU": 1}`` for a fit with ``device="gpu"`` when the
+    cluster has workers started with ``--resources GPU=1`` (``docs/gpu.md``), else none.
+
+    Without such workers nothing is asked for (a resource no worker has would leave the task
+    pending for ever): a ``"gpu"`` fit on a worker without a GPU fails with a clear
+    ``DeviceUnavailableError`` row instead.
+
+    Parameters
+    ----------
+    task : Task
+    gpu_workers : bool
+        Whether some worker of the cluster declares the ``GPU`` resource.
+
+    Returns
+    -------
+    dict
+        ``{"GPU": 1}`` or ``{}``.
+    """
+    params = task.kwargs.get("params") or {}
+    return {"GPU": 1} if gpu_workers and isinstance(params, Mapping) and params.get("device") == "gpu" else {}
+
+
 def _nbytes(value):
     if isinstance(value, np.ndarray):
         return value.nbytes
@@ -583,9 +606,13 @@ def _run_dask(pending, address, retries, record, connect_timeout, timeout):
                     out[name] = value
             return out
 
+        workers = client.scheduler_info().get("workers", {}).values()
+        gpu_workers = any("GPU" in (w.get("resources") or {}) for w in workers)
+
         def submit(t, attempt):
             return client.submit(_execute, t.fn, prepare(t.kwargs), t.key, dict(t.meta),
-                                 key=f"colide-task-{t.key}-{attempt}", pure=False)
+                                 key=f"colide-task-{t.key}-{attempt}", pure=False,
+                                 resources=task_resources(t, gpu_workers) or None)
 
         attempts = {t.key: 0 for t in pending}
         owner = {}

@@ -28,12 +28,14 @@ _NAMES = {
     "colide_solve": "solver._solver", "SOLVERS": "solver._estimator", "CoLiDE": "solver._estimator",
     "is_dag": "graph._dag", "threshold_to_dag": "graph._dag",
     "SACHS_NODES": "data._datasets", "load_sachs": "data._datasets",
+    "SACHS_ROWS": "data._datasets", "SACHS_TRUTHS": "data._datasets", "SachsData": "data._datasets",
     "cpdag_from_dag": "evaluation._metrics", "evaluate": "evaluation._metrics",
     "sufficient_stats": "data.stats",
     "bootstrap_edges": "evaluation.stability", "stability_selection": "evaluation.stability",
     "lambda_path": "solver.path",
     "audit_constraints": "graph.constraints", "resolve_constraints": "graph.constraints",
     "RunSettings": "settings",
+    "ConditionStats": "data.conditions",
 }
 #: Submodules under their historical short names, and the subpackages. The drawing modules
 #: (colide_core.render.*) are imported only when asked for: they need the drawing libraries.
@@ -106,9 +108,13 @@ __all__ = [
     "threshold_to_dag",
     "load_sachs",
     "SACHS_NODES",
+    "SACHS_ROWS",
+    "SACHS_TRUTHS",
+    "SachsData",
     "evaluate",
     "cpdag_from_dag",
     "sufficient_stats",
+    "ConditionStats",
     # trust the edges
     "bootstrap_edges",
     "stability_selection",

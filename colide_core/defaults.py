@@ -16,7 +16,8 @@ __all__ = [
     "MAX_ITER_LIMIT", "MAX_NODES", "MAX_SAMPLES", "MAX_CELLS", "MAX_DEGREE", "MAX_SWEEP_RUNS",
     "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES", "LR_RANGE", "TOL_RANGE",
     "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS", "MAX_RETRIES", "MAX_TOPO_SIZE", "TOPO_SIZES",
-    "MAX_RECORD_W_CELLS",
+    "TOPO_CACHE_BYTES", "TOPO_CACHE_SLOTS",
+    "MAX_RECORD_W_CELLS", "DEVICES", "DEVICE", "AUTO_GPU_MIN_NODES",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
@@ -28,6 +29,16 @@ VARIANT = "nv"
 SOLVERS = ("auto", "fast", "adam", "topo")
 #: Default solver.
 SOLVER = "auto"
+#: Where the stage loops run (``CoLiDE(device=...)``, issue 33, ``docs/gpu.md``): "cpu" the numpy /
+#: numba solvers; "gpu" the JAX backend on a GPU (an error when JAX or a GPU is missing); "auto"
+#: the GPU when JAX sees one, else "cpu"; "jax-cpu" the JAX backend on the CPU (tests, CI and
+#: side-by-side comparisons).
+DEVICES = ("cpu", "gpu", "auto", "jax-cpu")
+#: Default device: today's numpy / numba path, unchanged.
+DEVICE = "cpu"
+#: ``device="auto"`` runs on a GPU from this many nodes up (below it a GPU step is launch-bound and
+#: no faster than one CPU core: issue 33's table, 0.9x at d = 100, 4.5x at d = 200).
+AUTO_GPU_MIN_NODES = 200
 #: L1 weight λ (Section 5).
 LAMBDA1 = 0.05
 #: Post-processing magnitude threshold on |W| (Section 5).
@@ -50,6 +61,12 @@ BETA_2 = 0.999
 #: CoLiDE-TOPO's candidate-set sizes ``(s0, s_small, s_large)``: TOPO's defaults (Deng et al.,
 #: ICML 2023), as used in the CoLiDE paper's Appendix E.
 TOPO_SIZES = (10, 100, 1000)
+#: CoLiDE-TOPO's node cache (issue 32): solved node problems kept by (node, predecessor set), at
+#: most this many bytes per search (a direct-mapped table; ``2 n_nodes + 7`` floats a slot).
+TOPO_CACHE_BYTES = 32 * 2 ** 20
+#: ... and at most this many slots (a power of two; 2**15 holds a d = 50 search's distinct node
+#: problems, measured 25,632 on the ill-conditioned ER4 case of docs/topo.md).
+TOPO_CACHE_SLOTS = 2 ** 15
 
 #: Range of λ offered by the dashboard's widgets (inclusive); the library accepts any λ >= 0.
 LAMBDA1_RANGE = (0.0, 10.0)
@@ -157,3 +174,22 @@ EXPORT_FORMATS = {
     "svg": (".svg", "image/svg+xml"),
 }
 __all__ += ["EXPORT_FORMATS"]
+
+# --------------------------------------------------------------------------------------------
+# Several conditions and known intervention targets (issue 31, docs/conditions.md).
+# --------------------------------------------------------------------------------------------
+
+#: Fewest rows a condition may have: its own mean and covariance need two.
+MIN_CONDITION_ROWS = 2
+#: Most distinct conditions (labels) of one dataset. The statistics are ``K * n_nodes**2``
+#: numbers, also bounded by :data:`MAX_CELLS`.
+MAX_CONDITIONS = 1_000
+#: Longest condition label, in characters (labels are shown and written to manifests).
+MAX_CONDITION_LABEL = 200
+#: Largest targets file the CLI reads (bytes): ``{label: [node, ...]}`` for 1,000 conditions.
+MAX_TARGETS_FILE_BYTES = 1_000_000
+#: How the conditions enter the model: an intercept per condition (the default) or one per node.
+INTERCEPTS = ("condition", "pooled")
+INTERCEPT = "condition"
+__all__ += ["MIN_CONDITION_ROWS", "MAX_CONDITIONS", "MAX_CONDITION_LABEL", "MAX_TARGETS_FILE_BYTES", "INTERCEPTS",
+            "INTERCEPT"]

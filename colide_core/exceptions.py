@@ -12,7 +12,9 @@
 * :class:`ManifestError`: a run manifest that is malformed or does not match the data;
 * :class:`RunSettingsError`: run settings refused, with one line per problem;
 * :class:`MethodError`: a peer method (a baseline) failed on the data;
-* :class:`UnknownNodesError`: a graph file names nodes outside the data's columns.
+* :class:`UnknownNodesError`: a graph file names nodes outside the data's columns;
+* :class:`DeviceUnavailableError`: ``device="gpu"`` asked for, but JAX or a GPU is missing;
+* :class:`DeviceNotSupportedError`: a solver or data form the JAX (GPU) backend does not run.
 
 Messages are plain text, never escaped: a UI escapes them where they meet HTML or markdown.
 """
@@ -24,6 +26,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 __all__ = [
     "ConvergenceWarning",
     "DataValidationError",
+    "DeviceNotSupportedError",
+    "DeviceUnavailableError",
     "ERROR_KINDS",
     "InvalidParameterError",
     "ManifestError",
@@ -31,6 +35,7 @@ __all__ = [
     "NodeNameError",
     "RunSettingsError",
     "UnknownNodesError",
+    "ConditionsError",
 ]
 
 
@@ -81,6 +86,17 @@ ERROR_KINDS = {
     "duplicate_column": "two columns hold identical values",
     "overflow": "values so large that the covariance matrix is not finite in float64",
     "singular_covariance": "the covariance matrix is singular: perfectly collinear columns",
+    # Several conditions and their intervention targets (ConditionsError, issue 31).
+    "condition_length": "the condition labels are not one per row of the data",
+    "condition_missing": "a condition label is missing (None, NaN or empty)",
+    "condition_mixed_types": "the condition labels mix numbers and text (or another type)",
+    "condition_bad_label": "a condition label is not text or an integer, is too long, or two labels read the same",
+    "condition_too_few_rows": "a condition has fewer rows than MIN_CONDITION_ROWS",
+    "too_many_conditions": "more distinct conditions than MAX_CONDITIONS (or their statistics exceed MAX_CELLS)",
+    "target_unknown_condition": "the targets name a condition that is not among the labels",
+    "target_unknown_node": "the targets name a node that is not a column of the data",
+    "target_every_row": "a node is a target in every condition: no row is left to fit its equation",
+    "targets_malformed": "the targets are not a mapping {label: [node, ...]} of bounded size",
 }
 
 
@@ -167,3 +183,38 @@ class RunSettingsError(InvalidParameterError):
     def __init__(self, problems):
         self.problems = list(problems)
         super().__init__("unusable run settings: " + "; ".join(self.problems))
+
+
+class DeviceUnavailableError(RuntimeError):
+    """``device="gpu"`` was asked for, but JAX is not installed or sees no GPU.
+
+    Raised by :func:`colide_core.solver._jax.resolve_device` (and so by ``CoLiDE(device="gpu").fit``
+    and ``colide fit --device gpu``); the message says what is missing and how to install it.
+    ``device="auto"`` never raises it: it falls back to the CPU solvers.
+    """
+
+
+class DeviceNotSupportedError(NotImplementedError):
+    """The JAX backend (``device`` other than ``"cpu"``) does not run this combination.
+
+    CoLiDE-TOPO (``solver="topo"``) and the per-node covariance form of several conditions run
+    on the CPU solvers only; use ``device="cpu"`` (or ``"auto"``) for them.
+    """
+
+
+class ConditionsError(DataValidationError):
+    """Condition labels or intervention targets that cannot be used; the message says why.
+
+    A :class:`DataValidationError` (so a ``ValueError``) whose :attr:`kind` is one of the
+    ``condition_*`` / ``target*`` / ``too_many_conditions`` keys of :data:`ERROR_KINDS`;
+    raised by :func:`colide_core.data.conditions.check_conditions`,
+    :func:`colide_core.data.conditions.check_targets` and
+    :class:`colide_core.data.conditions.ConditionStats`.
+    """
+
+    def __reduce__(self):
+        return (_rebuild_conditions_error, (self.message, self.kind, self.columns, self.rows))
+
+
+def _rebuild_conditions_error(message, kind, columns, rows):
+    return ConditionsError(message, kind, columns=columns, rows=rows)

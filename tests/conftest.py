@@ -57,9 +57,9 @@ def solver_calls(monkeypatch):
     calls = []
     real_fit = colide_core.CoLiDE.fit
 
-    def counting_fit(self, X, callback=None):
+    def counting_fit(self, X, conditions=None, targets=None, callback=None):
         calls.append(self.variant)
-        return real_fit(self, X, callback=callback)
+        return real_fit(self, X, conditions=conditions, targets=targets, callback=callback)
 
     monkeypatch.setattr(colide_core.CoLiDE, "fit", counting_fit)
     return calls

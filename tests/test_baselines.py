@@ -21,7 +21,7 @@ def sem_data(W, n, noise_var, seed):
 
 
 def test_registry_names_and_specs():
-    assert list(baselines.METHODS) == ["CoLiDE-EV", "CoLiDE-NV", "DAGMA-linear", "SortNRegress", "GES"]
+    assert list(baselines.METHODS) == ["CoLiDE-EV", "CoLiDE-NV", "DAGMA-linear", "SortNRegress", "GES", "GIES"]
     for name, spec in baselines.METHODS.items():
         assert spec.name == name and callable(spec.fit) and spec.description
     assert baselines.METHODS["GES"].max_nodes == 30 and baselines.METHODS["GES"].slow
@@ -128,3 +128,80 @@ def test_acceptance_colide_nv_not_worse_than_dagma_on_heteroscedastic_er2():
         for name in shd:
             shd[name].append(evaluate(B, baselines.run_method(name, X))["shd"])
     assert np.mean(shd["CoLiDE-NV"]) <= np.mean(shd["DAGMA-linear"]), shd
+
+
+# --------------------------------------------------------------------------------------------
+# GIES (issue 31): known intervention targets orient what observational data cannot
+# --------------------------------------------------------------------------------------------
+
+def _chain_with_intervention(order, seed, n=3000):
+    """A 3-node chain order[0] -> order[1] -> order[2] (weights 1.5, unit noise): n observational
+    rows, then n rows with a hard intervention on the middle node (its parent ignored)."""
+    W = np.zeros((3, 3))
+    W[order[0], order[1]] = W[order[1], order[2]] = 1.5
+    X_obs = sem_data(W, n, 1.0, seed)
+    W_do = W.copy()
+    W_do[:, order[1]] = 0.0
+    X_do = sem_data(W_do, n, 1.0, seed + 100) + 5.0  # a condition-wide shift too
+    labels = np.array(["obs"] * n + ["do_mid"] * n, dtype=object)
+    return W, np.vstack([X_obs, X_do]), labels
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0)])
+def test_gies_orients_a_chain_with_a_known_intervention(order):
+    # Observationally 0 - 1 - 2 is one Markov equivalence class (three members). Intervening on the
+    # middle node orients both of its edges (Hauser & Buehlmann 2012, Thm 10: an edge is compelled
+    # when exactly one of its ends is a target), so the I-essential graph is the true chain in both
+    # directions. Without the targets the class is undirected and the one member returned cannot
+    # be right for both directions.
+    W, X, labels = _chain_with_intervention(order, seed=7)
+    mid = order[1]
+    W_hat = baselines.run_method("GIES", X, conditions=labels, targets={"do_mid": [mid]})
+    np.testing.assert_array_equal(W_hat, W != 0)
+    by_name = baselines.run_method("GIES", pd.DataFrame(X, columns=["a", "b", "c"]), conditions=labels,
+                                   targets={"do_mid": ["abc"[mid]]})
+    np.testing.assert_array_equal(by_name, W_hat)
+
+
+def test_gies_without_targets_is_ges_up_to_the_member_of_the_class():
+    # One condition, no target: GIES's score is GES's BIC, so the essential graph is the undirected
+    # chain 0 - 1 - 2 and the DAG returned is a member of its class (SHD-C 0, two edges).
+    W, X, labels = _chain_with_intervention((0, 1, 2), seed=8)
+    m = evaluate(W, baselines.run_method("GIES", X[labels == "obs"]))
+    assert m["shd_cpdag"] == 0 and m["nnz"] == 2
+    # Conditions without targets leave the chain undirected whichever way it points, so the same
+    # member comes back for 0 -> 1 -> 2 and 2 -> 1 -> 0: it is wrong for at least one of them.
+    shd = []
+    for order in ((0, 1, 2), (2, 1, 0)):
+        W_o, X_o, lab_o = _chain_with_intervention(order, seed=9)
+        shd.append(evaluate(W_o, baselines.run_method("GIES", X_o, conditions=lab_o))["shd"])
+    assert max(shd) > 0
+
+
+def test_conditions_are_refused_where_a_method_would_pool_them():
+    W, X, labels = _chain_with_intervention((0, 1, 2), seed=10, n=200)
+    with pytest.raises(ValueError, match="GES does not take conditions"):
+        baselines.run_method("GES", X, conditions=labels)
+    with pytest.raises(ValueError, match="targets need conditions"):
+        baselines.run_method("GIES", X, targets={"do_mid": [1]})
+    from colide_core.exceptions import ConditionsError
+    with pytest.raises(ConditionsError, match="not a node"):
+        baselines.run_method("GIES", X, conditions=labels, targets={"do_mid": [3]})
+    with pytest.raises(ConditionsError, match="every condition"):
+        baselines.run_method("GIES", X, conditions=labels, targets={"do_mid": [1], "obs": [1]})
+    res = baselines.run_method_safe("GIES", X, conditions=labels, targets={"nope": [1]})
+    assert res["W"] is None and "nope" in res["error"]
+
+
+def test_run_method_passes_conditions_and_targets_to_colide():
+    # Needs the estimator's fit(X, conditions=, targets=) (issue 31, colide_core.data.conditions):
+    # the registry gives the same W as the estimator called directly, targets by name or index.
+    from colide_core import CoLiDE
+
+    W, X, labels = _chain_with_intervention((2, 1, 0), seed=7, n=500)
+    direct = CoLiDE("nv").fit(X, conditions=labels, targets={"do_mid": [1]}).adjacency_
+    np.testing.assert_array_equal(baselines.run_method("CoLiDE-NV", X, conditions=labels, targets={"do_mid": [1]}),
+                                  direct)
+    np.testing.assert_array_equal(
+        baselines.run_method("CoLiDE-NV", pd.DataFrame(X, columns=["a", "b", "c"]), conditions=labels,
+                             targets={"do_mid": "b"}), direct)

@@ -150,7 +150,8 @@ def test_bench_writes_tidy_table_and_summary_then_reuses(tmp_path):
     mean_er = df[(df["label"] == "sortnreg") & (df["graph"] == "er")]["shd_norm"].mean()
     assert shd[(shd["label"] == "sortnreg") & (shd["graph"] == "er")]["mean"].item() == pytest.approx(mean_er)
     text = (res / "summary.txt").read_text()
-    assert "== shd_norm (mean ± std over seeds) ==" in text and "sortnreg" in text
+    assert "== SHD / d (divided by the number of nodes, as in the paper's figures) (mean ± std over seeds) ==" in text
+    assert "== SHD (raw count of edge errors, as on the Compare page) (mean ± std" in text and "sortnreg" in text
     meta = json.loads((res / "bench.json").read_text())
     assert meta["n_computed"] == 8 and meta["backend"] == "joblib"
     again = cli("bench", "b.toml", "--jobs", 1, "--out", "res", cwd=tmp_path)
@@ -312,3 +313,14 @@ def _unthrottled(update):
         self._last = -1e9
         return update(self, value, suffix)
     return wrapper
+
+
+def test_simulate_defaults_to_nv_like_the_dashboard(tmp_path):
+    # Issue 28, point 7: `simulate` defaulted to EV while the dashboard's Simulate page defaults to NV.
+    from dashboard.state import WIDGET_DEFAULTS
+
+    r = cli("simulate", "--out", "sim", "--nodes", 5, "--samples", 200, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    std = pd.read_csv(tmp_path / "sim" / "noise_std.csv")["noise_std"].to_numpy()
+    assert WIDGET_DEFAULTS["sim_variance"] == "NV"
+    assert len(np.unique(std)) == 5  # one noise variance per node: NV (EV would give a single value)

@@ -41,7 +41,7 @@ CORE2 = {"graph": "sf", "degree": 2, "n_nodes": 7, "n_samples": 150, "noise": "l
 WIDGETS2 = SimConfig(d=7, degree=2.0, graph="SF", noise="laplace", variance="EV", noise_var=2.0,
                      w_range=(0.3, 1.5), n=150, standardize=True)
 CLI_ARGS2 = ["--graph", "sf", "--nodes", "7", "--degree", "2", "--samples", "150", "--noise", "laplace",
-             "--noise-var", "2", "--w-range", "0.3,1.5", "--standardize", "--seed", str(SEED)]
+             "--variance", "ev", "--noise-var", "2", "--w-range", "0.3,1.5", "--standardize", "--seed", str(SEED)]
 
 
 def _same(a, b):

@@ -40,10 +40,13 @@ def test_the_wheel_installs_alone_and_fits_sachs(tmp_path, repo_root):
         "X, B = colide_core.load_sachs()\n"
         "model = colide_core.CoLiDE('nv').fit(X)\n"
         "print(heavy, X.shape, colide_core.evaluate(B.to_numpy(), model.adjacency_)['shd'], colide_core.__file__)\n"
+        "d = colide_core.load_sachs(rows='all', truth='cmu20')\n"  # the gzip CSV and the truths ship too
+        "print(d.X.shape, int(d.B_true.to_numpy().sum()), len(d.targets))\n"
     )
     out = subprocess.run([str(py), "-c", code], check=True, capture_output=True, text=True, cwd=tmp_path).stdout
-    heavy, shape, shd, where = re.fullmatch(r"(\[.*\]) (\(.*\)) (\d+) (\S+)\n", out).groups()
+    heavy, shape, shd, where, full = re.fullmatch(r"(\[.*\]) (\(.*\)) (\d+) (\S+)\n(.*)\n", out).groups()
     assert heavy == "[]" and shape == "(853, 11)" and int(shd) == 12
+    assert full == "(7466, 11) 20 9"
     assert str(venv) in where  # the installed wheel, not the checkout
     installed = subprocess.run([str(py), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
                                check=True).stdout.lower()

@@ -64,6 +64,12 @@ def iterate(cov, variant):
     return res.W
 
 
+def _PLAIN(d):
+    """The kernel's placeholders of the per-node covariance form (a plain covariance: unused)."""
+    return (np.zeros((1, 1, 1)), np.zeros(1, dtype=np.int64), np.zeros(2, dtype=np.int64), np.ones(d), float(d),
+            False)
+
+
 def chunk_us(cov, variant, W, refresh, steps):
     """Mean time of one ``_adam_chunk_nb`` step (us) from ``W`` with an inverse every ``refresh`` steps
     (and the refined certificate where ``refresh`` is 10, as ``inverse_every="auto"`` at step scale 1)."""
@@ -78,7 +84,8 @@ def chunk_us(cov, variant, W, refresh, steps):
     def run(n):
         return _fast._adam_chunk_nb(state.W, m, v, state.MinvT, state.R, state.resid, state.isig, cov, lam,
                                     mask, 1.0, 1.0, 3e-4, 0.99, 0.999, 1.0, 1.0, sig0, vcode, n,
-                                    _fast._MAX_HALVINGS, Wbar, 0.04, refresh, state.lag, state.xc, refresh == 10)
+                                    _fast._MAX_HALVINGS, Wbar, 0.04, refresh, state.lag, state.xc, refresh == 10,
+                                    *_PLAIN(d))
 
     run(5)
     t0 = time.perf_counter()

@@ -1,6 +1,7 @@
 """Data: reading and validating user files (:mod:`.io`), the bundled Sachs data
 (:mod:`._datasets`, read as package resources from :mod:`.bundled`), simulation of linear SEMs
-(:mod:`.simulate`), transforms (:mod:`.transforms`), sufficient statistics (:mod:`.stats`) and the
+(:mod:`.simulate`), transforms (:mod:`.transforms`), sufficient statistics (:mod:`.stats`), several
+conditions with their intervention targets (:mod:`.conditions`) and the
 classroom lessons' simulation presets (:mod:`.lessons`). ``X`` is ``(n_samples, n_nodes)``.
 """
 

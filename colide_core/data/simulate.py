@@ -32,8 +32,10 @@ from colide_core._params import is_int as _is_int, is_real as _is_real
 
 __all__ = [
     "DATASET_DEFAULTS",
+    "INTERVENTION_DEFAULTS",
     "SimulatedData",
     "check_spec",
+    "check_interventions",
     "simulate_dataset",
     "simulate_dag",
     "simulate_parameters",
@@ -590,6 +592,17 @@ class SimulatedData:
         ``W_raw[i, j] = W_true[i, j] s_j / s_i``.
     spec : dict
         The complete, normalised settings (:func:`check_spec`).
+    conditions : ndarray of shape (n_samples,), dtype object (str), or None
+        Only with interventions (:func:`simulate_dataset`'s ``interventions``): each row's
+        condition label, ``"obs"`` for the observational rows (first), then ``"iv1"``, ``"iv2"``, ...
+        in blocks. None for purely observational data.
+    targets : dict[str, list[int]] or None
+        Only with interventions: condition label -> the node indices it intervenes on (hard
+        interventions; ``[]`` for ``"obs"``), the ``targets`` argument of
+        :meth:`colide_core.CoLiDE.fit` (with node indices as names). None otherwise.
+    shifts : ndarray of shape (n_conditions + 1, n_nodes) or None
+        Only with interventions: each condition's intercept shift ``c_k`` (row 0, the observational
+        condition, is zero), in the units of ``X``. None otherwise.
     """
 
     X: np.ndarray
@@ -598,6 +611,9 @@ class SimulatedData:
     noise_std: np.ndarray
     scale: np.ndarray
     spec: dict
+    conditions: np.ndarray | None = None
+    targets: dict | None = None
+    shifts: np.ndarray | None = None
 
 
 def _streams(random_state, k):
@@ -613,7 +629,114 @@ def _streams(random_state, k):
     return [np.random.default_rng(s) for s in seq.spawn(k)]
 
 
-def simulate_dataset(spec=None, random_state=None, **settings) -> SimulatedData:
+#: Interventional settings of :func:`simulate_dataset` (its ``interventions`` argument) and
+#: their defaults: none, so the data are observational as before.
+INTERVENTION_DEFAULTS = MappingProxyType({
+    "n_conditions": 0,
+    "n_per_condition": None,
+    "targets": None,
+    "n_targets": 1,
+    "mean_shift": 0.0,
+})
+
+
+def check_interventions(interventions, n_nodes, n_samples) -> dict:
+    """Validate and complete the interventional settings of :func:`simulate_dataset`.
+
+    Parameters
+    ----------
+    interventions : mapping or None
+        Keys of :data:`INTERVENTION_DEFAULTS` (missing ones take the defaults):
+
+        * ``n_conditions`` (int >= 0): interventional conditions besides the observational one;
+          with ``targets`` given it may be left out (it is then ``len(targets)``);
+        * ``n_per_condition`` (int >= 1 or None): rows per interventional condition; None means
+          ``n_samples`` (as many as the observational rows);
+        * ``targets`` (None or a sequence of ``n_conditions`` sequences of node indices): the nodes
+          each condition intervenes on; None draws ``n_targets`` distinct nodes per condition
+          uniformly at random;
+        * ``n_targets`` (int in [0, n_nodes]): targets per condition when they are drawn;
+        * ``mean_shift`` (float >= 0): standard deviation of each interventional condition's
+          intercept shifts, one per node, in data units (0: no shift).
+    n_nodes, n_samples : int
+        The (already checked) ``n_nodes`` and ``n_samples`` of the spec.
+
+    Returns
+    -------
+    dict
+        Every key of :data:`INTERVENTION_DEFAULTS`: ``n_conditions``, ``n_per_condition``,
+        ``n_targets`` int; ``targets`` None or a tuple of tuples of sorted int indices;
+        ``mean_shift`` float.
+
+    Raises
+    ------
+    ValueError
+        For an unknown key; a count that is not an int in range (bools, floats and strings are
+        refused); more than ``colide_core.defaults.MAX_CONDITIONS - 1`` interventional conditions (with
+        the observational one, at most the ``MAX_CONDITIONS`` a fit accepts); ``targets``
+        whose length differs from ``n_conditions``, naming a node outside ``[0, n_nodes)`` or the
+        same node twice in one condition; a negative or non-finite ``mean_shift``; more than
+        ``MAX_SAMPLES`` rows or ``MAX_CELLS`` cells in all.
+    """
+    given = dict(interventions or {})
+    unknown = set(given) - set(INTERVENTION_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown intervention setting(s) {sorted(unknown, key=str)}; "
+                         f"known: {list(INTERVENTION_DEFAULTS)}")
+    s = {**INTERVENTION_DEFAULTS, **given}
+    out = {}
+    targets = s["targets"]
+    if targets is not None:
+        if isinstance(targets, (str, bytes)) or not hasattr(targets, "__len__"):
+            raise ValueError(f"interventions['targets'] must be a list of lists of node indices, got {targets!r}.")
+        if len(targets) > defaults.MAX_CONDITIONS - 1:
+            raise ValueError(f"at most {defaults.MAX_CONDITIONS - 1} interventional conditions "
+                             f"(colide_core.defaults.MAX_CONDITIONS, less the observational one), got {len(targets)}.")
+        if "n_conditions" not in given:
+            s["n_conditions"] = len(targets)
+    k = s["n_conditions"]
+    if not _is_int(k) or not 0 <= k <= defaults.MAX_CONDITIONS - 1:
+        raise ValueError(f"interventions['n_conditions'] must be an integer in [0, {defaults.MAX_CONDITIONS - 1}] "
+                         f"(colide_core.defaults.MAX_CONDITIONS, less the observational one), got {k!r}.")
+    out["n_conditions"] = int(k)
+    m = n_samples if s["n_per_condition"] is None else s["n_per_condition"]
+    if not _is_int(m) or m < 1:
+        raise ValueError(f"interventions['n_per_condition'] must be a positive integer or None, got {m!r}.")
+    out["n_per_condition"] = int(m)
+    _check_n(int(n_samples) + out["n_conditions"] * int(m), n_nodes,
+             "the number of rows in all conditions (n_samples + n_conditions * n_per_condition)")
+    t = s["n_targets"]
+    if not _is_int(t) or not 0 <= t <= n_nodes:
+        raise ValueError(f"interventions['n_targets'] must be an integer in [0, n_nodes = {n_nodes}], got {t!r}.")
+    out["n_targets"] = int(t)
+    if targets is not None:
+        if len(targets) != out["n_conditions"]:
+            raise ValueError(f"interventions['targets'] has {len(targets)} lists but n_conditions is "
+                             f"{out['n_conditions']}.")
+        checked = []
+        for c, nodes in enumerate(targets):
+            if isinstance(nodes, (str, bytes)) or not hasattr(nodes, "__iter__"):
+                raise ValueError(f"interventions['targets'][{c}] must be a list of node indices, got {nodes!r}.")
+            nodes = list(nodes)
+            if len(nodes) > n_nodes:
+                raise ValueError(f"interventions['targets'][{c}] names more nodes than there are ({n_nodes}).")
+            bad = [v for v in nodes if not _is_int(v) or not 0 <= v < n_nodes]
+            if bad:
+                raise ValueError(f"interventions['targets'][{c}] must hold node indices in [0, {n_nodes}), "
+                                 f"got {bad[0]!r}.")
+            if len(set(int(v) for v in nodes)) != len(nodes):
+                raise ValueError(f"interventions['targets'][{c}] names a node twice: {nodes!r}.")
+            checked.append(tuple(sorted(int(v) for v in nodes)))
+        targets = tuple(checked)
+    out["targets"] = targets
+    shift = s["mean_shift"]
+    if not _is_real(shift) or not math.isfinite(shift) or shift < 0:
+        raise ValueError(f"interventions['mean_shift'] must be a finite number >= 0, got {shift!r}.")
+    out["mean_shift"] = float(shift)
+    return out
+
+
+def simulate_dataset(spec=None, random_state=None, *, interventions=None, **settings) -> SimulatedData:
     """Draw one synthetic linear-SEM dataset: the project's one simulation protocol.
 
     Parameters
@@ -629,13 +752,25 @@ def simulate_dataset(spec=None, random_state=None, **settings) -> SimulatedData:
           ``[-high, -low] U [low, high]``; default (None) the paper's range, (0.5, 2) for "ev" and
           (0.25, 1) for "nv" (Section 5);
         * ``noise``: the noise law of :func:`simulate_linear_sem` (centred, scaled to the variance);
-        * ``n_samples`` rows;
+        * ``n_samples`` rows (the observational rows when there are interventions);
         * ``standardize``: centre and scale every column to unit variance (:func:`standardize`).
     random_state : int, numpy.random.SeedSequence, numpy.random.Generator or None
-        The seed. It is split (:meth:`numpy.random.SeedSequence.spawn`) into four independent
-        streams, for the graph, the weights, the noise variances and the samples, so changing one
+        The seed. It is split (:meth:`numpy.random.SeedSequence.spawn`) into independent streams:
+        the graph, the weights, the noise variances, the observational samples, and (only used with
+        interventions) the drawn targets, the shifts and the interventional samples. Changing one
         setting leaves the draws of the others alone (e.g. the same seed gives the same DAG for
-        n = 100 and n = 10,000, and for EV and NV).
+        n = 100 and n = 10,000, and for EV and NV; and the same observational rows with and
+        without interventions).
+    interventions : mapping or None, keyword-only
+        Interventional conditions (keys of :data:`INTERVENTION_DEFAULTS`, checked by
+        :func:`check_interventions`); None or ``n_conditions=0``: observational data only, exactly
+        as without the argument. Condition ``k`` (label ``"iv<k>"``) draws ``n_per_condition``
+        rows of the SEM with **hard interventions** on its targets ``T_k``: a target's value is
+        drawn from its own noise law (its parents are ignored), and every node's intercept is
+        shifted by ``c_k`` (drawn ``N(0, mean_shift^2)`` per node; zero for the observational
+        rows)::
+
+            x_j = [j not in T_k] * sum_i W[i, j] x_i + z_j + c_kj
     **settings
         Settings as keywords; they override ``spec``.
 
@@ -643,13 +778,16 @@ def simulate_dataset(spec=None, random_state=None, **settings) -> SimulatedData:
     -------
     SimulatedData
         ``X`` (n_samples, n_nodes), ``B_true``, ``W_true``, ``noise_std``, ``scale`` and the
-        normalised ``spec``.
+        normalised ``spec``; with interventions, ``X`` has ``n_samples + n_conditions *
+        n_per_condition`` rows (the observational block first) and ``conditions``, ``targets``
+        and ``shifts`` are set, and ``spec["interventions"]`` holds the normalised settings (with
+        the drawn targets).
 
     Raises
     ------
     ValueError
-        For an unknown setting or an invalid value (:func:`check_spec`), or an unusable
-        ``random_state``.
+        For an unknown setting or an invalid value (:func:`check_spec`,
+        :func:`check_interventions`), or an unusable ``random_state``.
 
     Notes
     -----
@@ -659,13 +797,20 @@ def simulate_dataset(spec=None, random_state=None, **settings) -> SimulatedData:
     deviations ``sigma_j / s_j``; so ``W_true`` and ``noise_std`` are rescaled that way (the support
     ``B_true`` does not change). Scores that compare an estimate of ``X``'s SEM with the truth
     (``sigma_rel_err``, weight errors, varsortability of ``W_true``) are then meaningful; ``scale``
-    recovers the raw units.
+    recovers the raw units. With interventions, the mean and ``s_j`` are those of the
+    observational rows (so they are standardised exactly as without interventions) and apply to
+    every row; ``shifts`` are divided by ``s_j`` too.
 
     Protocol: Saboksayr, Mateos and Tepper (ICLR 2024), Section 5 and Appendix D; NOTEARS
     (Zheng et al., 2018) ``simulate_dag`` / ``simulate_parameter`` / ``simulate_linear_sem``.
+    Hard (perfect) interventions: Hauser and Buehlmann (JMLR 2012), Section 2.
     """
     s = check_spec(spec, **settings)
-    rng_graph, rng_w, rng_var, rng_x = _streams(random_state, 4)
+    iv = check_interventions(interventions, s["n_nodes"], s["n_samples"])
+    # Seven streams with interventions, else four (as before, so a caller's Generator or SeedSequence
+    # spawns exactly what it did); the first four children are the same either way.
+    streams = _streams(random_state, 7 if iv["n_conditions"] else 4)
+    rng_graph, rng_w, rng_var, rng_x = streams[:4]
     d = s["n_nodes"]
     B = simulate_dag(d, s["degree"], s["graph"], random_state=rng_graph)
     low, high = s["w_range"]
@@ -675,10 +820,40 @@ def simulate_dataset(spec=None, random_state=None, **settings) -> SimulatedData:
     else:
         var = draw_noise_variances(d, *s["noise_var_range"], random_state=rng_var)
     X, std = simulate_linear_sem(W, s["n_samples"], s["noise"], noise_var=var, random_state=rng_x)
+    conditions = targets = shifts = None
+    if iv["n_conditions"]:
+        k, m = iv["n_conditions"], iv["n_per_condition"]
+        rng_targets, rng_shift, rng_iv = streams[4:]
+        if iv["targets"] is None:
+            iv["targets"] = tuple(tuple(sorted(int(v) for v in rng_targets.choice(d, iv["n_targets"], replace=False)))
+                                  for _ in range(k))
+        shifts = np.zeros((k + 1, d))
+        if iv["mean_shift"] > 0:
+            shifts[1:] = rng_shift.normal(0.0, iv["mean_shift"], size=(k, d))
+        blocks = [X]
+        for c, (nodes, rng) in enumerate(zip(iv["targets"], rng_iv.spawn(k)), start=1):
+            W_c = W.copy()
+            W_c[:, list(nodes)] = 0.0  # hard intervention: the targets lose their parents
+            X_c, _ = simulate_linear_sem(W_c, m, s["noise"], noise_var=var, random_state=rng)
+            # x = x W_c + z + c  =>  x = (z + c)(I - W_c)^-1: the shift moves the mean by c (I - W_c)^-1
+            blocks.append(X_c + np.linalg.solve(np.eye(d) - W_c.T, shifts[c]))
+        X = np.concatenate(blocks, axis=0)
+        labels = ["obs"] + [f"iv{c}" for c in range(1, k + 1)]
+        conditions = np.repeat(np.array(labels, dtype=object), [s["n_samples"]] + [m] * k)
+        targets = {"obs": [], **{labels[c]: list(nodes) for c, nodes in enumerate(iv["targets"], start=1)}}
+        s = {**s, "interventions": {**iv, "targets": [list(t) for t in iv["targets"]]}}
     scale = np.ones(d)
     if s["standardize"]:
-        scale = X.std(axis=0)
-        X = standardize(X)
+        n_obs = s["n_samples"]
+        obs = X[:n_obs]
+        scale = obs.std(axis=0)
+        if conditions is not None and np.any(scale == 0):
+            raise ValueError(f"the observational rows have constant column(s) {np.flatnonzero(scale == 0).tolist()}; "
+                             "cannot standardise (draw more observational rows).")
+        X = (X - obs.mean(axis=0)) / scale if conditions is not None else standardize(X)
         W = W * scale[:, None] / scale[None, :]
         std = std / scale
-    return SimulatedData(X=X, B_true=B, W_true=W, noise_std=std, scale=scale, spec=s)
+        if shifts is not None:
+            shifts = shifts / scale
+    return SimulatedData(X=X, B_true=B, W_true=W, noise_std=std, scale=scale, spec=s,
+                         conditions=conditions, targets=targets, shifts=shifts)

@@ -31,6 +31,9 @@ accurate (a plain float64 mean near 1e8 is only good to ~1e-8 absolute, which
 would leak a ~1e-10 relative error into the merge term).
 
 Dask is imported lazily inside the functions so ``import colide_core`` stays fast.
+
+:func:`condition_summary` describes data from several conditions: rows, targets and how far each
+node's median moved from a baseline condition (issue 31, the Data page's per-condition table).
 """
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ import pandas as pd
 
 from colide_core._validation import check_X
 
-__all__ = ["sufficient_stats", "merge_moments", "partition_moments"]
+__all__ = ["sufficient_stats", "merge_moments", "partition_moments", "condition_summary"]
 
 _PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 _CSV_SUFFIXES = (".csv", ".txt")
@@ -269,3 +272,82 @@ def sufficient_stats(path_or_glob, *, columns=None, blocksize="64MB", scheduler=
     if return_columns:
         return n, mean, cov, names
     return n, mean, cov
+
+
+def condition_summary(X, conditions, targets=None, *, baseline=None, node_names=None):
+    """Per condition: rows, targets, and each node's median shift from a baseline condition.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+        Numeric, finite data, one row per sample. Not modified.
+    conditions : array-like or pandas.Series of shape (n_samples,)
+        Each row's condition label, checked by
+        :func:`colide_core.data.conditions.check_conditions` (text or integers, one kind).
+    targets : mapping, optional
+        ``{label: [node, ...]}``, nodes by name or index
+        (:func:`colide_core.data.conditions.check_targets`); only shown, not used in the numbers.
+    baseline : str or int, optional
+        The reference condition's label; default the first condition (in the order the labels
+        first appear).
+    node_names : sequence of str, optional
+        The nodes' names; default the DataFrame's columns, else ``"0"``, ``"1"``, ...
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per condition, in the order the labels first appear, with columns
+        ``condition`` (str), ``n`` (int rows), ``targets`` (the target names joined by ``", "``,
+        ``""`` for none), ``baseline`` (bool) and one float column per node: ``(median_c(x_j) -
+        median_b(x_j)) / sd_b(x_j)``, the shift of node j's median in condition c from its median
+        in the baseline condition b, in units of the baseline's standard deviation (``ddof=0``);
+        0 on the baseline's row; NaN where the baseline's standard deviation is 0.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D real finite numbers with at least 2 rows and columns
+        (:func:`colide_core._validation.check_data`), or ``baseline`` is not one of the labels.
+    ConditionsError
+        (a ``ValueError``) For conditions or targets that cannot be used.
+
+    Notes
+    -----
+    Medians and standard deviations with :func:`numpy.median` and :func:`numpy.std`. The median
+    (not the mean) keeps the heavy tails of cytometry data from dominating the shift.
+    """
+    from colide_core._validation import check_data
+    from colide_core.data.conditions import check_conditions, check_targets
+
+    values, names = check_data(X)
+    n, d = values.shape
+    if node_names is not None:
+        names = [str(x) for x in node_names]
+        if len(names) != d:
+            raise ValueError(f"node_names has {len(names)} names for {d} columns.")
+    labels, codes = check_conditions(conditions, n)
+    counts = np.bincount(codes, minlength=len(labels))
+    resolved = check_targets(targets, labels, names, n_nodes=d, counts=counts)
+    if names is None:
+        names = [str(j) for j in range(d)]
+    if baseline is None:
+        b = 0
+    else:
+        key = str(int(baseline)) if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool) \
+            else baseline
+        if not isinstance(key, str) or key not in labels:
+            raise ValueError(f"baseline {baseline!r} is not one of the condition labels "
+                             f"({', '.join(repr(x) for x in labels[:8])}{', ...' if len(labels) > 8 else ''}).")
+        b = labels.index(key)
+    medians = np.array([np.median(values[codes == c], axis=0) for c in range(len(labels))])
+    sd = values[codes == b].std(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(sd > 0, (medians - medians[b]) / np.where(sd > 0, sd, 1.0), np.nan)
+    shift[b] = np.where(sd > 0, 0.0, np.nan)
+    table = pd.DataFrame({
+        "condition": list(labels),
+        "n": counts.astype(int),
+        "targets": [", ".join(names[j] for j in resolved[lab]) for lab in labels],
+        "baseline": [c == b for c in range(len(labels))],
+    })
+    return pd.concat([table, pd.DataFrame(shift, columns=names)], axis=1)

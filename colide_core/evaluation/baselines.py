@@ -15,6 +15,14 @@ Methods (the baselines of the CoLiDE paper, Saboksayr, Mateos and Tepper, ICLR 2
   Reisach, Seiler and Weichwald (NeurIPS 2021).
 * ``"GES"``: causal-learn's greedy equivalence search with the linear-Gaussian BIC score; its CPDAG is
   turned into one DAG of the equivalence class with causal-learn's ``pdag2dag``.
+* ``"GIES"``: greedy interventional equivalence search (Hauser and Buehlmann, JMLR 2012) with the
+  Gaussian BIC score and known intervention targets, PyPI ``gies`` (the ``baselines`` extra); its
+  interventional essential graph is turned into one DAG of the class.
+
+Data from several conditions: :func:`run_method` takes ``conditions`` (one label per row) and
+``targets`` (``{label: [node, ...]}``), checked once by :mod:`colide_core.data.conditions`, and passes
+them to the methods that use them (``accepts_conditions``: the CoLiDE family and GIES); the others
+refuse them rather than pool the conditions silently.
 
 Use :func:`run_method` (raises :class:`MethodError` on failure) or :func:`run_method_safe` (never
 raises; returns a dict with the result or the error text).
@@ -42,6 +50,7 @@ __all__ = [
     "run_method_safe",
     "sortnregress",
     "ges_dag",
+    "gies_dag",
 ]
 
 
@@ -66,6 +75,10 @@ class MethodSpec:
         One line for a user interface.
     accepts_callback : bool
         Whether ``fit`` takes a ``callback(stage, iteration, objective)`` keyword for progress.
+    accepts_conditions : bool
+        Whether ``fit`` takes ``conditions`` (one label per row) and ``targets`` (``{label: tuple
+        of node indices}``, checked) keywords: data from several conditions with known
+        interventions.
     """
 
     name: str
@@ -75,6 +88,7 @@ class MethodSpec:
     slow: bool = False
     description: str = ""
     accepts_callback: bool = False
+    accepts_conditions: bool = False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -82,8 +96,12 @@ class MethodSpec:
 # --------------------------------------------------------------------------------------------------
 
 def _colide_fit(variant):
-    def fit(X, callback=None, **params):
-        model = CoLiDE(variant, **params).fit(X, callback=callback)
+    def fit(X, callback=None, conditions=None, targets=None, **params):
+        model = CoLiDE(variant, **params)
+        if conditions is None:
+            model.fit(X, callback=callback)
+        else:
+            model.fit(X, conditions=conditions, targets=targets, callback=callback)
         return np.array(model.adjacency_, dtype=float)
 
     fit.__name__ = f"colide_{variant}_fit"
@@ -210,6 +228,91 @@ def ges_dag(X, *, maxP=None, lambda_value=0.5) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------------
+# GIES
+# --------------------------------------------------------------------------------------------------
+
+def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=0.5) -> np.ndarray:
+    """Greedy interventional equivalence search (PyPI ``gies``), Gaussian BIC, known targets; a DAG.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+        Data. Not modified.
+    conditions : array-like of shape (n_samples,), optional
+        Each row's condition (text or integers), checked by
+        :func:`colide_core.data.conditions.check_conditions`. None: one observational condition
+        (GIES is then GES).
+    targets : mapping, optional
+        ``{label: [node, ...]}``: the nodes each condition intervenes on, by index, or by name when
+        ``X`` is a DataFrame or ``node_names`` is given (:func:`colide_core.data.conditions.check_targets`).
+        A condition not named has no target. Needs ``conditions``.
+    node_names : sequence of str, optional
+        The nodes' names, to give ``targets`` by name for an array ``X``.
+    lambda_value : float, default=0.5
+        Penalty per parameter, times ``log(n)`` (n all rows): 0.5 is the BIC score of Hauser and
+        Buehlmann and of the ``gies`` package's default.
+
+    Returns
+    -------
+    W : ndarray of shape (n_nodes, n_nodes), values in {0, 1}
+        ``W[i, j] == 1`` means i -> j; a DAG.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D real numbers with at least 2 rows, or holds NaN/Inf;
+        ``lambda_value`` is not a finite number >= 0; or targets are given without conditions.
+    ConditionsError
+        (a ``ValueError``) For conditions or targets that cannot be used (an unknown node or
+        condition, a node targeted in every row, a condition with too few rows, ...).
+    ImportError
+        If the ``gies`` package is not installed (``pip install 'colide-dashboard[baselines]'``).
+
+    Notes
+    -----
+    Calls ``gies.fit(GaussIntL0Pen(data, I, lmbda=lambda_value * log(n)))`` with one data block
+    per condition and its target list (Hauser and Buehlmann, "Characterization and greedy learning
+    of interventional Markov equivalence classes of directed acyclic graphs", JMLR 13, 2012). The
+    score centres each condition on its own mean (an intercept per condition) and fits node j's
+    equation only on the conditions that do not target it, like CoLiDE with ``targets``. GIES
+    returns an interventional essential graph (``A[i, j] != 0 and A[j, i] != 0``: an undirected
+    edge); it is turned into one DAG of the class with ``gies.utils.pdag_to_dag`` (Dor and Tarsi,
+    1992), so an undirected edge counts in SHD as one orientation of it, as for :func:`ges_dag`.
+    """
+    try:
+        import gies
+        from gies.scores.gauss_int_l0_pen import GaussIntL0Pen
+        from gies.utils import pdag_to_dag
+    except ImportError as exc:
+        raise ImportError("GIES needs the 'gies' package: pip install 'colide-dashboard[baselines]' "
+                          "(or gies==0.0.3).") from exc
+    from colide_core.data.conditions import check_conditions, check_targets
+
+    A, names = check_X(X, min_samples=2, min_features=1)
+    if node_names is not None:
+        names = [str(x) for x in node_names]
+        if len(names) != A.shape[1]:
+            raise ValueError(f"node_names has {len(names)} names for {A.shape[1]} columns.")
+    if not isinstance(lambda_value, (int, float, np.integer, np.floating)) or isinstance(lambda_value, bool) \
+            or not np.isfinite(lambda_value) or lambda_value < 0:
+        raise ValueError(f"lambda_value must be a finite number >= 0, got {lambda_value!r}.")
+    n, d = A.shape
+    if conditions is None:
+        if targets is not None:
+            raise ValueError("targets need conditions: give the condition of each row.")
+        labels, codes = ("all",), np.zeros(n, dtype=np.int64)
+    else:
+        labels, codes = check_conditions(conditions, n)
+    counts = np.bincount(codes, minlength=len(labels))
+    resolved = check_targets(targets, labels, names, n_nodes=d, counts=counts)
+    data = [A[codes == c] for c in range(len(labels))]
+    interv = [list(resolved[lab]) for lab in labels]
+    score = GaussIntL0Pen(data, interv, lmbda=float(lambda_value) * np.log(n))
+    essential, _ = gies.fit(score)
+    return np.asarray(pdag_to_dag(np.asarray(essential != 0, dtype=float)), dtype=float)
+
+
+# --------------------------------------------------------------------------------------------------
 # Registry
 # --------------------------------------------------------------------------------------------------
 
@@ -217,15 +320,17 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType({
     "CoLiDE-EV": MethodSpec(
         "CoLiDE-EV", _colide_fit("ev"), _colide_defaults(),
         description="CoLiDE, equal noise variances (paper eq. 4-5).", accepts_callback=True,
+        accepts_conditions=True,
     ),
     "CoLiDE-NV": MethodSpec(
         "CoLiDE-NV", _colide_fit("nv"), _colide_defaults(),
         description="CoLiDE, one noise variance per node (paper eq. 6-7).", accepts_callback=True,
+        accepts_conditions=True,
     ),
     "DAGMA-linear": MethodSpec(
         "DAGMA-linear", _colide_fit("ls"), _colide_defaults(),
         description="Least-squares score (DAGMA-linear) with CoLiDE's optimiser and schedule.",
-        accepts_callback=True,
+        accepts_callback=True, accepts_conditions=True,
     ),
     "SortNRegress": MethodSpec(
         "SortNRegress", sortnregress, MappingProxyType({"threshold": 0.0}),
@@ -235,10 +340,15 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType({
         "GES", ges_dag, MappingProxyType({"maxP": None, "lambda_value": 0.5}), max_nodes=30, slow=True,
         description="Greedy equivalence search, BIC score (causal-learn); CPDAG extended to a DAG.",
     ),
+    "GIES": MethodSpec(
+        "GIES", gies_dag, MappingProxyType({"lambda_value": 0.5}), max_nodes=30, slow=True,
+        description="Greedy interventional equivalence search, BIC score, known targets (gies); extended to a DAG.",
+        accepts_conditions=True,
+    ),
 })
 
 
-def run_method(name, X, *, callback=None, **params) -> np.ndarray:
+def run_method(name, X, *, callback=None, conditions=None, targets=None, **params) -> np.ndarray:
     """Run a registered method on data and return its DAG estimate.
 
     Parameters
@@ -250,6 +360,13 @@ def run_method(name, X, *, callback=None, **params) -> np.ndarray:
     callback : callable, optional
         Progress callback ``callback(stage, iteration, objective)``; passed on to methods with
         ``accepts_callback`` (the CoLiDE family), ignored by the others.
+    conditions : array-like of shape (n_samples,), optional
+        Each row's condition (:func:`colide_core.data.conditions.check_conditions`); only for
+        methods with ``accepts_conditions`` (the CoLiDE family, GIES).
+    targets : mapping, optional
+        ``{label: [node, ...]}``, nodes by index or (for a DataFrame ``X``) by name
+        (:func:`colide_core.data.conditions.check_targets`); passed on as node indices. Needs
+        ``conditions``.
     **params
         Overrides of the method's ``defaults``; an unknown name is an error.
 
@@ -264,7 +381,9 @@ def run_method(name, X, *, callback=None, **params) -> np.ndarray:
         If ``name`` is not registered (the message lists the registered names).
     ValueError
         If ``X`` is invalid, has more nodes than the method's ``max_nodes``, or a parameter name is
-        unknown.
+        unknown; if ``conditions`` are given to a method without ``accepts_conditions``, or
+        ``targets`` without ``conditions``; a :class:`~colide_core.exceptions.ConditionsError`
+        for conditions or targets that cannot be used.
     MethodError
         If the method itself fails or returns something that is not a ``(n_nodes, n_nodes)`` DAG; the
         original exception is chained as ``__cause__``.
@@ -272,8 +391,13 @@ def run_method(name, X, *, callback=None, **params) -> np.ndarray:
     if name not in METHODS:
         raise KeyError(f"Unknown method {name!r}; registered methods: {', '.join(METHODS)}.")
     spec = METHODS[name]
-    A, _ = check_X(X)
+    A, names = check_X(X)
     d = A.shape[1]
+    if targets is not None and conditions is None:
+        raise ValueError("targets need conditions: give the condition of each row.")
+    if conditions is not None and not spec.accepts_conditions:
+        raise ValueError(f"{name} does not take conditions (it would pool them as one sample); "
+                         f"methods that do: {', '.join(k for k, v in METHODS.items() if v.accepts_conditions)}.")
     if spec.max_nodes is not None and d > spec.max_nodes:
         raise ValueError(
             f"{name} is limited to {spec.max_nodes} nodes (too slow beyond); the data have {d}."
@@ -287,6 +411,13 @@ def run_method(name, X, *, callback=None, **params) -> np.ndarray:
     kwargs = {**spec.defaults, **params}
     if spec.accepts_callback:
         kwargs["callback"] = callback
+    if conditions is not None:  # checked once here; the methods get node indices
+        from colide_core.data.conditions import check_conditions, check_targets
+
+        labels, codes = check_conditions(conditions, A.shape[0])
+        resolved = check_targets(targets, labels, names, n_nodes=d, counts=np.bincount(codes, minlength=len(labels)))
+        kwargs["conditions"] = conditions
+        kwargs["targets"] = {lab: list(t) for lab, t in resolved.items() if t} or None
     try:
         W = spec.fit(A, **kwargs)
     except Exception as exc:  # noqa: BLE001 - re-raised with the method's name
@@ -300,12 +431,12 @@ def run_method(name, X, *, callback=None, **params) -> np.ndarray:
     return W
 
 
-def run_method_safe(name, X, *, callback=None, **params) -> dict:
+def run_method_safe(name, X, *, callback=None, conditions=None, targets=None, **params) -> dict:
     """Like :func:`run_method` but never raises: report the result or the error.
 
     Parameters
     ----------
-    name, X, callback, **params
+    name, X, callback, conditions, targets, **params
         As in :func:`run_method`.
 
     Returns
@@ -316,7 +447,7 @@ def run_method_safe(name, X, *, callback=None, **params) -> dict:
     """
     t0 = time.perf_counter()
     try:
-        W = run_method(name, X, callback=callback, **params)
+        W = run_method(name, X, callback=callback, conditions=conditions, targets=targets, **params)
         err = None
     except KeyError as exc:
         W, err = None, str(exc.args[0]) if exc.args else "unknown method"

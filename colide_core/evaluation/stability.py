@@ -70,13 +70,23 @@ def _frame(values, rows, names):
     return pd.DataFrame(sub, columns=names) if names is not None else sub
 
 
-def _fit_one(estimator, values, rows, names):
-    """Fit a clone on ``values[rows]``; return (adjacency, sigma, converged, error message)."""
+def _fit_one(estimator, values, rows, names, conditions=None):
+    """Fit a clone on ``values[rows]``; return (adjacency, sigma, converged, error message).
+
+    ``conditions``: None, or ``(labels, codes, targets)`` (the condition labels, each row's
+    code into them and the checked targets): the resample is then fitted with
+    ``conditions=labels[codes[rows]]`` and the targets.
+    """
     model = clone(estimator)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence is reported through the result
-            model.fit(_frame(values, rows, names))
+            if conditions is None:
+                model.fit(_frame(values, rows, names))
+            else:
+                labels, codes, targets = conditions
+                model.fit(_frame(values, rows, names), conditions=np.asarray(labels, dtype=object)[codes[rows]],
+                          targets=targets)
     except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         return None, None, False, f"{type(exc).__name__}: {exc}"
     sigma = getattr(model, "sigma_", None)
@@ -95,9 +105,9 @@ def _check_common(n_jobs, callback):
         raise InvalidParameterError("callback must be callable.")
 
 
-def _fit_task(estimator, values, rows, names):
+def _fit_task(estimator, values, rows, names, conditions=None):
     """Executor task: :func:`_fit_one` as a dict row (module level, so workers import it)."""
-    adjacency, sigma, converged, error = _fit_one(estimator, values, rows, names)
+    adjacency, sigma, converged, error = _fit_one(estimator, values, rows, names, conditions)
     return {"adjacency": adjacency, "sigma": sigma, "converged": converged, "fit_error": error}
 
 
@@ -115,7 +125,7 @@ def _sweep_id(kind, estimator, values, names, seed_seq):
     return h.hexdigest()[:40]
 
 
-def _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id):
+def _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id, conditions=None):
     """Fit ``jobs`` (a list of (estimator, row indices)) through the sweep executor.
 
     Parameters
@@ -144,8 +154,9 @@ def _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id):
     """
     from colide_core.run.executor import Task, run_sweep
 
+    extra = {} if conditions is None else {"conditions": conditions}
     tasks = [Task(key=f"{sweep_id}-{i}", fn=_fit_task,
-                  kwargs={"estimator": est, "values": values, "rows": rows, "names": names},
+                  kwargs={"estimator": est, "values": values, "rows": rows, "names": names, **extra},
                   meta={"index": i})
              for i, (est, rows) in enumerate(jobs)]
     progress = None
@@ -319,7 +330,7 @@ def _checked_estimator(estimator):
 
 
 def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callback=None,
-                    scheduler=None):
+                    scheduler=None, conditions=None, targets=None):
     """Edge confidence by the nonparametric bootstrap: refit on rows drawn with replacement.
 
     Parameters
@@ -351,6 +362,14 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
         :func:`colide_core.run.executor.run_sweep`). None (default) uses
         ``$DASK_SCHEDULER_ADDRESS`` when it is set, joblib otherwise. The result is the
         same on every backend.
+    conditions : array-like of shape (n_samples,), optional
+        The condition of each row (:func:`colide_core.data.conditions.check_conditions`). Rows
+        are then resampled *within* conditions (each condition keeps its size: resample ``b``
+        draws, condition by condition in the order the labels first appear, ``n_c`` indices
+        with ``rng.integers(0, n_c, n_c)`` from one generator), and each resample is fitted
+        with its conditions and ``targets`` (an intercept per condition, the masked likelihood).
+    targets : mapping, optional
+        ``{label: [node, ...]}`` as in :meth:`colide_core.CoLiDE.fit`; needs ``conditions``.
 
     Returns
     -------
@@ -385,10 +404,37 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
     n, d = values.shape
     seed_seq = _seed_sequence(random_state)
     children = seed_seq.spawn(int(n_boot))
-    jobs = [(estimator, np.random.default_rng(c).integers(0, n, n)) for c in children]
+    if conditions is None:
+        if targets is not None:
+            raise ValueError("targets need conditions: give the condition of each row.")
+        jobs = [(estimator, np.random.default_rng(c).integers(0, n, n)) for c in children]
+        cond, kind = None, "bootstrap"
+    else:
+        cond, members, tag = _checked_conditions(conditions, targets, n, d, names)
+        jobs = [(estimator, _within_conditions(np.random.default_rng(c), members)) for c in children]
+        kind = "bootstrap-" + tag
     outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler,
-                                 _sweep_id("bootstrap", estimator, values, names, seed_seq))
+                                 _sweep_id(kind, estimator, values, names, seed_seq), conditions=cond)
     return _summarise_boot([o for o in outputs if o is not None], int(n_boot), d, names, stopped)
+
+
+def _checked_conditions(conditions, targets, n, d, names):
+    """``(conditions for the fits, the rows of each condition, a content tag)``, all checked."""
+    from colide_core.data.conditions import check_conditions, check_targets
+
+    labels, codes = check_conditions(conditions, n)
+    counts = np.bincount(codes, minlength=len(labels))
+    checked = check_targets(targets, labels, names, n_nodes=d, counts=counts)
+    members = [np.flatnonzero(codes == c) for c in range(len(labels))]
+    cond = (tuple(labels), codes, {k: v for k, v in checked.items() if v})
+    tag = "conditions:" + hashlib.sha256((repr((cond[0], sorted(cond[2].items()))) + hashlib.sha256(
+        codes.tobytes()).hexdigest()).encode()).hexdigest()[:16]
+    return cond, members, tag
+
+
+def _within_conditions(rng, members):
+    """Row indices drawn with replacement within each condition (``members[c]``: its rows)."""
+    return np.concatenate([m[rng.integers(0, m.size, m.size)] for m in members])
 
 
 def _summarise_boot(outputs, n_boot, d, names, stopped):
@@ -488,7 +534,7 @@ class StabilityResult:
 
 
 def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, random_state=None,
-                        n_jobs=1, callback=None, scheduler=None):
+                        n_jobs=1, callback=None, scheduler=None, conditions=None, targets=None):
     """Stability selection of edges (Meinshausen and Buehlmann, 2010).
 
     For each of ``n_subsamples`` random subsets of ``floor(n / 2)`` rows (drawn without
@@ -522,6 +568,10 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     scheduler : None, str or distributed.Client, optional
         As in :func:`bootstrap_edges`: a Dask cluster to run the fits on; None uses
         ``$DASK_SCHEDULER_ADDRESS`` when set, joblib otherwise.
+    conditions, targets : optional
+        As in :func:`bootstrap_edges`: each subsample then draws, without replacement, half the
+        rows of every condition (``max(2, n_c // 2)``, condition by condition from one
+        generator), and every fit has the conditions and targets.
 
     Returns
     -------
@@ -571,12 +621,25 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     half = n // 2
     seed_seq = _seed_sequence(random_state)
     children = seed_seq.spawn(int(n_subsamples))
-    subsets = [np.sort(np.random.default_rng(c).choice(n, size=half, replace=False)) for c in children]
+    cond, kind = None, "stability"
+    if conditions is None:
+        if targets is not None:
+            raise ValueError("targets need conditions: give the condition of each row.")
+        subsets = [np.sort(np.random.default_rng(c).choice(n, size=half, replace=False)) for c in children]
+    else:
+        cond, members, tag = _checked_conditions(conditions, targets, n, d, names)
+        kind = "stability-" + tag
+
+        def halves(rng):
+            return np.concatenate([np.sort(rng.choice(m, size=min(m.size, max(defaults.MIN_CONDITION_ROWS,
+                                                                                m.size // 2)), replace=False))
+                                   for m in members])
+        subsets = [halves(np.random.default_rng(c)) for c in children]
     models = [clone(estimator).set_params(lambda1=float(x)) for x in lam]
     jobs = [(models[k], rows) for rows in subsets for k in range(lam.size)]
-    sweep_id = _sweep_id("stability", estimator, values, names, seed_seq)
+    sweep_id = _sweep_id(kind, estimator, values, names, seed_seq)
     sweep_id = hashlib.sha256((sweep_id + repr(lam.tolist())).encode()).hexdigest()[:40]
-    outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id)
+    outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id, conditions=cond)
 
     n_lam = lam.size
     counts = np.zeros((n_lam, d, d))

@@ -145,10 +145,16 @@ def _manifest_item(label, manifest):
             "file_stem": re.sub(r"[^A-Za-z0-9_-]+", "_", label) or "fit"}
 
 
-def _fit_command(params, data_name):
-    p = dict(params)
-    return (f"python -m colide_core fit {data_name} --out results --variant {p.get('variant', 'nv')} "
-            f"--lambda1 {p.get('lambda1')} --threshold {p.get('threshold')} --solver {p.get('solver', 'auto')}")
+def _fit_command(params, data_name, manifest=None):
+    """The command that reproduces a fit: every recorded step when its manifest is there
+    (:func:`colide_core.run.manifest.fit_command`: dropped rows and columns, transform, settings,
+    prior knowledge, conditions), else the main settings."""
+    from colide_core.run.manifest import fit_command
+
+    try:
+        return fit_command(manifest if manifest is not None else {"params": dict(params)}, data_name)
+    except ValueError as exc:  # e.g. two transforms: say so instead of printing a command that differs
+        return f"(no single command reproduces this fit: {exc}; load its manifest instead)"
 
 
 def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="ground truth", checks=None,
@@ -287,7 +293,7 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     tables["audit"] = None if audit is None else _table(audit)
 
     # --- reproduce
-    reproduce = [{"label": f.label, "command": _fit_command(f.params, "DATA.csv"), "manifest": None,
+    reproduce = [{"label": f.label, "command": _fit_command(f.params, "DATA.csv", f.manifest), "manifest": None,
                   **({} if f.manifest is None else _manifest_item(f.label, f.manifest))} for f in fits]
 
     html = template_environment().get_template("report.html.j2").render(

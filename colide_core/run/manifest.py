@@ -15,6 +15,10 @@ A manifest is a JSON document (schema ``"colide-manifest/1"``) with
 * ``transform``: the column transforms applied to the data before the fit, oldest first
   (:mod:`colide_core.data.transforms` steps such as ``{"kind": "asinh", "cofactor": 5.0}``; ``[]``
   for raw data); ``data`` is the fingerprint of the *transformed* data;
+* ``conditions`` (only for a fit with conditions, :meth:`CoLiDE.fit` with ``conditions=``):
+  the condition column's name when known, the labels, the rows per condition, the targets
+  (``{label: [node name, ...]}``) and a SHA-256 of the row labels, so :meth:`Manifest.reproduce`
+  can check them;
 * ``results``: raw ``W`` (``W[i, j] != 0`` means i -> j), the thresholded DAG
   ``adjacency``, ``sigma``, iteration count and flags, ``node_names`` and
   ``metrics`` (from :func:`colide_core.evaluate` when a ground truth was given).
@@ -52,10 +56,12 @@ __all__ = [
     "Manifest",
     "build_manifest",
     "manifest_from_result",
+    "fit_command",
     "save_manifest",
     "manifest_to_json",
     "load_manifest",
     "data_fingerprint",
+    "conditions_record",
     "stats_fingerprint",
     "environment_info",
     "git_commit",
@@ -217,8 +223,58 @@ def _jsonable(obj):
     return repr(obj)
 
 
+def conditions_record(labels, counts, targets, node_names=None, *, conditions=None, column=None):
+    """The ``conditions`` entry of a manifest (a fit with several conditions).
+
+    Parameters
+    ----------
+    labels : sequence of str
+        The condition labels (``CoLiDE.conditions_``).
+    counts : sequence of int
+        Rows per condition (``CoLiDE.condition_counts_``).
+    targets : mapping
+        ``{label: tuple of node indices}`` (``CoLiDE.targets_``).
+    node_names : sequence of str, optional
+        Node names: the targets are then written by name.
+    conditions : array-like of shape (n_samples,), optional
+        The row labels given to ``fit``: their fingerprint is stored (else None, and
+        :meth:`Manifest.reproduce` cannot check them).
+    column : str, optional
+        The name of the data's condition column, when the labels came from one.
+
+    Returns
+    -------
+    dict
+        ``{"column", "labels", "counts", "targets", "sha256"}``, plain JSON.
+    """
+    labels = [str(x) for x in labels]
+
+    def node(j):
+        return str(node_names[j]) if node_names is not None else int(j)
+
+    record = {
+        "column": None if column is None else str(column),
+        "labels": labels,
+        "counts": [int(c) for c in counts],
+        "targets": {str(k): [node(j) for j in v] for k, v in dict(targets).items() if len(v)},
+        "sha256": None,
+    }
+    if conditions is not None:
+        from colide_core.data.conditions import check_conditions
+
+        got, codes = check_conditions(conditions, int(sum(record["counts"])))
+        record["sha256"] = _conditions_digest(got, codes)
+    return record
+
+
+def _conditions_digest(labels, codes):
+    return digest("colide-conditions/1", {"labels": list(labels), "n": int(codes.size)},
+                  [np.asarray(codes, dtype=float)])
+
+
 def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=None, metrics=None,
-                   data_source=None, wall_time=None, extra=None, transform=None):
+                   data_source=None, wall_time=None, extra=None, transform=None, conditions=None,
+                   conditions_column=None):
     """Describe a fitted :class:`~colide_core.CoLiDE` run as a manifest dict.
 
     A thin wrapper of :func:`manifest_from_result` for an estimator: it passes the fit record
@@ -250,6 +306,11 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
         The column transforms applied to the data before the fit
         (:func:`colide_core.data.transforms.transform_step` records, oldest first); ``X`` is then
         the transformed data. Stored under ``"transform"`` (``[]`` when None).
+    conditions : array-like of shape (n_samples,), optional
+        The row labels given to ``fit(X, conditions=...)``; for a model fitted with conditions
+        the manifest records them (:func:`conditions_record`), with their fingerprint when given.
+    conditions_column : str, optional
+        The name of the data's condition column, recorded with them.
 
     Returns
     -------
@@ -264,17 +325,22 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
     """
     if not hasattr(model, "result_"):
         raise ManifestError("the model is not fitted: call fit(X) or fit_from_stats(cov, n) first")
+    record = None
+    if getattr(model, "conditions_", None) is not None:
+        record = conditions_record(model.conditions_, model.condition_counts_, model.targets_,
+                                   getattr(model, "node_names_", None), conditions=conditions,
+                                   column=conditions_column)
     return manifest_from_result(
         model.result_, model.get_params(), X, cov=cov, n=n, node_names=getattr(model, "node_names_", None),
         fit_time=getattr(model, "fit_time_", None), adjacency=getattr(model, "adjacency_", None),
         estimator=type(model).__name__, B_true=B_true,
         sigma_true=sigma_true, metrics=metrics, data_source=data_source, wall_time=wall_time, extra=extra,
-        transform=transform)
+        transform=transform, conditions=record)
 
 
 def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names=None, fit_time=None,
                          adjacency=None, estimator="CoLiDE", B_true=None, sigma_true=None, metrics=None, data_source=None,
-                         wall_time=None, extra=None, transform=None):
+                         wall_time=None, extra=None, transform=None, conditions=None):
     """Describe one fit record (a :class:`~colide_core.SolverResult`) as a manifest dict.
 
     The one place a manifest is built: :func:`build_manifest` (an estimator) and the
@@ -305,6 +371,9 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
         The estimator's class name.
     B_true, sigma_true, metrics, data_source, wall_time, extra, transform
         As in :func:`build_manifest`.
+    conditions : dict, optional
+        The fit's conditions (:func:`conditions_record`); stored under ``"conditions"``
+        (None for a fit without conditions).
 
     Returns
     -------
@@ -364,6 +433,7 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
         "random_state": params.get("random_state"),
         "data": data,
         "transform": transform,
+        "conditions": conditions,
         "environment": environment_info(),
         "timing": {"created_utc": now, "fit_seconds": fit_time, "wall_seconds": wall_time},
         "results": {
@@ -588,7 +658,12 @@ class Manifest:
                 f"got shape ({fp['n_samples']}, {fp['n_nodes']}) and hash {fp['sha256'][:12]}..."
             )
 
-    def reproduce(self, X=None, *, cov=None, n=None, atol=0.0, callback=None):
+    @property
+    def conditions(self):
+        """dict or None: the fit's conditions (:func:`conditions_record`), checked on load."""
+        return self.raw.get("conditions")
+
+    def reproduce(self, X=None, *, cov=None, n=None, atol=0.0, callback=None, conditions=None):
         """Refit with the recorded parameters and check that the same W comes back.
 
         Parameters
@@ -603,6 +678,9 @@ class Manifest:
             machine); use e.g. 1e-8 across machines or BLAS builds.
         callback : callable, optional
             Passed to ``fit``.
+        conditions : array-like of shape (n_samples,), optional
+            The row labels, for a manifest of a fit with conditions (required then, and checked
+            against the stored fingerprint when there is one); the recorded targets are used.
 
         Returns
         -------
@@ -617,7 +695,18 @@ class Manifest:
         """
         self.check_data(X, cov=cov, n=n)
         model = self.estimator()
-        if self.data["kind"] == "data":
+        record = self.conditions
+        if record is not None:
+            _require(self.data["kind"] == "data" and conditions is not None,
+                     "this manifest was fitted with conditions: pass X and the row labels (conditions=)")
+            from colide_core.data.conditions import check_conditions
+
+            labels, codes = check_conditions(conditions, int(self.data["n_samples"]))
+            _require(list(labels) == record["labels"], "the condition labels differ from the manifest's")
+            _require(record.get("sha256") is None or _conditions_digest(labels, codes) == record["sha256"],
+                     "the rows' condition labels differ from the manifest's")
+            model.fit(X, conditions=conditions, targets=record["targets"] or None, callback=callback)
+        elif self.data["kind"] == "data":
             model.fit(X, callback=callback)
         else:
             model.fit_from_stats(cov, n, callback=callback, node_names=self.data.get("columns"))
@@ -627,6 +716,30 @@ class Manifest:
         if not np.array_equal(np.asarray(model.adjacency_) != 0, self.adjacency != 0):
             raise ManifestError("the refit gives a different thresholded graph")
         return model
+
+
+def _check_conditions_record(rec, names, d, n_samples):
+    """The ``conditions`` entry of a loaded manifest: well-formed and consistent (ManifestError)."""
+    from colide_core import defaults
+    from colide_core.data.conditions import check_targets
+
+    _require(isinstance(rec, dict), "conditions must be an object")
+    labels, counts, targets = rec.get("labels"), rec.get("counts"), rec.get("targets")
+    _require(isinstance(labels, list) and 1 <= len(labels) <= defaults.MAX_CONDITIONS
+             and all(isinstance(x, str) and len(x) <= defaults.MAX_CONDITION_LABEL for x in labels)
+             and len(set(labels)) == len(labels), "conditions.labels must be distinct texts")
+    _require(isinstance(counts, list) and len(counts) == len(labels)
+             and all(isinstance(c, int) and not isinstance(c, bool) and c >= defaults.MIN_CONDITION_ROWS
+                     for c in counts) and sum(counts) == n_samples,
+             "conditions.counts must give the rows of each condition, summing to data.n_samples")
+    _require(rec.get("column") is None or isinstance(rec.get("column"), str), "conditions.column must be a text")
+    _require(rec.get("sha256") is None or (isinstance(rec["sha256"], str) and len(rec["sha256"]) == 64),
+             "conditions.sha256 must be a SHA-256 hex digest")
+    _require(isinstance(targets, dict), "conditions.targets must be an object")
+    try:
+        check_targets(targets, labels, names, n_nodes=d, counts=counts)
+    except ValueError as exc:
+        raise ManifestError(f"the manifest's targets do not fit: {exc}") from None
 
 
 def _parse_manifest_json(source, max_bytes):
@@ -739,8 +852,88 @@ def _manifest_from_document(doc):
     if names is not None:
         _require(isinstance(names, list) and len(names) == d,
                  f"results.node_names must list {d} names")
+    if doc.get("conditions") is not None:
+        _check_conditions_record(doc["conditions"], names, d, data["n_samples"])
     W.setflags(write=False)
     adj.setflags(write=False)
     if isinstance(sigma, np.ndarray):
         sigma.setflags(write=False)
     return Manifest(raw=doc, W=W, adjacency=adj, sigma=sigma)
+
+
+def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json"):
+    """The exact ``python -m colide_core fit`` command that reproduces a manifest's fit from the raw file.
+
+    Every step from the raw file to ``W`` that the manifest records is a flag: the columns
+    and rows dropped (``extra.preprocess``, written by the dashboard's upload and by ``fit``),
+    the transforms (``transform``), every solver setting (``params``), the prior knowledge
+    (read back from the manifest itself with ``--prior``) and the conditions (``conditions``).
+
+    Parameters
+    ----------
+    manifest : dict or Manifest
+        A ``colide-manifest/1`` document (:func:`load_manifest` or the dict of
+        :func:`manifest_from_result`).
+    data_name : str, default "DATA.csv"
+        The raw data file's name as the command should say it (shell-quoted here).
+    manifest_name : str, default "manifest.json"
+        The manifest file's name, for ``--prior`` (shell-quoted here).
+
+    Returns
+    -------
+    str
+        One shell command line.
+
+    Raises
+    ------
+    ValueError
+        If the manifest records a transform with several steps (``fit --transform`` applies
+        one); the command then cannot be exact.
+
+    Examples
+    --------
+    >>> m = {"params": {"variant": "ev", "lambda1": 0.1, "threshold": 0.3, "solver": "auto",
+    ...      "required": [["a", "b"]]}, "transform": [{"kind": "log"}],
+    ...      "extra": {"preprocess": {"drop_non_numeric": True, "drop_nonfinite_rows": True}}}
+    >>> fit_command(m, "my data.csv")
+    "python -m colide_core fit 'my data.csv' --out results --variant ev --lambda1 0.1 --threshold 0.3 --solver auto --drop-non-numeric --drop-nonfinite-rows --transform log --prior manifest.json"
+    """
+    import shlex
+
+    from colide_core import defaults
+
+    raw = getattr(manifest, "raw", manifest)
+    p = dict(raw.get("params") or {})
+    parts = ["python -m colide_core fit", shlex.quote(str(data_name)), "--out results",
+             f"--variant {p.get('variant', defaults.VARIANT)}", f"--lambda1 {p.get('lambda1', defaults.LAMBDA1)!r}",
+             f"--threshold {p.get('threshold', defaults.THRESHOLD)!r}", f"--solver {p.get('solver', defaults.SOLVER)}"]
+    for key, flag in (("max_iter", "--max-iter"), ("mu_schedule", "--mu-schedule"), ("s_schedule", "--s-schedule")):
+        value = p.get(key)
+        if value is not None and tuple(value) != tuple(getattr(defaults, key.upper())):
+            parts.append(f"{flag} {','.join(repr(v) for v in value)}")
+    for key, flag in (("lr", "--lr"), ("tol", "--tol")):
+        value = p.get(key)
+        if value is not None and value != getattr(defaults, key.upper()):
+            parts.append(f"{flag} {value!r}")
+    if p.get("random_state") is not None and isinstance(p.get("random_state"), int):
+        parts.append(f"--random-state {p['random_state']}")
+    pre = dict((raw.get("extra") or {}).get("preprocess") or {})
+    for key, flag in (("drop_non_numeric", "--drop-non-numeric"), ("drop_nonfinite_rows", "--drop-nonfinite-rows"),
+                      ("drop_constant_columns", "--drop-constant-columns")):
+        if pre.get(key):
+            parts.append(flag)
+    steps = list(raw.get("transform") or [])
+    if len(steps) > 1:
+        raise ValueError(f"the manifest records {len(steps)} transforms; `fit --transform` applies one")
+    if steps:
+        parts.append(f"--transform {steps[0]['kind']}")
+        if steps[0].get("cofactor") is not None:
+            parts.append(f"--cofactor {steps[0]['cofactor']!r}")
+    if any(p.get(k) for k in ("forbidden", "required", "tiers")):
+        parts.append(f"--prior {shlex.quote(str(manifest_name))}")
+    cond = raw.get("conditions")
+    if cond:
+        parts.append(f"--conditions {shlex.quote(str(cond.get('column') or 'condition'))}")
+        if cond.get("targets"):
+            parts.append("--targets targets.json")
+    return " ".join(parts)

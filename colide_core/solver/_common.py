@@ -231,7 +231,12 @@ class _Solve:
     Attributes set by the set-up
     ----------------------------
     cov : ndarray of shape (d, d)
-        A private C-contiguous float copy of the covariance.
+        A private C-contiguous float copy of the covariance (for the per-node form, its
+        ``own`` matrix: column j is ``w_j C_j[:, j]``).
+    node : NodeCovariance or None
+        The per-node covariance form of several conditions with known targets, or None.
+    weight : ndarray of shape (d,) or None
+        The node weights ``w_j`` of ``node``; None for a plain covariance.
     d : int
     variant : str
     sigma0 : float, ndarray of shape (d,), or None
@@ -254,7 +259,13 @@ class _Solve:
         With ``record_W``: a copy of W at every checkpoint; else None.
     """
 
-    def __init__(self, cov, settings, *, beta_1, beta_2, sigma0, W_init, edge_mask, l1_mask):
+    def __init__(self, cov, settings, *, beta_1, beta_2, sigma0, W_init, edge_mask, l1_mask, node=None):
+        # ``node``: the per-node covariance form (``_objective.NodeCovariance``, several conditions
+        # with known targets) when ``cov`` is its ``own`` matrix; its floor is node.default_sigma0.
+        self.node = node
+        self.weight = None if node is None else np.array(node.node_weight, dtype=float)
+        if node is not None and sigma0 is None:
+            sigma0 = node.default_sigma0(settings.variant)
         cov = np.array(cov, dtype=float)  # a private copy
         _check_cov_and_betas(cov, beta_1, beta_2)
         variant, lambda1, max_time, record_W = settings.variant, settings.lambda1, settings.max_time, settings.record_W

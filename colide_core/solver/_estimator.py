@@ -131,6 +131,15 @@ class CoLiDE(BaseEstimator):
         Keep a copy of W at every checkpoint in ``result_.W_history`` (to watch the
         optimisation: the graph, h(W), the objective and sigma over the stages). Changes no
         number of the fit; refused with ``solver="topo"``.
+    device : {"cpu", "gpu", "auto", "jax-cpu"}, default="cpu"
+        Where the stage loops run (``docs/gpu.md``): ``"cpu"`` the numpy / numba solvers;
+        ``"gpu"`` the JAX backend (:mod:`colide_core.solver._jax`: the same schedules, each
+        stretch between checkpoints one compiled loop, float64) on a GPU, a
+        ``DeviceUnavailableError`` when JAX or a GPU is missing; ``"auto"`` the GPU when JAX sees
+        one and there are at least ``defaults.AUTO_GPU_MIN_NODES`` (200) nodes, else ``"cpu"``;
+        ``"jax-cpu"`` the JAX backend on the CPU. The JAX backend gives the CPU solvers'
+        iterates up to rounding; ``solver="topo"`` and several conditions run on the
+        CPU only (``DeviceNotSupportedError``).
 
     Attributes
     ----------
@@ -173,6 +182,14 @@ class CoLiDE(BaseEstimator):
         Number of samples the covariance was computed from.
     order_ : tuple of int or None
         ``solver="topo"``: the final topological order (node indices); None otherwise.
+    conditions_ : tuple of str or None
+        The condition labels of a fit with ``conditions`` (in the order they first appear);
+        None without.
+    targets_ : dict or None
+        ``{label: tuple of node indices}`` for every condition (empty tuples without
+        targets); None without conditions.
+    condition_counts_ : tuple of int or None
+        Rows per condition, in the order of ``conditions_``; None without conditions.
 
     See Also
     --------
@@ -248,6 +265,7 @@ class CoLiDE(BaseEstimator):
         init_order=None,
         topo_sizes=defaults.TOPO_SIZES,
         record_W=False,
+        device=defaults.DEVICE,
     ):
         self.variant = variant
         self.lambda1 = lambda1
@@ -267,8 +285,9 @@ class CoLiDE(BaseEstimator):
         self.init_order = init_order
         self.topo_sizes = topo_sizes
         self.record_W = record_W
+        self.device = device
 
-    def fit(self, X, callback=None):
+    def fit(self, X, conditions=None, targets=None, callback=None):
         """Learn the DAG and noise scale(s) from data.
 
         Parameters
@@ -276,6 +295,17 @@ class CoLiDE(BaseEstimator):
         X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
             Numeric, finite observations, ``n_samples >= 2`` and ``n_nodes >= 2``. A
             centred copy is used; ``X`` itself is never modified.
+        conditions : array-like or pandas.Series of shape (n_samples,), optional
+            The condition (treatment, donor, batch) of each row, text or integers, like
+            scikit-learn's ``groups``. Each condition gets its own intercept: its rows are
+            centred on their own mean (``docs/conditions.md``). Checked by
+            :func:`colide_core.data.conditions.check_conditions`. With a single condition and
+            no target the fit is exactly the fit without conditions.
+        targets : mapping, optional
+            ``{label: [node, ...]}``: the nodes each condition intervenes on (names when ``X``
+            is a DataFrame, else indices). A node's own equation is then fitted only on the
+            rows of the conditions that do not target it (the masked likelihood); needs
+            ``conditions``. Checked by :func:`colide_core.data.conditions.check_targets`.
         callback : callable, optional
             ``callback(stage, iteration, objective)`` at every checkpoint; returning True
             stops the solve and keeps the partial result (``stopped_`` is then True).
@@ -293,6 +323,14 @@ class CoLiDE(BaseEstimator):
             unknown option; or if ``callback`` is not callable; or if ``X`` is not 2-D real
             numbers (complex values are refused, not cast), has fewer than 2 rows or columns,
             duplicate column names, or contains NaN or Inf.
+        ConditionsError
+            (a ``ValueError``) If ``conditions`` or ``targets`` cannot be used: not one label per
+            row, a missing label, numbers mixed with text, a condition with fewer than
+            ``defaults.MIN_CONDITION_ROWS`` rows, more than ``defaults.MAX_CONDITIONS``
+            conditions, an unknown condition or node in ``targets``, a node targeted in every
+            condition, or ``targets`` without ``conditions``.
+        InvalidParameterError
+            If ``solver="topo"`` is asked with intervention targets (TOPO takes one covariance).
         FloatingPointError
             If a column is constant (zero noise floor), the covariance overflows, or the
             iterates cannot be kept inside the log-det domain.
@@ -300,18 +338,37 @@ class CoLiDE(BaseEstimator):
         settings = self.get_run_settings()
         if callback is not None and not callable(callback):
             raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
-        cov, n, names = data_covariance(X)
-        return self._fit_cov(settings, cov, n, names, callback)
+        if conditions is None:
+            if targets is not None:
+                from colide_core.exceptions import ConditionsError
 
-    def fit_from_stats(self, cov, n, callback=None, node_names=None):
+                raise ConditionsError("targets need conditions: give the condition of each row.",
+                                      "target_unknown_condition")
+            cov, n, names = data_covariance(X)
+            self._set_conditions(None)
+            return self._fit_cov(settings, cov, n, names, callback)
+        from colide_core.data.conditions import ConditionStats
+
+        stats = ConditionStats.from_data(X, conditions, targets)
+        return self._fit_stats(settings, stats, defaults.INTERCEPT, callback)
+
+    def fit_from_stats(self, cov, n=None, callback=None, node_names=None, *, intercept=defaults.INTERCEPT):
         """Learn from sufficient statistics instead of raw data.
 
         Parameters
         ----------
-        cov : array-like of shape (n_nodes, n_nodes)
-            The 1/n sample covariance of the data (centred), symmetric and finite.
+        cov : array-like of shape (n_nodes, n_nodes) or ConditionStats
+            The 1/n sample covariance of the data (centred), symmetric and finite; or the
+            per-condition statistics of several conditions with their intervention targets
+            (:class:`colide_core.data.conditions.ConditionStats`; then ``n`` and ``node_names``
+            are taken from it and must be None). The same ``W`` as :meth:`fit` on the rows.
         n : int
-            Number of samples the covariance was computed from (>= 2).
+            Number of samples the covariance was computed from (>= 2); None with a
+            ConditionStats.
+        intercept : {"condition", "pooled"}, default="condition"
+            With a ConditionStats only: an intercept per condition (each condition centred on
+            its own mean, what :meth:`fit` does), or one per node over all its rows (for
+            comparison; condition-wide mean shifts then look like edges).
         callback : callable, optional
             As in :meth:`fit`.
         node_names : sequence of str, optional
@@ -332,6 +389,16 @@ class CoLiDE(BaseEstimator):
             As :meth:`fit`.
         """
         settings = self.get_run_settings()
+        from colide_core.data.conditions import ConditionStats
+
+        if isinstance(cov, ConditionStats):
+            if n is not None or node_names is not None:
+                raise InvalidParameterError("With a ConditionStats, n and node_names come from it: leave them None.")
+            if intercept not in defaults.INTERCEPTS:
+                raise InvalidParameterError(f"intercept must be one of {defaults.INTERCEPTS}, got {intercept!r}.")
+            if callback is not None and not callable(callback):
+                raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
+            return self._fit_stats(settings, cov, intercept, callback)
         check_number(n, "n", f"{type(self).__name__}.fit_from_stats", Number(Integral, 2, None, closed="left"))
         # Real numbers only (complex and text refused, not cast), square, finite; a new array.
         cov = check_square_matrix(cov, "cov", what="covariance matrix", copy=True)
@@ -345,10 +412,33 @@ class CoLiDE(BaseEstimator):
         names = None if node_names is None else [str(x) for x in node_names]
         if names is not None and len(names) != cov.shape[0]:
             raise ValueError("node_names must have one name per node.")
+        self._set_conditions(None)
         return self._fit_cov(settings, cov, int(n), names, callback)
 
+    def _set_conditions(self, stats):
+        """Record the conditions and targets of a fit (None without conditions)."""
+        self.conditions_ = None if stats is None else stats.labels
+        self.targets_ = None if stats is None else dict(stats.targets)
+        self.condition_counts_ = None if stats is None else stats.n
+
+    def _fit_stats(self, settings, stats, intercept, callback):
+        """Fit the per-node covariance form of ``stats`` (an intercept per condition, masked targets)."""
+        node = stats.node_covariances(intercept)
+        if settings.solver == "topo" and not node.trivial:
+            raise InvalidParameterError(
+                "solver='topo' does not take intervention targets yet (its per-node solves use one covariance); "
+                "use solver='auto' or 'adam', or drop the targets (conditions alone work with 'topo').")
+        self._set_conditions(stats)
+        names = None if stats.node_names is None else list(stats.node_names)
+        cov = np.array(node.covs[0]) if node.trivial else node
+        return self._fit_cov(settings, cov, stats.n_samples, names, callback)
+
     def _fit_cov(self, settings, cov, n, names, callback):
-        diag = np.diag(cov)
+        # ``cov``: a (d, d) covariance, or the per-node form (NodeCovariance) of several
+        # conditions with targets; each node's own variance is C_j[j, j].
+        node = cov if not isinstance(cov, np.ndarray) else None
+        diag = np.diag(cov) if node is None else node.covs[node.group, np.arange(node.n_nodes), np.arange(node.n_nodes)]
+        d = diag.shape[0]
         if np.any(diag <= 0):
             bad = [names[i] if names else str(i) for i in np.flatnonzero(diag <= 0)]
             raise FloatingPointError(f"Constant column(s) with zero variance: {', '.join(bad)}.")
@@ -357,10 +447,15 @@ class CoLiDE(BaseEstimator):
             from colide_core.graph.constraints import resolve_constraints
 
             edge_mask, required_mask = resolve_constraints(
-                cov.shape[0], names, forbidden=self.forbidden, required=self.required, tiers=self.tiers
+                d, names, forbidden=self.forbidden, required=self.required, tiers=self.tiers
             )
-        extra = self._topo_kwargs(cov.shape[0], names, required_mask) if settings.solver == "topo" else {}
-        res = get_solver(settings.solver)(
+        extra = self._topo_kwargs(d, names, required_mask) if settings.solver == "topo" else {}
+        solve = get_solver(settings.solver)
+        if settings.device != "cpu":  # the JAX backend (colide_core/solver/_jax.py); "cpu" never imports JAX
+            from colide_core.solver._jax import device_solver
+
+            solve = device_solver(settings.solver, settings.device, n_nodes=d)
+        res = solve(
             cov,
             settings,
             callback=callback,
@@ -381,7 +476,7 @@ class CoLiDE(BaseEstimator):
         self.converged_ = res.converged
         self.stopped_ = res.stopped
         self.node_names_ = names
-        self.n_features_in_ = cov.shape[0]
+        self.n_features_in_ = d
         self.n_samples_ = n
         self.order_ = res.order
         return self

@@ -29,7 +29,7 @@ from threadpoolctl import ThreadpoolController
 
 from colide_core import defaults
 from colide_core.solver._common import loop_settings, _MAX_HALVINGS, ConvergenceWarning, _Solve
-from colide_core.solver._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_value
+from colide_core.solver._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_value, as_node_form
 
 __all__ = ["fast_solve", "HAVE_NUMBA", "warmup"]
 
@@ -133,8 +133,14 @@ def _blas_threads(n):
 # version with the same signature and the same arithmetic.
 # --------------------------------------------------------------------------------------
 def _adam_chunk_py(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1, b2, b1t, b2t,
-                   sig0, vcode, nsteps, max_halvings, Wbar, ema, refresh, lag, xc, refine):
+                   sig0, vcode, nsteps, max_halvings, Wbar, ema, refresh, lag, xc, refine,
+                   gcov, gcols, gptr, wts, wsum, grouped):
     """``nsteps`` BCD iterations (one Adam step on W, then the closed-form sigma), in place.
+
+    ``grouped``: the per-node covariance form (several conditions with known targets): ``cov``
+    is then its ``own`` matrix, ``cov @ W`` is :func:`_grouped_dot_py` of the weighted group
+    covariances ``gcov`` (nodes ``gcols[gptr[g]:gptr[g + 1]]`` in group g), and the sigma update
+    uses the node weights ``wts`` (sum ``wsum``); else those are placeholders.
 
     Returns ``(status, lr, b1t, b2t)``; ``status`` is 0, 1 when the step had to be halved
     more than ``max_halvings`` times to stay in the log-det domain, or 2 when Adam's moments
@@ -183,10 +189,20 @@ def _adam_chunk_py(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
         W[...] = Wn
         Wbar *= 1.0 - ema
         Wbar += ema * Wn
-        np.subtract(cov, cov @ W, out=R)
+        np.subtract(cov, _grouped_dot_py(gcov, gcols, gptr, W) if grouped else cov @ W, out=R)
         resid[...] = np.diagonal(R) - np.sum(W * R, axis=0)
-        _isig_py(resid, sig0, vcode, isig)
+        _isig_py(resid, sig0, vcode, isig, wts if grouped else None)
     return 0, lr, b1t, b2t
+
+
+def _grouped_dot_py(gcov, gcols, gptr, W):
+    """``P[:, j] = gcov[g(j)] @ W[:, j]``: ``cov @ W`` of the per-node covariance form."""
+    out = np.empty_like(W)
+    for g in range(gptr.shape[0] - 1):
+        J = gcols[gptr[g]:gptr[g + 1]]
+        if J.size:
+            out[:, J] = gcov[g] @ W[:, J]
+    return out
 
 
 def _certify_py(Wn, s, xc):
@@ -247,15 +263,16 @@ def _inv_into_py(M, out):
     return True
 
 
-def _isig_py(resid, sig0, vcode, isig):
+def _isig_py(resid, sig0, vcode, isig, weight=None):
     """``isig = 1 / sigma`` with sigma the closed-form update (eq. 5 / eq. 7) of the residuals.
 
-    ``sig0`` is the floor as an array of shape (d,) (all equal for EV); 1 for "ls".
+    ``sig0`` is the floor as an array of shape (d,) (all equal for EV); 1 for "ls". ``weight``:
+    the node weights of the per-node covariance form (``resid`` weighted), else None.
     """
     if vcode == 2:
         isig[:] = 1.0
     else:
-        isig[:] = 1.0 / _sigma_from_resid(resid, _VARIANT[vcode], sig0[0] if vcode == 0 else sig0)
+        isig[:] = 1.0 / _sigma_from_resid(resid, _VARIANT[vcode], sig0[0] if vcode == 0 else sig0, weight)
 
 
 def _grad_py(W, R, MinvT, isig, mu, mask, G):
@@ -277,6 +294,10 @@ def _prox_py(W, G, eta, thr, mask, out):
 _adam_chunk = _adam_chunk_py
 _grad = _grad_py
 _prox = _prox_py
+
+#: Up to this many nodes the per-node covariance form's product is plain loops (see
+#: ``_grouped_dot_nb``); above it, one BLAS gemm per group of nodes.
+_GROUPED_LOOP_MAX = 48
 
 #: Blocks up to this size are inverted by scalar Gauss-Jordan in the block inverse of the
 #: numba kernels (measured: 16..32 equally fast for d = 50..400, slower outside).
@@ -529,8 +550,41 @@ if HAVE_NUMBA:
         return bad
 
     @_njit
+    def _grouped_dot_nb(gcov, gcols, gptr, Wn, CW):  # pragma: no cover - compiled
+        """``CW[:, j] = gcov[g(j)] @ Wn[:, j]`` (:func:`_grouped_dot_py`), one gemm per group.
+
+        Up to ``_GROUPED_LOOP_MAX`` nodes, plain loops instead (no gather, no allocation: at
+        d = 11 with 7 groups the gathers cost more than the products).
+        """
+        d = Wn.shape[0]
+        if d <= _GROUPED_LOOP_MAX:
+            for g in range(gptr.shape[0] - 1):
+                for kk in range(gptr[g], gptr[g + 1]):
+                    j = gcols[kk]
+                    for i in range(d):
+                        acc = 0.0
+                        for k in range(d):
+                            acc += gcov[g, i, k] * Wn[k, j]
+                        CW[i, j] = acc
+            return
+        for g in range(gptr.shape[0] - 1):
+            a = gptr[g]
+            m = gptr[g + 1] - a
+            if m == 0:
+                continue
+            Wg = np.empty((d, m))
+            for i in range(d):
+                for k in range(m):
+                    Wg[i, k] = Wn[i, gcols[a + k]]
+            P = np.dot(gcov[g], Wg)
+            for i in range(d):
+                for k in range(m):
+                    CW[i, gcols[a + k]] = P[i, k]
+
+    @_njit
     def _adam_chunk_nb(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1, b2, b1t, b2t,
-                       sig0, vcode, nsteps, max_halvings, Wbar, ema, refresh, lag, xc, refine):  # pragma: no cover
+                       sig0, vcode, nsteps, max_halvings, Wbar, ema, refresh, lag, xc, refine,
+                       gcov, gcols, gptr, wts, wsum, grouped):  # pragma: no cover
         d = W.shape[0]
         D = np.empty_like(W)
         Wn = np.empty_like(W)
@@ -562,7 +616,10 @@ if HAVE_NUMBA:
                 if halvings > max_halvings:
                     return 1, lr, b1t, b2t
                 lr *= 0.5
-            np.dot(cov, Wn, CW)
+            if grouped:
+                _grouped_dot_nb(gcov, gcols, gptr, Wn, CW)
+            else:
+                np.dot(cov, Wn, CW)
             for j in range(d):
                 resid[j] = 0.0
             for i in range(d):  # row by row (cache order); per column the same sums as before
@@ -578,13 +635,13 @@ if HAVE_NUMBA:
                 r = resid[j] + R[j, j]
                 resid[j] = r
                 tot += r
-            if vcode == 0:
-                sg0 = max(math.sqrt(max(tot, 0.0) / d), sig0[0])
+            if vcode == 0:  # wsum is d without conditions (the same IEEE division)
+                sg0 = max(math.sqrt(max(tot, 0.0) / wsum), sig0[0])
                 for j in range(d):
                     isig[j] = 1.0 / sg0
-            elif vcode == 1:
+            elif vcode == 1:  # wts[j] is 1 without conditions (an exact division)
                 for j in range(d):
-                    isig[j] = 1.0 / max(math.sqrt(max(resid[j], 0.0)), sig0[j])
+                    isig[j] = 1.0 / max(math.sqrt(max(resid[j] / wts[j], 0.0)), sig0[j])
         return 0, lr, b1t, b2t
 
     @_njit
@@ -684,7 +741,9 @@ def _kernels(engine):
         return _adam_chunk_nb, _grad_nb, _prox_nb
     if engine == "numpy":
         return _adam_chunk_py, _grad_py, _prox_py
-    raise ValueError(f"engine must be 'auto', 'numba' or 'numpy', got {engine!r}.")
+    if isinstance(engine, tuple) and len(engine) == 3 and all(callable(f) for f in engine):
+        return engine  # another backend's kernels, e.g. the JAX backend's (colide_core/solver/_jax.py)
+    raise ValueError(f"engine must be 'auto', 'numba', 'numpy' or a tuple of 3 kernels, got {engine!r}.")
 
 
 def warmup():
@@ -718,8 +777,10 @@ class _Point:
     __slots__ = ("W", "MinvT", "R", "resid", "isig", "sigma", "logdet", "h", "obj")
 
 
-def _evaluate(W, cov, s, mu, lam, vcode, sig0):
+def _evaluate(W, cov, s, mu, lam, vcode, sig0, node=None):
     """Evaluate the stage objective at W, or return None if W is outside the log-det domain.
+
+    ``node``: the per-node covariance form (``cov`` is then its ``own`` matrix), or None.
 
     One LU factorisation gives both ``log det(s I - W o W)`` and the inverse (needed by the
     gradient); the domain test is the solver's: a finite, entry-wise >= -1e-6 inverse of a
@@ -745,13 +806,14 @@ def _evaluate(W, cov, s, mu, lam, vcode, sig0):
     p = _Point()
     p.W = W
     p.MinvT = Minv.T  # getri returns Fortran order: the transpose view is C-contiguous
-    p.R = cov - cov @ W
+    weight = None if node is None else node.node_weight
+    p.R = cov - (cov @ W if node is None else node.product(W))
     p.resid = np.diagonal(p.R) - np.sum(W * p.R, axis=0)
     p.isig = np.empty(d)
-    _isig_py(p.resid, sig0, vcode, p.isig)
+    _isig_py(p.resid, sig0, vcode, p.isig, weight)
     p.sigma = _sigma_value(p.isig, vcode)
     p.logdet = logdet
-    p.obj, p.h = _stage_value(W, p.resid, p.sigma, _VARIANT[vcode], mu, lam, s, logdet=logdet)
+    p.obj, p.h = _stage_value(W, p.resid, p.sigma, _VARIANT[vcode], mu, lam, s, logdet=logdet, weight=weight)
     return p
 
 
@@ -820,8 +882,10 @@ def fast_solve(
     ``docs/fast-solver.md``.
     Parameters
     ----------
-    cov : ndarray of shape (n_nodes, n_nodes)
-        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``; or the
+        per-node form of several conditions with known intervention targets
+        (:class:`colide_core.solver._objective.NodeCovariance`, ``docs/conditions.md``).
     settings : colide_core.settings.RunSettings, optional
         The checked run settings (default: the defaults). This loop reads ``variant``
         (``"ev"``: eq. 4, ``"nv"``: eq. 6, ``"ls"``: DAGMA-linear's score), ``lambda1``, the
@@ -874,9 +938,11 @@ def fast_solve(
         Lower bound of the step scale under chatter control.
     polish : bool or tuple of bool, optional
         Polish each stage (per stage or for all); default: the last stage only.
-    engine : {"auto", "numba", "numpy"}, default="auto"
-        Kernel implementation; "auto" uses numba when installed. Both give the same iterates
-        up to rounding.
+    engine : {"auto", "numba", "numpy"} or tuple of 3 callables, default="auto"
+        Kernel implementation; "auto" uses numba when installed. All give the same iterates
+        up to rounding. A tuple ``(adam_chunk, grad, prox)`` with the signatures of the numpy
+        kernels: another backend's (:func:`colide_core.solver._jax.jax_kernels`, the Adam phase
+        compiled with JAX; ``CoLiDE(device=...)`` picks it).
     inverse_every : int or "auto", default="auto"
         Adam steps per d x d inverse (>= 1); 1 inverts at every step, as Algorithm 1 does.
         "auto": 10 in the chunks of steps run at step scale 1 (the faithful step, on
@@ -945,13 +1011,22 @@ def fast_solve(
 
 def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1_mask, step_scale, switch_tol,
                 chatter_tol, average, min_scale, polish, engine, inverse_every):
+    cov, node = as_node_form(cov)
     run = _Solve(cov, st, beta_1=beta_1, beta_2=beta_2, sigma0=sigma0, W_init=W_init, edge_mask=edge_mask,
-                 l1_mask=l1_mask)
+                 l1_mask=l1_mask, node=node)
     variant, lr, tol, checkpoint = st.variant, st.lr, st.tol, st.checkpoint
     mu_schedule, s_schedule, max_iter = st.mu_schedule, st.s_schedule, st.max_iter
     cov, d, mask, lam, W = run.cov, run.d, run.mask, run.lam, run.W
     K = len(mu_schedule)
-    phi = _conditioning_factor(cov) if (step_scale is None or _is_auto(chatter_tol)) else 1.0
+    phi = (_conditioning_factor(cov if node is None else node.pooled)
+           if (step_scale is None or _is_auto(chatter_tol)) else 1.0)
+    # The per-node covariance form's arrays for the kernels (placeholders without it).
+    if node is None:
+        grouped = (np.zeros((1, 1, 1)), np.zeros(1, dtype=np.int64), np.zeros(2, dtype=np.int64), np.ones(d),
+                   float(d), False)
+    else:
+        cols, ptr = node.columns
+        grouped = (node.weighted, cols, ptr, np.array(node.node_weight), float(np.sum(node.node_weight)), True)
     auto_refresh = _is_auto(inverse_every)
     if _is_auto(chatter_tol):
         chatter_tol = _CHATTER_REF[variant] * phi
@@ -983,7 +1058,7 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
         mu, c = float(mu), scales[k]
         last = k == K - 1
         point, lr_k, s_k = run.enter_stage(
-            k, float(lr) * c, s, lambda s_try: _evaluate(W, cov, s_try, mu, lam, vcode, sig0)
+            k, float(lr) * c, s, lambda s_try: _evaluate(W, cov, s_try, mu, lam, vcode, sig0, node)
         )
         T_adam = max(int(math.ceil(T / c)), 1)
         if switch_tol is None:
@@ -1016,7 +1091,7 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
                 state.W, m, v, state.MinvT, state.R, state.resid, state.isig, cov, lam, mask,
                 mu, s_k, lr_k, b1, b2, b1t, b2t, sig0, vcode, n, _MAX_HALVINGS, Wbar, ema,
                 _auto_inverse_every(c_cur) if auto_refresh else inverse_every, state.lag, state.xc,
-                auto_refresh and _auto_refine(c_cur),
+                auto_refresh and _auto_refine(c_cur), *grouped,
             )
             if status == 2:
                 raise FloatingPointError(
@@ -1030,10 +1105,10 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
                 )
             t += n
             used += n * c_cur
-            obj, h = state.objective(mu, s_k, lam, vcode)
+            obj, h = state.objective(mu, s_k, lam, vcode, run.weight)
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {k}, step {t}: the objective is not finite.")
-            pbar = _evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0) if (average or chatter_tol) else None
+            pbar = _evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0, node) if (average or chatter_tol) else None
             stop_reason = run.checkpoint(k, t, obj, h, state.sigma(vcode), callback, used, W=state.W)
             if stop_reason is not None:
                 break
@@ -1059,7 +1134,7 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
         if stop_reason is None and polish_k:
             W_p, n_ev, stage_converged, stop_reason = _polish(
                 state.W.copy(), cov, s_k, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr_k,
-                float(tol) / 10.0, T_adam, ck, k, t, run, callback, used, c_cur,
+                float(tol) / 10.0, T_adam, ck, k, t, run, callback, used, c_cur, node,
             )
             t += n_ev
             state = _StageState(W_p, d)
@@ -1093,13 +1168,14 @@ class _StageState:
         s = _sigma_value(self.isig, vcode)
         return s.copy() if isinstance(s, np.ndarray) else s
 
-    def objective(self, mu, s, lam, vcode):
+    def objective(self, mu, s, lam, vcode, weight=None):
         """``(objective, h)`` of the stage at the current W (:func:`colide_core.solver._objective._stage_value`)."""
-        return _stage_value(self.W, self.resid, _sigma_value(self.isig, vcode), _VARIANT[vcode], mu, lam, s)
+        return _stage_value(self.W, self.resid, _sigma_value(self.isig, vcode), _VARIANT[vcode], mu, lam, s,
+                            weight=weight)
 
 
 def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, max_it, ck,
-            stage, t0, run, callback, used0, unit):
+            stage, t0, run, callback, used0, unit, node=None):
     """Proximal gradient with BB steps and a nonmonotone domain-aware line search on stage F.
 
     Progress reported to the callback: ``used0`` faithful-equivalent steps before polishing plus
@@ -1108,7 +1184,7 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
     Returns ``(point, n_evaluations, converged, stop_reason)``.
     """
     d = W.shape[0]
-    p = _evaluate(W, cov, s, mu, lam, vcode, sig0)
+    p = _evaluate(W, cov, s, mu, lam, vcode, sig0, node)
     G = grad_fn(p.W, p.R, p.MinvT, p.isig, mu, mask, np.empty((d, d)))
     thr_unit = mu * lam
     gmax = float(np.abs(G).max())
@@ -1125,7 +1201,7 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
         f_ref = max(hist[-_NM_MEMORY:])
         while True:
             prox_fn(p.W, G, eta, eta * thr_unit, mask, Wn)
-            q = _evaluate(Wn.copy(), cov, s, mu, lam, vcode, sig0)
+            q = _evaluate(Wn.copy(), cov, s, mu, lam, vcode, sig0, node)
             n_ev += 1
             if q is not None and np.isfinite(q.obj):
                 dW = q.W - p.W

@@ -16,12 +16,21 @@ Conventions
 * ``resid`` is ``diag((I - W)^T cov (I - W))``, shape ``(n_nodes,)``: the mean squared residual
   of each node's regression on its parents, all the scores and noise updates need of the data
   (paper Appendix B). Every function works on the covariance, never on the raw data.
+* Several conditions with known intervention targets (``docs/conditions.md``): ``cov`` may be a
+  :class:`NodeCovariance`, where node j's equation has its own covariance ``C_j`` (the rows
+  where j is not a target, each centred on its condition's mean) and weight ``w_j = |O_j| / n``.
+  Then ``resid_j = w_j (e_j - W[:, j])^T C_j (e_j - W[:, j])`` (weighted) and the scores are
+  ``sum_j w_j (resid_j / (2 sigma_j) + sigma_j / 2)``; with one condition and no target every
+  ``w_j = 1`` and ``C_j = cov``, today's scores.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = [
+    "NodeCovariance",
     "h_ldet",
     "score_ev",
     "score_nv",
@@ -36,6 +45,155 @@ __all__ = [
 #: inverse of a nonsingular M-matrix is entry-wise non-negative). Same tolerance as the
 #: authors' and DAGMA's code.
 _DOMAIN_TOL = -1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class NodeCovariance:
+    """The per-node covariance form of the data: one covariance for each node's own equation.
+
+    With conditions and known intervention targets (the masked likelihood of GIES and DCDI on
+    CoLiDE's scores, ``docs/conditions.md``), node j's regression on its parents is fitted only
+    on the rows ``O_j`` where j is not a target, so its residual variance is
+    ``(e_j - W[:, j])^T C_j (e_j - W[:, j])`` with ``C_j = sum_{c: j not in T_c} n_c S_c / |O_j|``
+    and its score term is weighted by ``w_j = |O_j| / n``. Nodes masked in the same conditions
+    share ``C_j`` and ``w_j``: they form a *group*, so the memory is ``O(G d^2)`` with ``G`` the
+    number of distinct target patterns (at most ``min(d, 2^K)``), never ``O(d^3)``.
+
+    Parameters
+    ----------
+    covs : ndarray of shape (n_groups, n_nodes, n_nodes)
+        ``C_g``: symmetric, finite, the 1/|O_g| covariance of the rows of group g's equations.
+    group : ndarray of int of shape (n_nodes,)
+        The group of each node's equation, in ``[0, n_groups)``.
+    weight : ndarray of shape (n_groups,)
+        ``w_g = |O_g| / n`` (> 0; 1 when no row is masked).
+    pooled : ndarray of shape (n_nodes, n_nodes), optional
+        A covariance of all the rows, used only for the solver's conditioning heuristics; default
+        the weighted mean of ``covs``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match, a group index is out of range, a weight is not > 0 or a
+        number is not finite.
+    """
+
+    covs: np.ndarray
+    group: np.ndarray
+    weight: np.ndarray
+    pooled: np.ndarray = None
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        covs = np.array(self.covs, dtype=float)
+        if covs.ndim == 2:
+            covs = covs[None]
+        if covs.ndim != 3 or covs.shape[1] != covs.shape[2] or covs.shape[0] < 1:
+            raise ValueError(f"covs must have shape (n_groups, n_nodes, n_nodes), got {covs.shape}.")
+        G, d = covs.shape[0], covs.shape[1]
+        group = np.array(self.group)
+        if group.shape != (d,) or not np.issubdtype(group.dtype, np.integer):
+            raise ValueError(f"group must be {d} integers, one per node.")
+        group = group.astype(np.int64)
+        if group.min(initial=0) < 0 or group.max(initial=0) >= G:
+            raise ValueError(f"group indices must be in [0, {G}).")
+        weight = np.array(self.weight, dtype=float).reshape(-1)
+        if weight.shape != (G,) or not np.all(weight > 0) or not np.all(np.isfinite(weight)):
+            raise ValueError(f"weight must be {G} finite numbers > 0, one per group.")
+        if not np.all(np.isfinite(covs)):
+            raise ValueError("covs must be finite.")
+        if self.pooled is None:
+            pooled = np.tensordot(weight, covs, axes=1) / weight.sum()
+        else:
+            pooled = np.array(self.pooled, dtype=float)
+            if pooled.shape != (d, d) or not np.all(np.isfinite(pooled)):
+                raise ValueError(f"pooled must be a finite ({d}, {d}) matrix.")
+        for name, value in (("covs", covs), ("group", group), ("weight", weight), ("pooled", pooled)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_nodes(self):
+        """Number of nodes ``d``."""
+        return self.covs.shape[1]
+
+    @property
+    def trivial(self):
+        """True when every node shares one covariance with weight 1: the plain covariance form."""
+        return self.covs.shape[0] == 1 and self.weight[0] == 1.0
+
+    @property
+    def node_weight(self):
+        """``w_j`` of each node, shape (n_nodes,)."""
+        return self._get("node_weight", lambda: self.weight[self.group].copy())
+
+    @property
+    def weighted(self):
+        """``w_g C_g``, shape (n_groups, n_nodes, n_nodes), C-contiguous."""
+        return self._get("weighted", lambda: np.ascontiguousarray(self.weight[:, None, None] * self.covs))
+
+    @property
+    def own(self):
+        """The matrix whose column j is ``w_j C_j[:, j]`` (``cov`` in ``R = cov - cov W``), (d, d)."""
+        def build():
+            Cw, d = self.weighted, self.n_nodes
+            return np.ascontiguousarray(Cw[self.group, :, np.arange(d)].T)
+        return self._get("own", build)
+
+    @property
+    def columns(self):
+        """``(cols, ptr)``: the nodes sorted by group and the start of each group in ``cols``."""
+        def build():
+            cols = np.argsort(self.group, kind="stable").astype(np.int64)
+            ptr = np.searchsorted(self.group[cols], np.arange(self.covs.shape[0] + 1)).astype(np.int64)
+            return cols, ptr
+        return self._get("columns", build)
+
+    def _get(self, key, build):
+        if key not in self._derived:
+            self._derived[key] = build()
+        return self._derived[key]
+
+    def product(self, W):
+        """``P`` with ``P[:, j] = w_j C_j @ W[:, j]`` (the ``cov @ W`` of the plain form), (d, d)."""
+        W = np.asarray(W, dtype=float)
+        if self.covs.shape[0] == 1:
+            return self.weighted[0] @ W
+        out = np.empty_like(W)
+        cols, ptr = self.columns
+        Cw = self.weighted
+        for g in range(self.covs.shape[0]):
+            J = cols[ptr[g]:ptr[g + 1]]
+            if J.size:
+                out[:, J] = Cw[g] @ W[:, J]
+        return out
+
+    def default_sigma0(self, variant):
+        """The noise floor of the masked scores: ``1e-2`` times ``sqrt(C_j[j, j])`` (NV) or
+        ``sqrt(sum_j w_j C_j[j, j] / sum_j w_j)`` (EV); None for ``"ls"``. With one condition
+        and no target it is :func:`colide_core.solver._common.default_sigma0`."""
+        d = self.n_nodes
+        diag = np.clip(self.covs[self.group, np.arange(d), np.arange(d)], 0.0, None)
+        if variant == "ev":
+            w = self.node_weight
+            return float(np.sqrt(np.sum(w * diag) / np.sum(w))) * 1e-2
+        if variant == "nv":
+            return np.sqrt(diag) * 1e-2
+        return None
+
+
+def as_node_form(cov):
+    """``(matrix, node)``: a plain covariance as it is, or a :class:`NodeCovariance` split.
+
+    Returns ``(cov, None)`` for a plain ``(d, d)`` covariance and for a trivial node form (one
+    group of weight 1: its covariance, so the loops take today's path bit for bit); else
+    ``(node.own, node)``.
+    """
+    if isinstance(cov, NodeCovariance):
+        if cov.trivial:
+            return np.array(cov.covs[0]), None
+        return np.array(cov.own), cov
+    return cov, None
 
 
 def h_ldet(W, s=1.0):
@@ -97,31 +255,47 @@ def residuals(W, cov):
 
     Parameters
     ----------
-    W, cov : ndarray of shape (n_nodes, n_nodes)
-        Weights and the covariance ``X.T @ X / n`` of centred data ``X``.
+    W : ndarray of shape (n_nodes, n_nodes)
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        The covariance ``X.T @ X / n`` of centred data ``X``, or the per-node form.
 
     Returns
     -------
     R : ndarray of shape (n_nodes, n_nodes)
-        ``cov - cov @ W``; ``-R`` is the gradient of the least-squares score.
+        ``cov - cov @ W``; ``-R`` is the gradient of the least-squares score. For a
+        :class:`NodeCovariance`, column j is ``w_j C_j (e_j - W[:, j])``.
     resid : ndarray of shape (n_nodes,)
-        ``||X[:, j] - X @ W[:, j]||^2 / n`` for each node j, computed in O(d^2) from ``R``.
+        ``||X[:, j] - X @ W[:, j]||^2 / n`` for each node j, computed in O(d^2) from ``R``
+        (weighted, ``w_j`` times node j's masked residual variance, for a NodeCovariance).
     """
     W = np.asarray(W, dtype=float)
-    R = cov - cov @ W
+    if isinstance(cov, NodeCovariance):
+        R = cov.own - cov.product(W)
+    else:
+        R = cov - cov @ W
     return R, np.diagonal(R) - np.sum(W * R, axis=0)
 
 
-def _score_value(resid, sigma, variant):
+def _score_value(resid, sigma, variant, weight=None):
     """The smooth score from the residual variances (eq. 3 for EV, eq. 6 for NV, LS).
 
-    The one implementation of the score's value: both stage loops call it.
+    The one implementation of the score's value: both stage loops call it. ``weight``: the
+    node weights ``w_j`` of a :class:`NodeCovariance` (``resid`` already weighted), else None.
     """
     if variant == "ev":
-        return float(resid.sum()) / (2.0 * sigma) + resid.size * sigma / 2.0
+        count = resid.size if weight is None else float(np.sum(weight))
+        return float(resid.sum()) / (2.0 * sigma) + count * sigma / 2.0
     if variant == "nv":
-        return 0.5 * float(np.sum(resid / sigma)) + 0.5 * float(np.sum(sigma))
+        tail = np.sum(sigma) if weight is None else np.sum(weight * sigma)
+        return 0.5 * float(np.sum(resid / sigma)) + 0.5 * float(tail)
     return 0.5 * float(resid.sum())
+
+
+def _node_weight(cov):
+    """The node weights of a non-trivial :class:`NodeCovariance`, else None."""
+    if isinstance(cov, NodeCovariance) and not cov.trivial:
+        return cov.node_weight
+    return None
 
 
 def _score_grad(R, sigma, variant):
@@ -139,8 +313,10 @@ def smooth_score(W, cov, sigma, variant):
     Parameters
     ----------
     W : ndarray of shape (n_nodes, n_nodes)
-    cov : ndarray of shape (n_nodes, n_nodes)
-        Sample covariance ``X.T @ X / n`` of centred data.
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        Sample covariance ``X.T @ X / n`` of centred data, or the per-node form of several
+        conditions with known targets (then the masked score
+        ``sum_j w_j (resid_j / (2 sigma_j) + sigma_j / 2)``, ``docs/conditions.md``).
     sigma : float, ndarray of shape (n_nodes,), or None
         Noise standard deviation(s) (> 0): a float for ``"ev"``, one per node for ``"nv"``,
         ignored for ``"ls"``.
@@ -154,7 +330,7 @@ def smooth_score(W, cov, sigma, variant):
     if variant == "nv":
         sigma = np.asarray(sigma, dtype=float)
     R, resid = residuals(W, cov)
-    return _score_value(resid, sigma, variant), _score_grad(R, sigma, variant)
+    return _score_value(resid, sigma, variant, _node_weight(cov)), _score_grad(R, sigma, variant)
 
 
 def score_ev(W, cov, sigma):
@@ -222,15 +398,21 @@ def score_ls(W, cov):
     return smooth_score(W, cov, None, "ls")
 
 
-def _sigma_from_resid(resid, variant, sigma0):
+def _sigma_from_resid(resid, variant, sigma0, weight=None):
     """Closed-form noise update from the residual variances (eq. 5 for EV, eq. 7 for NV).
 
     The one implementation of the sigma update: both stage loops call it (the numba kernel of
-    the fast solver repeats its arithmetic inside its compiled loop).
+    the fast solver repeats its arithmetic inside its compiled loop). With node weights
+    ``weight`` (``resid`` weighted): EV pools every unmasked residual,
+    ``sigma^2 = sum_j resid_j / sum_j w_j``; NV restricts eq. 7 to ``O_j``,
+    ``sigma_j^2 = resid_j / w_j``.
     """
     if variant == "ev":
-        return max(float(np.sqrt(max(resid.sum(), 0.0) / resid.size)), float(sigma0))
+        count = resid.size if weight is None else float(np.sum(weight))
+        return max(float(np.sqrt(max(resid.sum(), 0.0) / count)), float(sigma0))
     if variant == "nv":
+        if weight is not None:
+            resid = resid / weight
         return np.maximum(np.sqrt(np.maximum(resid, 0.0)), sigma0)
     return None
 
@@ -243,7 +425,10 @@ def sigma_update(W, cov, variant, sigma0):
 
     Parameters
     ----------
-    W, cov : ndarray of shape (n_nodes, n_nodes)
+    W : ndarray of shape (n_nodes, n_nodes)
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        With a :class:`NodeCovariance`, EV pools every unmasked residual and NV restricts
+        eq. 7 to the rows where the node is not a target.
     variant : {"ev", "nv"}
     sigma0 : float or ndarray of shape (n_nodes,)
         Lower bound(s) on sigma.
@@ -254,10 +439,10 @@ def sigma_update(W, cov, variant, sigma0):
         Noise standard deviation(s), floored at ``sigma0``; the minimiser of the score over
         sigma at fixed W (the sigma-step of Algorithm 1).
     """
-    return _sigma_from_resid(residuals(W, cov)[1], variant, sigma0)
+    return _sigma_from_resid(residuals(W, cov)[1], variant, sigma0, _node_weight(cov))
 
 
-def _stage_value(W, resid, sigma, variant, mu, lambda1, s, logdet=None):
+def _stage_value(W, resid, sigma, variant, mu, lambda1, s, logdet=None, weight=None):
     """Stage objective ``mu (score + lambda1 |W|_1) + h_ldet(W, s)`` from precomputed parts.
 
     The one implementation of the stage objective's value (paper eq. 4 / eq. 6 at one point
@@ -268,7 +453,7 @@ def _stage_value(W, resid, sigma, variant, mu, lambda1, s, logdet=None):
     if logdet is None:
         logdet = _logdet(W, s)
     h = _h_from_logdet(W.shape[0], s, logdet)
-    return mu * (_score_value(resid, sigma, variant) + float(np.sum(lambda1 * np.abs(W)))) + h, h
+    return mu * (_score_value(resid, sigma, variant, weight) + float(np.sum(lambda1 * np.abs(W)))) + h, h
 
 
 def _stage_grad(W, R, sigma, variant, mu, lambda1, MinvT, mask=None):
@@ -301,8 +486,9 @@ def stage_objective(W, sigma, cov, variant, mu, lambda1, s):
         Weights, ``W[i, j] != 0`` meaning i -> j.
     sigma : float, ndarray of shape (n_nodes,), or None
         Noise standard deviation(s) (> 0); None for ``"ls"``.
-    cov : ndarray of shape (n_nodes, n_nodes)
-        Sample covariance ``X.T @ X / n`` of centred data ``X`` of shape ``(n_samples, n_nodes)``.
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        Sample covariance ``X.T @ X / n`` of centred data ``X`` of shape ``(n_samples, n_nodes)``,
+        or the per-node form of several conditions with known targets (:class:`NodeCovariance`).
     variant : {"ev", "nv", "ls"}
     mu : float
         Central-path weight of the score (> 0).
@@ -323,7 +509,7 @@ def stage_objective(W, sigma, cov, variant, mu, lambda1, s):
     if variant == "nv":
         sigma = np.asarray(sigma, dtype=float)
     R, resid = residuals(W, cov)
-    value, _ = _stage_value(W, resid, sigma, variant, mu, lambda1, s)
+    value, _ = _stage_value(W, resid, sigma, variant, mu, lambda1, s, weight=_node_weight(cov))
     if not np.isfinite(value):
         return value, None
     M = s * np.eye(W.shape[0]) - W * W

@@ -25,7 +25,7 @@ import numpy as np
 
 from colide_core import defaults
 from colide_core.solver._common import _MAX_HALVINGS, _Solve, loop_settings
-from colide_core.solver._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_grad, _stage_value
+from colide_core.solver._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_grad, _stage_value, as_node_form
 
 __all__ = ["colide_solve"]
 
@@ -77,8 +77,10 @@ def colide_solve(
 
     Parameters
     ----------
-    cov : ndarray of shape (n_nodes, n_nodes)
-        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``; or the
+        per-node form of several conditions with known intervention targets
+        (:class:`colide_core.solver._objective.NodeCovariance`, ``docs/conditions.md``).
     settings : colide_core.settings.RunSettings, optional
         The checked run settings (default: the defaults). This loop reads ``variant``
         (``"ev"``: CoLiDE-EV, eq. 4; ``"nv"``: CoLiDE-NV, eq. 6; ``"ls"``: DAGMA-linear's
@@ -128,8 +130,9 @@ def colide_solve(
         If the last stage hits its ``max_iter`` before ``tol``, or ``max_time`` runs out.
     """
     st = loop_settings(settings, params)
+    cov, node = as_node_form(cov)
     run = _Solve(cov, st, beta_1=beta_1, beta_2=beta_2, sigma0=sigma0, W_init=W_init, edge_mask=edge_mask,
-                 l1_mask=l1_mask)
+                 l1_mask=l1_mask, node=node)
     lr, tol, checkpoint = st.lr, st.tol, st.checkpoint
     eye = np.eye(run.d)
     grad_mask = run.mask if run.masked else None
@@ -170,10 +173,13 @@ def _check_moments(m, v, stage, t):
 def _adam_stage_loop(run, W, sigma, eye, mu, s, T, lr, tol, checkpoint, beta_1, beta_2, stage, callback,
                      grad_mask):
     cov, variant, lam, sigma0, deadline = run.cov, run.variant, run.lam, run.sigma0, run.deadline
+    node, weight = run.node, run.weight
     W = W.copy()
     Minv = _inv_in_domain(W, s, eye)
     IW = eye - W
-    R = cov @ IW  # cov (I - W): shared by the gradient and the sigma update
+    # cov (I - W): shared by the gradient and the sigma update (column j: w_j C_j (e_j - W[:, j])
+    # for the per-node form).
+    R = cov @ IW if node is None else cov - node.product(W)
     m = np.zeros_like(W)
     v = np.zeros_like(W)
     obj_prev = np.inf
@@ -205,16 +211,16 @@ def _adam_stage_loop(run, W, sigma, eye, mu, s, T, lr, tol, checkpoint, beta_1, 
             Minv_new = _inv_in_domain(W_new, s, eye)
         W, Minv = W_new, Minv_new
         IW = eye - W
-        R = cov @ IW
+        R = cov @ IW if node is None else cov - node.product(W)
         resid = np.sum(IW * R, axis=0)  # diag((I - W)^T cov (I - W)), shape (d,)
         if variant != "ls":
-            sigma = _sigma_from_resid(resid, variant, sigma0)
+            sigma = _sigma_from_resid(resid, variant, sigma0, weight)
         # The wall-clock budget is checked every step (a checkpoint can be seconds away at
         # large d); running out forces a final checkpoint so the partial result is recorded.
         out_of_time = deadline is not None and time.perf_counter() > deadline
         if t % checkpoint == 0 or t == T or out_of_time:
             _check_moments(m, v, stage, t)
-            obj, h = _stage_value(W, resid, sigma, variant, mu, lam, s)
+            obj, h = _stage_value(W, resid, sigma, variant, mu, lam, s, weight=weight)
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {stage}, step {t}: the objective is not finite.")
             stop = run.checkpoint(stage, t, obj, h, sigma, callback, t, out_of_time=out_of_time, W=W)

@@ -341,6 +341,8 @@ def lambda_path(
     required=None,
     tiers=None,
     callback=None,
+    conditions=None,
+    targets=None,
     **params,
 ):
     """Solve CoLiDE for every ``lambda1`` (warm-started) and apply every threshold.
@@ -369,6 +371,11 @@ def lambda_path(
         of the current one, at most 0.99, from the solver's checkpoints; a whole number only
         once a solve is finished) and ``total`` the number of ``lambda1`` values. Returning True stops: the path then holds the solves finished so
         far (``stopped=True``).
+    conditions, targets : optional
+        The condition of each row and the nodes each condition intervenes on, as in
+        :meth:`colide_core.CoLiDE.fit`: every solve then has an intercept per condition and the
+        masked likelihood (``docs/conditions.md``). The BIC uses the covariance centred per
+        condition (the masks are not in it).
     **params
         The other run settings by name (:class:`colide_core.settings.RunSettings`: the central
         path ``mu_schedule``, ``s_schedule``, ``max_iter``, and ``lr``, ``tol``,
@@ -409,8 +416,26 @@ def lambda_path(
     if not 1 <= warm_stages <= K:
         raise ValueError(f"warm_stages must be an integer in [1, {K}], got {warm_stages!r}.")
     solve = get_solver(settings.solver)
-    cov, n, names = _as_cov(X)
+    if conditions is None and targets is None:
+        cov, n, names = _as_cov(X)
+        solve_cov = cov
+    else:
+        from colide_core.data.conditions import ConditionStats
+
+        if conditions is None:
+            raise ValueError("targets need conditions: give the condition of each row.")
+        stats = ConditionStats.from_data(X, conditions, targets)
+        node = stats.node_covariances()
+        if settings.solver == "topo" and not node.trivial:
+            raise InvalidParameterError("solver='topo' does not take intervention targets yet; use 'auto' or 'adam'.")
+        cov, n = stats.pooled_covariance(), stats.n_samples
+        names = None if stats.node_names is None else list(stats.node_names)
+        solve_cov = np.array(node.covs[0]) if node.trivial else node
     d = cov.shape[0]
+    if settings.device != "cpu":  # the JAX backend (colide_core/solver/_jax.py, docs/gpu.md)
+        from colide_core.solver._jax import device_solver
+
+        solve = device_solver(settings.solver, settings.device, n_nodes=d)
     if lam.size * thr.size * d * d > defaults.MAX_CELLS:  # the (n_lambdas, n_thresholds, d, d) graphs
         raise ValueError(f"{lam.size} lambdas x {thr.size} thresholds x {d} x {d} nodes = "
                          f"{lam.size * thr.size * d * d:,} graph cells is more than the {defaults.MAX_CELLS:,} "
@@ -437,7 +462,7 @@ def lambda_path(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = solve(
-                cov, settings.replace(lambda1=float(lam_k), mu_schedule=sched[0], s_schedule=sched[1],
+                solve_cov, settings.replace(lambda1=float(lam_k), mu_schedule=sched[0], s_schedule=sched[1],
                                       max_iter=sched[2]),
                 W_init=W_prev if warm_start else None, callback=inner if callback is not None else None,
                 edge_mask=edge_mask,

@@ -1,0 +1,585 @@
+"""Several conditions and known intervention targets: labels, checks and per-condition statistics.
+
+Data often come from several conditions (treatments, donors, batches), some of which intervene
+on known nodes (an inhibitor on its target protein). CoLiDE then fits (``docs/conditions.md``):
+
+* an intercept per condition: each condition's rows are centred on their own mean, so a
+  condition-wide mean shift is not read as an edge;
+* the masked likelihood of GIES and DCDI: node j's own equation is fitted only on the rows
+  ``O_j`` of the conditions that do not target j, while intervened rows still serve as
+  regressors for the other nodes.
+
+Both need only per-condition counts ``n_c``, means ``m_c`` and 1/n covariances ``S_c``
+(:class:`ConditionStats`), so the cost of a solver step does not grow with the rows. Node j's
+equation sees ``C_j = sum_{c: j not in T_c} n_c S_c / |O_j|`` with weight ``|O_j| / n``; nodes
+masked in the same conditions share one ``C_j`` (:meth:`ConditionStats.node_covariances`).
+
+Conventions: ``X`` is ``(n_samples, n_nodes)``; labels are kept as text (an integer label 3 is
+``"3"``), in the order they first appear.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+
+from colide_core import defaults
+from colide_core._validation import centred_covariance, check_data
+from colide_core.exceptions import ConditionsError
+
+__all__ = ["ConditionStats", "check_conditions", "check_targets", "read_targets"]
+
+
+def _shorten(text, limit=40):
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _label_text(value, kind):
+    """The text of one label value of a checked kind ("int", "float", "bool", "text")."""
+    if kind == "float":
+        value = float(value)
+        return str(int(value)) if value.is_integer() else repr(value)
+    if kind == "int":
+        return str(int(value))
+    return str(value)
+
+
+def _kind_of_array(values):
+    """The label kind of a 1-D array: "int", "float", "bool", "text", or raise."""
+    if values.dtype.kind in "iu":
+        return "int"
+    if values.dtype.kind == "f":
+        if not np.all(np.isfinite(values)):
+            raise ConditionsError("A condition label is missing (NaN or infinite): every row needs a condition.",
+                                  "condition_missing", rows=tuple(np.flatnonzero(~np.isfinite(values))[:10]))
+        return "float"
+    if values.dtype.kind == "b":
+        return "bool"
+    if values.dtype.kind in "US":
+        return "text"
+    if values.dtype.kind != "O":
+        raise ConditionsError(f"Condition labels must be text or integers, got values of type {values.dtype}.",
+                              "condition_bad_label")
+    missing = pd.isna(values)
+    if np.any(missing):
+        raise ConditionsError("A condition label is missing (None or NaN): every row needs a condition.",
+                              "condition_missing", rows=tuple(np.flatnonzero(missing)[:10]))
+    inferred = pd.api.types.infer_dtype(values, skipna=False)
+    if inferred == "string":
+        return "text"
+    if inferred == "integer":
+        return "int"
+    if inferred in ("floating", "mixed-integer-float"):
+        return "float"
+    if inferred == "boolean":
+        return "bool"
+    has_text = any(isinstance(v, str) for v in values)
+    has_number = any(isinstance(v, (Integral, float, np.number)) and not isinstance(v, (bool, np.bool_))
+                     for v in values)
+    if inferred in ("mixed", "mixed-integer") and has_text and has_number:
+        raise ConditionsError("The condition labels mix numbers and text (e.g. 1 on one row and 'ctrl' on another): "
+                              "make the column all text or all integers.", "condition_mixed_types")
+    raise ConditionsError(f"Condition labels must be text or integers, got {inferred} values.", "condition_bad_label")
+
+
+def check_conditions(conditions, n_samples):
+    """Check the condition labels of the rows of ``X`` and code them.
+
+    Parameters
+    ----------
+    conditions : array-like or pandas.Series of shape (n_samples,)
+        One label per row: text, integers (or integral floats), or booleans, one kind for the
+        whole column. Not modified.
+    n_samples : int
+        Rows of ``X``.
+
+    Returns
+    -------
+    labels : tuple of str
+        The distinct labels as text, in the order they first appear (an integer 3 is ``"3"``).
+    codes : ndarray of int64 of shape (n_samples,)
+        ``labels[codes[i]]`` is row i's condition.
+
+    Raises
+    ------
+    ConditionsError
+        (a ``ValueError``) With ``kind``: ``"condition_length"`` (not one label per row, or not
+        1-D), ``"condition_missing"`` (None, NaN, empty text), ``"condition_mixed_types"``
+        (numbers on some rows and text on others), ``"condition_bad_label"`` (another type, a
+        label longer than ``defaults.MAX_CONDITION_LABEL`` characters, or two labels with the
+        same text), ``"too_many_conditions"`` (more than ``defaults.MAX_CONDITIONS``) or
+        ``"condition_too_few_rows"`` (a condition with fewer than
+        ``defaults.MIN_CONDITION_ROWS`` rows).
+    """
+    if isinstance(conditions, (str, bytes)) or not hasattr(conditions, "__len__"):
+        raise ConditionsError("conditions must be one label per row (a list, an array or a column), "
+                              f"not a {type(conditions).__name__}.", "condition_length")
+    if len(conditions) != n_samples:
+        raise ConditionsError(f"conditions has {len(conditions)} labels but the data have {n_samples} rows: "
+                              "give one label per row.", "condition_length")
+    if isinstance(conditions, (pd.Series, pd.Index)):
+        values = conditions.to_numpy(dtype=object) if conditions.dtype == object or isinstance(
+            conditions.dtype, pd.CategoricalDtype) else conditions.to_numpy()
+    elif isinstance(conditions, np.ndarray):
+        values = conditions
+    else:
+        values = np.empty(len(conditions), dtype=object)
+        values[:] = list(conditions)
+    if values.ndim != 1:
+        raise ConditionsError(f"conditions must be 1-D (one label per row), got shape {values.shape}.",
+                              "condition_length")
+    kind = _kind_of_array(values)
+    codes, uniques = pd.factorize(values, sort=False)
+    if len(uniques) > defaults.MAX_CONDITIONS:
+        raise ConditionsError(f"{len(uniques)} distinct conditions, more than {defaults.MAX_CONDITIONS}: is this "
+                              "really a condition column?", "too_many_conditions")
+    labels = tuple(_label_text(u, kind) for u in uniques)
+    if any(lab.strip() == "" for lab in labels):
+        raise ConditionsError("A condition label is empty text: every row needs a condition.", "condition_missing")
+    long = [lab for lab in labels if len(lab) > defaults.MAX_CONDITION_LABEL]
+    if long:
+        raise ConditionsError(f"A condition label is longer than {defaults.MAX_CONDITION_LABEL} characters: "
+                              f"{_shorten(long[0])!r}.", "condition_bad_label")
+    if len(set(labels)) != len(labels):
+        raise ConditionsError("Two different condition values read as the same label; make the labels distinct.",
+                              "condition_bad_label")
+    counts = np.bincount(codes, minlength=len(labels))
+    small = [(lab, int(c)) for lab, c in zip(labels, counts) if c < defaults.MIN_CONDITION_ROWS]
+    if small:
+        lab, c = small[0]
+        raise ConditionsError(f"Condition {_shorten(lab)!r} has {c} row(s); each condition needs at least "
+                              f"{defaults.MIN_CONDITION_ROWS} (its own mean and covariance).", "condition_too_few_rows")
+    return labels, codes.astype(np.int64)
+
+
+def _label_key(key, labels):
+    """The label a targets key names (text as is, an integer as its text), or None."""
+    if isinstance(key, str):
+        text = key
+    elif isinstance(key, (bool, np.bool_)):
+        text = str(bool(key))
+    elif isinstance(key, (Integral, np.integer)):
+        text = str(int(key))
+    elif isinstance(key, (float, np.floating)) and np.isfinite(key) and float(key).is_integer():
+        text = str(int(key))
+    else:
+        return None
+    return text if text in labels else None
+
+
+def _node_index(node, node_names, n_nodes):
+    """The index of a node given by name or index, or None if unknown."""
+    if isinstance(node, (bool, np.bool_)):
+        return None
+    if isinstance(node, (Integral, np.integer)):
+        return int(node) if 0 <= int(node) < n_nodes else None
+    if isinstance(node, str) and node_names is not None:
+        try:
+            return list(node_names).index(node)
+        except ValueError:
+            return None
+    return None
+
+
+def check_targets(targets, labels, node_names=None, *, n_nodes=None, counts=None):
+    """Check the intervention targets of each condition and resolve them to node indices.
+
+    Parameters
+    ----------
+    targets : mapping or None
+        ``{label: nodes}``: for a condition label (text, or an integer for integer labels), the
+        nodes it intervenes on, by name (when ``node_names`` is given) or by index; ``nodes``
+        may be one node or a list. A condition not named has no target. None: no target.
+    labels : sequence of str
+        The conditions' labels (:func:`check_conditions`).
+    node_names : sequence of str, optional
+        The nodes' names, in column order.
+    n_nodes : int, optional
+        Number of nodes; default ``len(node_names)``.
+    counts : sequence of int, optional
+        Rows per condition (in the order of ``labels``): with it, a node targeted in every
+        row is refused.
+
+    Returns
+    -------
+    dict
+        ``{label: tuple of int}`` for every label, the sorted distinct node indices it targets
+        (an empty tuple for none).
+
+    Raises
+    ------
+    ConditionsError
+        With ``kind``: ``"targets_malformed"`` (not a mapping; a list of more nodes than there
+        are, or more entries than labels), ``"target_unknown_condition"``,
+        ``"target_unknown_node"`` or ``"target_every_row"`` (no row left to fit a node's
+        equation).
+    """
+    labels = tuple(labels)
+    if n_nodes is None:
+        if node_names is None:
+            raise ValueError("check_targets needs node_names or n_nodes.")
+        n_nodes = len(node_names)
+    out = {lab: () for lab in labels}
+    if targets is None:
+        return out
+    if not hasattr(targets, "items"):
+        raise ConditionsError("targets must be a mapping {condition label: [node, ...]}, not a "
+                              f"{type(targets).__name__}.", "targets_malformed")
+    if len(targets) > len(labels):
+        raise ConditionsError(f"targets has {len(targets)} entries for {len(labels)} conditions.", "targets_malformed")
+    for key, nodes in targets.items():
+        lab = _label_key(key, labels)
+        if lab is None:
+            raise ConditionsError(f"targets names condition {_shorten(key)!r}, which is not among the condition "
+                                  f"labels ({', '.join(repr(_shorten(x, 20)) for x in labels[:8])}"
+                                  f"{', ...' if len(labels) > 8 else ''}).", "target_unknown_condition")
+        if nodes is None:
+            continue
+        if isinstance(nodes, (str, Integral, np.integer)):
+            nodes = [nodes]
+        if not hasattr(nodes, "__len__") or hasattr(nodes, "items"):
+            raise ConditionsError(f"The targets of condition {_shorten(lab)!r} must be a node or a list of nodes.",
+                                  "targets_malformed")
+        if len(nodes) > n_nodes:
+            raise ConditionsError(f"Condition {_shorten(lab)!r} lists {len(nodes)} targets for {n_nodes} nodes.",
+                                  "targets_malformed")
+        idx = set()
+        for node in list(nodes):
+            j = _node_index(node, node_names, n_nodes)
+            if j is None:
+                raise ConditionsError(f"Condition {_shorten(lab)!r} targets {_shorten(node)!r}, which is not a node "
+                                      "of the data.", "target_unknown_node", columns=(_shorten(node),))
+            idx.add(j)
+        out[lab] = tuple(sorted(set(out[lab]) | idx))
+    if counts is not None:
+        counts = np.asarray(counts, dtype=np.int64)
+        kept = np.full(n_nodes, counts.sum())
+        for lab, c in zip(labels, counts):
+            for j in out[lab]:
+                kept[j] -= c
+        bad = np.flatnonzero(kept <= 0)
+        if bad.size:
+            name = node_names[bad[0]] if node_names is not None else str(bad[0])
+            raise ConditionsError(f"Node {_shorten(name)!r} is a target in every condition: no row is left to fit "
+                                  "its own equation.", "target_every_row", columns=(_shorten(name),))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ConditionStats:
+    """Per-condition sufficient statistics: all that CoLiDE with conditions needs of the data.
+
+    Build it from rows with :meth:`from_data`, or directly from statistics computed elsewhere
+    (e.g. per condition with :func:`colide_core.data.stats.sufficient_stats`). The constructor
+    checks everything and keeps private read-only copies.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        The conditions' labels, distinct (``K`` of them).
+    n : sequence of int
+        Rows per condition, each ``>= defaults.MIN_CONDITION_ROWS``.
+    means : array-like of shape (K, n_nodes)
+        Each condition's column means.
+    covs : array-like of shape (K, n_nodes, n_nodes)
+        Each condition's 1/n covariance, centred on its own mean (symmetric, finite).
+    targets : mapping, optional
+        ``{label: nodes}`` as :func:`check_targets` takes it; stored resolved, ``{label: tuple
+        of int}`` for every label.
+    node_names : sequence of str, optional
+        The nodes' names (needed to give targets by name).
+
+    Attributes
+    ----------
+    labels : tuple of str
+    n : tuple of int
+    means : ndarray of shape (K, n_nodes)
+    covs : ndarray of shape (K, n_nodes, n_nodes)
+    targets : dict
+        ``{label: tuple of int}`` for every label.
+    node_names : tuple of str or None
+
+    Raises
+    ------
+    ConditionsError
+        For labels, counts or targets that cannot be used (see :func:`check_conditions`,
+        :func:`check_targets`).
+    ValueError
+        If the shapes do not agree, or a number is not finite, or a covariance is not symmetric.
+    """
+
+    labels: tuple
+    n: tuple
+    means: np.ndarray
+    covs: np.ndarray
+    targets: dict = None
+    node_names: tuple = None
+
+    def __post_init__(self):
+        labels = tuple(self.labels)
+        if not labels or not all(isinstance(x, str) for x in labels) or len(set(labels)) != len(labels):
+            raise ConditionsError("labels must be distinct texts, at least one.", "condition_bad_label")
+        if len(labels) > defaults.MAX_CONDITIONS:
+            raise ConditionsError(f"{len(labels)} conditions, more than {defaults.MAX_CONDITIONS}.",
+                                  "too_many_conditions")
+        K = len(labels)
+        n = tuple(int(x) for x in self.n)
+        if len(n) != K or any(isinstance(x, bool) for x in self.n):
+            raise ValueError(f"n must hold {K} integer counts, one per condition.")
+        for lab, c in zip(labels, n):
+            if c < defaults.MIN_CONDITION_ROWS:
+                raise ConditionsError(f"Condition {_shorten(lab)!r} has {c} row(s); each condition needs at least "
+                                      f"{defaults.MIN_CONDITION_ROWS}.", "condition_too_few_rows")
+        means = np.array(self.means, dtype=float)
+        covs = np.array(self.covs, dtype=float)
+        if means.ndim != 2 or means.shape[0] != K or means.shape[1] < 2:
+            raise ValueError(f"means must have shape ({K}, n_nodes) with n_nodes >= 2, got {means.shape}.")
+        d = means.shape[1]
+        if covs.shape != (K, d, d):
+            raise ValueError(f"covs must have shape {(K, d, d)}, got {covs.shape}.")
+        if not (np.all(np.isfinite(means)) and np.all(np.isfinite(covs))):
+            raise FloatingPointError("The per-condition statistics are not finite (the data overflow): rescale them.")
+        scale = np.abs(covs).max(initial=0.0)
+        if not np.allclose(covs, covs.transpose(0, 2, 1), rtol=1e-10, atol=1e-14 * scale):
+            raise ValueError("Each condition's covariance must be symmetric.")
+        names = None if self.node_names is None else tuple(str(x) for x in self.node_names)
+        if names is not None and len(names) != d:
+            raise ValueError(f"node_names must have {d} names, one per node.")
+        targets = check_targets(self.targets, labels, names, n_nodes=d, counts=n)
+        for attr, value in (("labels", labels), ("n", n), ("targets", targets), ("node_names", names)):
+            object.__setattr__(self, attr, value)
+        for attr, value in (("means", means), ("covs", covs)):
+            value.setflags(write=False)
+            object.__setattr__(self, attr, value)
+
+    # ---- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_data(cls, X, conditions, targets=None, node_names=None):
+        """The statistics of rows ``X`` labelled by ``conditions``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_nodes)
+            Numeric, finite observations (checked as for :meth:`colide_core.CoLiDE.fit`). Not
+            modified.
+        conditions : array-like or pandas.Series of shape (n_samples,)
+            One label per row (:func:`check_conditions`).
+        targets : mapping, optional
+            ``{label: nodes}`` (:func:`check_targets`).
+        node_names : sequence of str, optional
+            The nodes' names; default the DataFrame's columns.
+
+        Returns
+        -------
+        ConditionStats
+
+        Raises
+        ------
+        ValueError
+            As :func:`colide_core._validation.check_data` for ``X``.
+        ConditionsError
+            As :func:`check_conditions` and :func:`check_targets`, and ``"too_many_conditions"``
+            when ``K * n_nodes**2`` exceeds ``defaults.MAX_CELLS``.
+        FloatingPointError
+            If a covariance overflows.
+        """
+        values, names = check_data(X)
+        if node_names is not None:
+            names = [str(x) for x in node_names]
+        labels, codes = check_conditions(conditions, values.shape[0])
+        K, d = len(labels), values.shape[1]
+        if K * d * d > defaults.MAX_CELLS:
+            raise ConditionsError(f"{K} conditions of {d} nodes need {K * d * d} numbers of statistics, more than "
+                                  f"{defaults.MAX_CELLS}.", "too_many_conditions")
+        means = np.empty((K, d))
+        covs = np.empty((K, d, d))
+        if K == 1:
+            # The same arithmetic as a fit without conditions (data_covariance), bit for bit.
+            means[0], covs[0] = centred_covariance(values)
+        else:
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(K + 1))
+            for c in range(K):
+                means[c], covs[c] = centred_covariance(values[order[bounds[c]:bounds[c + 1]]])
+        counts = np.bincount(codes, minlength=K)
+        return cls(labels, tuple(int(x) for x in counts), means, covs, targets, names)
+
+    # ---- derived --------------------------------------------------------------------------
+    @property
+    def n_samples(self):
+        """Total rows ``n``."""
+        return int(sum(self.n))
+
+    @property
+    def n_nodes(self):
+        """Number of nodes ``d``."""
+        return self.means.shape[1]
+
+    def target_mask(self):
+        """``mask[c, j]`` True when condition ``c`` targets node ``j``; shape (K, n_nodes), bool."""
+        mask = np.zeros((len(self.labels), self.n_nodes), dtype=bool)
+        for c, lab in enumerate(self.labels):
+            mask[c, list(self.targets[lab])] = True
+        return mask
+
+    def _covariance_of(self, keep, intercept):
+        """The covariance of the rows of the conditions ``keep`` (bool (K,)) and their count."""
+        idx = np.flatnonzero(keep)
+        n = np.asarray(self.n, dtype=float)[idx]
+        N = float(n.sum())
+        if idx.size == 1:  # exactly the condition's own covariance (no rounding)
+            return np.array(self.covs[idx[0]]), int(N)
+        C = np.tensordot(n, self.covs[idx], axes=1)
+        if intercept == "pooled":
+            m = n @ self.means[idx] / N
+            dm = self.means[idx] - m
+            C = C + (dm * n[:, None]).T @ dm
+        return C / N, int(N)
+
+    def pooled_covariance(self, intercept=defaults.INTERCEPT):
+        """The 1/n covariance of all rows: centred per condition (``"condition"``) or on the grand mean.
+
+        Parameters
+        ----------
+        intercept : {"condition", "pooled"}, default="condition"
+
+        Returns
+        -------
+        ndarray of shape (n_nodes, n_nodes)
+        """
+        _check_intercept(intercept)
+        return self._covariance_of(np.ones(len(self.labels), dtype=bool), intercept)[0]
+
+    def node_covariances(self, intercept=defaults.INTERCEPT):
+        """The per-node covariance form the solvers take (``NodeCovariance``).
+
+        Node j's equation sees ``C_j = sum_{c: j not in T_c} n_c S_c / |O_j|`` (an intercept per
+        condition) or the covariance of the rows ``O_j`` around their common mean (``"pooled"``,
+        one intercept per node), with weight ``|O_j| / n``. Nodes masked in the same conditions
+        share one group, so the result holds ``G * n_nodes**2`` numbers with ``G`` the number of
+        distinct target patterns (one when nothing is targeted).
+
+        Parameters
+        ----------
+        intercept : {"condition", "pooled"}, default="condition"
+
+        Returns
+        -------
+        colide_core.solver._objective.NodeCovariance
+            With one condition and no target: one group of weight 1 whose covariance is the
+            condition's own, which the solvers treat exactly as a plain covariance.
+        """
+        from colide_core.solver._objective import NodeCovariance
+
+        _check_intercept(intercept)
+        mask = self.target_mask()  # (K, d)
+        patterns, group = np.unique(mask.T, axis=0, return_inverse=True)
+        group = np.asarray(group).reshape(-1)
+        n_total = float(self.n_samples)
+        covs, weight = [], []
+        for p in patterns:
+            C, N = self._covariance_of(~p, intercept)
+            covs.append(C)
+            weight.append(1.0 if N == self.n_samples else N / n_total)
+        return NodeCovariance(np.stack(covs), group.astype(np.int64), np.array(weight),
+                              pooled=self.pooled_covariance(intercept))
+
+    def summary(self):
+        """One row per condition: label, rows, targets (names when known).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``condition``, ``n``, ``targets`` (a ``", "``-joined text).
+        """
+        def name(j):
+            return self.node_names[j] if self.node_names is not None else str(j)
+        return pd.DataFrame({
+            "condition": list(self.labels),
+            "n": list(self.n),
+            "targets": [", ".join(name(j) for j in self.targets[lab]) for lab in self.labels],
+        })
+
+
+def _check_intercept(intercept):
+    if intercept not in defaults.INTERCEPTS:
+        raise ValueError(f"intercept must be one of {defaults.INTERCEPTS}, got {intercept!r}.")
+
+
+def read_targets(data, name="targets.json"):
+    """Read a targets file: JSON ``{label: [node, ...]}`` or a CSV of ``condition,target`` rows.
+
+    Parameters
+    ----------
+    data : bytes or str
+        The file's content, at most ``defaults.MAX_TARGETS_FILE_BYTES`` bytes.
+    name : str, default="targets.json"
+        The file's name: ``.json`` is read as JSON (:func:`colide_core.data.io.read_json`, size
+        and nesting bounded), anything else as CSV with a header holding ``condition`` and
+        ``target`` (or ``targets``) columns, one node per row (several in one cell separated by
+        ``;``; an empty cell is a condition without target).
+
+    Returns
+    -------
+    dict
+        ``{label: [node name, ...]}`` (text), to be checked against the data by
+        :func:`check_targets`.
+
+    Raises
+    ------
+    ConditionsError
+        ``kind="targets_malformed"``: too large, not UTF-8, not the JSON object or the CSV
+        columns described, or a label or node that is not text or a number.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ConditionsError(f"targets must be read from bytes, not a {type(data).__name__}.", "targets_malformed")
+    raw = bytes(data)
+    if len(raw) > defaults.MAX_TARGETS_FILE_BYTES:
+        raise ConditionsError(f"The targets file is larger than {defaults.MAX_TARGETS_FILE_BYTES:,} bytes.",
+                              "targets_malformed")
+    out = {}
+    if str(name).lower().endswith(".json"):
+        from colide_core.data.io import read_json
+
+        try:
+            doc = read_json(raw, what="targets file", max_bytes=defaults.MAX_TARGETS_FILE_BYTES, max_depth=3)
+        except ValueError as exc:
+            raise ConditionsError(f"The targets file is not readable JSON: {exc}", "targets_malformed") from None
+        if not isinstance(doc, dict):
+            raise ConditionsError("The targets file must hold a JSON object {condition: [node, ...]}.",
+                                  "targets_malformed")
+        for key, nodes in doc.items():
+            if isinstance(nodes, (str, int)) and not isinstance(nodes, bool):
+                nodes = [nodes]
+            if nodes is None:
+                nodes = []
+            if not isinstance(nodes, list) or not all(isinstance(x, (str, int)) and not isinstance(x, bool)
+                                                      for x in nodes):
+                raise ConditionsError(f"The targets of {_shorten(key)!r} must be a list of node names.",
+                                      "targets_malformed")
+            out[str(key)] = [str(x) for x in nodes]
+        return out
+    import io
+
+    try:
+        text = raw.decode("utf-8-sig")
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (UnicodeDecodeError, ValueError, pd.errors.ParserError) as exc:
+        raise ConditionsError(f"The targets file is not readable CSV: {type(exc).__name__}.",
+                              "targets_malformed") from None
+    cols = {str(c).strip().lower(): c for c in frame.columns}
+    tcol = cols.get("target", cols.get("targets"))
+    if "condition" not in cols or tcol is None:
+        raise ConditionsError("The targets CSV needs a header with 'condition' and 'target' columns.",
+                              "targets_malformed")
+    for lab, cell in zip(frame[cols["condition"]], frame[tcol]):
+        lab = str(lab).strip()
+        nodes = [x.strip() for x in str(cell).split(";") if x.strip()]
+        out.setdefault(lab, [])
+        out[lab] += [x for x in nodes if x not in out[lab]]
+    return out

@@ -450,7 +450,7 @@ def path_heatmap(path, values, *, title, colorscale="Viridis", reverse=False, se
     return fig
 
 
-def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
+def playback_figure(history, mu_schedule, s_used, current=None) -> go.Figure:
     """h(W), the objective and σ̂ at each checkpoint of one fit, stages marked, one checkpoint highlighted.
 
     Parameters
@@ -463,8 +463,9 @@ def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
         μ of each stage (the fit's ``mu_schedule``), for the stage labels.
     s_used : sequence of float
         ``s`` each stage ran with (``SolverResult.s_used``).
-    current : int
-        Index of the checkpoint shown in the playback (a vertical line).
+    current : int or None, default None
+        Index of a checkpoint to mark (a vertical line); None: no mark (the drawing's own player
+        says which checkpoint it shows).
 
     Returns
     -------
@@ -505,7 +506,7 @@ def playback_figure(history, mu_schedule, s_used, current: int) -> go.Figure:
         fig.add_annotation(x=i, y=1.0 + (0.07 if len(starts) > 1 and starts.index(i) % 2 else 0.0), xref="x",
                            yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
                            text=f"stage {k + 1}: μ={mu:g}<br>s={s:g}", font={"size": 10}, align="left")
-    if 0 <= current < n:
+    if current is not None and 0 <= current < n:
         fig.add_vline(x=current, line={"color": "#d62728", "width": 2})
     fig.update_yaxes(type="log", title_text="h(W) (0: a DAG)", row=1, col=1)
     fig.update_yaxes(title_text="objective", row=2, col=1)

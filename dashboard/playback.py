@@ -3,7 +3,8 @@
 The fit shown on the Learn page is refitted once with ``record_W=True`` (the solver keeps a copy
 of W at every checkpoint, :attr:`colide_core.SolverResult.W_history`; recording changes no number
 of the fit, ``tests/test_record_w.py``), through the same cached :func:`dashboard.fitting.fit_colide`
-keyed on the data's content hash and every parameter. A slider (and step buttons) picks a
+keyed on the data's content hash and every parameter, in a background job
+(:func:`recording_job`: a compute slot, a progress bar, Stop, and the end of the session end it). A slider (and step buttons) picks a
 checkpoint; the graph at that checkpoint is drawn with the same drawing and the same fixed node
 positions as the Graph tab, thresholded like it, and plays the following checkpoints by itself
 in the browser (:func:`colide_core.render.graph_html.playback_html`: Play/Pause, speed, no server
@@ -22,10 +23,10 @@ from colide_core.render.graph_html import set_playback_start
 from dashboard.assets import vis_assets_url
 from dashboard.cached import playback_html_cached
 from dashboard.figures import playback_figure
-from dashboard.fitting import fit_colide
+from dashboard.fitting import fit_dataset
 
-__all__ = ["PLAYBACK_MAX_NODES", "PLAYBACK_MAX_FRAMES", "STEP_KEY", "ON_KEY", "recorded_fit", "render_playback",
-           "thin_frames"]
+__all__ = ["PLAYBACK_MAX_NODES", "PLAYBACK_MAX_FRAMES", "ON_KEY", "recorded_fit", "recording_job",
+           "harvest_recording", "render_playback", "thin_frames"]
 
 #: Largest graph offered for playback: above it a drawing per checkpoint is not readable and the
 #: recorded W (checkpoints x d^2 numbers) grows large.
@@ -35,10 +36,70 @@ PLAYBACK_HEIGHT = 560
 #: Most checkpoints one playback page holds: longer recordings are thinned evenly, keeping the
 #: first and the last (issue 30: 10,000 checkpoints made a 33 MB page, sent on every rerun).
 PLAYBACK_MAX_FRAMES = 200
-#: Session key of the checkpoint slider (initialised in :mod:`dashboard.state`).
-STEP_KEY = "learn_playback_step"
 #: Session key of the toggle that records the fit (so other tabs never pay for the recording).
 ON_KEY = "learn_playback_on"
+
+
+def _record_params(result):
+    params = dict(result.params)
+    params["record_W"] = True
+    return tuple(sorted(params.items()))
+
+
+def recording_job(dataset, result):
+    """A :class:`dashboard.jobs.Job` recording ``result`` again (slot, progress, Stop, session end).
+
+    Issue 30: the recording used to run in the page's own thread, outside the compute slots, deaf
+    to Stop and to the end of the session (a paper-faithful Sachs refit is minutes).
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+    result : dashboard.fitting.FitResult
+
+    Returns
+    -------
+    dashboard.fitting.FitJob
+        Not started; its ``results`` hold the recorded fit (``stopped`` after Stop).
+
+    Raises
+    ------
+    colide_core.run.manifest.RunSettingsError
+        If the fit's settings are refused (:func:`dashboard.fitting.check_params`).
+    """
+    from dashboard.fitting import FitJob
+
+    job = FitJob(dataset, [_record_params(result)])
+    job.label = "Recording the fit"
+    job.key = (dataset.key, _record_params(result))
+    return job
+
+
+def harvest_recording(state, result_key):
+    """``harvest(job)`` of :func:`recording_job`: stores ``dict(key, rec)`` in ``state[result_key]``.
+
+    ``rec`` is None unless the recording completed; else ``dict(history, W, params, s_used)`` with
+    at most :data:`PLAYBACK_MAX_FRAMES` checkpoints (:func:`thin_frames`), so a session holds a few
+    MB at most, never the full recording (up to 200 MB at the manifest's caps).
+    """
+    from dashboard.text import md_escape
+
+    def harvest(job):
+        rec = job.results[0] if job.results else None
+        if rec is not None and rec.stopped:
+            rec = None
+        if rec is not None:  # the session keeps only what it plays: at most PLAYBACK_MAX_FRAMES checkpoints
+            hist, Ws = thin_frames(rec.result.history, rec.result.W_history or ())
+            rec = {"history": hist, "W": Ws, "params": rec.params, "s_used": tuple(rec.result.s_used)}
+        state[result_key] = {"key": job.key, "rec": rec}
+        if job.errors or job.error:
+            return [("error", md_escape("; ".join(job.errors) or job.error))]
+        if rec is None:
+            why = "its session ended" if job.stop_reason == "session" else "Stop was pressed"
+            return [("warning", f"The recording was stopped ({why}): nothing to play back. Press **Record again**.")]
+        return []
+
+    return harvest
 
 
 def recorded_fit(dataset, result):
@@ -61,11 +122,7 @@ def recorded_fit(dataset, result):
     if params.get("solver") == "topo" or len(result.node_names) > PLAYBACK_MAX_NODES:
         return None
     params["record_W"] = True
-    return fit_colide(dataset.key, tuple(sorted(params.items())), dataset.X)
-
-
-def _step(delta, n):
-    st.session_state[STEP_KEY] = min(max(int(st.session_state.get(STEP_KEY, 0)) + delta, 0), n - 1)
+    return fit_dataset(dataset, tuple(sorted(params.items())))
 
 
 def thin_frames(history, W_history, max_frames=None):
@@ -120,37 +177,54 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
               help="Refits once keeping W at every checkpoint (the same numbers: recording changes nothing), "
                    "then lets you step through the optimisation.")
     if not st.session_state[ON_KEY]:
+        from dashboard import check_state as cs
+        from dashboard.jobs import stop_job
+
+        if st.session_state.get(cs.PLAY_JOB) is not None:  # switched off while recording: stop it
+            stop_job(st.session_state, cs.PLAY_SLOT)
+            st.session_state[cs.PLAY_JOB] = None
         st.caption("Switch on to watch how W, the acyclicity h(W), the objective and σ̂ evolve along the "
                    "central path: the stages (μ, s) trade the data fit for acyclicity.")
         return
-    rec = recorded_fit(dataset, result)
-    hist, Ws = thin_frames(rec.result.history, rec.result.W_history or ())
+    from dashboard import check_state as cs
+    from dashboard.jobs import follow_job, show_messages, start_job, stop_job
+
+    ss = st.session_state
+    key = (dataset.key, _record_params(result))
+    stored = ss.get(cs.PLAY_RESULT)
+    running = ss.get(cs.PLAY_JOB)
+    if running is not None and not running.done and running.key != key:
+        stop_job(ss, cs.PLAY_SLOT)  # recording another fit (the noise model changed): stop it
+        ss[cs.PLAY_JOB] = None
+    if ss.get(cs.PLAY_JOB) is None and (stored is None or stored["key"] != key):
+        # a job like Learn's Run: a compute slot, progress, Stop and the session's end (issue 30)
+        start_job(ss, cs.PLAY_SLOT, lambda: recording_job(dataset, result))
+    follow_job(cs.PLAY_SLOT, harvest_recording(ss, cs.PLAY_RESULT))
+    show_messages(ss, cs.PLAY_SLOT)
+    stored = ss.get(cs.PLAY_RESULT)
+    if stored is None or stored["key"] != key or stored["rec"] is None:
+        st.button("Record again", key="learn_playback_again", icon=":material/replay:", on_click=start_job,
+                  args=(ss, cs.PLAY_SLOT, lambda: recording_job(dataset, result)))
+        return
+    rec = stored["rec"]
+    hist, Ws = rec["history"], rec["W"]
     n = len(Ws)
     if n == 0:
         st.info("This fit recorded no checkpoint.")
         return
-    ss = st.session_state
-    if int(ss.get(STEP_KEY, 0)) > n - 1:
-        ss[STEP_KEY] = n - 1
-    c1, c2, c3 = st.columns([1, 1, 8])
-    c1.button("", key="learn_playback_prev", icon=":material/skip_previous:", on_click=_step, args=(-1, n),
-              help="Previous checkpoint")
-    c2.button("", key="learn_playback_next", icon=":material/skip_next:", on_click=_step, args=(1, n),
-              help="Next checkpoint")
-    c3.slider("Checkpoint", min_value=0, max_value=n - 1, key=STEP_KEY,
-              help="Each checkpoint is a snapshot of W during the solve; stages follow the central path "
-                   "(μ shrinks, so the acyclicity term weighs more and more).")
-    k = int(ss[STEP_KEY])
-    params = dict(rec.params)
+    params = dict(rec["params"])
     mu = tuple(params.get("mu_schedule", MU_SCHEDULE))
-    s_used = rec.result.s_used
+    s_used = rec["s_used"]
+    from dashboard.live import required_of
+
     page, captions = playback_html_cached(tuple(Ws), tuple(names), truth, threshold=float(threshold), history=hist,
                                           mu=mu, s_used=tuple(s_used), positions=positions,
-                                          assets_url=vis_assets_url())
-    st.caption(captions[k])
-    g, f = st.columns([1, 1])
-    with g:
-        # the drawing plays the checkpoints itself (Play/Pause, speed), opening on the slider's one
-        st.iframe(set_playback_start(page, k), height=PLAYBACK_HEIGHT)
-    with f:
-        st.plotly_chart(playback_figure(hist, mu, s_used, k), key="learn_playback_chart")
+                                          assets_url=vis_assets_url(), required=required_of(result, names))
+    # One control (issue 28, point 3): the player inside the drawing (Play/Pause, a checkpoint slider,
+    # speed, the checkpoint's caption) steps through the checkpoints in the browser, with no server
+    # round trip. A second, Streamlit slider beside it disagreed with it as soon as Play ran. Full
+    # width, so that labels stay readable at d = 30.
+    st.iframe(set_playback_start(page, 0), height=PLAYBACK_HEIGHT)
+    st.plotly_chart(playback_figure(hist, mu, s_used, None), key="learn_playback_chart")
+    st.caption(f"{n} checkpoints recorded. The chart shows the whole solve; the drawing's own slider and Play "
+               "step through it (its caption says which checkpoint is drawn).")

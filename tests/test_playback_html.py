@@ -70,3 +70,23 @@ def test_start_is_set_without_rebuilding_and_inputs_are_checked():
         playback_html([], list("abc"), captions=[])
     with pytest.raises(ValueError, match="same square shape"):
         playback_html([np.zeros((3, 3)), np.zeros((2, 2))], list("abc"), captions=["x", "y"])
+
+
+def test_required_edges_are_labelled_in_every_frame_and_in_the_picture():
+    # Issue 28, point 2: required edges were marked in the Learn drawings but not in Playback or
+    # in the PNG/SVG download, where a constrained fit looked unconstrained.
+    from colide_core.render.graph_html import playback_html
+    from colide_core.render.picture import to_image
+
+    A0 = np.array([[0, 0.8, 0], [0, 0, 0.5], [0, 0, 0]])
+    A1 = np.array([[0, 0.9, 0.4], [0, 0, 0.6], [0, 0, 0]])
+    req = np.zeros((3, 3), dtype=bool)
+    req[0, 1] = True
+    page = playback_html([A0, A1], ["a", "b", "c"], captions=["one", "two"], required=req)
+    m = re.search(r"var FRAMES = (.*?), CAPTIONS = ", page, re.S)
+    frames = json.loads(m.group(1))
+    for frame in frames:
+        labels = {(e["from"], e["to"]): e.get("label") for e in frame}
+        assert labels[(0, 1)] == "required" and labels[(1, 2)] is None
+    svg = to_image(A1, ["a", "b", "c"], fmt="svg", required=req).decode()
+    assert "0.90 required" in svg and "0.60 required" not in svg

@@ -156,13 +156,16 @@ def _link_assets(html: str, url: str) -> str:
     return html
 
 
-def _edge_items(A, names, edges, required=None):
+def _edge_items(A, names, edges, required=None, oriented=None):
     """vis-network options of each edge of ``classify_edges`` output.
 
     Parameters
     ----------
     required : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges required by prior knowledge: labelled "required" on the drawing and in the tooltip.
+    oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges an intervention orients (a condition targets one of their ends): labelled
+        "intervention" on the drawing and in the tooltip.
 
     Returns
     -------
@@ -183,9 +186,15 @@ def _edge_items(A, names, edges, required=None):
             title = f"{names[i]} → {names[j]}: w = {w:+.4g} ({kind})"
         opts = {"color": colour, "width": width, "dashes": dashed, "title": title,
                 "arrows": {"to": {"enabled": True, "type": head}}}
+        marks = []
         if required is not None and kind != "missing" and required[i, j]:
-            opts["title"] = title + " · required by prior knowledge"
-            opts["label"] = "required"  # drawn text: plain, never HTML
+            opts["title"] += " · required by prior knowledge"
+            marks.append("required")
+        if oriented is not None and kind != "missing" and oriented[i, j]:
+            opts["title"] += " · direction identified by an intervention on one of its ends"
+            marks.append("intervention")
+        if marks:
+            opts["label"] = ", ".join(marks)  # drawn text: plain, never HTML
             opts["font"] = {"size": 11, "color": colour, "strokeWidth": 3, "align": "middle"}
         items.append((int(i), int(j), opts))
     return items
@@ -240,7 +249,8 @@ def _render_html(net) -> str:
 
 
 def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520, positions=None,
-               layout="circular", legend: bool = True, assets_url: str | None = None, required=None) -> str:
+               layout="circular", legend: bool = True, assets_url: str | None = None, required=None,
+               oriented=None) -> str:
     """Build a self-contained interactive HTML view of a weighted DAG.
 
     Parameters
@@ -278,6 +288,9 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     required : array-like of bool of shape (n_nodes, n_nodes), optional
         Edges required by prior knowledge: each drawn one is labelled "required" (and says so in
         its tooltip), so a constrained fit never looks like an unconstrained one.
+    oriented : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges whose direction an intervention identifies (``oriented[j, k]`` when some condition
+        targets j or k, :func:`dashboard.data.oriented_by_interventions`): labelled "intervention".
 
     Returns
     -------
@@ -303,7 +316,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     The page is ``graph_page.html.j2`` around pyvis's own page (:func:`template_environment`).
     """
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=height_px, positions=positions,
-                             layout=layout, assets_url=assets_url, required=required)
+                             layout=layout, assets_url=assets_url, required=required, oriented=oriented)
     context["legend_entries"] = _legend_entries([context.pop("A")], B_true) if legend else None
     return template_environment().get_template("graph_page.html.j2").render(**context)
 
@@ -324,7 +337,8 @@ def _pyvis_page(html: str) -> dict:
     return {"head": Markup(head), "middle": Markup(middle), "body": Markup(body), "tail": Markup(tail)}
 
 
-def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, assets_url, required=None) -> dict:
+def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, assets_url, required=None,
+                   oriented=None) -> dict:
     """The values ``graph_page.html.j2`` renders for :func:`graph_html` (same parameters), and ``A``.
 
     pyvis draws the graph (its page cleaned of external links, :func:`_pyvis_page`); the rest are
@@ -365,7 +379,10 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
     req = None if required is None else np.asarray(required, dtype=bool)
     if req is not None and req.shape != (d, d):
         raise ValueError(f"required must have shape {(d, d)}, got {req.shape}.")
-    items = _edge_items(A, names, edges, req)
+    ori = None if oriented is None else np.asarray(oriented, dtype=bool)
+    if ori is not None and ori.shape != (d, d):
+        raise ValueError(f"oriented must have shape {(d, d)}, got {ori.shape}.")
+    items = _edge_items(A, names, edges, req, ori)
     big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
     # each edge bent around the nodes it does not connect (at the largest font the page may show)
     bends = graph_style.edge_bends(pos, [(i, j) for i, j, _ in items], names, big)
@@ -394,7 +411,7 @@ _START = re.compile(r"/\*start\*/\d+/\*start\*/")
 
 
 def playback_html(graphs, names, B_true=None, *, captions, positions=None, layout="circular",
-                  height_px: int | None = None, assets_url: str | None = None) -> str:
+                  height_px: int | None = None, assets_url: str | None = None, required=None) -> str:
     """An animated drawing of a fit's checkpoints: one graph, its edges replaced frame by frame.
 
     The drawing of :func:`graph_html` (same positions, colours, arrowheads, legend), with a
@@ -416,6 +433,8 @@ def playback_html(graphs, names, B_true=None, *, captions, positions=None, layou
         One plain-text line per checkpoint, shown under the player.
     positions, layout, height_px, assets_url
         As in :func:`graph_html`; ``height_px`` None (default) fills the frame.
+    required : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges required by prior knowledge: labelled "required" in every frame, as in :func:`graph_html`.
 
     Returns
     -------
@@ -438,10 +457,13 @@ def playback_html(graphs, names, B_true=None, *, captions, positions=None, layou
     if any(A.shape != (d, d) for A in As):
         raise ValueError("Every graph must have the same square shape.")
     names = [str(n) for n in names]
-    frames = [[{"from": i, "to": j, **opts} for i, j, opts in _edge_items(A, names, classify_edges(A, B_true))]
+    req = None if required is None else np.asarray(required, dtype=bool)
+    if req is not None and req.shape != (d, d):
+        raise ValueError(f"required must have shape {(d, d)}, got {req.shape}.")
+    frames = [[{"from": i, "to": j, **opts} for i, j, opts in _edge_items(A, names, classify_edges(A, B_true), req)]
               for A in As]
     context = _graph_context(As[0], names, B_true, sigma=None, height_px=height_px, positions=positions,
-                             layout=layout, assets_url=assets_url)
+                             layout=layout, assets_url=assets_url, required=req)
     del context["A"]
     return template_environment().get_template("playback.html.j2").render(
         **context, legend_entries=None, frames_legend=_legend_entries(As, B_true), frames=frames,

@@ -19,7 +19,7 @@ __all__ = ["to_image"]
 
 
 def to_image(W, node_names=None, *, fmt="png", layout="circular", dpi=150, figsize=(6, 6),
-             seed=0, decimals=2, B_true=None, positions=None):
+             seed=0, decimals=2, B_true=None, positions=None, required=None):
     """Picture of the graph as PNG or SVG bytes, in the project's one graph style, with a legend.
 
     The same drawing as the interactive view (:mod:`colide_core.render.graph_style`): the same node
@@ -47,6 +47,9 @@ def to_image(W, node_names=None, *, fmt="png", layout="circular", dpi=150, figsi
         Ground truth for the edge colours.
     positions : array-like of shape (n_nodes, 2), optional
         Node positions in drawing coordinates (x right, y down), e.g. the interactive view's.
+    required : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges required by prior knowledge: their label reads "required" after the weight, as in
+        the interactive view, so a constrained fit's picture never looks unconstrained.
 
     Returns
     -------
@@ -84,6 +87,9 @@ def to_image(W, node_names=None, *, fmt="png", layout="circular", dpi=150, figsi
         pos = (pos - pos.mean(axis=0)) / span * 2.0
     xy = np.column_stack([pos[:, 0], -pos[:, 1]])  # drawing coordinates have y down
     edges = classify_edges(A, B_true)
+    req = None if required is None else np.asarray(required, dtype=bool)
+    if req is not None and req.shape != (d, d):
+        raise ValueError(f"required must have shape {(d, d)}, got {req.shape}.")
     fig = Figure(figsize=figsize)
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0.02, 0.16, 0.96, 0.82))
@@ -112,7 +118,8 @@ def to_image(W, node_names=None, *, fmt="png", layout="circular", dpi=150, figsi
         ax.add_patch(arrow)
         if kind != "missing":
             mx, my = 0.5 * (xy[i] + xy[j])
-            ax.text(mx, my, f"{w:.{int(decimals)}f}", fontsize=max(5.0, font_pt * 0.7), color=colour,
+            mark = " required" if req is not None and req[i, j] else ""
+            ax.text(mx, my, f"{w:.{int(decimals)}f}{mark}", fontsize=max(5.0, font_pt * 0.7), color=colour,
                     ha="center", va="center", parse_math=False,
                     bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
     ax.scatter(xy[:, 0], xy[:, 1], s=(2 * radius_pts) ** 2, c=graph_style.NODE_FILL,

@@ -51,10 +51,13 @@ def test_clicking_a_heatmap_cell_shows_that_graph(server, browser):
         page.mouse.click(probe["x"], probe["y"])
         # the rerun after the click: the cell's λ appears on the slider below the heatmap
         # (or the traceback of a crash, which no_exception_shown then reports)
+        # (the cell's own λ slider: the λ-range slider above also shows 0.005, on its left thumb)
         page.wait_for_function(
             """() => document.querySelector('[data-testid="stException"]') ||
-                     [...document.querySelectorAll('[data-testid="stSliderThumbValue"]')]
-                      .some(e => e.innerText.trim() === '0.005')""", timeout=UI_TIMEOUT_MS)
+                     [...document.querySelectorAll('[data-testid="stSlider"]')]
+                      .filter(s => [...s.querySelectorAll('label, p')].some(l => l.innerText.trim() === 'λ'))
+                      .some(s => [...s.querySelectorAll('[data-testid="stSliderThumbValue"]')]
+                                 .some(e => e.innerText.trim() === '0.005'))""", timeout=UI_TIMEOUT_MS)
         wait_for_idle(page)  # that rerun has ended: both sliders below the heatmap are drawn
         no_exception_shown(page)
         after_lambda, after_threshold = _slider_value(page, "λ"), _slider_value(page, "threshold")

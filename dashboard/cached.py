@@ -35,7 +35,7 @@ from colide_core.render.graph_html import playback_html
 from dashboard.graph import graph_html
 from dashboard.text import checkpoint_caption
 
-__all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "graph_html_cached", "playback_html_cached"]
+__all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "graph_html_cached", "playback_html_cached"]
 
 
 def dataset_cache_key(dataset) -> str:
@@ -115,7 +115,7 @@ def cache_data(*, unhashed=None, **kwargs):
 @cache_data(show_spinner=False, max_entries=64)
 def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular",
                       height_px: int | None = 520, legend: bool = True, assets_url: str | None = None,
-                      required=None) -> str:
+                      required=None, oriented=None) -> str:
     """:func:`dashboard.graph.graph_html` cached on all its inputs (arrays hashed in full).
 
     Parameters
@@ -129,7 +129,7 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
         Fixed node positions (x right, y down), shared by the drawings of one node set.
     layout : {"circular", "topological"}
         Layout used when ``positions`` is None (:mod:`colide_core.render.graph_style`).
-    height_px, legend, assets_url, required
+    height_px, legend, assets_url, required, oriented
         As in :func:`colide_core.render.graph_html.graph_html` (None: fill the frame; draw the legend;
         where vis-network is served, see :func:`dashboard.assets.vis_assets_url`; the edges
         required by prior knowledge, labelled).
@@ -140,12 +140,14 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
         The HTML page (pyvis generation takes ~0.2 s, so it is worth caching).
     """
     return graph_html(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout,
-                      height_px=height_px, legend=legend, assets_url=assets_url, required=required)
+                      height_px=height_px, legend=legend, assets_url=assets_url, required=required,
+                      oriented=oriented)
 
 
 @cache_data(show_spinner=False, max_entries=16)
 def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, threshold: float, history: dict,
-                         mu: tuple, s_used: tuple, positions=None, assets_url: str | None = None) -> tuple:
+                         mu: tuple, s_used: tuple, positions=None, assets_url: str | None = None,
+                         required=None) -> tuple:
     """The Playback tab's page and captions for one recorded fit, cached on all its inputs.
 
     Each W is thresholded once (:func:`colide_core.threshold_to_dag`) for both the drawing
@@ -166,6 +168,9 @@ def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, thresho
     positions : ndarray of shape (n_nodes, 2), optional
     assets_url : str, optional
         Where vis-network is served (:func:`dashboard.assets.vis_assets_url`).
+    required : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges required by the fit's prior knowledge: kept by the thresholding, as on the Graph tab,
+        and labelled in every frame.
 
     Returns
     -------
@@ -174,8 +179,35 @@ def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, thresho
     captions : tuple of str
         One line per checkpoint.
     """
-    graphs = [threshold_to_dag(W, float(threshold)) for W in W_history]
+    graphs = [threshold_to_dag(W, float(threshold), required=required) for W in W_history]
     captions = tuple(checkpoint_caption(k, history, mu, s_used, int((A != 0).sum()), float(threshold))
                      for k, A in enumerate(graphs))
-    page = playback_html(graphs, list(names), B_true, captions=captions, positions=positions, assets_url=assets_url)
+    page = playback_html(graphs, list(names), B_true, captions=captions, positions=positions, assets_url=assets_url,
+                         required=required)
     return page, captions
+
+
+@cache_data(show_spinner=False, max_entries=8, unhashed={
+    "_dataset": "its key is the dataset's content hash, which covers the rows, the conditions and the targets"})
+def _condition_summary(key, _dataset):
+    from colide_core.data.stats import condition_summary
+    from dashboard.data import design_of
+
+    design = design_of(_dataset)
+    return condition_summary(_dataset.X, list(design["conditions"]), design["targets"])
+
+
+def cached_condition_summary(dataset):
+    """``colide_core.data.stats.condition_summary`` of a dataset with conditions, cached on its key.
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+        With ``meta["conditions"]`` (see :func:`dashboard.data.design_of`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per condition.
+    """
+    return _condition_summary(dataset.key, dataset)

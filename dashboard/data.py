@@ -64,7 +64,7 @@ class Dataset:
         return self.X.shape
 
 
-def content_hash(X: pd.DataFrame, B_true=None, sigma_true=None) -> str:
+def content_hash(X: pd.DataFrame, B_true=None, sigma_true=None, *, conditions=None, targets=None) -> str:
     """SHA-256 hex digest identifying a dataset by content.
 
     Parameters
@@ -72,6 +72,10 @@ def content_hash(X: pd.DataFrame, B_true=None, sigma_true=None) -> str:
     X : pandas.DataFrame of shape (n_samples, n_nodes)
     B_true : array-like of shape (n_nodes, n_nodes), optional
     sigma_true : array-like of shape (n_nodes,), optional
+    conditions : sequence of str of length n_samples, optional
+        Each row's condition (the same rows with other conditions are another fit).
+    targets : mapping of str -> list of str, optional
+        The nodes each condition intervenes on.
 
     Returns
     -------
@@ -89,6 +93,9 @@ def content_hash(X: pd.DataFrame, B_true=None, sigma_true=None) -> str:
     header = {"X": list(values.shape), "columns": [str(c) for c in X.columns],
               "B_true": None if extras[0] is None else list(extras[0].shape),
               "sigma_true": None if extras[1] is None else list(extras[1].shape)}
+    if conditions is not None:  # only then: the keys of data without conditions are unchanged
+        header["conditions"] = [str(c) for c in conditions]
+        header["targets"] = {str(k): sorted(str(v) for v in vs) for k, vs in sorted((targets or {}).items())}
     return digest("colide-dataset/1", header, [values] + [e for e in extras if e is not None])
 
 
@@ -129,20 +136,100 @@ def make_dataset(name, X, *, B_true=None, sigma_true=None, source="upload", note
         sigma_true = np.asarray(sigma_true, dtype=np.float64).reshape(-1).copy()
         if sigma_true.shape != (d,):
             raise ValueError(f"sigma_true must have {d} entries, got {sigma_true.shape[0]}.")
-    key = content_hash(X, B_true, sigma_true)
-    return Dataset(str(name), X, B_true, sigma_true, source, key, tuple(notes), dict(meta or {}))
+    meta = dict(meta or {})
+    if meta.get("conditions") is not None:
+        meta["conditions"] = tuple(str(c) for c in meta["conditions"])
+        if len(meta["conditions"]) != len(X):
+            raise ValueError(f"{len(meta['conditions'])} condition labels for {len(X)} rows.")
+        meta["targets"] = {str(k): [str(v) for v in vs] for k, vs in (meta.get("targets") or {}).items()}
+    key = content_hash(X, B_true, sigma_true, conditions=meta.get("conditions"), targets=meta.get("targets"))
+    return Dataset(str(name), X, B_true, sigma_true, source, key, tuple(notes), meta)
 
 
-def sachs_dataset() -> Dataset:
-    """The bundled Sachs et al. (2005) data with its 17-edge consensus DAG.
+def design_of(dataset) -> dict:
+    """The conditions and intervention targets of a dataset, as ``CoLiDE.fit`` takes them.
+
+    Parameters
+    ----------
+    dataset : Dataset
+
+    Returns
+    -------
+    dict
+        ``{"conditions": tuple of str or None, "targets": dict or None}`` (``meta["conditions"]``,
+        ``meta["targets"]``); both None for data of one condition.
+    """
+    cond = dataset.meta.get("conditions")
+    if cond is None:
+        return {"conditions": None, "targets": None}
+    targets = {k: list(v) for k, v in (dataset.meta.get("targets") or {}).items() if v}
+    return {"conditions": cond, "targets": targets or None}
+
+
+def oriented_by_interventions(dataset):
+    """Which edges an intervention orients: j -> k when some condition targets j or k.
+
+    Parameters
+    ----------
+    dataset : Dataset
+
+    Returns
+    -------
+    ndarray of bool of shape (n_nodes, n_nodes) or None
+        ``M[j, k]`` True when a condition targets node j or node k; None without targets.
+    """
+    targets = design_of(dataset)["targets"]
+    if not targets:
+        return None
+    names = dataset.node_names
+    hit = np.zeros(len(names), dtype=bool)
+    for nodes in targets.values():
+        for v in nodes:
+            if v in names:
+                hit[names.index(v)] = True
+    return hit[:, None] | hit[None, :]
+
+
+#: The Sachs versions offered (``colide_core.load_sachs(rows=...)``) and their names on the pages.
+SACHS_ROW_LABELS = {"baseline": "CD3/CD28 only (853 cells, observational)",
+                    "utigsp": "UT-IGSP split (5,846 cells: 2 observational + 5 inhibitions)",
+                    "all": "All nine conditions (7,466 cells, with interventions)"}
+#: The Sachs ground truths (``colide_core.load_sachs(truth=...)``), named by source.
+SACHS_TRUTH_LABELS = {"consensus17": "17-edge consensus (Sachs et al. 2005, as in the CoLiDE paper)",
+                      "utigsp18": "18 edges of UT-IGSP (Squires et al. 2020)",
+                      "cmu20": "20 edges of the CMU causal-datasets repository"}
+
+
+def sachs_dataset(rows="baseline", truth="consensus17") -> Dataset:
+    """The bundled Sachs et al. (2005) data and a ground truth.
+
+    Parameters
+    ----------
+    rows : {"baseline", "utigsp", "all"}, default "baseline"
+        Which cells (:data:`SACHS_ROW_LABELS`); other than the baseline, the dataset carries each
+        row's condition and each condition's targets (``meta["conditions"]``, ``meta["targets"]``).
+    truth : {"consensus17", "utigsp18", "cmu20"}, default "consensus17"
 
     Returns
     -------
     Dataset
-        853 x 11 raw intensities (``colide_core.load_sachs``), ``B_true`` the consensus DAG.
+        Raw intensities (``colide_core.load_sachs``), ``B_true`` the chosen truth.
     """
     import colide_core
 
+    if (rows, truth) != ("baseline", "consensus17"):
+        rec = colide_core.load_sachs(rows=rows, truth=truth, return_record=True)
+        meta = {"sachs_rows": rows, "truth_name": truth}
+        if rows != "baseline":
+            meta.update(conditions=list(rec.conditions.astype(str)), targets=dict(rec.targets))
+        n_cond = len(set(meta.get("conditions", ()))) or 1
+        return make_dataset(f"Sachs ({SACHS_ROW_LABELS[rows]}; truth: {SACHS_TRUTH_LABELS[truth]})"
+                            if rows != "baseline" else
+                            f"Sachs (CD3/CD28, 853 cells x 11 proteins; truth: {SACHS_TRUTH_LABELS[truth]})",
+                            rec.X, B_true=rec.B_true, source="sachs", meta=meta,
+                            notes=() if n_cond == 1 else (
+                                f"{n_cond} conditions: CoLiDE fits an intercept per condition and masks each "
+                                "node's own equation in the conditions that target it (docs/conditions.md).",))
     X, B_true = colide_core.load_sachs()
     return make_dataset(
         "Sachs (CD3/CD28, 853 cells x 11 proteins)",
@@ -169,8 +256,30 @@ class UploadProblem(Exception):
         self.problems = list(problems)
 
 
+def upload_columns(data: bytes, filename: str) -> list:
+    """The column names of an uploaded table (for the condition-column picker), or [] if unreadable.
+
+    Parameters
+    ----------
+    data : bytes
+    filename : str
+
+    Returns
+    -------
+    list of str
+    """
+    from colide_core import io as cio
+
+    try:
+        df = cio.read_table(data, filename, max_columns=UPLOAD_MAX_COLUMNS)
+    except Exception:  # noqa: BLE001 - the upload's own message says why
+        return []
+    return [str(c) for c in df.columns]
+
+
 def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
-                        drop_nonfinite_rows=False, drop_constant_columns=False) -> Dataset:
+                        drop_nonfinite_rows=False, drop_constant_columns=False, condition_column=None,
+                        targets_text=None) -> Dataset:
     """Parse and validate an uploaded table with ``colide_core.data.io``.
 
     Parameters
@@ -182,6 +291,14 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
     drop_non_numeric, drop_nonfinite_rows, drop_constant_columns : bool
         Passed to ``colide_core.data.io.validate_data``; what they dropped is kept in the
         dataset's ``meta["upload"]`` (and so in the run manifest).
+    condition_column : str, optional
+        The column holding each row's condition (text or integers; not a node): the dataset then
+        carries the conditions (``meta["conditions"]``), checked by
+        ``colide_core.data.conditions.check_conditions``.
+    targets_text : str, optional
+        The nodes each condition targets: JSON ``{condition: [node, ...]}`` or CSV
+        ``condition,target`` rows (``colide_core.data.conditions.read_targets``, size bounded),
+        checked against the conditions and the nodes (``check_targets``).
 
     Returns
     -------
@@ -209,6 +326,16 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
     except cio.DataValidationError as exc:
         raise UploadProblem(str(exc)) from None
     max_nodes = getattr(cio, "INTERACTIVE_MAX_NODES", None)
+    labels = None
+    if condition_column is not None:
+        names_in = [str(c) for c in df.columns]
+        if names_in.count(str(condition_column)) != 1:
+            raise UploadProblem(f"the condition column {str(condition_column)[:80]!r} is not a column of this file")
+        at = names_in.index(str(condition_column))
+        labels = df.iloc[:, at]
+        df = df.drop(columns=df.columns[at])
+    if targets_text and labels is None:
+        raise UploadProblem("intervention targets need a condition column (each row's condition)")
     try:
         validated = cio.validate_data(df, max_nodes=max_nodes, **fixes)
     except cio.DataValidationError as exc:
@@ -217,6 +344,26 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
     notes = tuple(str(w) for w in getattr(validated, "warnings", ()))
     meta = {"upload": {**fixes, "dropped_columns": [str(c) for c in validated.dropped_columns],
                        "dropped_rows": int(validated.dropped_rows)}}
+    if labels is not None:
+        from colide_core.data.conditions import check_conditions, check_targets, read_targets
+        from colide_core.exceptions import ConditionsError
+
+        kept = labels.loc[validated.X.index]  # the rows validate_data kept
+        names = [str(c) for c in validated.X.columns]
+        try:
+            got, codes = check_conditions(kept, len(kept))
+            text = str(targets_text or "").strip()
+            if text and not text.startswith("{") and "condition" not in text.splitlines()[0].lower():
+                text = "condition,target\n" + text  # CSV lines typed without their header
+            targets = {} if not text else read_targets(text, "targets.json" if text.startswith("{") else "targets.csv")
+            check_targets(targets, got, names, n_nodes=len(names), counts=np.bincount(codes, minlength=len(got)))
+        except ConditionsError as exc:
+            raise UploadProblem(f"conditions: {exc}") from None
+        meta.update(conditions=[got[c] for c in codes], targets={str(k): [str(v) for v in vs]
+                                                                 for k, vs in targets.items()},
+                    conditions_column=str(condition_column))
+        notes += (f"{len(got)} conditions from column {str(condition_column)[:80]!r}: an intercept per condition"
+                  + (", targets masked." if targets else "."),)
     return make_dataset(filename, validated.X, source="upload", notes=notes, meta=meta)
 
 
@@ -335,3 +482,33 @@ def transformed_dataset(dataset, kind, *, cofactor=None) -> Dataset:
     notes = tuple(dataset.notes) + (f"Transformed: {describe_step(step)} of every column.",)
     return make_dataset(f"{dataset.name} · {describe_step(step)}", X, B_true=dataset.B_true,
                         sigma_true=sigma_true, source=dataset.source, notes=notes, meta=meta)
+
+
+def rows_and_truth(dataset) -> str:
+    """One line saying which rows a fit on ``dataset`` uses and which truth scores it.
+
+    Parameters
+    ----------
+    dataset : Dataset
+
+    Returns
+    -------
+    str
+        E.g. ``"7,466 rows in 9 conditions (7 with targets) · truth: 18 edges of UT-IGSP (Squires
+        et al. 2020)"``; plain text (node and condition names are not in it).
+    """
+    n = dataset.shape[0]
+    design = design_of(dataset)
+    if design["conditions"] is None:
+        rows = f"{n:,} rows"
+    else:
+        k = len(set(design["conditions"]))
+        t = len(design["targets"] or {})
+        rows = f"{n:,} rows in {k} conditions ({t} with targets)"
+    if dataset.B_true is None:
+        return rows + " · no ground truth"
+    name = dataset.meta.get("truth_name")
+    if dataset.source == "sachs":
+        return rows + " · truth: " + SACHS_TRUTH_LABELS[name or "consensus17"]
+    return rows + f" · truth: {int((dataset.B_true.to_numpy() != 0).sum())}-edge " + (
+        "simulated graph" if dataset.source == "simulated" else "graph given with the data")

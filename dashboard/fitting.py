@@ -32,10 +32,11 @@ import numpy as np
 from colide_core import SolverResult, progress_fraction
 from colide_core.defaults import MAX_ITER
 from dashboard.cached import cache_data
+from dashboard.data import design_of
 from dashboard.jobs import Job
 
 __all__ = [
-    "VARIANTS", "BOTH", "NOISE_CHOICES", "shown_labels", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "solver_params", "path_kwargs", "fit_colide",
+    "VARIANTS", "BOTH", "NOISE_CHOICES", "shown_labels", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "fit_dataset", "solver_params", "path_kwargs", "fit_colide",
     "progress_fraction", "check_params", "check_widget_values", "live_reason", "fit_live",
 ]
 
@@ -323,8 +324,10 @@ def _max_iter(params: tuple) -> tuple:
 @cache_data(show_spinner=False, max_entries=64, unhashed={
     "_X": "data_key is its content hash (dashboard.data.content_hash: values, shape, column names)",
     "_callback": "it can only stop the solve, and a stopped solve raises FitStopped, which is never cached",
+    "_conditions": "data_key covers them (dashboard.data.content_hash hashes the conditions and targets)",
+    "_targets": "data_key covers them (dashboard.data.content_hash hashes the conditions and targets)",
 })
-def fit_colide(data_key: str, params: tuple, _X, _callback=None) -> FitResult:
+def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=None, _targets=None) -> FitResult:
     """Fit CoLiDE on ``_X`` (cached on ``data_key`` and ``params`` only).
 
     Parameters
@@ -337,6 +340,9 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None) -> FitResult:
         The data (not hashed by Streamlit).
     _callback : callable, optional
         ``callback(stage, iteration, objective) -> bool`` forwarded to the solver.
+    _conditions, _targets : optional
+        Each row's condition and each condition's targets (:func:`dashboard.data.design_of`),
+        forwarded to ``CoLiDE.fit``: an intercept per condition, targets masked.
 
     Returns
     -------
@@ -351,13 +357,31 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None) -> FitResult:
     """
     import colide_core
 
-    model = colide_core.CoLiDE(**dict(params)).fit(_X, callback=_callback)
+    model = colide_core.CoLiDE(**dict(params)).fit(_X, conditions=_conditions, targets=_targets, callback=_callback)
     names = list(model.node_names_) if model.node_names_ is not None else [str(c) for c in _X.columns]
     result = FitResult(result=model.result_, variant=dict(params)["variant"], params=params, data_key=data_key,
                        node_names=names, fit_time=float(model.fit_time_))
     if result.stopped:
         raise FitStopped(result)
     return result
+
+
+def fit_dataset(dataset, params, callback=None) -> FitResult:
+    """:func:`fit_colide` on a :class:`dashboard.data.Dataset`, with its conditions and targets.
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+    params : tuple
+        From :func:`solver_params`.
+    callback : callable, optional
+
+    Returns
+    -------
+    FitResult
+    """
+    design = design_of(dataset)
+    return fit_colide(dataset.key, params, dataset.X, callback, design["conditions"], design["targets"])
 
 
 class FitJob(Job):
@@ -394,6 +418,7 @@ class FitJob(Job):
         super().__init__(self._fit_all, "CoLiDE fit", key=dataset.key)
         self.data_key = dataset.key
         self._X = dataset.X
+        self._design = design_of(dataset)
         self.params_list = list(params_list)
         self._budgets = [sum(_max_iter(p)) for p in self.params_list]
         self._done_budget = 0.0
@@ -428,7 +453,8 @@ class FitJob(Job):
                 self.skipped.append(f"{name} was not run: Stop was pressed before it started.")
                 continue
             try:
-                self.results.append(fit_colide(self.data_key, params, self._X, self._callback))
+                self.results.append(fit_colide(self.data_key, params, self._X, self._callback,
+                                               self._design["conditions"], self._design["targets"]))
             except FitStopped as stopped:
                 self.results.append(stopped.result)
             except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
@@ -507,7 +533,7 @@ def fit_live(dataset, params_list) -> tuple:
         try:
             check_params(params)
             with compute_slot():
-                results.append(fit_colide(dataset.key, params, dataset.X))
+                results.append(fit_dataset(dataset, params))
         except RunSettingsError as exc:
             errors.append(f"{name}: {exc}")
         except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:

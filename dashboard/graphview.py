@@ -24,7 +24,7 @@ __all__ = ["drawing_html", "show_graph", "show_legend"]
 
 
 def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,
-                 required=None) -> str:
+                 required=None, oriented=None) -> str:
     """The page of one drawing as the dashboard shows it (cached): filling its frame, vis-network
     served once (:func:`dashboard.assets.vis_assets_url`). The live Learn page's prefetch
     (:mod:`dashboard.live`) calls this too, so what it warms is what the page asks for.
@@ -42,6 +42,8 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
         Draw the legend inside the frame (False where the page shows one for several drawings).
     required : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges required by the fit's prior knowledge (:func:`dashboard.live.required_of`): labelled.
+    oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges an intervention orients (:func:`dashboard.data.oriented_by_interventions`): labelled.
 
     Returns
     -------
@@ -50,7 +52,7 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
     """
     return graph_html_cached(np.asarray(A, dtype=float), tuple(str(n) for n in names), truth, sigma,
                              positions=positions, layout=layout, height_px=None, legend=bool(legend),
-                             assets_url=vis_assets_url(), required=required)
+                             assets_url=vis_assets_url(), required=required, oriented=oriented)
 
 
 def show_legend(As, truth=None) -> None:
@@ -69,7 +71,7 @@ def show_legend(As, truth=None) -> None:
 
 
 def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout="circular", height=560,
-               top_k=20, legend=True, required=None):
+               top_k=20, legend=True, required=None, oriented=None):
     """Render graph ``A`` with the project's one drawing, or its summary above ``SUMMARY_NODES`` nodes.
 
     Parameters
@@ -92,11 +94,13 @@ def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout=
         Draw the legend in the drawing's frame (False: the page calls :func:`show_legend`).
     required : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges required by the fit's prior knowledge, labelled in the drawing.
+    oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges an intervention orients, labelled in the drawing.
     """
     names = [str(n) for n in names]
     if len(names) <= SUMMARY_NODES:
         st.iframe(drawing_html(A, names, truth, sigma, positions=positions, layout=layout, legend=legend,
-                               required=required), height=height)
+                               required=required, oriented=oriented), height=height)
         return
     st.caption(f"{len(names)} nodes: more than {SUMMARY_NODES}, where labels of a drawing overlap. Showing the "
                "adjacency (row = source, column = target) in the same colours, and the strongest edges.")

@@ -22,9 +22,11 @@ def lesson_dataset(key):
     """The :class:`dashboard.data.Dataset` of lesson ``key`` (source ``"lesson"``, with its truth)."""
     lesson = LESSONS[key]
     data = lesson_data(key)
+    meta = {"lesson": key}
+    if data.conditions is not None:  # a lesson with interventions: each row's experiment and its targets
+        meta.update(conditions=list(data.conditions), targets=dict(data.targets or {}))
     return make_dataset(f"Lesson: {lesson.title}", data.X, B_true=data.B_true.to_numpy(),
-                        sigma_true=data.sigma_true, source="lesson", notes=(lesson.idea,),
-                        meta={"lesson": key})
+                        sigma_true=data.sigma_true, source="lesson", notes=(lesson.idea,), meta=meta)
 
 
 def apply_lesson(ss, key) -> None:

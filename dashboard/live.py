@@ -91,7 +91,7 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
     """
     if is_running(state, key):
         return
-    from dashboard.fitting import check_params, fit_colide
+    from dashboard.fitting import check_params, fit_dataset
     from dashboard.graphview import drawing_html
 
     names = list(dataset.node_names)
@@ -104,7 +104,7 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
                 return None
             try:
                 check_params(params)
-                res = fit_colide(dataset.key, params, dataset.X)
+                res = fit_dataset(dataset, params)
                 drawing_html(thresholded(res, threshold, names), names, truth, res.sigma,
                              required=required_of(res, names), **drawing)
             except Exception:  # noqa: BLE001 - a prefetch is best effort

@@ -89,8 +89,41 @@ def fit_manifest(result, dataset, threshold) -> dict:
     B_true = None if dataset.B_true is None else dataset.B_true.to_numpy()
     return manifest_from_result(result.result, params, dataset.X, node_names=list(dataset.node_names),
                                 fit_time=result.fit_time, B_true=B_true, sigma_true=dataset.sigma_true,
-                                data_source=dataset.name, extra={"dashboard": {"dataset_source": dataset.source}},
-                                transform=dataset_transform(dataset))
+                                data_source=dataset.name,
+                                extra={"dashboard": {"dataset_source": dataset.source},
+                                       # the rows and columns the upload dropped: part of the way from the raw file
+                                       **({"preprocess": dict(dataset.meta["upload"])} if "upload" in dataset.meta
+                                          else {})},
+                                transform=dataset_transform(dataset), conditions=dataset_conditions_record(dataset))
+
+
+def dataset_conditions_record(dataset):
+    """The manifest's ``conditions`` entry of a dataset with several conditions (None otherwise).
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+
+    Returns
+    -------
+    dict or None
+        ``colide_core.run.manifest.conditions_record`` of the dataset's row labels and targets.
+    """
+    import numpy as np
+
+    from colide_core.data.conditions import check_conditions, check_targets
+    from colide_core.run.manifest import conditions_record
+    from dashboard.data import design_of
+
+    design = design_of(dataset)
+    if design["conditions"] is None:
+        return None
+    names = list(dataset.node_names)
+    labels, codes = check_conditions(list(design["conditions"]), dataset.shape[0])
+    counts = np.bincount(codes, minlength=len(labels))
+    targets = check_targets(design["targets"] or {}, labels, names, n_nodes=len(names), counts=counts)
+    return conditions_record(labels, counts, targets, names, conditions=list(design["conditions"]),
+                             column=dataset.meta.get("conditions_column"))
 
 
 @cache_data(show_spinner=False, max_entries=32)
@@ -223,6 +256,16 @@ def run_from_manifest(source, dataset) -> LoadedRun:
             + (" and apply the manifest's transform there: " + ", then ".join(describe_step(t) for t in m.transform)
                if m.transform else "") + "."
         ) from None
+
+    here = dataset_conditions_record(dataset)
+    there = m.conditions
+    if (here is None) != (there is None) or (here is not None and (
+            here["sha256"] != there.get("sha256") or here["targets"] != there.get("targets"))):
+        def says(rec):
+            return ("one condition" if rec is None else
+                    f"{len(rec['labels'])} conditions with targets on {sum(map(len, rec['targets'].values()))} node(s)")
+        raise DataMismatch(f"the manifest's fit used {says(there)}, the current dataset has {says(here)}: choose the "
+                           "same Sachs version (or the same condition column and targets) on the Data page first")
 
     variant = m.params.get("variant")
     if variant not in ("ev", "nv"):

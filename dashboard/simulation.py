@@ -47,6 +47,14 @@ class SimConfig:
         Number of samples.
     standardize : bool
         Scale every column to unit variance after sampling (removes varsortability).
+    interventions : int
+        Interventional conditions added after the ``n`` observational rows (0: none), each with
+        ``iv_targets`` random hard interventions and ``n`` rows
+        (:func:`colide_core.data.simulate.simulate_dataset`'s ``interventions``).
+    iv_targets : int
+        Nodes each interventional condition targets.
+    mean_shift : float
+        Standard deviation of each condition's per-node intercept shift (0: none).
     """
 
     d: int = 10
@@ -59,6 +67,16 @@ class SimConfig:
     w_range: tuple = (0.5, 2.0)
     n: int = 1000
     standardize: bool = False
+    interventions: int = 0
+    iv_targets: int = 1
+    mean_shift: float = 0.0
+
+    def intervention_spec(self):
+        """The ``interventions`` mapping of ``simulate_dataset``, or None without interventions."""
+        if not self.interventions:
+            return None
+        return {"n_conditions": int(self.interventions), "n_targets": int(self.iv_targets),
+                "mean_shift": float(self.mean_shift)}
 
     def spec(self) -> dict:
         """The settings of :func:`colide_core.data.simulate.simulate_dataset` these widgets stand for.
@@ -80,8 +98,11 @@ class SimConfig:
         var = (f"EV σ² = {self.noise_var:g}" if self.variance == "EV"
                else f"NV σ² ∈ [{self.noise_var_range[0]:g}, {self.noise_var_range[1]:g}]")
         std = ", standardised" if self.standardize else ""
+        iv = "" if not self.interventions else (
+            f", + {self.interventions} interventions on {self.iv_targets} node(s) each"
+            + (f" (shift sd {self.mean_shift:g})" if self.mean_shift else ""))
         return (f"{self.graph}{self.degree:g}, d={self.d}, n={self.n}, {self.noise} noise, {var}, "
-                f"|w| ∈ [{self.w_range[0]:g}, {self.w_range[1]:g}]{std}")
+                f"|w| ∈ [{self.w_range[0]:g}, {self.w_range[1]:g}]{std}{iv}")
 
 
 def simulate_arrays(config: SimConfig, seed: int):
@@ -120,8 +141,11 @@ def simulate_dataset(config: SimConfig, seed: int) -> Dataset:
     """
     from colide_core.data.simulate import simulate_dataset as draw, varsortability
 
-    sim = draw(config.spec(), int(seed))
+    sim = draw(config.spec(), int(seed), interventions=config.intervention_spec())
     names = [f"X{j + 1}" for j in range(sim.X.shape[1])]
+    design = {} if sim.conditions is None else {
+        "conditions": [str(c) for c in sim.conditions],
+        "targets": {str(c): [names[j] for j in nodes] for c, nodes in sim.targets.items()}}
     try:
         vs = float(varsortability(sim.X, sim.W_true))
     except ValueError:
@@ -132,7 +156,7 @@ def simulate_dataset(config: SimConfig, seed: int) -> Dataset:
         B_true=sim.B_true,
         sigma_true=sim.noise_std,
         source="simulated",
-        meta={"W_true": sim.W_true, "config": asdict(config), "seed": int(seed), "varsortability": vs},
+        meta={"W_true": sim.W_true, "config": asdict(config), "seed": int(seed), "varsortability": vs, **design},
     )
 
 
@@ -149,4 +173,7 @@ def config_from_state(ss) -> SimConfig:
         w_range=tuple(float(v) for v in ss["sim_w_range"]),
         n=int(ss["sim_n"]),
         standardize=bool(ss["sim_standardize"]),
+        interventions=int(ss["sim_interventions"]),
+        iv_targets=int(ss["sim_iv_targets"]),
+        mean_shift=float(ss["sim_mean_shift"]),
     )

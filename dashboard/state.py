@@ -67,6 +67,10 @@ WIDGET_DEFAULTS = {
     "data_drop_non_numeric": False,
     "data_drop_nonfinite_rows": False,
     "data_drop_constant": False,
+    "data_condition_column": "",  # an upload's condition column ("" = one condition)
+    "data_targets_text": "",  # an upload's intervention targets (JSON or CSV text)
+    "data_sachs_rows": "baseline",  # dashboard.data.SACHS_ROW_LABELS
+    "data_sachs_truth": "consensus17",  # dashboard.data.SACHS_TRUTH_LABELS
     # Sidebar (every page): which CoLiDE solver; "adam" is written into SOLVER_OVERRIDES
     "solver_choice": SOLVER,
     # Learn page
@@ -77,7 +81,6 @@ WIDGET_DEFAULTS = {
     "learn_layout": "Circle",
     "learn_tab": "Graph",  # the open tab of the results (stateful st.tabs)
     "learn_playback_on": False,  # Playback tab: record the fit's checkpoints (dashboard.playback)
-    "learn_playback_step": 0,  # Playback tab: checkpoint shown
     # Simulate page
     "sim_d": 10,
     "sim_degree": 2.0,
@@ -90,6 +93,9 @@ WIDGET_DEFAULTS = {
     "sim_n": 1000,
     "sim_seed": 0,
     "sim_standardize": False,
+    "sim_interventions": 0,  # interventional conditions (dashboard.simulation.SimConfig)
+    "sim_iv_targets": 1,
+    "sim_mean_shift": 0.0,
     # Compare page
     "cmp_methods": ["CoLiDE-EV", "CoLiDE-NV"],
     "cmp_reps": 3,

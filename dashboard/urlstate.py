@@ -10,11 +10,14 @@ Parameters written (all optional when read):
 
 ``data``
     ``sachs``, ``lesson``, ``sim`` or ``upload``.
+``rows``, ``truth``
+    The Sachs version and ground truth (with ``data=sachs``; :data:`dashboard.data.SACHS_ROW_LABELS`).
 ``lesson``
     A key of :data:`colide_core.data.lessons.LESSONS` (with ``data=lesson``).
-``graph``, ``k``, ``d``, ``n``, ``noise``, ``var``, ``seed``, ``std``, ``nv``, ``nvr``, ``w``
+``graph``, ``k``, ``d``, ``n``, ``noise``, ``var``, ``seed``, ``std``, ``nv``, ``nvr``, ``w``, ``iv``, ``ivt``, ``ivs``
     The simulation (with ``data=sim``): :class:`dashboard.simulation.SimConfig` fields and the
-    seed, within the Simulate page's bounds (``nvr`` and ``w`` are ``low,high``).
+    seed, within the Simulate page's bounds (``nvr`` and ``w`` are ``low,high``; ``iv``, ``ivt``,
+    ``ivs`` the interventional conditions, targets per condition and mean shift).
 ``lam``, ``thr``, ``model``, ``layout``
     Learn's λ (within :data:`colide_core.defaults.LAMBDA1_RANGE`), threshold (within
     ``THRESHOLD_RANGE``), noise model (``EV``, ``NV``, ``Both``) and layout (``circle``,
@@ -34,15 +37,17 @@ from colide_core.defaults import LAMBDA1_RANGE, LIVE_MAX_CELLS, THRESHOLD_RANGE
 __all__ = ["URL_KEYS", "SIM_BOUNDS", "View", "view_params", "parse_view", "restore_from_url", "write_url"]
 
 #: Every query parameter this module reads or writes (others in the URL are left alone).
-URL_KEYS = ("data", "lesson", "graph", "k", "d", "n", "noise", "var", "seed", "std", "nv", "nvr", "w",
+URL_KEYS = ("data", "rows", "truth", "lesson", "graph", "k", "d", "n", "noise", "var", "seed", "std", "nv", "nvr", "w",
+            "iv", "ivt", "ivs",
             "lam", "thr", "model", "layout")
 
 #: The Simulate page's widget bounds, per URL parameter: (type, low, high).
 SIM_BOUNDS = {"d": (int, 2, 200), "k": (float, 0.5, 10.0), "n": (int, 10, 200_000), "seed": (int, 0, 2**31 - 1),
-              "nv": (float, 0.01, 100.0), "nvr": (float, 0.05, 20.0), "w": (float, 0.05, 5.0)}
+              "nv": (float, 0.01, 100.0), "nvr": (float, 0.05, 20.0), "w": (float, 0.05, 5.0),
+              "iv": (int, 0, 50), "ivt": (int, 0, 10), "ivs": (float, 0.0, 10.0)}
 _CHOICES = {"graph": ("ER", "SF"), "noise": ("gaussian", "exponential", "laplace", "gumbel"),
             "var": ("EV", "NV"), "model": ("EV", "NV", "Both"), "layout": ("circle", "topdown"),
-            "std": ("0", "1")}
+            "std": ("0", "1"), "rows": ("baseline", "utigsp", "all"), "truth": ("consensus17", "utigsp18", "cmu20")}
 _LAYOUTS = {"circle": "Circle", "topdown": "Top-down"}
 #: Longest parameter value read (a number, a key or a choice is far shorter).
 _MAX_VALUE_CHARS = 64
@@ -98,6 +103,8 @@ def view_params(ds, ss) -> dict:
     params = {}
     if ds.source == "sachs" and not ds.meta.get("transform"):
         params["data"] = "sachs"
+        if "sachs_rows" in ds.meta:  # another version or truth than the default
+            params.update(rows=ds.meta["sachs_rows"], truth=ds.meta["truth_name"])
     elif ds.source == "lesson" and ds.meta.get("lesson"):
         params.update(data="lesson", lesson=str(ds.meta["lesson"]))
     elif ds.source == "simulated" and "config" in ds.meta and not ds.meta.get("transform"):
@@ -110,6 +117,8 @@ def view_params(ds, ss) -> dict:
         else:
             params["nvr"] = ",".join(_fmt(v) for v in c["noise_var_range"])
         params["w"] = ",".join(_fmt(v) for v in c["w_range"])
+        if c.get("interventions"):
+            params.update(iv=_fmt(c["interventions"]), ivt=_fmt(c["iv_targets"]), ivs=_fmt(c["mean_shift"]))
     else:
         params["data"] = "upload"  # an upload or transformed data: the data cannot travel in a URL
     params["lam"] = _fmt(float(ss["learn_lambda1"]))
@@ -190,7 +199,8 @@ def parse_view(query) -> View:
             data = None
     if data == "sim":
         sim = {}
-        for key, field_name in (("d", "d"), ("k", "degree"), ("n", "n"), ("seed", "seed"), ("nv", "noise_var")):
+        for key, field_name in (("d", "d"), ("k", "degree"), ("n", "n"), ("seed", "seed"), ("nv", "noise_var"),
+                                ("iv", "interventions"), ("ivt", "iv_targets"), ("ivs", "mean_shift")):
             if key in raw:
                 value = _number(key, raw[key], *SIM_BOUNDS[key], view.problems)
                 if value is not None:
@@ -213,6 +223,8 @@ def parse_view(query) -> View:
             sim["standardize"] = raw["std"] == "1"
         view.sim = sim
     view.data = data
+    if data == "sachs":
+        view.sim = {"rows": raw.get("rows", "baseline"), "truth": raw.get("truth", "consensus17")}
 
     if "lam" in raw:
         lam = _number("lam", raw["lam"], float, *LAMBDA1_RANGE, view.problems)
@@ -234,6 +246,13 @@ def _dataset_of(view, current):
     from dashboard import state
 
     if view.data == "sachs":
+        rows, truth = view.sim.get("rows", "baseline"), view.sim.get("truth", "consensus17")
+        if (rows, truth) != ("baseline", "consensus17"):
+            from dashboard.data import sachs_dataset
+
+            ss = state.st.session_state
+            ss["data_sachs_rows"], ss["data_sachs_truth"] = rows, truth
+            return sachs_dataset(rows, truth), None
         return (None if current.source == "sachs" and not current.meta.get("transform") else state.sachs()), None
     if view.data == "lesson":
         from dashboard.lessons import lesson_dataset
@@ -244,7 +263,7 @@ def _dataset_of(view, current):
 
         fields = {k: v for k, v in view.sim.items() if k != "seed"}
         config = replace(SimConfig(), **fields)
-        if config.n * config.d > LIVE_MAX_CELLS:  # a link costs no more than a live page may
+        if config.n * config.d * (1 + config.interventions) > LIVE_MAX_CELLS:  # a link costs no more than a live page
             return None, (f"The link asks for a simulation of {config.n:,} × {config.d} values, more than a link may "
                           f"start ({LIVE_MAX_CELLS:,}): make it on the Simulate page. Showing the current dataset.")
         return simulate_dataset(config, int(view.sim.get("seed", 0))), None

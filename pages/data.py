@@ -4,9 +4,12 @@ import streamlit as st
 
 from dashboard.layout import page_setup
 from dashboard import state
-from dashboard.data import UploadProblem, dataset_from_upload
+from dashboard.data import (SACHS_ROW_LABELS, SACHS_TRUTH_LABELS, UploadProblem, dataset_from_upload, sachs_dataset,
+                            upload_columns)
 from colide_core.graph.export import edge_list
 from dashboard.text import md_escape
+from dashboard.data import design_of
+from dashboard.cached import cached_condition_summary
 
 #: The fix of each fixable upload problem (colide_core.data.io.FIXABLE): the checkbox that applies it.
 FIXES = {"non_numeric": "Drop non-numeric columns", "nonfinite": "Drop rows with missing / infinite values",
@@ -40,6 +43,8 @@ def _process_upload():
             drop_non_numeric=bool(ss["data_drop_non_numeric"]),
             drop_nonfinite_rows=bool(ss["data_drop_nonfinite_rows"]),
             drop_constant_columns=bool(ss["data_drop_constant"]),
+            condition_column=ss["data_condition_column"] or None,
+            targets_text=ss["data_targets_text"] or None,
         )
     except UploadProblem as exc:
         if len(exc.problems) > 1 or (exc.problems and exc.problems[0].kind in FIXES):
@@ -59,7 +64,8 @@ def _process_upload():
 
 
 def _use_sachs():
-    state.set_dataset(state.sachs())
+    rows, truth = ss["data_sachs_rows"], ss["data_sachs_truth"]
+    state.set_dataset(state.sachs() if (rows, truth) == ("baseline", "consensus17") else sachs_dataset(rows, truth))
     ss[state.UPLOAD_STATUS] = None
 
 
@@ -80,8 +86,26 @@ with left:
     c3.checkbox(FIXES["constant_column"], key="data_drop_constant", persist_state="session",
                 on_change=_process_upload, help="A column with one repeated value carries no information; "
                                                 "otherwise it is an error.")
+    if ss.get("data_upload") is not None:  # several conditions, donors or batches in one file
+        with st.expander("Conditions and interventions", expanded=bool(ss["data_condition_column"])):
+            cols = upload_columns(ss["data_upload"].getvalue(), ss["data_upload"].name)
+            if ss["data_condition_column"] not in [""] + cols:
+                ss["data_condition_column"] = ""
+            st.selectbox("Condition column", [""] + cols, key="data_condition_column", on_change=_process_upload,
+                         format_func=lambda c: "none: one condition" if c == "" else c,
+                         help="A text or integer column saying which condition (treatment, donor, batch) each row "
+                              "comes from. It is not a node: CoLiDE fits an intercept per condition.")
+            st.text_area("Targets (optional): JSON {condition: [node, ...]} or CSV lines condition,target",
+                         key="data_targets_text", on_change=_process_upload, max_chars=20_000, height=90,
+                         help="The nodes each condition intervenes on. Their own equations are left out of those "
+                              "conditions' rows (docs/conditions.md).")
 with right:
-    st.write("")
+    st.selectbox("Sachs cells", list(SACHS_ROW_LABELS), format_func=SACHS_ROW_LABELS.get, key="data_sachs_rows",
+                 help="The 2005 study measured 11 proteins in 7,466 cells under nine conditions, seven of them "
+                      "with a reagent that targets a protein. CoLiDE fits an intercept per condition and leaves a "
+                      "targeted protein's own equation out of the conditions that target it (docs/conditions.md).")
+    st.selectbox("Ground truth", list(SACHS_TRUTH_LABELS), format_func=SACHS_TRUTH_LABELS.get,
+                 key="data_sachs_truth", help="Three truths are in use and they disagree; every score says which.")
     st.button("Use the Sachs data", key="data_use_sachs", icon=":material/restart_alt:", on_click=_use_sachs)
 
 status = ss[state.UPLOAD_STATUS]
@@ -183,7 +207,16 @@ if n <= d:
     st.warning(f"Only {n} samples for {d} nodes: the sample covariance is singular and the problem "
                "is ill-posed.")
 
-tab_preview, tab_stats, tab_truth = st.tabs(["Preview", "Summary statistics", "Ground truth"])
+design = design_of(ds)
+tab_names = ["Preview", "Summary statistics", "Ground truth"] + (["Conditions"] if design["conditions"] else [])
+tab_preview, tab_stats, tab_truth, *tab_cond = st.tabs(tab_names)
+if tab_cond:
+    with tab_cond[0]:
+        st.dataframe(cached_condition_summary(ds), hide_index=True, key="data_conditions")
+        st.caption("Per condition: cells, the proteins its reagent targets, and each protein's median shift from the "
+                   "baseline condition, in the baseline's standard deviations (colide_core.data.stats."
+                   "condition_summary). An inhibitor blocks a protein's activity, not always its measured level: "
+                   "under U0126 (a MEK inhibitor) pMek rises.")
 with tab_preview:
     st.caption(f"First {min(n, 100)} of {n} rows.")
     st.dataframe(ds.X.head(100), key="data_preview")

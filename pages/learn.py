@@ -16,6 +16,7 @@ import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
+from dashboard.data import oriented_by_interventions, rows_and_truth
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
@@ -291,11 +292,12 @@ with tab_graph:
                f"{solver_label(results[v])} · {int((thresholded[v] != 0).sum())} edges · "
                f"{results[v].n_iter:,} iterations, "
                f"{fmt_seconds(results[v].fit_time)}"
+               + f" · {rows_and_truth(ds)}"
                + (" · stopped early: partial result" if results[v].stopped else "")
                + (" · stale: press Run" if v in stale else "")) for v in order]
     if truth is not None:
         panels.append(("Ground truth", "**Ground truth**", truth, None, ds.sigma_true, "learn_graph_truth",
-                       f"{int((truth != 0).sum())} edges"))
+                       rows_and_truth(ds).split(" · ")[-1]))
     # Side by side while labels stay >= 12 px in a column at 1024×768 with the sidebar open (the
     # smallest projector; graph_style.per_row, measured by tests/e2e/test_projector.py); else one
     # large drawing at a time, switched in place (same positions), so labels stay readable.
@@ -321,12 +323,13 @@ with tab_graph:
     # frames about as tall as a column is wide at 1280 px, so the fitted drawing fills them
     height = GRAPH_HEIGHT[len(gcols)]
     required = {f"learn_graph_{v}": required_of(results[v], names) for v in order}  # labelled in the drawings
+    oriented = oriented_by_interventions(ds)  # edges a condition's targets orient: labelled "intervention"
     for col, (_, heading, A, colour_by, sigma, key, caption) in zip(gcols, panels):
         with col:
             # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview),
             # then its heading and caption: below it, so that the drawing sits high on a projector
             show_graph(A, names, colour_by, sigma, key=key, positions=positions, height=height, legend=False,
-                       required=required.get(key))
+                       required=required.get(key), oriented=None if key == "learn_graph_truth" else oriented)
             st.markdown(heading)
             st.caption(caption)
     if truth is None:
@@ -395,7 +398,8 @@ with tab_dl:
         fmt = f1.selectbox("Other format", list(EXPORT_FORMATS), key=f"learn_export_fmt_{v}",
                            help="GraphML, DOT, node-link JSON, DAGitty, CSV, or a PNG/SVG picture")
         ext, mime = EXPORT_FORMATS[fmt]
-        picture = {"B_true": truth, "positions": positions} if fmt in ("png", "svg") else {}
+        picture = ({"B_true": truth, "positions": positions, "required": required_of(res, names)}
+                   if fmt in ("png", "svg") else {})
         f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt, **picture),
                            file_name=f"{stem}{ext}", mime=mime, key=f"learn_dl_export_{v}")
         manifest_json = manifests.fit_manifest_json(res, ds, threshold)

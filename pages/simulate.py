@@ -70,6 +70,20 @@ with c3:
                      "tendency of simulated data's variance to grow along the causal order, which some methods "
                      "exploit.")
 
+with st.expander("Interventions (experiments on chosen nodes)", expanded=bool(ss["sim_interventions"])):
+    i1, i2, i3 = st.columns(3)
+    i1.number_input("Interventional conditions", min_value=0, max_value=50, step=1, key="sim_interventions",
+                    persist_state="session",
+                    help="Each adds n rows in which random nodes are set by a hard intervention: their value drawn "
+                         "from their own noise, their parents ignored. The rows carry their condition, and "
+                         "CoLiDE then fits with the targets known (docs/conditions.md).")
+    i2.number_input("Targets per condition", min_value=0, max_value=10, step=1, key="sim_iv_targets",
+                    persist_state="session")
+    i3.number_input("Mean shift (sd)", min_value=0.0, max_value=10.0, step=0.5, key="sim_mean_shift",
+                    persist_state="session",
+                    help="Each condition also moves every node's mean by a random amount with this standard "
+                         "deviation: what an intercept per condition absorbs.")
+
 st.button("Simulate", key="sim_run", type="primary", icon=":material/casino:", on_click=_run_simulation)
 
 status = ss[state.SIM_STATUS]

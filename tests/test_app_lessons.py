@@ -30,3 +30,15 @@ def test_every_lesson_has_a_button_and_markov_loads_and_shows_its_idea(new_app):
     table = [d.value for d in at.dataframe if len(d.value.index) and d.value.index[0] == "SHD"][0]
     assert table.loc["SHD-C", "EV"] == 0  # ... which SHD-C forgives
 
+
+
+def test_the_interventions_lesson_fits_with_its_targets_on_learn(new_app):
+    at = new_app()
+    at.run()
+    at.switch_page("pages/lessons.py").run()
+    at.button(key="lesson_open_iv_known").click().run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["dataset"].meta["targets"]["iv1"] == ["X2"]
+    assert [m.value for m in at.metric if m.label == "SHD · NV"] == ["0"]  # the targets known: no error
+    assert any("3,000 rows in 5 conditions (4 with targets)" in c.value for c in at.caption)

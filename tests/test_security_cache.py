@@ -270,6 +270,7 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
         ("dashboard/checks.py", "run_checks_cached"),       # _X: data_key; A, W, frequency hashed
         ("dashboard/checks.py", "ev_nv_line"),              # _X: data_key; A hashed
         ("dashboard/checks.py", "path_cached"),             # _X: data_key; λ-path settings hashed
+        ("dashboard/cached.py", "_condition_summary"),     # _dataset: key is its content hash (rows, conditions, targets)
     }, names
     for path, name, decorator, args in found:
         hidden = [a for a in args if a.startswith("_")]
@@ -277,5 +278,22 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
             assert not hidden, f"{path}:{name} uses st.cache_* with unhashed parameters {hidden}"
         else:
             assert decorator.startswith("cache_data") or decorator.startswith("cached.cache_data"), decorator
-    assert cached.UNHASHED["dashboard.fitting.fit_colide"].keys() == {"_X", "_callback"}
+    assert cached.UNHASHED["dashboard.fitting.fit_colide"].keys() == {"_X", "_callback", "_conditions", "_targets"}
     assert cached.UNHASHED["dashboard.manifests.fit_manifest_json"] == {}
+
+
+def test_the_dataset_key_covers_its_conditions_and_targets():
+    # fit_colide is cached on the dataset key only (its conditions and targets are not hashed by
+    # Streamlit): the same rows with other conditions or targets must have another key.
+    import numpy as np
+    import pandas as pd
+
+    from dashboard.data import make_dataset
+
+    X = pd.DataFrame(np.arange(12.0).reshape(6, 2), columns=["a", "b"])
+    plain = make_dataset("d", X)
+    two = make_dataset("d", X, meta={"conditions": ["x"] * 3 + ["y"] * 3})
+    other = make_dataset("d", X, meta={"conditions": ["x"] * 2 + ["y"] * 4})
+    targeted = make_dataset("d", X, meta={"conditions": ["x"] * 3 + ["y"] * 3, "targets": {"y": ["a"]}})
+    assert len({plain.key, two.key, other.key, targeted.key}) == 4
+    assert make_dataset("d", X).key == plain.key  # data without conditions keep the key they had

@@ -132,3 +132,13 @@ def test_lambda_resets_for_other_columns_and_carries_for_the_same(new_app):
     assert at.session_state["learn_lambda1"] == 0.2
     assert any("carried over" in text for _, text in at.session_state["fit_messages"])
     assert math.isclose(at.session_state["learn_threshold"], THRESHOLD)
+
+
+def test_a_link_carries_the_sachs_version_and_truth(new_app):
+    at = _learn(new_app, {"data": "sachs", "rows": "utigsp", "truth": "cmu20", "model": "EV"})
+    ds = at.session_state["dataset"]
+    assert ds.shape == (5846, 11) and ds.meta["truth_name"] == "cmu20"
+    assert int((ds.B_true.to_numpy() != 0).sum()) == 20
+    assert at.query_params["rows"] in ("utigsp", ["utigsp"]) and at.query_params["truth"] in ("cmu20", ["cmu20"])
+    bad = parse_view({"data": "sachs", "rows": "everything"})
+    assert bad.problems == ["rows: not one of baseline, utigsp, all"]

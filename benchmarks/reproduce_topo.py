@@ -17,13 +17,16 @@ Methods (all lambda1 = 0.05, threshold 0.3, as in the paper):
 Prints paste-ready markdown: mean +- std (population std, ddof = 0) of SHD, SHD-C, FDR, TPR and the
 time per fit, the paper's numbers beside ours; the SHD ratio TOPO-NV / NV (the issue's target:
 at most 0.75; the paper: 0.66); a lambda1 sensitivity row (NV and TOPO-NV at lambda1 = 0.1 on the
-same graphs); the scaling of one TOPO fit with d (10, 20, 50, 100); Sachs SHD / SID / SHD-C for
+same graphs); issue 32's ill-conditioned equal-variance graphs (strong weights, cond(cov) up
+to 1e7), TOPO now against TOPO before issue 32 on the same graphs; the scaling of one TOPO fit
+with d (10, 20, 50, 100); Sachs SHD / SID / SHD-C for
 both TOPO variants next to the paper's Table 4 (which has no TOPO column).
 
 Usage::
 
     .venv/bin/python benchmarks/reproduce_topo.py [--quick] [--graphs 10] [--d 50] [--n 1000]
                                                   [--scaling 10,20,50,100] [--no-sachs]
+                                                  [--ill 5] [--ill-only] [--no-before]
 
 ``--quick`` (3 graphs with d = 30, scaling d = 10, 20, 30, Sachs) runs in well under 2 minutes.
 A full run's output is kept in ``benchmarks/results/reproduce_topo.txt``.
@@ -203,6 +206,52 @@ def truth_order_check(graphs, d, n):
     print()
 
 
+def ill_conditioned(graphs, d, n, before=True):
+    """Issue 32: the ill-conditioned equal-variance graphs, where TOPO matters most.
+
+    ER4, equal noise variances, the paper's strong EV weights +-[0.5, 2] (cond(cov) 1e5..1e7),
+    fitted with CoLiDE-EV / -NV (continuous) and CoLiDE-TOPO-EV / -NV, the latter also as it was
+    before issue 32 (``_topo._legacy_search()``), on the same graphs. The issue's accuracy target:
+    mean SHD of TOPO now within 2% of TOPO before.
+    """
+    from colide_core.solver import _topo
+
+    print(f"### Ill-conditioned equal-variance graphs (ER4, d = {d}, n = {n}, weights ±[0.5, 2], {graphs} graphs)")
+    print()
+    print("| graph | cond(cov) | CoLiDE-EV | TOPO-EV before | TOPO-EV now | CoLiDE-NV | TOPO-NV before | TOPO-NV now |")
+    print("|---|---|---|---|---|---|---|---|")
+    shd = {k: [] for k in ("ev", "ev_b", "ev_a", "nv", "nv_b", "nv_a")}
+    for seed in range(graphs):
+        ds = simulate_dataset(graph="er", degree=4, n_nodes=d, n_samples=n, variance="ev", random_state=seed)
+        cells = [str(seed), f"{np.linalg.cond(np.cov(ds.X.T)):.1e}"]
+        for v in ("ev", "nv"):
+            m, sec, _ = fit(ds.X, ds.B_true, variant=v)
+            shd[v].append(m["shd"])
+            cells.append(f"{m['shd']} ({sec:.1f} s)")
+            if before:
+                with _topo._legacy_search():
+                    m, sec, _ = fit(ds.X, ds.B_true, variant=v, solver="topo")
+                shd[v + "_b"].append(m["shd"])
+                cells.append(f"{m['shd']} ({sec:.1f} s)")
+            else:
+                cells.append("–")
+            m, sec, _ = fit(ds.X, ds.B_true, variant=v, solver="topo")
+            shd[v + "_a"].append(m["shd"])
+            cells.append(f"{m['shd']} ({sec:.1f} s)")
+        print("| " + " | ".join(cells) + " |", flush=True)
+    mean = {k: (float(np.mean(x)) if x else float("nan")) for k, x in shd.items()}
+    print("| mean SHD | | " + " | ".join("–" if np.isnan(mean[k]) else f"{mean[k]:.1f}"
+                                         for k in ("ev", "ev_b", "ev_a", "nv", "nv_b", "nv_a")) + " |")
+    print()
+    if before:
+        for v in ("ev", "nv"):
+            b, a = mean[v + "_b"], mean[v + "_a"]
+            ok = a <= 1.02 * b
+            print(f"- TOPO-{v.upper()} mean SHD now / before: {a:.1f} / {b:.1f} (target: within 2%, or lower): "
+                  + ("met" if ok else "missed"))
+        print()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="3 graphs with d = 30, scaling d = 10, 20, 30 (< 2 min)")
@@ -212,18 +261,29 @@ def main(argv=None):
     ap.add_argument("--scaling", default="10,20,50,100", help="comma-separated d values ('' to skip)")
     ap.add_argument("--no-sachs", action="store_true")
     ap.add_argument("--no-lambda-check", action="store_true", help="skip the λ1 = 0.1 sensitivity row")
+    ap.add_argument("--ill", type=int, default=5,
+                    help="ill-conditioned equal-variance graphs (issue 32) at --d; 0 to skip")
+    ap.add_argument("--ill-only", action="store_true", help="only the ill-conditioned table")
+    ap.add_argument("--no-before", action="store_true",
+                    help="skip the pre-issue-32 search in the ill-conditioned table (slow)")
     ap.add_argument("--no-truth-order", action="store_true",
                     help="skip the comparison of the reached score with the true order's")
     args = ap.parse_args(argv)
     if args.quick:
-        args.graphs, args.d, args.scaling = 3, 30, "10,20,30"
+        args.graphs, args.d, args.scaling, args.ill = 3, 30, "10,20,30", 2
     t0 = time.perf_counter()
     print(f"# reproduce_topo.py {'--quick ' if args.quick else ''}(graphs={args.graphs}, d={args.d}, n={args.n}); "
           f"{platform.processor() or platform.machine()}, python {platform.python_version()}")
     print()
+    if args.ill_only:
+        ill_conditioned(args.ill, args.d, args.n, not args.no_before)
+        print(f"total time: {time.perf_counter() - t0:.0f} s")
+        return
     main_table(args.graphs, args.d, args.n, not args.no_lambda_check)
     if not args.no_truth_order:
         truth_order_check(args.graphs, args.d, args.n)
+    if args.ill > 0:
+        ill_conditioned(args.ill, args.d, args.n, not args.no_before)
     if args.scaling.strip():
         scaling([int(x) for x in args.scaling.split(",") if x.strip()])
     if not args.no_sachs:

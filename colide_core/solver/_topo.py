@@ -22,7 +22,13 @@ two papers (no released code was used):
   swap of the first set that lowers the score, and stop when no swap in the largest set does.
   A swap of the nodes at positions ``a < b`` changes the predecessor sets of exactly the nodes
   at positions ``a..b``; only those are re-solved (for EV the shared sigma is then re-fixed,
-  re-solving the other nodes warm-started, so the evaluation stays exact).
+  so the evaluation stays exact).
+* **Speed** (issue 32, ``docs/topo.md``): each node problem is solved exactly by a feature-sign
+  active-set search (cost independent of cond(cov), where coordinate descent needed hundreds of
+  sweeps per node on ill-conditioned data); each node keeps its linear piece
+  ``w = a - sigma b`` and the sigma interval where it is optimal, so EV's shared sigma is found
+  in closed form re-solving only the nodes whose piece breaks; solved pieces are cached by
+  (node, predecessor set). :func:`estimate_topo_cost` predicts a fit's time from a measurement.
 
 Why not scikit-learn's coordinate descent: ``Lasso``/``enet_path`` need the design matrix (or a
 Gram matrix *and* ``X``/``y``), have one penalty for all coefficients (a required edge must be
@@ -39,6 +45,7 @@ sequence of node indices, first the nodes with no predecessor.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import warnings
@@ -53,7 +60,8 @@ from colide_core.solver._common import ConvergenceWarning, SolverResult, default
 from colide_core.graph._dag import threshold_to_dag
 from colide_core.solver._objective import _score_grad, _score_value, residuals
 
-__all__ = ["OrderFit", "order_solve", "topo_solve", "resolve_order", "order_from_weights", "swap_candidates"]
+__all__ = ["OrderFit", "order_solve", "topo_solve", "resolve_order", "order_from_weights", "swap_candidates",
+           "TopoCostEstimate", "estimate_topo_cost"]
 
 try:  # numba is optional: without it the same kernel runs as plain Python (slower)
     import numba as _numba
@@ -72,6 +80,13 @@ _MAX_OUTER = 500
 #: ``max(1, |score|)``: the inner solutions are exact to about 1e-10, so smaller "improvements"
 #: are rounding and accepting them could cycle.
 _ACCEPT_RTOL = 1e-9
+#: ``_LEGACY[0]``: run the search as before issue 32 (coordinate-descent node solves, every node
+#: re-solved per EV sigma move, every swap evaluated afresh). Only for comparisons:
+#: :func:`_legacy_search` and ``benchmarks/bench_topo.py --before``.
+_LEGACY = [False]
+#: ``_CACHE_BYTES[0]``: the search's node cache size in bytes (None: ``defaults.TOPO_CACHE_BYTES``;
+#: 0 switches the cache off, for the equivalence test and the benchmark).
+_CACHE_BYTES = [None]
 
 
 # --------------------------------------------------------------------------------------
@@ -315,6 +330,329 @@ else:  # pragma: no cover - exercised only where numba is absent
 
 
 # --------------------------------------------------------------------------------------
+# Kernel of the search (issue 32): exact active-set node solves, independent of conditioning.
+# --------------------------------------------------------------------------------------
+def _piece(C, j, idx, m, pen, s, S, n, sg, L, x1, x2, kkt_tol, out):
+    """The lasso's linear piece on the active set ``S[:n]`` with signs ``sg``, and where it holds.
+
+    ``a = G_SS^{-1} c_S`` -> ``x1``, ``b = G_SS^{-1} (pen o sg)_S`` -> ``x2``: for every sigma
+    the stationary point on ``S`` is ``w_S = a - sigma b``, with residual variance
+    ``r_ols + sigma^2 q`` (``r_ols = C_jj - a'c_S``, ``q = (pen o sg)_S' b``). That point is the
+    node's exact optimum at penalty ``pen * sigma`` iff every penalised coefficient keeps its
+    sign and every coefficient outside ``S`` meets ``|g_k(sigma)| <= pen_k sigma`` (to
+    ``kkt_tol sqrt(C_kk)``), with ``g(sigma) = e0 + sigma e1`` linear in sigma: both are linear
+    inequalities in sigma, so they hold on an interval ``[lo, hi]``. Writes
+    ``out = (r_ols, q, lo, hi)`` (``lo > hi``: the piece holds nowhere); returns False when
+    ``G_SS`` is numerically singular. ``s`` is not used for the piece itself, only to keep the
+    interval's sign tests well-posed (an empty interval is returned as ``(s, -1)``).
+    """
+    for a in range(n):
+        for b in range(a + 1):
+            acc = C[idx[S[a]], idx[S[b]]]
+            for k in range(b):
+                acc -= L[a, k] * L[b, k]
+            if a == b:
+                if acc <= 1e-12 * C[idx[S[a]], idx[S[a]]]:
+                    return False
+                L[a, a] = math.sqrt(acc)
+            else:
+                L[a, b] = acc / L[b, b]
+    for a in range(n):
+        k = S[a]
+        acc1 = C[idx[k], j]
+        acc2 = pen[k] * sg[k]
+        for b in range(a):
+            acc1 -= L[a, b] * x1[b]
+            acc2 -= L[a, b] * x2[b]
+        x1[a] = acc1 / L[a, a]
+        x2[a] = acc2 / L[a, a]
+    for a in range(n - 1, -1, -1):
+        acc1 = x1[a]
+        acc2 = x2[a]
+        for b in range(a + 1, n):
+            acc1 -= L[b, a] * x1[b]
+            acc2 -= L[b, a] * x2[b]
+        x1[a] = acc1 / L[a, a]
+        x2[a] = acc2 / L[a, a]
+    r_ols = C[j, j]
+    q = 0.0
+    lo = 0.0
+    hi = math.inf
+    for a in range(n):
+        k = S[a]
+        r_ols -= x1[a] * C[idx[k], j]
+        q += pen[k] * sg[k] * x2[a]
+        if pen[k] > 0.0:  # sg_k (a_k - sigma b_k) > 0
+            al = sg[k] * x1[a]
+            be = sg[k] * x2[a]
+            if be > 0.0:
+                t = al / be
+                if t < hi:
+                    hi = t
+            elif be < 0.0:
+                t = al / be
+                if t > lo:
+                    lo = t
+            elif al <= 0.0:
+                hi = -1.0
+    # KKT outside S: |e0 + sigma e1| <= pen sigma + tk  <=>  e0 + sigma (e1 - pen) <= tk and
+    # -e0 - sigma (e1 + pen) <= tk
+    a = 0
+    for k in range(m):
+        if a < n and S[a] == k:
+            a += 1
+            continue
+        ik = idx[k]
+        e0 = C[ik, j]
+        e1 = 0.0
+        for t2 in range(n):
+            cks = C[ik, idx[S[t2]]]
+            e0 -= cks * x1[t2]
+            e1 += cks * x2[t2]
+        tk = kkt_tol * math.sqrt(C[ik, ik])
+        for half in range(2):
+            sgn = 1.0 if half == 0 else -1.0
+            al = sgn * e0 - tk
+            be = sgn * e1 - pen[k]
+            # al + sigma be <= 0
+            if be > 0.0:
+                t = -al / be
+                if t < hi:
+                    hi = t
+            elif be < 0.0:
+                t = -al / be
+                if t > lo:
+                    lo = t
+            elif al > 0.0:
+                hi = -1.0
+    out[0] = r_ols
+    out[1] = q
+    out[2] = lo
+    out[3] = hi
+    return True
+
+
+def _feature_sign(C, j, idx, m, w, pen, s, kkt_tol, S, sg, inA, L, x1, x2, out, max_iter):
+    """Exact lasso at penalty ``pen * s`` by the feature-sign search; ``w`` warm start, in place.
+
+    Lee, Battle, Raina and Ng, "Efficient sparse coding algorithms" (NIPS 2006), Algorithm 1,
+    with the line search replaced by a step to the first zero crossing (the objective is the
+    signed quadratic up to there, so every step lowers it): solve the signed quadratic on the
+    active set; if a coefficient would change sign, stop at its zero and drop it; once the
+    active set's minimiser is reached, add the coefficient that most violates ``|g_k| <=
+    pen_k s`` (sign: that of ``g_k``, which provably moves it the right way) or stop. Every
+    step lowers the objective, so no active set repeats and the search is finite; unlike
+    coordinate descent its cost does not grow with cond(cov). Unpenalised coefficients (a
+    required edge) are always active. Returns the active-set size ``n`` (``S[:n]``, ``sg``,
+    ``x1``, ``x2``, ``out`` hold the final piece, see :func:`_piece`), or -1 when ``G_SS`` is
+    singular or ``max_iter`` is reached (the caller falls back to coordinate descent).
+    """
+    for k in range(m):
+        inA[k] = (w[k] != 0.0) or (pen[k] == 0.0)
+        sg[k] = 1.0 if w[k] > 0.0 else (-1.0 if w[k] < 0.0 else 0.0)
+    for _it in range(max_iter):
+        n = 0
+        for k in range(m):
+            if inA[k]:
+                S[n] = k
+                n += 1
+        if not _piece(C, j, idx, m, pen, s, S, n, sg, L, x1, x2, kkt_tol, out):
+            return -1
+        tstar = 1.0
+        kmin = -1
+        for a in range(n):
+            k = S[a]
+            if pen[k] > 0.0:
+                xn = x1[a] - s * x2[a]
+                if xn * sg[k] <= 0.0:
+                    dk = xn - w[k]
+                    t = -w[k] / dk if dk != 0.0 else 0.0
+                    if t < tstar:
+                        tstar = t
+                        kmin = k
+        if tstar < 0.0:
+            tstar = 0.0
+        for a in range(n):
+            k = S[a]
+            w[k] += tstar * (x1[a] - s * x2[a] - w[k])
+        if kmin >= 0:
+            w[kmin] = 0.0
+            inA[kmin] = False
+            sg[kmin] = 0.0
+            continue
+        if out[2] <= s <= out[3]:  # the active set's minimiser is the optimum (KKT holds)
+            for a in range(n):
+                w[S[a]] = x1[a] - s * x2[a]
+            return n
+        # add the worst violator of |g_k| <= pen_k s
+        best = 0.0
+        kbest = -1
+        gbest = 0.0
+        for k in range(m):
+            if inA[k]:
+                continue
+            ik = idx[k]
+            gk = C[ik, j]
+            for a in range(n):
+                gk -= C[ik, idx[S[a]]] * w[S[a]]
+            viol = abs(gk) - pen[k] * s - kkt_tol * math.sqrt(C[ik, ik])
+            if viol > best:
+                best = viol
+                kbest = k
+                gbest = gk
+        if kbest < 0:  # interval test failed only by rounding at its ends: accept
+            return n
+        inA[kbest] = True
+        sg[kbest] = 1.0 if gbest > 0.0 else -1.0
+    return -1
+
+
+def _solve_nodes_fs_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nodes, adapt, tol, rq, iv, A, B,
+                       zobrist, ck, cj, cA, cB, cm):
+    """Exact node solves by the feature-sign search; the fast path of :func:`_solve_nodes_py`.
+
+    Same problem and arguments as :func:`_solve_nodes_py`, plus the node's linear piece kept for
+    the callers: ``A[:, j]``, ``B[:, j]`` with ``W[:, j] = A[:, j] - sigma B[:, j]`` on the
+    piece, ``rq[j] = (r_ols, q)`` and ``iv[j] = (lo, hi)``, the sigmas where the piece is the
+    node's optimum (EV moves its shared sigma inside these without re-solving). With ``adapt``
+    (NV) sigma_j is the piece's fixed point ``max(sqrt(r_ols / (1 - q)), sigma0_j)`` once it
+    lies in the piece's interval; else the lasso is re-solved there (at most 50 times). A node
+    the search cannot finish (singular ``G_SS``, iteration caps) is solved by
+    :func:`_solve_nodes_py` and keeps ``A = W``, ``B = 0``, ``rq = (r_j, 0)``,
+    ``iv = (sigma_j, sigma_j)``.
+
+    **Cache** (issue 32): a node's problem depends only on the node and its predecessor set,
+    so its solved piece is kept in a direct-mapped table of ``K = ck.shape[0]`` slots
+    (``K = 0``: no cache) under the key ``zobrist[d + j] XOR (XOR of zobrist[i] over the
+    predecessors i)`` (Zobrist hashing; 64-bit keys, the node is stored too). A hit whose
+    interval holds the current sigma (NV: always; the piece's own sigma is stored) is copied
+    instead of solved; a hit outside its interval warm-starts the solve. Rows: ``ck`` key,
+    ``cj`` node, ``cA`` / ``cB`` the columns ``A[:, j]`` / ``B[:, j]``, ``cm`` =
+    ``(r_ols, q, lo, hi, sigma_j)``. Returns the number of nodes that fell back.
+    """
+    d = C.shape[0]
+    fallbacks = 0
+    idx = np.empty(d, dtype=np.int64)
+    w = np.empty(d)
+    pen = np.empty(d)
+    S = np.empty(d, dtype=np.int64)
+    sg = np.empty(d)
+    inA = np.empty(d, dtype=np.bool_)
+    L = np.empty((d, d))
+    x1 = np.empty(d)
+    x2 = np.empty(d)
+    out = np.empty(4)
+    one = np.empty(1, dtype=np.int64)
+    for t in range(nodes.shape[0]):
+        j = nodes[t]
+        p = pos[j]
+        m = 0
+        for q in range(p):
+            i = order[q]
+            if allowed[i, j]:
+                idx[m] = i
+                w[m] = W[i, j]
+                pen[m] = lam[i, j]
+                m += 1
+        s = sigma[j]
+        slot = -1
+        key = 0
+        K = ck.shape[0]
+        if K > 0:
+            key = zobrist[d + j]
+            for q in range(p):
+                key ^= zobrist[order[q]]
+            slot = key & (K - 1)
+            if ck[slot] == key and cj[slot] == j:
+                if adapt:
+                    s = cm[slot, 4]
+                if cm[slot, 2] <= s <= cm[slot, 3]:  # the stored piece is the optimum here
+                    r = cm[slot, 0] + s * s * cm[slot, 1]
+                    for i in range(d):
+                        A[i, j] = cA[slot, i]
+                        B[i, j] = cB[slot, i]
+                        W[i, j] = cA[slot, i] - s * cB[slot, i]
+                    resid[j] = r if r > 0.0 else 0.0
+                    sigma[j] = s
+                    rq[j, 0] = cm[slot, 0]
+                    rq[j, 1] = cm[slot, 1]
+                    iv[j, 0] = cm[slot, 2]
+                    iv[j, 1] = cm[slot, 3]
+                    continue
+                for a in range(m):  # a better warm start: the stored piece at this sigma
+                    w[a] = cA[slot, idx[a]] - s * cB[slot, idx[a]]
+        kkt_tol = tol * math.sqrt(C[j, j])
+        n = -1
+        for _round in range(50):
+            n = _feature_sign(C, j, idx, m, w, pen, s, kkt_tol, S, sg, inA, L, x1, x2, out, 4 * m + 50)
+            if n < 0 or not adapt:
+                break
+            r_ols = out[0]
+            qq = out[1]
+            if qq >= 1.0 or r_ols < 0.0:
+                n = -1
+                break
+            s_new = math.sqrt(r_ols / (1.0 - qq))
+            if s_new < sigma0[j]:
+                s_new = sigma0[j]
+            if out[2] <= s_new <= out[3]:
+                s = s_new
+                break
+            s = s_new
+            n = -1
+        for i in range(d):
+            W[i, j] = 0.0
+            A[i, j] = 0.0
+            B[i, j] = 0.0
+        if n >= 0:
+            for a in range(n):
+                k = S[a]
+                W[idx[k], j] = x1[a] - s * x2[a]
+                A[idx[k], j] = x1[a]
+                B[idx[k], j] = x2[a]
+            r = out[0] + s * s * out[1]
+            resid[j] = r if r > 0.0 else 0.0
+            sigma[j] = s
+            rq[j, 0] = out[0]
+            rq[j, 1] = out[1]
+            iv[j, 0] = out[2]
+            iv[j, 1] = out[3]
+            if slot >= 0:
+                ck[slot] = key
+                cj[slot] = j
+                for i in range(d):
+                    cA[slot, i] = A[i, j]
+                    cB[slot, i] = B[i, j]
+                cm[slot, 0] = out[0]
+                cm[slot, 1] = out[1]
+                cm[slot, 2] = out[2]
+                cm[slot, 3] = out[3]
+                cm[slot, 4] = s
+        else:  # the coordinate-descent kernel, from the warm start
+            fallbacks += 1
+            for a in range(m):
+                W[idx[a], j] = w[a]
+            one[0] = j
+            _solve_nodes(C, order, pos, allowed, lam, W, resid, sigma, sigma0, one, adapt, tol, _MAX_SWEEPS,
+                         _MAX_OUTER, rq)
+            for i in range(d):
+                A[i, j] = W[i, j]
+            rq[j, 0] = resid[j]
+            rq[j, 1] = 0.0
+            iv[j, 0] = sigma[j]
+            iv[j, 1] = sigma[j]
+    return fallbacks
+
+
+if _numba is not None:
+    _piece = _jit(_piece)
+    _feature_sign = _jit(_feature_sign)
+    _solve_nodes_fs = _jit(_solve_nodes_fs_py)
+else:  # pragma: no cover - exercised only where numba is absent
+    _solve_nodes_fs = _solve_nodes_fs_py
+
+
+# --------------------------------------------------------------------------------------
 # The inner problem for one order
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -336,10 +674,15 @@ class OrderFit:
         The score at the optimum, L1 term included: eq. 3 (EV) or eq. 6 (NV) without the
         acyclicity term (zero on a DAG), or ``||X - XW||^2 / (2n) + lambda1 |W|_1`` (LS).
     sweeps : int
-        Coordinate-descent sweeps spent (a cost measure).
+        Coordinate-descent sweeps spent (a cost measure); 0 for the feature-sign solves of the
+        current search (only the pre-issue-32 search counts them).
     rq : ndarray of shape (n_nodes, 2) or None
         Per node ``(r_ols, q)``: on the node's active set its residual variance is
         ``r_ols + s^2 q`` at the penalty ``lambda1 * s`` (used to warm-start EV's sigma).
+    iv : ndarray of shape (n_nodes, 2) or None
+        Per node ``(lo, hi)``: the sigmas at which that active set stays optimal.
+    A, B : ndarray of shape (n_nodes, n_nodes) or None
+        The nodes' linear pieces: ``W[:, j] = A[:, j] - s B[:, j]`` for ``s`` in ``iv[j]``.
     """
 
     order: np.ndarray
@@ -349,6 +692,9 @@ class OrderFit:
     score: float
     sweeps: int = 0
     rq: object = None
+    iv: object = None
+    A: object = None
+    B: object = None
 
 
 class _Problem:
@@ -410,8 +756,94 @@ class _Problem:
                                 np.ascontiguousarray(nodes, dtype=np.int64), adapt, self.tol, _MAX_SWEEPS,
                                 _MAX_OUTER, rq))
 
-    def solve(self, order, W, sigma, nodes=None, resid=None, rq=None):
+    def enable_cache(self, nbytes=None):
+        """Keep solved node pieces keyed by (node, predecessor set), in at most ``nbytes``.
+
+        A direct-mapped table (:func:`_solve_nodes_fs_py`) of the largest power of two of slots
+        that fits ``nbytes`` (default ``defaults.TOPO_CACHE_BYTES``) and at most
+        ``defaults.TOPO_CACHE_SLOTS``; ``nbytes=0`` switches it off.
+        """
+        nbytes = defaults.TOPO_CACHE_BYTES if nbytes is None else int(nbytes)
+        d = self.d
+        per = 8 * (2 * d + 7)
+        K = 0
+        if nbytes >= per:
+            K = 1 << int(math.floor(math.log2(min(nbytes // per, defaults.TOPO_CACHE_SLOTS))))
+        rng = np.random.default_rng(20231)  # fixed: the keys, hence the results, are reproducible
+        self._zobrist = rng.integers(1, 2 ** 62, size=2 * d, dtype=np.int64)
+        self._cache = (np.zeros(K, dtype=np.int64), np.full(K, -1, dtype=np.int64), np.zeros((K, d)),
+                       np.zeros((K, d)), np.zeros((K, 5)))
+
+    def _kernel_fs(self, order, pos, W, resid, sig_vec, nodes, adapt, rq, iv, A, B):
+        cache = getattr(self, "_cache", None)
+        if cache is None:
+            self._zobrist = np.zeros(2 * self.d, dtype=np.int64)
+            cache = self._cache = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, self.d)),
+                                   np.zeros((0, self.d)), np.zeros((0, 5)))
+        return int(_solve_nodes_fs(self.cov, order, pos, self.allowed, self.lam, W, resid, sig_vec, self.sigma0_vec,
+                                   np.ascontiguousarray(nodes, dtype=np.int64), adapt, self.tol, rq, iv, A, B,
+                                   self._zobrist, *cache))
+
+    def solve(self, order, W, sigma, nodes=None, resid=None, rq=None, iv=None, A=None, B=None):
         """Exact solution for ``order`` warm-started at ``(W, sigma)``.
+
+        ``nodes`` (default all) are the nodes whose predecessor sets changed since ``W`` was
+        optimal; the others keep their columns and linear pieces ``rq``, ``iv``, ``A``, ``B``
+        (:class:`OrderFit`), which must then be given (else every node is solved). Each node
+        is solved exactly by the feature-sign active-set search (:func:`_solve_nodes_fs_py`).
+        For EV the shared sigma is eq. 5's fixed point on the nodes' pieces,
+        ``s = sqrt(sum r_ols / (d - sum q))``; only the nodes whose piece does not hold at the
+        new ``s`` are re-solved there, until every piece holds (then ``s`` is exact), and the
+        columns follow as ``A - s B``. ``W`` is not modified. Returns an :class:`OrderFit`.
+        """
+        if _LEGACY[0]:
+            return self._solve_legacy(order, W, sigma, nodes=nodes, resid=resid, rq=rq)
+        d = self.d
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        pos = np.empty(d, dtype=np.int64)
+        pos[order] = np.arange(d)
+        W = np.array(W, dtype=float)
+        if nodes is None or rq is None or iv is None or A is None or B is None or resid is None:
+            nodes = np.arange(d, dtype=np.int64)
+            rq, iv, A, B, resid = np.zeros((d, 2)), np.zeros((d, 2)), np.zeros((d, d)), np.zeros((d, d)), np.zeros(d)
+        else:
+            rq, iv, A, B, resid = rq.copy(), iv.copy(), A.copy(), B.copy(), np.array(resid, dtype=float)
+        if self.variant == "nv":
+            sig = np.array(sigma, dtype=float)
+            self._kernel_fs(order, pos, W, resid, sig, nodes, True, rq, iv, A, B)
+            return OrderFit(order, W, sig, resid, self.score(W, resid, sig), 0, rq, iv, A, B)
+        if self.variant == "ls":
+            sig = np.ones(d)
+            self._kernel_fs(order, pos, W, resid, sig, nodes, False, rq, iv, A, B)
+            return OrderFit(order, W, None, resid, self.score(W, resid, None), 0, rq, iv, A, B)
+        s = float(sigma)
+        sig = np.full(d, s)
+        self._kernel_fs(order, pos, W, resid, sig, nodes, False, rq, iv, A, B)
+        for _outer in range(_MAX_OUTER):
+            den = d - float(rq[:, 1].sum())
+            if den > 0 and _outer < _MAX_OUTER // 2:
+                s_new = math.sqrt(max(float(rq[:, 0].sum()), 0.0) / den)
+            else:  # plain alternation (eq. 5)
+                s_new = math.sqrt(max(float(np.sum(rq[:, 0] + s * s * rq[:, 1])), 0.0) / d)
+            s_new = max(s_new, self.sigma0)
+            settled = abs(s_new - s) <= self.tol * s
+            s = s_new
+            if settled:
+                break
+            bad = np.flatnonzero((iv[:, 0] > s) | (iv[:, 1] < s))
+            if bad.size == 0:
+                break
+            sig[:] = s
+            self._kernel_fs(order, pos, W, resid, sig, bad, False, rq, iv, A, B)
+        W = A - s * B
+        resid = np.maximum(rq[:, 0] + (s * s) * rq[:, 1], 0.0)
+        s = max(math.sqrt(max(float(resid.sum()), 0.0) / d), self.sigma0)  # eq. 5 at the final W
+        return OrderFit(order, W, s, resid, self.score(W, resid, s), 0, rq, iv, A, B)
+
+    def _solve_legacy(self, order, W, sigma, nodes=None, resid=None, rq=None):
+        """The search before issue 32 (coordinate descent; EV re-solves every node per sigma move).
+
+        Kept for comparison (``benchmarks/bench_topo.py``, the equivalence test); see :meth:`solve`.
 
         ``nodes`` (default all) are the nodes whose predecessor sets changed since ``W`` was
         optimal; the others keep their columns (NV, LS) or are re-solved only as the shared
@@ -498,8 +930,10 @@ def order_solve(cov, order, *, variant=defaults.VARIANT, lambda1=defaults.LAMBDA
     ``min over W forward in order, sigma >= sigma0`` of the CoLiDE-EV score (paper eq. 3) or
     CoLiDE-NV score (eq. 6) plus ``lambda1 |W|_1``; the acyclicity term is zero for every such W.
     For NV the problem separates into one smoothed concomitant lasso per node; for EV the nodes
-    share ``sigma``. Solved by alternating a covariance coordinate-descent lasso at fixed sigma
-    (penalty ``lambda1 * sigma``) with the closed-form sigma update (eq. 5 / eq. 7).
+    share ``sigma``. Each node's lasso (penalty ``lambda1 * sigma``) is solved exactly by a
+    feature-sign active-set search on the covariance, and sigma is the closed-form fixed point
+    (eq. 5 / eq. 7) on the nodes' active sets (coordinate descent with the alternation is the
+    fallback).
 
     Parameters
     ----------
@@ -794,6 +1228,7 @@ def topo_solve(
     st = loop_settings(settings, params)
     variant, lambda1, max_time, sizes = st.variant, st.lambda1, st.max_time, st.topo_sizes
     prob = _Problem(cov, variant, lambda1, sigma0, edge_mask, l1_mask, _INNER_TOL)
+    prob.enable_cache(None if _CACHE_BYTES[0] is None else _CACHE_BYTES[0])
     d = prob.d
     prec = np.zeros((d, d), dtype=bool)
     if precedence is not None:
@@ -918,6 +1353,135 @@ def _evaluate_swap(prob, fit, a, b):
     order = fit.order.copy()
     order[a], order[b] = order[b], order[a]
     affected = order[a:b + 1]
-    W = _forward_part(fit.W, order, prob.allowed)
-    return prob.solve(order, W, fit.sigma if fit.sigma is None or np.isscalar(fit.sigma) else fit.sigma.copy(),
-                      nodes=affected, resid=fit.resid, rq=fit.rq)
+    if _LEGACY[0]:
+        W = _forward_part(fit.W, order, prob.allowed)
+        return prob.solve(order, W, fit.sigma if fit.sigma is None or np.isscalar(fit.sigma) else fit.sigma.copy(),
+                          nodes=affected, resid=fit.resid, rq=fit.rq)
+    # the kernel reads only the new predecessors' entries of the affected columns: no masking
+    return prob.solve(order, fit.W, fit.sigma, nodes=affected, resid=fit.resid, rq=fit.rq, iv=fit.iv, A=fit.A,
+                      B=fit.B)
+
+
+@contextlib.contextmanager
+def _legacy_search():
+    """Run CoLiDE-TOPO as before issue 32 inside the ``with`` block (comparisons only)."""
+    old = _LEGACY[0]
+    _LEGACY[0] = True
+    try:
+        yield
+    finally:
+        _LEGACY[0] = old
+
+
+# --------------------------------------------------------------------------------------
+# Cost estimate (issue 32): measured on the data at hand, before a slow fit
+# --------------------------------------------------------------------------------------
+#: Swap evaluations per search, as a multiple of ``n_nodes ** 2``: measured by
+#: ``benchmarks/bench_topo.py`` at d = 50 from 1.3 (ER4 equal variance, EV) to 4.5 (SF4, EV);
+#: the estimate uses the middle and reports the measured range as ``low`` / ``high``.
+_EVALS_PER_D2 = (1.0, 2.5, 5.0)
+#: The search's node cache skips about 60% of the node solves of a d = 50 search (measured:
+#: 25,632 distinct of 63,493; docs/topo.md); the uncached probes' mean cost is scaled by this.
+_CACHE_FACTOR = 0.5
+
+
+@dataclass(frozen=True)
+class TopoCostEstimate:
+    """What a CoLiDE-TOPO fit is expected to cost, from a measurement on the data at hand.
+
+    Attributes
+    ----------
+    seconds : float
+        Expected wall seconds of the fit: ``start_seconds + full_solve + evaluations *
+        seconds_per_evaluation``.
+    low, high : float
+        The same with the fewest / most evaluations measured per ``n_nodes ** 2`` (the search's
+        length depends on the data; see ``docs/topo.md``, "Cost estimate").
+    seconds_per_evaluation : float
+        Measured: wall seconds of one swap evaluation (node solves, EV's sigma, score and
+        Python overhead) on this machine and data: the probes' mean times 0.5 (the cache).
+    evaluations : float
+        Expected number of swap evaluations (``2.5 n_nodes ** 2``, at most ``50 * s_large``).
+    full_solve_seconds : float
+        Measured: one exact solve of every node (the search's first order).
+    """
+
+    seconds: float
+    low: float
+    high: float
+    seconds_per_evaluation: float
+    evaluations: float
+    full_solve_seconds: float
+
+
+def estimate_topo_cost(cov, settings=None, *, probes=32, start_seconds=0.0, sigma0=None, edge_mask=None,
+                       l1_mask=None, **params):
+    """Predict the wall time of a CoLiDE-TOPO fit by timing a few swap evaluations on ``cov``.
+
+    Solves one order exactly (nodes sorted by variance: a cheap start) and times ``probes``
+    evaluations of random swaps (fixed seed; the search's candidates span the whole order),
+    without the node cache; their mean, times 0.5 (the share of node solves the search's cache
+    leaves, measured), is the cost of one evaluation. Checked against whole searches at d = 50
+    (docs/topo.md, "Cost estimate"): within 15-35% of the measured seconds per evaluation.
+    The expected number
+    of evaluations is ``2.5 n_nodes ** 2`` (range ``1 .. 5 n_nodes ** 2``; measured at d = 50
+    by ``benchmarks/bench_topo.py``: 1.3 to 4.5), capped at ``50 * s_large``. Costs about
+    ``probes + 1`` evaluations (milliseconds at d = 50), far less than a fit.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_nodes, n_nodes)
+        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
+    settings : colide_core.settings.RunSettings, optional
+        As for :func:`topo_solve` (reads ``variant``, ``lambda1``, ``topo_sizes``).
+    probes : int, default=32
+        Swap evaluations to time (1..1000).
+    start_seconds : float, default=0.0
+        Seconds of the continuous start (the fast solver's fit on the same data), when the
+        caller knows or has estimated it; added to every figure.
+    sigma0, edge_mask, l1_mask
+        As for :func:`topo_solve`.
+    **params
+        Run settings by name, applied over ``settings``.
+
+    Returns
+    -------
+    TopoCostEstimate
+
+    Raises
+    ------
+    ValueError
+        For invalid parameters or a ``probes`` outside 1..1000.
+    FloatingPointError
+        If ``cov`` is not finite or a node has zero variance.
+    """
+    if isinstance(probes, bool) or not isinstance(probes, (int, np.integer)) or not 1 <= probes <= 1000:
+        raise ValueError(f"probes must be an integer in 1..1000, got {probes!r}.")
+    start_seconds = float(start_seconds)
+    if not (math.isfinite(start_seconds) and start_seconds >= 0):
+        raise ValueError(f"start_seconds must be a finite number >= 0, got {start_seconds!r}.")
+    st = loop_settings(settings, params)
+    prob = _Problem(cov, st.variant, st.lambda1, sigma0, edge_mask, l1_mask, _INNER_TOL)
+    prob.enable_cache(0)
+    d = prob.d
+    order = np.argsort(np.diag(prob.cov), kind="stable").astype(np.int64)
+    W0 = np.zeros((d, d))
+    t0 = time.perf_counter()
+    fit = prob.solve(order, W0, prob.start_sigma(W0))
+    full = time.perf_counter() - t0
+    rng = np.random.default_rng(0)  # fixed probes: the same estimate for the same data
+    times = []
+    for _ in range(int(probes)):
+        a, b = np.sort(rng.choice(d, size=2, replace=False))
+        t0 = time.perf_counter()
+        _evaluate_swap(prob, fit, int(a), int(b))
+        times.append(time.perf_counter() - t0)
+    per = float(np.mean(times)) * _CACHE_FACTOR
+    cap = 50.0 * st.topo_sizes[-1]
+    lo_e, mid_e, hi_e = (min(k * d * d, cap) for k in _EVALS_PER_D2)
+
+    def total(evals):
+        return start_seconds + full + evals * per
+
+    return TopoCostEstimate(seconds=total(mid_e), low=total(lo_e), high=total(hi_e), seconds_per_evaluation=per,
+                            evaluations=mid_e, full_solve_seconds=full)

@@ -36,7 +36,7 @@ from dashboard.data import design_of
 from dashboard.jobs import Job
 
 __all__ = [
-    "VARIANTS", "BOTH", "NOISE_CHOICES", "shown_labels", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "fit_dataset", "solver_params", "path_kwargs", "fit_colide",
+    "VARIANTS", "BOTH", "NOISE_CHOICES", "shown_labels", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "fit_dataset", "topo_cost", "solver_params", "path_kwargs", "fit_colide",
     "progress_fraction", "check_params", "check_widget_values", "live_reason", "fit_live",
 ]
 
@@ -487,7 +487,8 @@ def live_reason(dataset, overrides: dict | None = None) -> tuple:
     (bool, str)
         ``(True, "")`` when live, else ``(False, reason)`` with a sentence a user understands.
     """
-    from colide_core.defaults import LIVE_MAX_CELLS, LIVE_MAX_ITER_TOTAL, LIVE_MAX_NODES, LIVE_SOLVERS, SOLVER
+    from colide_core.defaults import (LIVE_MAX_CELLS, LIVE_MAX_ITER_TOTAL, LIVE_MAX_NODES, LIVE_MAX_TOPO_NODES,
+                                      LIVE_SOLVERS, SOLVER)
 
     n, d = dataset.shape
     solver = (overrides or {}).get("solver", SOLVER)
@@ -495,7 +496,11 @@ def live_reason(dataset, overrides: dict | None = None) -> tuple:
     if budget > LIVE_MAX_ITER_TOTAL:  # e.g. a manifest's 500,000 iterations: 15 s a fit at d = 50
         return False, (f"these settings allow {budget:,} iterations per fit (the paper's schedule has "
                        f"{LIVE_MAX_ITER_TOTAL:,}); fits are live only within it")
-    if solver not in LIVE_SOLVERS:
+    if solver == "topo":  # live on small graphs (issue 32: a TOPO fit is fast there, measured)
+        if d > LIVE_MAX_TOPO_NODES:
+            return False, (f"CoLiDE-TOPO's order search on {d} nodes takes seconds (live up to "
+                           f"{LIVE_MAX_TOPO_NODES} nodes; its measured estimate is below)")
+    elif solver not in LIVE_SOLVERS:
         return False, ("the paper-faithful solver (sidebar) takes seconds per fit; choose the fast solver "
                        "to see every change at once")
     if d > LIVE_MAX_NODES:
@@ -541,3 +546,41 @@ def fit_live(dataset, params_list) -> tuple:
         except Exception as exc:  # the page must never die with a traceback
             errors.append(f"{name}: unexpected error ({type(exc).__name__}): {exc}")
     return results, errors
+
+
+@cache_data(show_spinner=False, max_entries=32, unhashed={
+    "_X": "data_key is its content hash (dashboard.data.content_hash: values, shape, column names)"})
+def topo_cost(data_key: str, variant: str, lambda1: float, _X):
+    """A measured estimate of one CoLiDE-TOPO fit on these data (cached on data and settings).
+
+    ``colide_core.solver._topo.estimate_topo_cost`` on the data's covariance: one exact solve and a
+    few swap evaluations are timed on this machine, and the search's expected length is applied
+    (docs/topo.md, "Cost estimate"); the continuous start is a fast fit, timed too.
+
+    Parameters
+    ----------
+    data_key : str
+    variant : {"ev", "nv"}
+    lambda1 : float
+    _X : pandas.DataFrame of shape (n_samples, n_nodes)
+
+    Returns
+    -------
+    colide_core.solver._topo.TopoCostEstimate or None
+        None when the estimate cannot be made (e.g. a constant column).
+    """
+    import time
+
+    import colide_core
+    from colide_core.solver._topo import estimate_topo_cost
+
+    X = np.asarray(_X, dtype=np.float64)
+    Xc = X - X.mean(axis=0)
+    cov = Xc.T @ Xc / X.shape[0]
+    try:
+        t0 = time.perf_counter()
+        colide_core.CoLiDE(variant, lambda1=lambda1).fit(_X)  # the continuous start a TOPO fit begins with
+        start = time.perf_counter() - t0
+        return estimate_topo_cost(cov, variant=variant, lambda1=float(lambda1), start_seconds=start)
+    except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+        return None

@@ -119,7 +119,8 @@ def page_setup() -> None:
                       "iterations); the fast one takes far fewer, larger steps. CoLiDE-TOPO (paper Appendix E) "
                       "starts from the fast solution and minimises the same score exactly over "
                       "topological orders by swapping pairs of nodes: a DAG by construction and often a "
-                      "lower SHD, at a far higher cost per fit (benchmarks/results/reproduce_topo.txt)."
+                      "lower SHD, at about the paper-faithful solver's cost at d = 50 and live up to 20 nodes "
+                      "(benchmarks/results/topo_bench.md)."
                       + ("" if not state.last_fit_time() else
                          f" The last fit on this dataset took {fmt_seconds(state.last_fit_time())}."))
         if is_running(st.session_state, state.FIT_JOB):

@@ -25,7 +25,8 @@ from colide_core.graph.constraints import removed_sentence
 from dashboard.live import neighbours, prefetch_neighbours, required_of, thresholded as threshold_fit
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from dashboard.figures import noise_figure, objective_figure
-from dashboard.fitting import NOISE_CHOICES, VARIANTS, FitJob, fit_live, live_reason, shown_labels, solver_params
+from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, fit_live, live_reason, shown_labels, solver_params,
+                               topo_cost)
 from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename, solver_label
@@ -176,6 +177,13 @@ live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES])
 st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
            + ("**Live**: every change re-solves EV and NV, no Run needed." if live
               else f"Press **Run** after a change: {md_escape(why_not_live)}."))
+if not live and ss[state.SOLVER_OVERRIDES].get("solver") == "topo":  # an honest cost before a slow fit
+    for lab in shown_labels(ss["learn_variant"]):
+        est = topo_cost(ds.key, VARIANTS[lab], float(ss["learn_lambda1"]), ds.X)
+        if est is not None:
+            st.caption(f"CoLiDE-TOPO-{lab} here: about {fmt_seconds(est.seconds)} "
+                       f"({fmt_seconds(est.low)}–{fmt_seconds(est.high)}), from {fmt_seconds(est.seconds_per_evaluation)} "
+                       "per swap evaluation measured on these data (docs/topo.md).")
 prior_badge(ss[state.SOLVER_OVERRIDES])  # constraints are never invisible where the graph is shown
 lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
 

@@ -142,3 +142,27 @@ def test_fifty_nodes_show_one_large_drawing_at_a_time_with_the_same_positions(ne
     show.set_value("Ground truth").run()
     truth_pos, truth_edges = drawn()
     assert truth_pos == nv_pos and truth_edges != nv_edges   # switched in place: same positions
+
+
+def test_topo_is_live_on_small_graphs_and_shows_a_measured_estimate_otherwise(new_app):
+    # Issue 32: TOPO now costs about a fast fit on small graphs, so the Learn page is live with it
+    # there; above LIVE_MAX_TOPO_NODES it needs Run, and the page shows a measured estimate first.
+    at = new_app().run()
+    at.sidebar.radio(key="solver_choice").set_value("topo").run()
+    at.session_state["learn_variant"] = "EV"
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    res = at.session_state["fit_results"]["ev"]
+    assert dict(res.params)["solver"] == "topo" and res.result.order is not None  # solved live, by TOPO
+    assert any(c.value.startswith("CoLiDE-TOPO · ") for c in at.caption)
+    at.query_params = {}
+    from dashboard import state
+    from dashboard.simulation import SimConfig, simulate_dataset
+
+    at.session_state[state.DATASET] = simulate_dataset(SimConfig(d=30, n=300), 0)
+    at.session_state["fit_results"] = {}
+    at.run()
+    assert at.session_state["fit_results"] == {}  # not live at d = 30: nothing solved by itself
+    shown = [c.value for c in at.caption]
+    assert any("Press **Run** after a change" in c and "order search on 30 nodes" in c for c in shown), shown
+    assert any(c.startswith("CoLiDE-TOPO-EV here: about ") and "per swap evaluation measured" in c for c in shown)

@@ -271,6 +271,7 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
         ("dashboard/checks.py", "ev_nv_line"),              # _X: data_key; A hashed
         ("dashboard/checks.py", "path_cached"),             # _X: data_key; λ-path settings hashed
         ("dashboard/cached.py", "_condition_summary"),     # _dataset: key is its content hash (rows, conditions, targets)
+        ("dashboard/fitting.py", "topo_cost"),              # _X: data_key is its content hash; settings hashed
     }, names
     for path, name, decorator, args in found:
         hidden = [a for a in args if a.startswith("_")]

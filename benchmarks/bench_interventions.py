@@ -49,9 +49,6 @@ from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make the checkout importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from colide_core import CoLiDE, ConvergenceWarning, evaluate, load_sachs  # noqa: E402
 from colide_core.data.conditions import ConditionStats  # noqa: E402
 from colide_core.data.simulate import simulate_dataset  # noqa: E402

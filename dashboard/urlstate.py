@@ -241,8 +241,9 @@ def parse_view(query) -> View:
     return view
 
 
-def _dataset_of(view, current):
-    """The dataset a view names (None: keep ``current``), and a message about it (or None)."""
+def _dataset_of(view, current, ss):
+    """The dataset a view names (None: keep ``current``), and a message about it (or None); the
+    Data page's Sachs selectors (in the session state ``ss``) follow a link's Sachs version."""
     from dashboard import state
 
     if view.data == "sachs":
@@ -250,7 +251,6 @@ def _dataset_of(view, current):
         if (rows, truth) != ("baseline", "consensus17"):
             from dashboard.data import sachs_dataset
 
-            ss = state.st.session_state
             ss["data_sachs_rows"], ss["data_sachs_truth"] = rows, truth
             return sachs_dataset(rows, truth), None
         return (None if current.source == "sachs" and not current.meta.get("transform") else state.sachs()), None
@@ -298,7 +298,7 @@ def restore_from_url(ss, query) -> list:
     view = parse_view(query)
     messages = []
     try:
-        dataset, note = _dataset_of(view, state.current_dataset())
+        dataset, note = _dataset_of(view, state.current_dataset(), ss)
     except Exception as exc:  # never a traceback from a link
         dataset, note = None, f"The link's dataset could not be made ({type(exc).__name__}); showing the current one."
     if dataset is not None:

@@ -139,6 +139,27 @@ def _gradient(C, j, idx, m, w, g):
                 g[a] -= C[idx[a], ib] * wb
 
 
+def _chol_solve2(L, n, x1, x2):
+    """Solve ``L L^T x = b`` in place for two right-hand sides held in ``x1[:n]`` and ``x2[:n]``
+    (forward, then back substitution with the lower Cholesky factor ``L``)."""
+    for a in range(n):
+        acc1 = x1[a]
+        acc2 = x2[a]
+        for b in range(a):
+            acc1 -= L[a, b] * x1[b]
+            acc2 -= L[a, b] * x2[b]
+        x1[a] = acc1 / L[a, a]
+        x2[a] = acc2 / L[a, a]
+    for a in range(n - 1, -1, -1):
+        acc1 = x1[a]
+        acc2 = x2[a]
+        for b in range(a + 1, n):
+            acc1 -= L[b, a] * x1[b]
+            acc2 -= L[b, a] * x2[b]
+        x1[a] = acc1 / L[a, a]
+        x2[a] = acc2 / L[a, a]
+
+
 def _active_solve(C, j, idx, m, w, pen, s, adapt, sigma0_j, kkt_tol, S, L, x1, x2, wS, rq):
     """Exact solution on the active set and sign pattern of ``w``, or ``-1.0`` if it fails.
 
@@ -172,21 +193,9 @@ def _active_solve(C, j, idx, m, w, pen, s, adapt, sigma0_j, kkt_tol, S, L, x1, x
     # forward / back substitution for the two right-hand sides
     for a in range(n):
         k = S[a]
-        acc1 = C[idx[k], j]
-        acc2 = pen[k] if w[k] > 0.0 else -pen[k]
-        for b in range(a):
-            acc1 -= L[a, b] * x1[b]
-            acc2 -= L[a, b] * x2[b]
-        x1[a] = acc1 / L[a, a]
-        x2[a] = acc2 / L[a, a]
-    for a in range(n - 1, -1, -1):
-        acc1 = x1[a]
-        acc2 = x2[a]
-        for b in range(a + 1, n):
-            acc1 -= L[b, a] * x1[b]
-            acc2 -= L[b, a] * x2[b]
-        x1[a] = acc1 / L[a, a]
-        x2[a] = acc2 / L[a, a]
+        x1[a] = C[idx[k], j]
+        x2[a] = pen[k] if w[k] > 0.0 else -pen[k]
+    _chol_solve2(L, n, x1, x2)
     s_new = s
     r_ols = C[j, j]
     q = 0.0
@@ -321,6 +330,7 @@ def _solve_nodes_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nodes,
 
 if _numba is not None:
     _jit = _numba.njit(cache=True, nogil=True)
+    _chol_solve2 = _jit(_chol_solve2)
     _cd_sweeps = _jit(_cd_sweeps)
     _gradient = _jit(_gradient)
     _active_solve = _jit(_active_solve)
@@ -359,21 +369,9 @@ def _piece(C, j, idx, m, pen, s, S, n, sg, L, x1, x2, kkt_tol, out):
                 L[a, b] = acc / L[b, b]
     for a in range(n):
         k = S[a]
-        acc1 = C[idx[k], j]
-        acc2 = pen[k] * sg[k]
-        for b in range(a):
-            acc1 -= L[a, b] * x1[b]
-            acc2 -= L[a, b] * x2[b]
-        x1[a] = acc1 / L[a, a]
-        x2[a] = acc2 / L[a, a]
-    for a in range(n - 1, -1, -1):
-        acc1 = x1[a]
-        acc2 = x2[a]
-        for b in range(a + 1, n):
-            acc1 -= L[b, a] * x1[b]
-            acc2 -= L[b, a] * x2[b]
-        x1[a] = acc1 / L[a, a]
-        x2[a] = acc2 / L[a, a]
+        x1[a] = C[idx[k], j]
+        x2[a] = pen[k] * sg[k]
+    _chol_solve2(L, n, x1, x2)
     r_ols = C[j, j]
     q = 0.0
     lo = 0.0

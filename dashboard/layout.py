@@ -16,7 +16,7 @@ from dashboard.jobs import is_running
 from dashboard.nav import sidebar_links
 from dashboard.text import fmt_seconds, md_escape
 
-__all__ = ["page_setup", "prior_badge", "start_solver_warmup"]
+__all__ = ["UPLOAD_GUARD_JS", "page_setup", "prior_badge", "start_solver_warmup"]
 
 _warmup_lock = threading.Lock()
 _warmup_thread: threading.Thread | None = None
@@ -95,6 +95,65 @@ section[data-testid='stSidebar']{width:224px !important;min-width:224px !importa
 [data-testid='stStatusWidget'] button{display:none}
 </style>"""
 
+#: Keeps an upload when the user changes page while it is still on its way (issue 30).
+#: Streamlit's uploader first sends the file (a PUT to ``/_stcore/upload_file``), then its widget
+#: value; a page change in between unmounted the uploader before it sent the value, and the server
+#: deleted the unclaimed file: a 6 MB file dropped on the Data page and "Learn" clicked 0-150 ms
+#: later was lost without a word (tests/e2e/test_upload_page_change.py). This script holds a page
+#: link's click from the moment a file is picked or dropped until every upload request has been
+#: answered, plus a short grace for the widget's value to reach the server, then clicks the link
+#: again, so the page still changes as asked. It is installed once per browser tab (a flag on
+#: ``window``), carries no user data, and only watches requests to the upload endpoint; a hold never
+#: lasts longer than ``maxHoldMs`` (an upload that never starts or never ends releases the link).
+UPLOAD_GUARD_JS = """<script>
+(() => {
+  const w = window.parent && window.parent.document ? window.parent : window;
+  if (w.__colideUploadGuard) return;
+  const doc = w.document, graceMs = 400, maxHoldMs = 120000, startMs = 3000;
+  const g = w.__colideUploadGuard = {inFlight: 0, pickedAt: 0, lastDoneAt: 0, held: null, timer: null};
+  const busy = () => {
+    const now = Date.now();
+    if (g.inFlight > 0) return now - g.pickedAt < maxHoldMs;
+    if (g.pickedAt && g.lastDoneAt < g.pickedAt) return now - g.pickedAt < startMs;  // not started yet
+    return now - g.lastDoneAt < graceMs;
+  };
+  const release = () => {
+    clearTimeout(g.timer);
+    if (!g.held) return;
+    if (busy()) { g.timer = setTimeout(release, 100); return; }
+    const link = g.held; g.held = null; doc.body.style.cursor = "";
+    if (link.isConnected) { g.replaying = true; try { link.click(); } finally { g.replaying = false; } }
+  };
+  const isUpload = (url) => String(url || "").indexOf("/_stcore/upload_file") >= 0;
+  const XHR = w.XMLHttpRequest.prototype, open = XHR.open, send = XHR.send;
+  XHR.open = function (method, url) {
+    this.__colideUpload = String(method).toUpperCase() === "PUT" && isUpload(url);
+    return open.apply(this, arguments);
+  };
+  XHR.send = function () {
+    if (this.__colideUpload) {
+      g.inFlight += 1;
+      this.addEventListener("loadend", () => { g.inFlight -= 1; g.lastDoneAt = Date.now(); }, {once: true});
+    }
+    return send.apply(this, arguments);
+  };
+  const picked = (ev) => {
+    const t = ev.target;
+    if (t && t.closest && t.closest("[data-testid='stFileUploader']")) g.pickedAt = Date.now();
+  };
+  doc.addEventListener("change", picked, true);
+  doc.addEventListener("drop", picked, true);
+  w.addEventListener("click", (ev) => {
+    if (g.replaying || !busy()) return;
+    const link = ev.target && ev.target.closest && ev.target.closest("a[data-testid='stPageLink-NavLink']");
+    if (!link) return;
+    ev.preventDefault(); ev.stopImmediatePropagation();
+    g.held = link; doc.body.style.cursor = "progress";
+    clearTimeout(g.timer); g.timer = setTimeout(release, 100);
+  }, true);
+})();
+</script>"""
+
 
 def page_setup() -> None:
     """Configure the page, initialise session state (idempotent) and draw the sidebar."""
@@ -126,3 +185,4 @@ def page_setup() -> None:
         if is_running(st.session_state, state.FIT_JOB):
             st.caption("A CoLiDE fit is running (see the Learn page).")
         st.caption("CoLiDE: Saboksayr, Mateos & Tepper, *Concomitant Linear DAG Estimation*, ICLR 2024.")
+        st.html(UPLOAD_GUARD_JS, unsafe_allow_javascript=True)

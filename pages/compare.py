@@ -20,6 +20,7 @@ from dashboard import state
 from dashboard.figures import compare_figure
 from dashboard.fitting import check_params, check_widget_values, solver_params
 from dashboard.simulation import config_from_state
+from colide_core.data.io import INTERACTIVE_MAX_NODES
 from dashboard.text import fmt_seconds, md_escape
 
 page_setup()
@@ -76,9 +77,14 @@ refused = {m: r for m in methods if (r := cmp.refusal(m, d)) is not None}
 for reason in refused.values():
     st.warning(reason)
 runnable = [m for m in methods if m not in refused]
+# Comparisons run many fits on the CPU: up to its node limit, whatever the Simulate page allows with a GPU
+too_big = d > INTERACTIVE_MAX_NODES
+if too_big:
+    st.warning(f"Comparisons run on the CPU, up to {INTERACTIVE_MAX_NODES} nodes; these data have {d:,}. "
+               "Lower the number of nodes on the Simulate page.")
 
 if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/play_arrow:",
-             disabled=not methods):
+             disabled=not methods or too_big) and not too_big:
     overrides = ss[state.SOLVER_OVERRIDES]
     try:  # every setting, whoever set it, within the widgets' and the solver's bounds
         check_widget_values(("Repetitions R", ss["cmp_reps"], 1, 50, "int"),

@@ -16,7 +16,7 @@ import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
-from dashboard.data import oriented_by_interventions, rows_and_truth
+from dashboard.data import fit_device, oriented_by_interventions, rows_and_truth
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
@@ -67,8 +67,9 @@ def _start(labels=None):
         ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
         return
     labels = labels or shown_labels(ss["learn_variant"])
-    params = [solver_params(VARIANTS[lab], ss["learn_lambda1"], ss[state.SOLVER_OVERRIDES])
-              for lab in labels]
+    # above 200 nodes (accepted only with a GPU) the fits run on the GPU (dashboard.data.fit_device)
+    overrides = {**ss[state.SOLVER_OVERRIDES], **fit_device(state.current_dataset().shape[1])}
+    params = [solver_params(VARIANTS[lab], ss["learn_lambda1"], overrides) for lab in labels]
     # FitJob checks every setting (solver checks, dashboard bounds); a refusal becomes a message.
     start_job(ss, state.FIT_SLOT, lambda: FitJob(state.current_dataset(), params))
 

@@ -11,6 +11,8 @@ from dashboard import state
 from colide_core.graph.export import edge_list
 from dashboard.graphview import show_graph
 from dashboard.simulation import config_from_state, simulate_dataset
+from dashboard.data import node_limit, too_large_message
+from colide_core.defaults import MAX_NODES
 
 page_setup()
 ss = st.session_state
@@ -19,12 +21,17 @@ NOISE_LAWS = ["gaussian", "exponential", "laplace", "gumbel"]
 
 def _run_simulation():
     """on_click of the Simulate button."""
+    config = config_from_state(ss)
+    if config.d > node_limit(config.d):  # above 200 nodes only with a GPU (probed only then)
+        ss[state.SIM_STATUS] = ("error", f"Nothing was simulated: {config.d:,} nodes. "
+                                         + too_large_message(config.d, config.variance.lower()))
+        return
     try:
         # Not cached: the dataset lives in this session's state only. A process-wide cache kept up
         # to 16 datasets of up to 50M cells after their sessions ended (issue 30: 647 MB after six
         # clicks at n = 50,000, d = 200); a simulation is seeded, so a repeat gives the same data.
         with st.spinner("Simulating…"):
-            dataset = simulate_dataset(config_from_state(ss), int(ss["sim_seed"]))
+            dataset = simulate_dataset(config, int(ss["sim_seed"]))
     except ValueError as exc:
         ss[state.SIM_STATUS] = ("error", f"The simulation failed: {exc}")
         return
@@ -42,7 +49,10 @@ st.markdown(
 
 c1, c2, c3 = st.columns(3)
 with c1:
-    st.number_input("Nodes d", min_value=2, max_value=200, step=1, key="sim_d", persist_state="session")
+    # up to MAX_NODES: above 200 nodes Simulate checks for a GPU, or says what a fit would cost here
+    st.number_input("Nodes d", min_value=2, max_value=MAX_NODES, step=1, key="sim_d", persist_state="session",
+                    help="Up to 200 nodes on a CPU; up to 2,000 when a GPU is present (their fits then run there, "
+                         "on Run).")
     st.number_input("Expected degree k (about k·d edges)", min_value=0.5, max_value=10.0, step=0.5,
                     key="sim_degree", persist_state="session")
     st.segmented_control("Graph model", ["ER", "SF"], key="sim_graph_type", required=True,

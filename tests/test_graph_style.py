@@ -235,3 +235,18 @@ def test_bend_via_matches_vis_network_geometry():
     np.testing.assert_allclose(bend_via(a, b, "curvedCW", 0.0), [50.0, 0.0], atol=1e-9)
     cw, ccw = bend_via(a, b, "curvedCW", 0.5), bend_via(a, b, "curvedCCW", 0.5)
     assert cw[1] * ccw[1] < 0 and abs(cw[1] + ccw[1]) < 1e-9 and abs(cw[0] - ccw[0]) < 1e-9
+
+
+def test_summary_view_of_a_large_graph_has_no_per_cell_text():
+    # above HOVER_MAX_NODES (graphs a GPU allows) the d^2 hover strings are left out: one template
+    from dashboard.figures import HOVER_MAX_NODES, adjacency_figure
+
+    d = HOVER_MAX_NODES + 1
+    A = np.zeros((d, d)); A[0, 1] = 0.7; A[2, 3] = -1.2
+    B = np.zeros((d, d)); B[0, 1] = 1; B[3, 2] = 1
+    heat = adjacency_figure(A, [f"n{k}" for k in range(d)], B).data[0]
+    assert heat.hovertext is None and heat.hovertemplate == "%{y} → %{x}<extra></extra>"
+    z = np.asarray(heat.z)
+    assert z.dtype == np.uint8 and z[0, 1] == 1 and z[2, 3] == 2 and (z != 0).sum() == 2  # correct, reversed
+    small = adjacency_figure(A[:5, :5], [f"n{k}" for k in range(5)], B[:5, :5]).data[0]
+    assert small.hovertext[0][1] == "n0 → n1<br>w = +0.7<br>correct"

@@ -416,3 +416,54 @@ def test_lambda_path_runs_its_solves_on_the_device():
         gpu = lambda_path(X, device=DEVICE, **kw)
     assert kernel_stats()["steps"] > 0  # the solves ran in the JAX kernel
     assert_allclose(gpu.W, cpu.W, rtol=0, atol=1e-9)
+
+
+# ------------------------------------------------------------------------------------------
+# Large d from sufficient statistics: the backend sees d x d arrays, never the rows
+# ------------------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_fit_from_stats_on_the_backend_equals_the_fit_on_rows_and_never_sees_the_rows(monkeypatch, tmp_path):
+    import pandas as pd
+
+    from colide_core.run.cli import main
+    from colide_core.solver import _jax as backend
+
+    d, n = 8, 3000  # n far above d: any array of the kernel with a dimension n would show it
+    X, _ = _er(d, 5, n=n)
+    shapes = []
+    real = backend.adam_chunk_jax
+
+    def spy(*args):
+        shapes.extend(np.shape(a) for a in args if isinstance(a, np.ndarray))
+        return real(*args)
+
+    monkeypatch.setattr(backend, "adam_chunk_jax", spy)  # jax_kernels() hands the kernel out at each solve
+    kw = dict(device=DEVICE, max_iter=(2000, 1000, 1000, 2000))
+    rows = CoLiDE("nv", **kw).fit(X)
+    on_rows = list(shapes)
+    stats = CoLiDE("nv", **kw).fit_from_stats(_cov(X), n)
+    # the same graph and, over this schedule, the same W to rounding (the covariance is formed
+    # the same way: centred rows, X^T X / n)
+    assert_allclose(stats.W_, rows.W_, rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(stats.adjacency_, rows.adjacency_)
+    # what the kernel received: (d, d) matrices, (d,) vectors, scalars and one-element arrays, nothing of size n
+    assert (d, d) in shapes and (d,) in shapes
+    assert all(max(s, default=1) <= d for s in shapes), sorted(set(shapes))
+    assert sorted(set(shapes[len(on_rows):])) == sorted(set(on_rows))  # rows or statistics: the same arrays
+
+    # the CLI's out-of-core path (--stats: the covariance streamed with Dask) takes the device too
+    data = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=[f"x{i}" for i in range(d)]).to_csv(data, index=False)
+    assert main(["fit", str(data), "--stats", "--out", str(tmp_path / "fit"), "--device", DEVICE, "--quiet",
+                 "--max-iter", "2000,1000,1000,2000"]) == 0
+    manifest = json.loads((tmp_path / "fit" / "manifest.json").read_text())
+    assert '"device": "%s"' % DEVICE in json.dumps(manifest)
+    assert manifest["data"]["kind"] == "stats"
+    # the streamed covariance is the rows' to rounding (its sums run in another order: 1e-14 here, which
+    # the fast schedule's last stage can amplify, docs/gpu.md); from it, the CLI's W is the estimator's
+    from colide_core.data.stats import sufficient_stats
+
+    n_s, _, cov_s, _ = sufficient_stats(str(data), return_columns=True)
+    assert n_s == n and np.abs(cov_s - _cov(X)).max() < 1e-10
+    W_cli = np.asarray(manifest["results"]["W"], dtype=float)
+    assert_allclose(W_cli, CoLiDE("nv", **kw).fit_from_stats(cov_s, n_s).W_, rtol=0, atol=1e-12)

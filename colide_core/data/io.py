@@ -1239,7 +1239,8 @@ def check_column_count(names, *, max_nodes: int | None = None, after_dropping: b
     ------
     DataValidationError
         ``kind="too_few_columns"`` below 2 columns (a single column without dropping suggests a
-        wrong delimiter); ``kind="too_many_nodes"`` above ``max_nodes``.
+        wrong delimiter); ``kind="too_many_nodes"`` above ``max_nodes``, with every name in
+        ``columns``.
     """
     d = len(names)
     if d < 2:
@@ -1256,6 +1257,7 @@ def check_column_count(names, *, max_nodes: int | None = None, after_dropping: b
             f"The data has {d} columns (nodes); the limit here is {max_nodes}. Select fewer "
             f"columns, or use the colide_core library directly for larger graphs.",
             "too_many_nodes",
+            columns=names,  # how many: a caller can say what a fit at that size would cost
         )
 
 

@@ -51,8 +51,8 @@ from colide_core import defaults
 from colide_core.exceptions import DeviceNotSupportedError, DeviceUnavailableError
 from colide_core.solver._objective import _DOMAIN_TOL
 
-__all__ = ["ALGORITHM_1", "adam_chunk_jax", "device_solver", "have_jax", "jax_kernels", "kernel_stats",
-           "resolve_device"]
+__all__ = ["ALGORITHM_1", "adam_chunk_jax", "device_solver", "gpu_present", "have_jax", "jax_kernels",
+           "kernel_stats", "resolve_device"]
 
 #: The fast loop's accelerations off: one unscaled Adam step per BCD iteration, an inverse every
 #: step, the faithful stopping rule (``switch_tol`` is set to ``tol``). This is Algorithm 1 (same
@@ -92,6 +92,38 @@ def have_jax():
     except DeviceUnavailableError:
         return False
     return True
+
+
+_GPU_PROBE = {}
+_GPU_PROBE_LOCK = threading.Lock()
+
+
+def gpu_present():
+    """Whether this process can run ``device="gpu"``: JAX is installed and sees a GPU.
+
+    Probed once per process, on the first call (then cached): without JAX installed the answer
+    is False without importing anything; otherwise JAX is imported (about a second, once) and
+    asked for its GPU devices. Callers that must not pay for it (a page that does not need the
+    answer, a ``device="cpu"`` fit) simply do not call it. The dashboard raises its node limit
+    with it (``dashboard.data.node_limit``); tests replace it with ``monkeypatch``.
+
+    Returns
+    -------
+    bool
+        True when :func:`resolve_device` ``("gpu")`` would return a device.
+    """
+    with _GPU_PROBE_LOCK:
+        if "present" not in _GPU_PROBE:
+            import importlib.util
+
+            present = False
+            if importlib.util.find_spec("jax") is not None:
+                try:
+                    present = bool(_gpus(_import_jax()))
+                except Exception:  # noqa: BLE001 - a broken CUDA install is "no usable GPU", never a crash
+                    present = False
+            _GPU_PROBE["present"] = present
+        return _GPU_PROBE["present"]
 
 
 def _gpus(jax):

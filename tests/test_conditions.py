@@ -16,7 +16,7 @@ from sklearn.base import clone
 
 from colide_core import CoLiDE, ConditionStats, load_sachs
 from colide_core.data.conditions import check_conditions, check_targets
-from colide_core.exceptions import ConditionsError, InvalidParameterError
+from colide_core.exceptions import ConditionsError
 from colide_core.solver._objective import NodeCovariance, sigma_update, smooth_score, stage_objective
 from colide_core.solver._fast import fast_solve
 from colide_core.solver._solver import colide_solve
@@ -223,15 +223,16 @@ def test_faithful_and_fast_solvers_agree_on_a_masked_problem():
     np.testing.assert_array_equal(faithful.adjacency_ != 0, fast.adjacency_ != 0)
 
 
-def test_conditions_without_targets_work_with_topo_and_targets_are_refused():
+def test_conditions_without_targets_work_with_topo_and_targets_too():
     # Without targets every node sees the same covariance (centred per condition), which TOPO takes.
+    # With targets TOPO reads each node's own C_j (tests/test_topo_conditions.py has the details).
     X, labels, targets, _ = _sem(2)
     topo = CoLiDE("nv", solver="topo").fit(X, conditions=labels)
     stats = ConditionStats.from_data(X, labels)
     same = CoLiDE("nv", solver="topo").fit_from_stats(stats.pooled_covariance(), stats.n_samples)
     np.testing.assert_array_equal(topo.W_, same.W_)
-    with pytest.raises(InvalidParameterError, match="topo"):
-        CoLiDE("nv", solver="topo").fit(X, conditions=labels, targets=targets)
+    masked = CoLiDE("nv", solver="topo").fit(X, conditions=labels, targets=targets)
+    assert masked.order_ is not None and np.all(np.diag(masked.W_) == 0) and masked.targets_ != topo.targets_
 
 
 # --------------------------------------------------------------------------------------------

@@ -329,8 +329,6 @@ class CoLiDE(BaseEstimator):
             ``defaults.MIN_CONDITION_ROWS`` rows, more than ``defaults.MAX_CONDITIONS``
             conditions, an unknown condition or node in ``targets``, a node targeted in every
             condition, or ``targets`` without ``conditions``.
-        InvalidParameterError
-            If ``solver="topo"`` is asked with intervention targets (TOPO takes one covariance).
         FloatingPointError
             If a column is constant (zero noise floor), the covariance overflows, or the
             iterates cannot be kept inside the log-det domain.
@@ -422,12 +420,13 @@ class CoLiDE(BaseEstimator):
         self.condition_counts_ = None if stats is None else stats.n
 
     def _fit_stats(self, settings, stats, intercept, callback):
-        """Fit the per-node covariance form of ``stats`` (an intercept per condition, masked targets)."""
+        """Fit the per-node covariance form of ``stats`` (an intercept per condition, masked targets).
+
+        Every solver takes it: the continuous loops through the per-node gradient, CoLiDE-TOPO
+        with node j's lasso on its own ``C_j`` (``docs/conditions.md``). Without targets (or
+        with a single condition) it is one covariance, and the fit is the plain one bit for bit.
+        """
         node = stats.node_covariances(intercept)
-        if settings.solver == "topo" and not node.trivial:
-            raise InvalidParameterError(
-                "solver='topo' does not take intervention targets yet (its per-node solves use one covariance); "
-                "use solver='auto' or 'adam', or drop the targets (conditions alone work with 'topo').")
         self._set_conditions(stats)
         names = None if stats.node_names is None else list(stats.node_names)
         cov = np.array(node.covs[0]) if node.trivial else node

@@ -39,6 +39,15 @@ out-of-core statistics work), takes one penalty per edge, and is compiled with n
 installed (the same Python source runs uncompiled otherwise).
 It is tested against a generic convex solver (L-BFGS-B on the split ``w = w+ - w-``).
 
+* **Known intervention targets** (issue 31, ``docs/conditions.md``): ``cov`` may be the per-node
+  form :class:`~colide_core.solver._objective.NodeCovariance`. Node j's lasso then reads its own
+  ``C_j`` (the rows ``O_j`` where j is not a target, each condition centred on its own mean;
+  the kernels take the stacked ``(n_groups, d, d)`` matrices and a node -> group index, one
+  matrix per distinct target pattern), its penalty is ``lambda1 / w_j`` (its score term weighs
+  ``w_j = |O_j| / n``), NV's ``sigma_j`` is eq. 7 on ``O_j`` and EV's sigma is pooled over every
+  unmasked residual with the weights ``|O_j|``, as in the continuous solvers. A node solve costs
+  what it did; without targets the search is the plain one, bit for bit.
+
 Conventions: ``cov`` is the ``(n_nodes, n_nodes)`` covariance ``X.T @ X / n`` of centred data
 ``X`` of shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means the edge i -> j; an order is a
 sequence of node indices, first the nodes with no predecessor.
@@ -58,7 +67,7 @@ from scipy.linalg import solve_triangular
 from colide_core import defaults
 from colide_core.solver._common import ConvergenceWarning, SolverResult, default_sigma0, loop_settings
 from colide_core.graph._dag import threshold_to_dag
-from colide_core.solver._objective import _score_grad, _score_value, residuals
+from colide_core.solver._objective import NodeCovariance, _score_grad, _score_value, _sigma_from_resid, residuals
 
 __all__ = ["OrderFit", "order_solve", "topo_solve", "resolve_order", "order_from_weights", "swap_candidates",
            "TopoCostEstimate", "estimate_topo_cost"]
@@ -230,13 +239,16 @@ def _active_solve(C, j, idx, m, w, pen, s, adapt, sigma0_j, kkt_tol, S, L, x1, x
     return s_new
 
 
-def _solve_nodes_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nodes, adapt, tol, max_sweeps,
+def _solve_nodes_py(covs, grp, order, pos, allowed, lam, W, resid, sigma, sigma0, nodes, adapt, tol, max_sweeps,
                     max_outer, rq):
     """Solve the node problems of ``nodes`` for the order ``order``; W, resid, sigma in place.
 
-    Node j (at position ``pos[j]``) is regressed on its allowed predecessors ``A``:
+    ``covs`` of shape (n_groups, d, d) holds the covariances and ``grp`` (d,) the group of each
+    node: node j reads ``C = covs[grp[j]]`` (a view, never a copy; one group for a single
+    covariance, several for known intervention targets, ``docs/conditions.md``). Node j (at
+    position ``pos[j]``) is regressed on its allowed predecessors ``A``:
     ``min_w 1/2 w' C[A, A] w - w' C[A, j] + sigma_j sum_k lam[A_k, j] |w_k|`` (the node's term
-    of the score times ``sigma_j``); with ``adapt`` (NV) ``sigma_j`` is optimised too, with its
+    of the score times ``sigma_j``, over its weight ``w_j`` with targets); with ``adapt`` (NV) ``sigma_j`` is optimised too, with its
     closed form ``max(sqrt(r_j), sigma0_j)`` (eq. 7). Each round runs coordinate descent to a
     loose tolerance, then solves the active set exactly (:func:`_active_solve`, which also
     finds the sigma fixed point in closed form); when that passes the KKT test the node is done,
@@ -247,7 +259,7 @@ def _solve_nodes_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nodes,
     (``(r_j, 0)`` after the fallback).
     ``C[A, A]`` is never copied. Returns the number of coordinate-descent sweeps.
     """
-    d = C.shape[0]
+    d = covs.shape[1]
     total = 0
     idx = np.empty(d, dtype=np.int64)
     w = np.empty(d)
@@ -261,6 +273,7 @@ def _solve_nodes_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nodes,
     wS = np.empty(d)
     for t in range(nodes.shape[0]):
         j = nodes[t]
+        C = covs[grp[j]]
         p = pos[j]
         m = 0
         for q in range(p):
@@ -505,11 +518,12 @@ def _feature_sign(C, j, idx, m, w, pen, s, kkt_tol, S, sg, inA, L, x1, x2, out, 
     return -1
 
 
-def _solve_nodes_fs_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nodes, adapt, tol, rq, iv, A, B,
-                       zobrist, ck, cj, cA, cB, cm):
+def _solve_nodes_fs_py(covs, grp, order, pos, allowed, lam, W, resid, sigma, sigma0, nodes, adapt, tol, rq, iv, A,
+                       B, zobrist, ck, cj, cA, cB, cm):
     """Exact node solves by the feature-sign search; the fast path of :func:`_solve_nodes_py`.
 
-    Same problem and arguments as :func:`_solve_nodes_py`, plus the node's linear piece kept for
+    Same problem and arguments as :func:`_solve_nodes_py` (node j reads ``covs[grp[j]]``), plus
+    the node's linear piece kept for
     the callers: ``A[:, j]``, ``B[:, j]`` with ``W[:, j] = A[:, j] - sigma B[:, j]`` on the
     piece, ``rq[j] = (r_ols, q)`` and ``iv[j] = (lo, hi)``, the sigmas where the piece is the
     node's optimum (EV moves its shared sigma inside these without re-solving). With ``adapt``
@@ -526,9 +540,10 @@ def _solve_nodes_fs_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nod
     interval holds the current sigma (NV: always; the piece's own sigma is stored) is copied
     instead of solved; a hit outside its interval warm-starts the solve. Rows: ``ck`` key,
     ``cj`` node, ``cA`` / ``cB`` the columns ``A[:, j]`` / ``B[:, j]``, ``cm`` =
-    ``(r_ols, q, lo, hi, sigma_j)``. Returns the number of nodes that fell back.
+    ``(r_ols, q, lo, hi, sigma_j)``. A node's covariance is fixed for the whole search, so the
+    key needs no group. Returns the number of nodes that fell back.
     """
-    d = C.shape[0]
+    d = covs.shape[1]
     fallbacks = 0
     idx = np.empty(d, dtype=np.int64)
     w = np.empty(d)
@@ -543,6 +558,7 @@ def _solve_nodes_fs_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nod
     one = np.empty(1, dtype=np.int64)
     for t in range(nodes.shape[0]):
         j = nodes[t]
+        C = covs[grp[j]]
         p = pos[j]
         m = 0
         for q in range(p):
@@ -631,7 +647,7 @@ def _solve_nodes_fs_py(C, order, pos, allowed, lam, W, resid, sigma, sigma0, nod
             for a in range(m):
                 W[idx[a], j] = w[a]
             one[0] = j
-            _solve_nodes(C, order, pos, allowed, lam, W, resid, sigma, sigma0, one, adapt, tol, _MAX_SWEEPS,
+            _solve_nodes(covs, grp, order, pos, allowed, lam, W, resid, sigma, sigma0, one, adapt, tol, _MAX_SWEEPS,
                          _MAX_OUTER, rq)
             for i in range(d):
                 A[i, j] = W[i, j]
@@ -667,10 +683,13 @@ class OrderFit:
         Optimal noise standard deviation(s): a float for ``"ev"``, one per node for ``"nv"``,
         None for ``"ls"``.
     resid : ndarray of shape (n_nodes,)
-        ``diag((I - W)^T cov (I - W))``, each node's mean squared residual.
+        ``diag((I - W)^T cov (I - W))``, each node's mean squared residual (with targets: over
+        its own rows ``O_j``, ``(e_j - W[:, j])^T C_j (e_j - W[:, j])``, not weighted).
     score : float
         The score at the optimum, L1 term included: eq. 3 (EV) or eq. 6 (NV) without the
-        acyclicity term (zero on a DAG), or ``||X - XW||^2 / (2n) + lambda1 |W|_1`` (LS).
+        acyclicity term (zero on a DAG), or ``||X - XW||^2 / (2n) + lambda1 |W|_1`` (LS); with
+        targets the masked score ``sum_j w_j (resid_j / (2 sigma_j) + sigma_j / 2) + lambda1 |W|_1``
+        (``docs/conditions.md``).
     sweeps : int
         Coordinate-descent sweeps spent (a cost measure); 0 for the feature-sign solves of the
         current search (only the pre-issue-32 search counts them).
@@ -696,22 +715,52 @@ class OrderFit:
 
 
 class _Problem:
-    """The data of the inner problems, checked and laid out once for the kernel."""
+    """The data of the inner problems, checked and laid out once for the kernel.
+
+    ``cov`` is a ``(d, d)`` covariance or a :class:`~colide_core.solver._objective.NodeCovariance`
+    (several conditions with known intervention targets, ``docs/conditions.md``). The kernels
+    read ``covs`` of shape ``(n_groups, d, d)`` and the node -> group index ``grp`` (one group,
+    ``cov[None]``, for a plain covariance); ``node_w`` is None or the node weights
+    ``w_j = |O_j| / n``, and ``lam_k = lam / w_j`` column by column the kernels' penalties (node
+    j's score term ``w_j (r_j / (2 sigma_j) + sigma_j / 2) + lambda1 |w|_1``, divided by ``w_j``).
+    """
 
     def __init__(self, cov, variant, lambda1, sigma0, edge_mask, l1_mask, tol):
-        cov = np.array(cov, dtype=float)
-        if cov.ndim != 2 or cov.shape[0] != cov.shape[1] or cov.shape[0] < 2:
-            raise ValueError(f"cov must be a square (n_nodes, n_nodes) matrix with n_nodes >= 2, got {cov.shape}.")
-        if not np.all(np.isfinite(cov)):
-            raise FloatingPointError("The covariance contains NaN or Inf (data too large or not finite).")
+        node = None
+        if isinstance(cov, NodeCovariance):
+            if cov.trivial:  # one covariance of weight 1: exactly the plain problem
+                cov = np.array(cov.covs[0])
+            else:
+                node = cov
+        if node is None:
+            cov = np.array(cov, dtype=float)
+            if cov.ndim != 2 or cov.shape[0] != cov.shape[1] or cov.shape[0] < 2:
+                raise ValueError(f"cov must be a square (n_nodes, n_nodes) matrix with n_nodes >= 2, got {cov.shape}.")
+            if not np.all(np.isfinite(cov)):
+                raise FloatingPointError("The covariance contains NaN or Inf (data too large or not finite).")
+        elif node.n_nodes < 2:
+            raise ValueError(f"cov must have n_nodes >= 2, got {node.n_nodes}.")
         if variant not in defaults.VARIANTS:
             raise ValueError(f"variant must be one of {defaults.VARIANTS}, got {variant!r}.")
         if not (np.isfinite(lambda1) and lambda1 >= 0):
             raise ValueError(f"lambda1 must be a finite number >= 0, got {lambda1!r}.")
-        d = cov.shape[0]
-        if np.any(np.diag(cov) <= 0):
+        if node is None:
+            d = cov.shape[0]
+            self.cov = np.ascontiguousarray(cov)
+            self.covs = self.cov[None]
+            self.grp = np.zeros(d, dtype=np.int64)
+            self.node_w = None
+            self.diag = np.diag(self.cov).copy()
+        else:
+            d = node.n_nodes
+            self.cov = node  # residuals(), the swap ranking and the continuous start read the node form
+            self.covs = np.ascontiguousarray(node.covs, dtype=float).copy()  # G d^2: one matrix per target pattern
+            self.grp = np.ascontiguousarray(node.group, dtype=np.int64).copy()
+            self.node_w = np.array(node.node_weight, dtype=float)
+            self.wsum = float(np.sum(self.node_w))
+            self.diag = self.covs[self.grp, np.arange(d), np.arange(d)].copy()
+        if np.any(self.diag <= 0):
             raise FloatingPointError("The noise floor sigma0 is zero: a column of X has zero variance.")
-        self.cov = np.ascontiguousarray(cov)
         self.d = d
         self.variant = variant
         self.tol = float(tol)
@@ -730,8 +779,10 @@ class _Problem:
                 raise ValueError(f"l1_mask must be a finite non-negative {(d, d)} matrix.")
             lam = lam * lm
         self.lam = np.ascontiguousarray(lam * allowed)
+        # the kernels' penalties: node j's term divided by its weight w_j (the score keeps lam)
+        self.lam_k = self.lam if self.node_w is None else np.ascontiguousarray(self.lam / self.node_w[None, :])
         if sigma0 is None:
-            sigma0 = default_sigma0(cov, variant)
+            sigma0 = default_sigma0(cov, variant) if node is None else node.default_sigma0(variant)
         if variant == "ev":
             self.sigma0 = float(sigma0)
             self.sigma0_vec = np.full(d, self.sigma0)
@@ -746,11 +797,19 @@ class _Problem:
 
     # -- helpers ------------------------------------------------------------------------
     def score(self, W, resid, sigma):
-        """Score with the L1 term (the one formula of :mod:`colide_core.solver._objective`)."""
-        return _score_value(resid, sigma, self.variant) + float(np.sum(self.lam * np.abs(W)))
+        """Score with the L1 term (the one formula of :mod:`colide_core.solver._objective`).
+
+        ``resid``: each node's mean squared residual over its own rows (``O_j``); with targets
+        the score is ``sum_j w_j (resid_j / (2 sigma_j) + sigma_j / 2) + lambda1 |W|_1``.
+        """
+        if self.node_w is None:
+            return _score_value(resid, sigma, self.variant) + float(np.sum(self.lam * np.abs(W)))
+        return (_score_value(self.node_w * resid, sigma, self.variant, self.node_w)
+                + float(np.sum(self.lam * np.abs(W))))
 
     def _kernel(self, order, pos, W, resid, sig_vec, nodes, adapt, rq):
-        return int(_solve_nodes(self.cov, order, pos, self.allowed, self.lam, W, resid, sig_vec, self.sigma0_vec,
+        return int(_solve_nodes(self.covs, self.grp, order, pos, self.allowed, self.lam_k, W, resid, sig_vec,
+                                self.sigma0_vec,
                                 np.ascontiguousarray(nodes, dtype=np.int64), adapt, self.tol, _MAX_SWEEPS,
                                 _MAX_OUTER, rq))
 
@@ -778,9 +837,9 @@ class _Problem:
             self._zobrist = np.zeros(2 * self.d, dtype=np.int64)
             cache = self._cache = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, self.d)),
                                    np.zeros((0, self.d)), np.zeros((0, 5)))
-        return int(_solve_nodes_fs(self.cov, order, pos, self.allowed, self.lam, W, resid, sig_vec, self.sigma0_vec,
-                                   np.ascontiguousarray(nodes, dtype=np.int64), adapt, self.tol, rq, iv, A, B,
-                                   self._zobrist, *cache))
+        return int(_solve_nodes_fs(self.covs, self.grp, order, pos, self.allowed, self.lam_k, W, resid, sig_vec,
+                                   self.sigma0_vec, np.ascontiguousarray(nodes, dtype=np.int64), adapt, self.tol, rq,
+                                   iv, A, B, self._zobrist, *cache))
 
     def solve(self, order, W, sigma, nodes=None, resid=None, rq=None, iv=None, A=None, B=None):
         """Exact solution for ``order`` warm-started at ``(W, sigma)``.
@@ -790,7 +849,8 @@ class _Problem:
         (:class:`OrderFit`), which must then be given (else every node is solved). Each node
         is solved exactly by the feature-sign active-set search (:func:`_solve_nodes_fs_py`).
         For EV the shared sigma is eq. 5's fixed point on the nodes' pieces,
-        ``s = sqrt(sum r_ols / (d - sum q))``; only the nodes whose piece does not hold at the
+        ``s = sqrt(sum r_ols / (d - sum q))`` (with targets, eq. 5 over every unmasked residual:
+        ``s = sqrt(sum w_j r_ols_j / (sum w_j - sum w_j q_j))``, ``w_j = |O_j| / n``); only the nodes whose piece does not hold at the
         new ``s`` are re-solved there, until every piece holds (then ``s`` is exact), and the
         columns follow as ``A - s B``. ``W`` is not modified. Returns an :class:`OrderFit`.
         """
@@ -817,12 +877,20 @@ class _Problem:
         s = float(sigma)
         sig = np.full(d, s)
         self._kernel_fs(order, pos, W, resid, sig, nodes, False, rq, iv, A, B)
+        wn = self.node_w
         for _outer in range(_MAX_OUTER):
-            den = d - float(rq[:, 1].sum())
+            if wn is None:
+                den = d - float(rq[:, 1].sum())
+                num = float(rq[:, 0].sum())
+            else:  # pooled over every unmasked residual: node j counts |O_j| rows (weight w_j)
+                den = self.wsum - float(np.sum(wn * rq[:, 1]))
+                num = float(np.sum(wn * rq[:, 0]))
             if den > 0 and _outer < _MAX_OUTER // 2:
-                s_new = math.sqrt(max(float(rq[:, 0].sum()), 0.0) / den)
-            else:  # plain alternation (eq. 5)
+                s_new = math.sqrt(max(num, 0.0) / den)
+            elif wn is None:  # plain alternation (eq. 5)
                 s_new = math.sqrt(max(float(np.sum(rq[:, 0] + s * s * rq[:, 1])), 0.0) / d)
+            else:
+                s_new = math.sqrt(max(float(np.sum(wn * (rq[:, 0] + s * s * rq[:, 1]))), 0.0) / self.wsum)
             s_new = max(s_new, self.sigma0)
             settled = abs(s_new - s) <= self.tol * s
             s = s_new
@@ -835,7 +903,10 @@ class _Problem:
             self._kernel_fs(order, pos, W, resid, sig, bad, False, rq, iv, A, B)
         W = A - s * B
         resid = np.maximum(rq[:, 0] + (s * s) * rq[:, 1], 0.0)
-        s = max(math.sqrt(max(float(resid.sum()), 0.0) / d), self.sigma0)  # eq. 5 at the final W
+        if wn is None:
+            s = max(math.sqrt(max(float(resid.sum()), 0.0) / d), self.sigma0)  # eq. 5 at the final W
+        else:
+            s = max(math.sqrt(max(float(np.sum(wn * resid)), 0.0) / self.wsum), self.sigma0)
         return OrderFit(order, W, s, resid, self.score(W, resid, s), 0, rq, iv, A, B)
 
     def _solve_legacy(self, order, W, sigma, nodes=None, resid=None, rq=None):
@@ -850,6 +921,8 @@ class _Problem:
         (EV needs them for the nodes it does not re-solve). ``W`` is not modified. Returns an
         :class:`OrderFit`.
         """
+        if self.node_w is not None:
+            raise ValueError("The search before issue 32 takes one covariance, not intervention targets.")
         d = self.d
         order = np.ascontiguousarray(order, dtype=np.int64)
         pos = np.empty(d, dtype=np.int64)
@@ -895,8 +968,11 @@ class _Problem:
         return OrderFit(order, W, s, resid, self.score(W, resid, s), sweeps, rq)
 
     def start_sigma(self, W):
-        """A starting sigma: the closed-form update at ``W`` (eq. 5 / eq. 7)."""
+        """A starting sigma: the closed-form update at ``W`` (eq. 5 / eq. 7; with targets over each
+        node's unmasked rows)."""
         _, resid = residuals(W, self.cov)
+        if self.node_w is not None:  # resid is weighted (w_j r_j): the masked updates
+            return _sigma_from_resid(resid, self.variant, self.sigma0, self.node_w)
         resid = np.maximum(resid, 0.0)
         if self.variant == "ev":
             return max(math.sqrt(resid.sum() / self.d), self.sigma0)
@@ -935,8 +1011,12 @@ def order_solve(cov, order, *, variant=defaults.VARIANT, lambda1=defaults.LAMBDA
 
     Parameters
     ----------
-    cov : ndarray of shape (n_nodes, n_nodes)
-        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``; or the per-node
+        form of several conditions with known intervention targets
+        (:class:`~colide_core.solver._objective.NodeCovariance`, from
+        ``ConditionStats.node_covariances()``): node j's lasso then reads its own ``C_j`` with
+        penalty ``lambda1 / w_j``, and the score is the masked one (``docs/conditions.md``).
     order : sequence of int of shape (n_nodes,)
         A permutation of ``0..n_nodes-1``; ``W[i, j]`` may be nonzero only when i comes before j.
     variant : {"nv", "ev", "ls"}, default="nv"
@@ -945,7 +1025,8 @@ def order_solve(cov, order, *, variant=defaults.VARIANT, lambda1=defaults.LAMBDA
         L1 weight (>= 0).
     sigma0 : float or ndarray of shape (n_nodes,), optional
         Noise floor; default :func:`~colide_core.solver._common.default_sigma0` (paper Section 3:
-        ``1e-2 sqrt(tr(cov)/d)`` for EV, ``1e-2 sqrt(diag(cov))`` for NV).
+        ``1e-2 sqrt(tr(cov)/d)`` for EV, ``1e-2 sqrt(diag(cov))`` for NV; with targets
+        ``NodeCovariance.default_sigma0``, the same on each node's ``C_j``).
     W_init : ndarray of shape (n_nodes, n_nodes), optional
         Warm start (its entries against the order are ignored). Not modified.
     edge_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
@@ -1160,8 +1241,11 @@ def topo_solve(
 
     Parameters
     ----------
-    cov : ndarray of shape (n_nodes, n_nodes)
-        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``; or the per-node
+        form of several conditions with known intervention targets (as in :func:`order_solve`:
+        node j's lasso reads its own ``C_j``; the continuous start and the swap ranking use the
+        masked score and its per-node gradient; ``docs/conditions.md``).
     settings : colide_core.settings.RunSettings, optional
         The checked run settings (default: the defaults). The search reads ``variant``
         (``"ls"``: the least-squares TOPO baseline), ``lambda1``, ``topo_sizes``
@@ -1428,8 +1512,9 @@ def estimate_topo_cost(cov, settings=None, *, probes=32, start_seconds=0.0, sigm
 
     Parameters
     ----------
-    cov : ndarray of shape (n_nodes, n_nodes)
-        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``.
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``, or the per-node
+        form with known intervention targets (as for :func:`topo_solve`).
     settings : colide_core.settings.RunSettings, optional
         As for :func:`topo_solve` (reads ``variant``, ``lambda1``, ``topo_sizes``).
     probes : int, default=32
@@ -1462,7 +1547,7 @@ def estimate_topo_cost(cov, settings=None, *, probes=32, start_seconds=0.0, sigm
     prob = _Problem(cov, st.variant, st.lambda1, sigma0, edge_mask, l1_mask, _INNER_TOL)
     prob.enable_cache(0)
     d = prob.d
-    order = np.argsort(np.diag(prob.cov), kind="stable").astype(np.int64)
+    order = np.argsort(prob.diag, kind="stable").astype(np.int64)
     W0 = np.zeros((d, d))
     t0 = time.perf_counter()
     fit = prob.solve(order, W0, prob.start_sigma(W0))

@@ -426,8 +426,6 @@ def lambda_path(
             raise ValueError("targets need conditions: give the condition of each row.")
         stats = ConditionStats.from_data(X, conditions, targets)
         node = stats.node_covariances()
-        if settings.solver == "topo" and not node.trivial:
-            raise InvalidParameterError("solver='topo' does not take intervention targets yet; use 'auto' or 'adam'.")
         cov, n = stats.pooled_covariance(), stats.n_samples
         names = None if stats.node_names is None else list(stats.node_names)
         solve_cov = np.array(node.covs[0]) if node.trivial else node

@@ -12,6 +12,7 @@ import numpy as np
 
 import colide_core
 from colide_core.render import report as core_report
+from colide_core.render import tables as _tables
 from dashboard.cached import cache_data
 from dashboard.live import thresholded
 
@@ -126,9 +127,10 @@ def bootstrap_frequency(boot_state, data_key, params):
 
 @cache_data(show_spinner=False, max_entries=16,
             unhashed={"_X": "data_key is the content hash of X (values, names, truth)",
+                      "_design": "data_key also hashes the conditions and targets (dashboard.data.content_hash)",
                       "_callback": "progress and Stop only: a stopped run raises ChecksStopped, never cached"})
 def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: int, n_rescale: int,
-                      refits: bool, freq_key, _X, A, W, frequency, _callback=None):
+                      refits: bool, freq_key, _X, A, W, frequency, _design=None, _callback=None):
     """:func:`colide_core.evaluation.checks.run_checks` of one fit, cached.
 
     Parameters
@@ -142,6 +144,11 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
         Thresholded DAG and raw weights (hashed in full: a loaded manifest's W differs from a
         fresh fit's with the same parameters).
     frequency : ndarray of shape (n_nodes, n_nodes) or None
+    _design : dict, optional
+        :func:`dashboard.data.design_of` of the dataset (``conditions``, ``targets``): the
+        residuals get one intercept per condition and skip targeted rows, the Markov check runs
+        on per-condition-centred data and the refits model the conditions. Not hashed:
+        ``data_key`` covers it.
     _callback : callable, optional
         ``callback(done, total) -> bool`` of :func:`colide_core.evaluation.checks.run_checks`
         (a job's :meth:`~dashboard.jobs.Job.progress`): True stops the checks.
@@ -156,17 +163,21 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
         When the callback stopped the checks (the partial report rides on the exception).
     """
     estimator = colide_core.CoLiDE(**{**dict(params), "threshold": float(threshold)}) if refits else None
+    design = _design or {}
     report = colide_core.evaluation.checks.run_checks(_X, A, W=W, estimator=estimator, frequency=frequency,
                                                       n_random=int(n_random),
-                                                      n_rescale=int(n_rescale) if refits else 0, callback=_callback)
+                                                      n_rescale=int(n_rescale) if refits else 0,
+                                                      conditions=design.get("conditions"),
+                                                      targets=design.get("targets"), callback=_callback)
     if report.stopped:
         raise ChecksStopped(report)
     return report
 
 
 @cache_data(show_spinner=False, max_entries=64,
-            unhashed={"_X": "data_key is the content hash of X (values, names, truth)"})
-def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A) -> str:
+            unhashed={"_X": "data_key is the content hash of X (values, names, truth)",
+                      "_design": "data_key also hashes the conditions and targets (dashboard.data.content_hash)"})
+def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A, _design=None) -> str:
     """The EV-or-NV verdict of the residual test as one sentence (numbers only, no user text).
 
     Parameters
@@ -177,6 +188,9 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A) -> str:
         Not hashed: ``data_key`` is its content hash.
     A : ndarray of shape (n_nodes, n_nodes)
         The thresholded DAG (hashed in full).
+    _design : dict, optional
+        :func:`dashboard.data.design_of` of the dataset: residuals with one intercept per
+        condition, each node on its unmasked rows. Not hashed: ``data_key`` covers it.
 
     Returns
     -------
@@ -185,15 +199,18 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A) -> str:
         could not run.
     """
     try:
-        return colide_core.evaluation.checks.residual_checks(_X, A).ev_nv_line
+        design = _design or {}
+        return colide_core.evaluation.checks.residual_checks(_X, A, conditions=design.get("conditions"),
+                                                             targets=design.get("targets")).ev_nv_line
     except ValueError as exc:
         return f"Noise model check not available: {exc}"
 
 
 @cache_data(show_spinner=False, max_entries=8,
             unhashed={"_X": "data_key is the content hash of X (values, names, truth)",
+                      "_design": "data_key also hashes the conditions and targets (dashboard.data.content_hash)",
                       "_callback": "progress and Stop only: a stopped path raises PathStopped, never cached"})
-def path_cached(data_key: str, variant: str, overrides: tuple, _X, _callback=None):
+def path_cached(data_key: str, variant: str, overrides: tuple, _X, _design=None, _callback=None):
     """:func:`colide_core.solver.path.lambda_path` with the default λ grid and thresholds, cached.
 
     Parameters
@@ -201,6 +218,9 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X, _callback=Non
     data_key, variant, overrides
         The cache key (``overrides``: sorted tuple of ``lambda_path`` keyword arguments).
     _X : pandas.DataFrame of shape (n_samples, n_nodes)
+    _design : dict, optional
+        :func:`dashboard.data.design_of` of the dataset: every λ is fitted with its conditions
+        and targets. Not hashed: ``data_key`` covers it.
     _callback : callable, optional
         ``callback(done, total) -> bool`` of :func:`colide_core.solver.path.lambda_path`.
 
@@ -216,13 +236,17 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X, _callback=Non
     """
     kwargs = {k: (list(v) if isinstance(v, tuple) and k in ("forbidden", "required", "tiers") else v)
               for k, v in overrides}
+    design = _design or {}
+    if design.get("conditions") is not None:
+        kwargs.update(conditions=design["conditions"], targets=design.get("targets"))
     path = colide_core.lambda_path(_X, variant=variant, callback=_callback, **kwargs)
     if path.stopped:
         raise PathStopped(path)
     return path
 
 
-def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, freq_key, X, A, W, frequency):
+def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, freq_key, X, A, W, frequency,
+               design=None):
     """A :class:`dashboard.jobs.Job` running :func:`run_checks_cached` (slot, progress, Stop, session end).
 
     Parameters
@@ -231,6 +255,8 @@ def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, fr
         What the page matches the result with (stored as ``job.key``).
     data_key, params, threshold, n_random, n_rescale, refits, freq_key, X, A, W, frequency
         As :func:`run_checks_cached`.
+    design : dict, optional
+        :func:`dashboard.data.design_of` of the dataset (``_design`` of :func:`run_checks_cached`).
 
     Returns
     -------
@@ -243,7 +269,7 @@ def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, fr
     def work(job):
         try:
             return run_checks_cached(data_key, params, threshold, int(n_random), int(n_rescale), bool(refits),
-                                     freq_key, X, A, W, frequency, _callback=job.progress)
+                                     freq_key, X, A, W, frequency, _design=design, _callback=job.progress)
         except ChecksStopped as stopped:
             return stopped.report
 
@@ -272,13 +298,28 @@ def harvest_checks(state, result_key):
     return harvest
 
 
-def path_job(key, data_key, variant, overrides, X):
-    """A :class:`dashboard.jobs.Job` solving :func:`path_cached` (slot, progress, Stop, session end)."""
+def path_job(key, data_key, variant, overrides, X, design=None):
+    """A :class:`dashboard.jobs.Job` solving :func:`path_cached` (slot, progress, Stop, session end).
+
+    Parameters
+    ----------
+    key : tuple
+        What the page matches the result with (stored as ``job.key``).
+    data_key, variant, overrides, X
+        As :func:`path_cached`.
+    design : dict, optional
+        :func:`dashboard.data.design_of` of the dataset (``_design`` of :func:`path_cached`).
+
+    Returns
+    -------
+    dashboard.jobs.Job
+        Not started; its result is the :class:`~colide_core.solver.path.LambdaPath`.
+    """
     from dashboard.jobs import Job
 
     def work(job):
         try:
-            return path_cached(data_key, variant, overrides, X, _callback=job.progress)
+            return path_cached(data_key, variant, overrides, X, _design=design, _callback=job.progress)
         except PathStopped as stopped:
             return stopped.path
 
@@ -303,7 +344,7 @@ def harvest_path(state, result_key):
 
 
 def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_key, path_key,
-                X, fits, B, reference_label, checks, path, audit, dataset_name) -> bytes:
+                X, fits, B, reference_label, checks, path, audit, dataset_name, design=None) -> bytes:
     """:func:`colide_core.render.report.build_report` as UTF-8 bytes.
 
     Not cached: the report embeds the dataset's name, the fits and the session's checks, and it
@@ -311,14 +352,26 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     ``benchmarks/bench_check.py``); a shared cache entry keyed on less than all of that could
     hand one session's report to another (docs/security.md).
 
+    Parameters
+    ----------
+    data_key, labels, threshold, ref_key, checks_key, path_key
+        What the report is of (kept in the signature for the caller's bookkeeping).
+    X, fits, B, reference_label, checks, path, audit, dataset_name
+        As :func:`colide_core.render.report.build_report` (``B`` is ``B_true``).
+    design : dict, optional
+        :func:`dashboard.data.design_of` of the dataset: with conditions the report gains its
+        per-condition section (rows, targets, median shifts, edges the interventions orient).
+
     Returns
     -------
     bytes
         The self-contained HTML report.
     """
+    design = design or {}
     html = core_report.build_report(X, fits, dataset_name=dataset_name, B_true=B,
                                     reference_label=reference_label, checks=checks, path=path,
-                                    audit=audit)
+                                    audit=audit, conditions=design.get("conditions"),
+                                    targets=design.get("targets"))
     return html.encode("utf-8")
 
 
@@ -345,78 +398,11 @@ def report_html_or_error(*args) -> bytes:
 LIGHTS = {"ok": ("✅", "Holds"), "warn": ("⚠️", "Caution"), "bad": ("❌", "Problem"), "info": ("ℹ️", "Nothing to test")}
 
 
-def format_p(p) -> str:
-    """A p-value for people: ``"< 0.001"``, else 3 significant digits; ``"—"`` when missing.
-
-    Parameters
-    ----------
-    p : float or None
-
-    Returns
-    -------
-    str
-    """
-    import math
-
-    try:
-        p = float(p)
-    except (TypeError, ValueError):
-        return "—"
-    if math.isnan(p):
-        return "—"
-    if p < 0.001:
-        return "< 0.001"
-    return f"{p:.3g}"
-
-
-def _num(x, fmt=".3g") -> str:
-    import math
-
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return "—"
-    return "—" if math.isnan(x) else format(x, fmt)
-
-
-def residual_table(table):
-    """:attr:`ResidualChecks.table` with readable headers, formatted p-values and "—" for missing.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        ``node``, ``parents``, ``residual_sd``, ``normality_stat``, ``normality_p``, ``hetero_stat``,
-        ``hetero_p``, ``normal``, ``homoscedastic``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Strings only (node names as they are: Streamlit's table shows them as text).
-    """
-    import pandas as pd
-
-    return pd.DataFrame({
-        "Node": list(table["node"]),
-        "Parents": [int(v) for v in table["parents"]],
-        "Residual SD": [_num(v, ".4g") for v in table["residual_sd"]],
-        "Gaussian? (p)": [f"{'✅ yes' if ok else '⚠️ no'} ({format_p(p)})"
-                          for ok, p in zip(table["normal"], table["normality_p"])],
-        "Spread constant? (p)": ["— (no parents)" if pd.isna(p) else f"{'✅ yes' if ok else '⚠️ no'} ({format_p(p)})"
-                                 for ok, p in zip(table["homoscedastic"], table["hetero_p"])],
-    })
-
-
-def markov_table(tests):
-    """:attr:`MarkovCheck.tests` with readable headers and formatted p-values."""
-    import pandas as pd
-
-    return pd.DataFrame({
-        "Node": list(tests["node"]),
-        "Independent of": list(tests["other"]),
-        "Given": [g if g else "—" for g in tests["given"]],
-        "p-value": [format_p(p) for p in tests["p_value"]],
-        "Rejected?": ["❌ rejected" if r else "✅ not rejected" for r in tests["rejected"]],
-    })
+# The readable tables and the p-value format are the library's, shared with the HTML report
+# (colide_core.render.tables): one implementation, the same headers and "< 0.001" in both.
+format_p = _tables.format_p
+residual_table = _tables.residual_table
+markov_table = _tables.markov_table
 
 
 def check_lights(report, variant: str):

@@ -269,6 +269,8 @@ def design_of(dataset) -> dict:
 def oriented_by_interventions(dataset):
     """Which edges an intervention orients: j -> k when some condition targets j or k.
 
+    :func:`colide_core.data.conditions.oriented_by_targets` on the dataset's targets.
+
     Parameters
     ----------
     dataset : Dataset
@@ -278,16 +280,9 @@ def oriented_by_interventions(dataset):
     ndarray of bool of shape (n_nodes, n_nodes) or None
         ``M[j, k]`` True when a condition targets node j or node k; None without targets.
     """
-    targets = design_of(dataset)["targets"]
-    if not targets:
-        return None
-    names = dataset.node_names
-    hit = np.zeros(len(names), dtype=bool)
-    for nodes in targets.values():
-        for v in nodes:
-            if v in names:
-                hit[names.index(v)] = True
-    return hit[:, None] | hit[None, :]
+    from colide_core.data.conditions import oriented_by_targets  # the one rule, shared with the report
+
+    return oriented_by_targets(design_of(dataset)["targets"], list(dataset.node_names))
 
 
 #: The Sachs versions offered (``colide_core.load_sachs(rows=...)``) and their names on the pages.

@@ -114,7 +114,8 @@ else:
 # --- checks: a job with a compute slot, progress, Stop and session end (issue 30) ---------------
 boot = dc.bootstrap_frequency(ss[trust_state.BOOT_RESULT], ds.key, res.params)
 refit_key = (ds.key, res.params, threshold)
-refits = refit_key in ss[cs.REFITS] and design_of(ds)["conditions"] is None
+refits = refit_key in ss[cs.REFITS]
+design = design_of(ds)  # conditions and targets: every check and refit below carries them
 freq_key = None if boot is None else boot[1]
 check_key = (ds.key, res.content_key, threshold, int(ss["check_n_random"]),
              int(ss["check_n_rescale"]) if refits else 0, refits, freq_key)  # rescalings matter only with refits
@@ -123,7 +124,7 @@ check_key = (ds.key, res.content_key, threshold, int(ss["check_n_random"]),
 def _make_checks_job():
     return dc.checks_job(check_key, ds.key, res.params, threshold, int(ss["check_n_random"]),
                          int(ss["check_n_rescale"]), refits, freq_key, ds.X, A, res.W,
-                         None if boot is None else boot[0])
+                         None if boot is None else boot[0], design=design)
 
 
 stored = ss[cs.CHECK_RESULT]
@@ -159,12 +160,13 @@ with tab_v:
         st.markdown(f"{icon} **{check} — {word}.** {md_escape(text)}")
         with st.expander(f"Details: {check}"):
             st.markdown(details)
-    if design_of(ds)["conditions"] is not None:
-        # the checks read the rows pooled, and their refits know no conditions: say so, never refit wrongly
-        st.caption(f"These data come from {len(set(design_of(ds)['conditions']))} conditions: the residual and "
-                   "Markov checks read all rows together (a condition's mean shift shows up in them), and the "
-                   "refits, which do not model conditions yet, are not offered.")
-    elif not refits:
+    if design["conditions"] is not None:
+        n_targeted = len(design["targets"] or {})
+        st.caption(f"These data come from {len(set(design['conditions']))} conditions ({n_targeted} with known "
+                   "targets): the residuals have one intercept per condition and leave out each node's rows "
+                   "where it is a target, the Markov check tests data centred per condition, and every refit "
+                   "(standardised, rescaled, the λ path) fits the conditions and targets as the Learn page does.")
+    if not refits:
         st.button("Standardise and refit, and rescale at random", key="check_refit", icon=":material/balance:",
                   on_click=lambda: ss[cs.REFITS].add(refit_key),
                   help="Refits CoLiDE with these settings on standardised data and after random rescalings of "
@@ -255,7 +257,7 @@ with tab_c:
     stored = ss[cs.PATH]
     if (stored is None or stored["key"] != path_key) and not is_running(ss, cs.PATH_SLOT):
         st.button("Compute the λ path (9 λ, warm-started)", key="check_path_run", on_click=start_job,
-                  args=(ss, cs.PATH_SLOT, lambda: dc.path_job(path_key, ds.key, res.variant, overrides, ds.X)),
+                  args=(ss, cs.PATH_SLOT, lambda: dc.path_job(path_key, ds.key, res.variant, overrides, ds.X, design)),
                   help="Solves 9 λ values as a job: it waits for a free compute slot and can be stopped.")
     follow_job(cs.PATH_SLOT, dc.harvest_path(ss, cs.PATH))
     show_messages(ss, cs.PATH_SLOT)
@@ -291,7 +293,7 @@ with tab_r:
             None if ref_state is None else (ref_state["name"], ref_state["ref"].n_edges),
             (res.params, refits, int(ss["check_n_random"]), int(ss["check_n_rescale"])),
             None if path is None else stored["key"],
-            ds.X, fits, truth, truth_label or "ground truth", report, path, audit, ds.name)
+            ds.X, fits, truth, truth_label or "ground truth", report, path, audit, ds.name, design_of(ds))
     # Built when the button is clicked (Streamlit runs the callable then), not on every rerun.
     st.download_button("Download the report (HTML)", lambda: dc.report_html_or_error(*args),
                        file_name="colide_report.html", mime="text/html", key="check_dl_report", type="primary")

@@ -193,3 +193,16 @@ def test_data_fingerprint_is_deterministic_and_value_sensitive():
     B[3, 2] = np.nextafter(B[3, 2], 100.0)  # one ulp
     assert data_fingerprint(B)["sha256"] != fp["sha256"]
     assert data_fingerprint(A.reshape(3, 4))["sha256"] != fp["sha256"]  # same bytes, other shape
+
+
+def test_environment_records_the_gies_and_jax_versions():
+    # GIES is the interventional baseline and JAX the fast solver's backend: a manifest must say
+    # which versions produced it (issue 31).
+    from importlib import metadata
+
+    from colide_core.run.manifest import PACKAGES, environment_info
+
+    assert {"gies", "jax", "jaxlib"} <= set(PACKAGES)
+    packages = environment_info()["packages"]
+    for name in ("gies", "jax", "jaxlib"):
+        assert packages[name] == metadata.version(name)

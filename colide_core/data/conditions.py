@@ -29,7 +29,7 @@ from colide_core import defaults
 from colide_core._validation import centred_covariance, check_data
 from colide_core.exceptions import ConditionsError
 
-__all__ = ["ConditionStats", "check_conditions", "check_targets", "read_targets"]
+__all__ = ["ConditionStats", "check_conditions", "check_targets", "oriented_by_targets", "read_targets"]
 
 
 def _shorten(text, limit=40):
@@ -266,6 +266,64 @@ def check_targets(targets, labels, node_names=None, *, n_nodes=None, counts=None
             raise ConditionsError(f"Node {_shorten(name)!r} is a target in every condition: no row is left to fit "
                                   "its own equation.", "target_every_row", columns=(_shorten(name),))
     return out
+
+
+def oriented_by_targets(targets, node_names=None, *, n_nodes=None):
+    """Which edges the interventions orient: j -> k (or k -> j) when some condition targets j or k.
+
+    Parameters
+    ----------
+    targets : mapping or None
+        ``{label: nodes}``, nodes by name (with ``node_names``) or by index, as
+        :func:`check_targets` takes them (the labels themselves are not read).
+    node_names : sequence of str, optional
+        The nodes' names, in column order.
+    n_nodes : int, optional
+        Number of nodes; default ``len(node_names)``.
+
+    Returns
+    -------
+    ndarray of bool of shape (n_nodes, n_nodes) or None
+        ``M[j, k]`` True when a condition targets node j or node k; None when no condition has a
+        target.
+
+    Raises
+    ------
+    ConditionsError
+        ``"targets_malformed"`` for targets that are not a mapping, ``"target_unknown_node"`` for
+        a node that is not one of the nodes.
+
+    Notes
+    -----
+    An intervention on j changes j's distribution and, through the edge, k's when j -> k, but
+    not j's when k -> j: the two directions are told apart (the interventional Markov
+    equivalence class of Hauser and Bühlmann, 2012, orients every edge at a target). The rule
+    is the one the Learn page's drawing and the HTML report mark as "intervention".
+    """
+    if n_nodes is None:
+        if node_names is None:
+            raise ValueError("oriented_by_targets needs node_names or n_nodes.")
+        n_nodes = len(node_names)
+    if not targets:
+        return None
+    if not hasattr(targets, "items"):
+        raise ConditionsError("targets must be a mapping {condition label: [node, ...]}, not a "
+                              f"{type(targets).__name__}.", "targets_malformed")
+    hit = np.zeros(int(n_nodes), dtype=bool)
+    for nodes in targets.values():
+        if nodes is None:
+            continue
+        if isinstance(nodes, (str, Integral, np.integer)):
+            nodes = [nodes]
+        for node in list(nodes):
+            j = _node_index(node, node_names, n_nodes)
+            if j is None:
+                raise ConditionsError(f"A condition targets {_shorten(node)!r}, which is not a node of the data.",
+                                      "target_unknown_node", columns=(_shorten(node),))
+            hit[j] = True
+    if not hit.any():
+        return None
+    return hit[:, None] | hit[None, :]
 
 
 @dataclass(frozen=True, eq=False)

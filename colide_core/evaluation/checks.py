@@ -61,7 +61,7 @@ __all__ = [
     "Refit", "ols_refit", "r2_scores", "r2_sortability", "sortability", "Sortability",
     "GraphChange", "compare_graphs", "refit_compare", "scale_sensitivity", "ScaleSensitivity",
     "ResidualChecks", "residual_checks", "MarkovCheck", "markov_check", "implied_independences",
-    "random_dag", "edge_evidence", "CheckReport", "run_checks",
+    "random_dag", "edge_evidence", "CheckReport", "run_checks", "condition_design", "centre_by_condition",
 ]
 
 #: Most random graphs of one Markov check.
@@ -91,6 +91,85 @@ def _data_and_graph(X, A):
     if names is None:
         names = [f"X{k}" for k in range(d)]
     return values, names, B
+
+
+def condition_design(conditions, targets, n_samples, node_names=None, n_nodes=None):
+    """Code the rows' conditions and mark, per node, the rows where it is not a target.
+
+    Parameters
+    ----------
+    conditions : array-like of shape (n_samples,) or None
+        One label per row (:func:`colide_core.data.conditions.check_conditions`); None: one
+        condition.
+    targets : mapping or None
+        ``{label: nodes}`` (:func:`colide_core.data.conditions.check_targets`).
+    n_samples : int
+        Rows of the data.
+    node_names : sequence of str, optional
+        Column names, to resolve targets given by name.
+    n_nodes : int, optional
+        Number of nodes; default ``len(node_names)``.
+
+    Returns
+    -------
+    codes : ndarray of int64 of shape (n_samples,)
+        Row i's condition index (all 0 without conditions).
+    unmasked : ndarray of bool of shape (n_samples, n_nodes)
+        ``unmasked[i, j]`` is False where row i's condition intervenes on node j: that row does
+        not follow node j's observational equation.
+
+    Raises
+    ------
+    ConditionsError
+        (a ``ValueError``) For bad labels or targets, as the two checks above.
+    """
+    from colide_core.data.conditions import check_conditions, check_targets
+
+    d = int(n_nodes if n_nodes is not None else len(node_names))
+    if conditions is None:
+        if targets:
+            raise InvalidParameterError("targets need conditions (one label per row).")
+        return np.zeros(n_samples, dtype=np.int64), np.ones((n_samples, d), dtype=bool)
+    labels, codes = check_conditions(conditions, n_samples)
+    counts = np.bincount(codes, minlength=len(labels))
+    tgt = check_targets(targets, labels, node_names, n_nodes=d, counts=counts)
+    unmasked = np.ones((n_samples, d), dtype=bool)
+    for k, lab in enumerate(labels):
+        for j in tgt[lab]:
+            unmasked[codes == k, j] = False
+    return codes, unmasked
+
+
+def centre_by_condition(X, conditions):
+    """Subtract each condition's own column means (per-condition centring).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+        Finite data. Not modified.
+    conditions : array-like of shape (n_samples,) or None
+        One label per row; None centres on the pooled means.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_nodes)
+        ``X`` minus, on each row, the mean of its condition's rows: every condition has column
+        means 0. A shift of a condition's means (an intervention on the level of a node, or a
+        batch effect) is removed, as CoLiDE with conditions removes it with one intercept per
+        condition.
+
+    Raises
+    ------
+    ValueError
+        For invalid data or labels.
+    """
+    values, _ = check_X(X, min_samples=1)
+    codes, _ = condition_design(conditions, None, values.shape[0], n_nodes=values.shape[1])
+    k = int(codes.max()) + 1
+    sums = np.zeros((k, values.shape[1]))
+    np.add.at(sums, codes, values)
+    means = sums / np.bincount(codes, minlength=k)[:, None]
+    return values - means[codes]
 
 
 def _check_alpha(alpha):
@@ -433,7 +512,7 @@ def _check_callback(callback):
         raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
 
 
-def _fitted_graph(estimator, X, callback=None):
+def _fitted_graph(estimator, X, callback=None, conditions=None, targets=None):
     """The thresholded graph of a clone of ``estimator`` fitted on ``X``; None when ``callback`` stopped it.
 
     ``callback(done, 1)`` with ``done`` the fraction of the solve's iteration budget used
@@ -455,7 +534,10 @@ def _fitted_graph(estimator, X, callback=None):
                 frac = 0.99
             return bool(callback(min(float(frac), 0.99), 1))
 
-    model.fit(X, callback=inner)
+    if conditions is None:
+        model.fit(X, callback=inner)
+    else:
+        model.fit(X, conditions=conditions, targets=targets, callback=inner)
     if getattr(model, "stopped_", False):
         return None
     return np.asarray(model.adjacency_, dtype=float)
@@ -474,7 +556,7 @@ def _sub_callback(callback, offset, span, total):
 
 
 def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None,
-                  callback=None) -> GraphChange | None:
+                  conditions=None, targets=None, callback=None) -> GraphChange | None:
     """Refit ``estimator`` on transformed data and compare its graph with ``A_ref``.
 
     Parameters
@@ -492,6 +574,13 @@ def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None,
         ``factors[j]``.
     factors : array-like of shape (n_nodes,), optional
         Positive finite factors for "rescale".
+    conditions : array-like of shape (n_samples,), optional
+        The rows' condition labels, passed to ``estimator.fit`` with ``targets``: the refit
+        models the conditions as the original fit did (one intercept per condition, targeted
+        nodes' rows masked from their own equation). The transform stays pooled: one scale per
+        column for all conditions.
+    targets : mapping, optional
+        ``{label: nodes}`` of the known interventions (needs ``conditions``).
     callback : callable, optional
         ``callback(done, total)`` at every solver checkpoint (``done`` in [0, 1), ``total`` 1);
         returning True stops the refit.
@@ -524,7 +613,7 @@ def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None,
     else:
         raise ValueError(f"transform must be 'standardize' or 'rescale', got {transform!r}.")
     frame = pd.DataFrame(Z, columns=names) if names is not None else Z
-    fitted = _fitted_graph(estimator, frame, callback)
+    fitted = _fitted_graph(estimator, frame, callback, conditions, targets)
     return None if fitted is None else compare_graphs(ref, fitted)
 
 
@@ -558,7 +647,8 @@ class ScaleSensitivity:
 
 
 def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
-                      random_state=None, callback=None) -> ScaleSensitivity | None:
+                      random_state=None, conditions=None, targets=None,
+                      callback=None) -> ScaleSensitivity | None:
     """Refit after multiplying every column by a random factor; count the edges that change.
 
     Parameters
@@ -572,6 +662,9 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
     low, high : float, default=0.1 and 10
         Factors are log-uniform on ``[low, high]`` (0 < low <= high): a change of units.
     random_state : int, numpy Generator or None
+    conditions, targets : optional
+        The rows' condition labels and known targets, passed to every refit
+        (:func:`refit_compare`).
     callback : callable, optional
         ``callback(done, n_repeats)`` at every solver checkpoint of every refit (``done`` counts
         the refits finished plus the fraction of the current one); returning True stops the
@@ -606,8 +699,8 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
     frame = pd.DataFrame(values, columns=names) if names else values
     changes = []
     for k, f in enumerate(F):
-        ch = refit_compare(frame, estimator, ref, "rescale", factors=f,
-                           callback=_sub_callback(callback, k, 1.0, n_repeats))
+        ch = refit_compare(frame, estimator, ref, "rescale", factors=f, conditions=conditions,
+                           targets=targets, callback=_sub_callback(callback, k, 1.0, n_repeats))
         if ch is None or (callback is not None and k + 1 < n_repeats and callback(float(k + 1), n_repeats)):
             if ch is not None:
                 changes.append(ch)
@@ -710,7 +803,60 @@ def _breusch_pagan(resid, fitted):
     return float(lm), float(stats.chi2.sf(lm, 1))
 
 
-def residual_checks(X, A, alpha=0.05) -> ResidualChecks:
+def _refit_by_condition(values, names, B, conditions, targets):
+    """:func:`ols_refit` with one intercept per condition, each node on its unmasked rows.
+
+    Returns the :class:`Refit` (residuals and fitted values NaN on a node's masked rows,
+    ``intercept`` the first condition's) and the (n, d) boolean mask of the rows used.
+    """
+    n, d = values.shape
+    codes, keep = condition_design(conditions, targets, n, names, d)
+    k = int(codes.max()) + 1
+    W = np.zeros((d, d))
+    se = np.zeros((d, d))
+    resid = np.full((n, d), np.nan)
+    fitted = np.full((n, d), np.nan)
+    dof = np.empty(d, dtype=int)
+    rvar = np.empty(d)
+    intercept = np.zeros(d)
+    for j in range(d):
+        rows = keep[:, j]
+        c = codes[rows]
+        present = np.unique(c)
+        P = np.flatnonzero(B[:, j])
+        cols = np.append(P, j)
+        sub = values[rows][:, cols]
+        sums = np.zeros((k, cols.size))
+        np.add.at(sums, c, sub)
+        cnt = np.bincount(c, minlength=k)
+        means = sums / np.maximum(cnt, 1)[:, None]
+        Zc = sub - means[c]
+        dof[j] = int(rows.sum()) - P.size - present.size
+        if dof[j] < 1:
+            raise ValueError(f"node {j} has {P.size} parents but only {int(rows.sum())} unmasked samples "
+                             f"in {present.size} conditions: the refit has no residual degree of freedom.")
+        if P.size:
+            beta = np.linalg.lstsq(Zc[:, :-1], Zc[:, -1], rcond=None)[0]
+            W[P, j] = beta
+            fit_c = Zc[:, :-1] @ beta
+        else:
+            beta = np.zeros(0)
+            fit_c = np.zeros(Zc.shape[0])
+        r = Zc[:, -1] - fit_c
+        resid[rows, j] = r
+        fitted[rows, j] = sub[:, -1] - r
+        rvar[j] = float(r @ r) / dof[j]
+        base = present[0]
+        intercept[j] = means[base, -1] - float(means[base, :-1] @ beta)
+        if P.size:
+            Z = Zc[:, :-1]
+            se[P, j] = np.sqrt(np.maximum(np.diag(np.linalg.pinv(Z.T @ Z)) * rvar[j], 0.0))
+    ref = Refit(W=W, se=se, intercept=intercept, residuals=resid, fitted=fitted, dof=dof,
+                residual_var=rvar, adjacency=B, node_names=list(names))
+    return ref, keep
+
+
+def residual_checks(X, A, alpha=0.05, *, conditions=None, targets=None) -> ResidualChecks:
     """Normality, heteroscedasticity and equal-variance tests on the refitted SEM's residuals.
 
     Parameters
@@ -721,6 +867,14 @@ def residual_checks(X, A, alpha=0.05) -> ResidualChecks:
         The learned DAG, ``A[i, j] != 0`` meaning i -> j.
     alpha : float in (0, 1), default=0.05
         Level of the tests; per-node tests use ``alpha / n_nodes`` (Bonferroni).
+    conditions : array-like of shape (n_samples,), optional
+        The rows' condition labels. With them each node's equation has one intercept per
+        condition (the data are centred per condition before the regressions, which gives the
+        same slopes as a regression with condition dummies), so a shift of a condition's means
+        is not read as non-Gaussian or heteroscedastic noise.
+    targets : mapping, optional
+        ``{label: nodes}``: a node's regression and its tests use only the rows where it is not
+        a target (its residuals are NaN on the others, as CoLiDE masks them).
 
     Returns
     -------
@@ -748,23 +902,28 @@ def residual_checks(X, A, alpha=0.05) -> ResidualChecks:
     n, d = values.shape
     if n < 20:
         raise ValueError(f"residual tests need at least 20 samples, got {n}.")
-    ref = ols_refit(values, B)
+    if conditions is None and not targets:
+        ref = ols_refit(values, B)
+        keep = np.ones((n, d), dtype=bool)
+    else:
+        ref, keep = _refit_by_condition(values, names, B, conditions, targets)
     a_node = alpha / d
     rows = []
     for j in range(d):
-        r = ref.residuals[:, j]
-        if np.ptp(r) == 0:
+        r = ref.residuals[keep[:, j], j]
+        if r.size < 20 or np.ptp(r) == 0:
             k2, pn = math.nan, math.nan
         else:
             k2, pn = stats.normaltest(r)
-        lm, ph = _breusch_pagan(r, ref.fitted[:, j]) if B[:, j].any() else (math.nan, math.nan)
+        lm, ph = (_breusch_pagan(r, ref.fitted[keep[:, j], j]) if B[:, j].any()
+                  else (math.nan, math.nan))
         rows.append({"node": names[j], "parents": int(B[:, j].sum()),
                      "residual_sd": float(math.sqrt(ref.residual_var[j])),
                      "normality_stat": float(k2), "normality_p": float(pn),
                      "hetero_stat": lm, "hetero_p": ph,
                      "normal": bool(not (pn < a_node)), "homoscedastic": bool(not (ph < a_node))})
     table = pd.DataFrame(rows)
-    lev = stats.levene(*[ref.residuals[:, j] for j in range(d)], center="median")
+    lev = stats.levene(*[ref.residuals[keep[:, j], j] for j in range(d)], center="median")
     ev_stat, ev_p = float(lev.statistic), float(lev.pvalue)
     rv = ref.residual_var
     ratio = float(rv.max() / rv.min()) if rv.min() > 0 else math.inf
@@ -925,7 +1084,7 @@ def _run_tests(cit, statements, max_tests, rng, should_stop=None):
 
 
 def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_state=None,
-                 callback=None) -> MarkovCheck:
+                 conditions=None, callback=None) -> MarkovCheck:
     """Test the conditional independences the learned DAG implies, against random DAGs.
 
     For every node i and every non-descendant j that is not a parent, the DAG implies
@@ -945,6 +1104,10 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
         Most tests per graph; beyond it a random subset of the statements is tested.
     random_state : int, numpy Generator or None
         Seeds the random DAGs and the subsets.
+    conditions : array-like of shape (n_samples,), optional
+        The rows' condition labels: the tests then run on the data centred per condition
+        (:func:`centre_by_condition`), so a shift of a condition's means does not make two
+        nodes look dependent. The tests do not drop targeted rows.
     callback : callable, optional
         ``callback(done, n_random + 1)`` after the learned graph's tests and after each random
         DAG (``done`` counts the graphs tested; fractional within a graph, every 200 tests);
@@ -980,6 +1143,8 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     if n < 5:
         raise ValueError(f"the Fisher-z test needs at least 5 samples, got {n}.")
     rng = np.random.default_rng(random_state)
+    if conditions is not None:
+        values = centre_by_condition(values, conditions)
     cit = CIT(values, "fisherz")
     implied = implied_independences(B)
     total = n_random + 1
@@ -1189,7 +1354,7 @@ class CheckReport:
 
 
 def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_rescale=3, alpha=0.05,
-               random_state=0, callback=None) -> CheckReport:
+               random_state=0, conditions=None, targets=None, callback=None) -> CheckReport:
     """Run every check of this module on one fit.
 
     Parameters
@@ -1210,6 +1375,13 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
         Random rescalings (0 skips that check).
     alpha : float, default=0.05
     random_state : int, Generator or None, default=0
+    conditions : array-like of shape (n_samples,), optional
+        The rows' condition labels: residuals get one intercept per condition
+        (:func:`residual_checks`), the Markov check runs on per-condition-centred data
+        (:func:`markov_check`) and every refit models the conditions (:func:`refit_compare`).
+    targets : mapping, optional
+        ``{label: nodes}``, the known interventions (residuals skip a node's targeted rows and
+        the refits mask them).
     callback : callable, optional
         ``callback(done, total)`` during the long parts: the Markov check counts as one unit
         and each refit (standardised, then each rescaling) as one, so ``total`` is
@@ -1234,22 +1406,24 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
     n_refits = (1 + (int(n_rescale) if n_rescale else 0)) if estimator is not None else 0
     total = 1 + n_refits
     sort = sortability(values, B)
-    resid = residual_checks(frame, B, alpha=alpha)  # the frame: tables name the nodes, not X0..
+    # the frame: tables name the nodes, not X0..
+    resid = residual_checks(frame, B, alpha=alpha, conditions=conditions, targets=targets)
     evidence = edge_evidence(frame, B, W=W, frequency=frequency)
     markov = markov_check(frame, B, n_random=n_random, alpha=alpha, random_state=int(seeds[1]),
-                          callback=_sub_callback(callback, 0.0, 1.0, total))
+                          conditions=conditions, callback=_sub_callback(callback, 0.0, 1.0, total))
     stopped = markov.stopped
     std = scale = None
     if estimator is not None and not stopped:
         stopped = callback is not None and bool(callback(1.0, total))
         if not stopped:
-            std = refit_compare(frame, estimator, B, "standardize", callback=_sub_callback(callback, 1.0, 1.0, total))
+            std = refit_compare(frame, estimator, B, "standardize", conditions=conditions, targets=targets,
+                                callback=_sub_callback(callback, 1.0, 1.0, total))
             stopped = std is None
         if n_rescale and not stopped:
             stopped = callback is not None and bool(callback(2.0, total))
             if not stopped:
                 scale = scale_sensitivity(frame, estimator, B, n_repeats=n_rescale, random_state=int(seeds[0]),
-                                          callback=_sub_callback(callback, 2.0, float(n_rescale), total))
+                                          conditions=conditions, targets=targets, callback=_sub_callback(callback, 2.0, float(n_rescale), total))
                 stopped = scale is None or scale.stopped
     return CheckReport(
         sortability=sort, residuals=resid, markov=markov, evidence=evidence,

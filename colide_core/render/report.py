@@ -6,7 +6,10 @@ interactive graph (the same vis-network drawing as the dashboard,
 estimates, the model checks (:func:`colide_core.evaluation.checks.run_checks`) with their figures, the
 edge evidence table, metrics and curves against a ground truth or a user's reference
 (:mod:`colide_core.evaluation.curves`), the λ x threshold grid with its stable region when a path is
-given, the prior-knowledge audit, and every fit's run manifest embedded as JSON (shown, and
+given, the prior-knowledge audit, for data from several conditions a section per condition (rows,
+targets, each node's median shift from the baseline condition,
+:func:`colide_core.data.stats.condition_summary`, and the edges the interventions orient,
+:func:`colide_core.data.conditions.oriented_by_targets`), and every fit's run manifest embedded as JSON (shown, and
 downloadable from the page itself through a ``data:`` link), so the run can be reproduced
 with ``python -m colide_core fit`` or the dashboard's "Load a run manifest".
 
@@ -20,7 +23,9 @@ the environment of :func:`colide_core.render.graph_html.template_environment` (a
 Every user string (node names, the dataset name, fit labels, notes, table cells, manifest
 contents) is passed to the template as plain text and escaped exactly once, by Jinja's autoescape;
 this module escapes nothing by hand. Tables are rows of formatted cells looped over by the
-template (no ``DataFrame.to_html``). The graph page of each fit is a plain string too, so it is
+template (no ``DataFrame.to_html``); the residual, Markov and condition tables are the Check
+page's own readable tables (:mod:`colide_core.render.tables`: word headers, p-values as
+"< 0.001"). The graph page of each fit is a plain string too, so it is
 escaped once into the ``srcdoc`` attribute of its ``<iframe>``. The manifest embedded in a
 ``<script type="application/json">`` goes through Jinja's ``|tojson`` (``<``, ``>``, ``&`` and ``'``
 as JSON ``\\u`` escapes). Not escaped here: the plotly figures, HTML that plotly writes and that
@@ -157,8 +162,52 @@ def _fit_command(params, data_name, manifest=None):
         return f"(no single command reproduces this fit: {exc}; load its manifest instead)"
 
 
+def _condition_section(values, names, fits, conditions, targets):
+    """The per-condition tables: ``(conditions table, oriented-edges table, sentence)`` or None.
+
+    From the rows' labels (``conditions``) when given: :func:`colide_core.data.stats.condition_summary`;
+    else from the first fit's manifest's ``conditions`` record (rows and targets, no shifts).
+    """
+    from colide_core.data.conditions import check_conditions, check_targets, oriented_by_targets
+    from colide_core.data.stats import condition_summary
+    from colide_core.render.tables import condition_table
+
+    if conditions is not None:
+        summary = condition_summary(pd.DataFrame(values, columns=names), conditions, targets)
+        table = condition_table(summary)
+        note = ("Rows, intervention targets and each node's median shift from the baseline (first) condition, in "
+                "the baseline's standard deviations.")
+        labels, codes = check_conditions(conditions, values.shape[0])
+        resolved = check_targets(targets, labels, names, n_nodes=len(names))  # {label: node indices}
+        oriented = oriented_by_targets({k: list(v) for k, v in resolved.items() if v}, n_nodes=len(names))
+    else:
+        record = next((f.manifest.get("conditions") for f in fits
+                       if isinstance(f.manifest, dict) and f.manifest.get("conditions")), None)
+        if not record:
+            return None
+        labels, counts = list(record.get("labels") or []), list(record.get("counts") or [])
+        tmap = record.get("targets") or {}
+        table = pd.DataFrame({"Condition": [str(x) for x in labels], "Rows": [f"{int(c):,}" for c in counts],
+                              "Targets": [", ".join(str(t) for t in (tmap.get(lab) or [])) or "—" for lab in labels]})
+        note = ("Rows and intervention targets as the run manifest records them (the rows' labels were not given, "
+                "so the shifts from the baseline are not shown).")
+        try:  # a manifest is checked when loaded; a raw dict may not be: no orientation rather than a failure
+            oriented = oriented_by_targets({k: v for k, v in tmap.items() if v} or None, names)
+        except (ValueError, TypeError):
+            oriented = None
+    rows = []
+    for f in fits:
+        A = np.asarray(f.A) != 0
+        edges = [(int(i), int(j)) for i, j in zip(*np.nonzero(A))]
+        hit = [] if oriented is None else [(i, j) for i, j in edges if oriented[i, j]]
+        rows.append({"Fit": str(f.label), "Edges": str(len(edges)), "Oriented by an intervention": str(len(hit)),
+                     "Which": "; ".join(f"{names[i]} → {names[j]}" for i, j in hit) or "—"})
+    return _table(table, index=False), _table(pd.DataFrame(rows)), note
+
+
 def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="ground truth", checks=None,
-                 path=None, audit=None, frequency=None, created=None, notes=()) -> str:
+                 path=None, audit=None, frequency=None, created=None, notes=(), conditions=None,
+                 targets=None) -> str:
     """Build the self-contained HTML report of one or more fits on one dataset.
 
     Parameters
@@ -175,7 +224,8 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     reference_label : str, default="ground truth"
         E.g. "your reference".
     checks : colide_core.evaluation.checks.CheckReport, optional
-        Computed on the first fit when not given (without the rescaling refits).
+        Computed on the first fit when not given (without the rescaling refits; with
+        ``conditions`` and ``targets`` when given).
     path : colide_core.solver.path.LambdaPath, optional
         Adds edges and BIC over λ x threshold with the stable region.
     audit : pandas.DataFrame, optional
@@ -186,6 +236,14 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         Timestamp shown (default: now, UTC).
     notes : sequence of str
         Extra sentences shown under the title (escaped).
+    conditions : array-like of shape (n_samples,), optional
+        Each row's condition label: adds the "Conditions" section (per condition its rows, its
+        targets and each node's median shift from the baseline condition in baseline SDs,
+        :func:`colide_core.data.stats.condition_summary`; per fit the edges the interventions
+        orient, :func:`colide_core.data.conditions.oriented_by_targets`). Without it, a first
+        fit whose manifest records conditions gives the section without the shifts.
+    targets : mapping, optional
+        ``{label: [node, ...]}``, nodes by name or index (needs ``conditions``).
 
     Returns
     -------
@@ -195,14 +253,16 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     Raises
     ------
     ValueError
-        If ``fits`` is empty, shapes disagree, or (defensively) the document references an
-        external resource.
+        If ``fits`` is empty, shapes disagree, ``targets`` come without ``conditions``, or
+        (defensively) the document references an external resource; ``ConditionsError`` (a
+        ``ValueError``) for conditions or targets that cannot be used.
     """
     from colide_core.render import plots
     from colide_core.evaluation._metrics import evaluate, tetrad_metrics
     from colide_core.evaluation.checks import run_checks
     from colide_core.evaluation.curves import edge_score_curves, stable_region, threshold_curve
     from colide_core.render.graph_html import graph_html, template_environment
+    from colide_core.render.tables import markov_table, residual_table
 
     fits = list(fits)
     if not fits:
@@ -212,11 +272,15 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     names = names or [f"X{k}" for k in range(d)]
     truth = None if B_true is None else (np.asarray(B_true.to_numpy() if hasattr(B_true, "to_numpy") else B_true) != 0)
     first = fits[0]
+    if targets and conditions is None:
+        raise ValueError("targets need conditions: give the condition of each row.")
+    by_condition = _condition_section(values, names, fits, conditions, targets)
     if checks is None:
-        checks = run_checks(pd.DataFrame(values, columns=names), first.A, W=first.W, frequency=frequency)
+        checks = run_checks(pd.DataFrame(values, columns=names), first.A, W=first.W, frequency=frequency,
+                            conditions=conditions, targets=targets)
     fig = _Figures()  # called in the order the figures appear: plotly.js goes with the first
     created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [("data", "Data"), ("settings", "Settings"), ("graph", "Graph"), ("noise", "Noise"),
+    sections = [("data", "Data")] + ([("conditions", "Conditions")] if by_condition else []) + [("settings", "Settings"), ("graph", "Graph"), ("noise", "Noise"),
                 ("checks", "Checks"), ("evidence", "Edge evidence")]
     if truth is not None:
         sections.append(("metrics", "Metrics and curves"))
@@ -232,6 +296,7 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
                                           "sd": values.std(axis=0, ddof=1), "min": values.min(axis=0),
                                           "max": values.max(axis=0)}))
     keys = sorted({k for f in fits for k in f.params})
+    tables["conditions"], tables["oriented"], condition_note = by_condition or (None, None, None)
     tables["settings"] = _table(pd.DataFrame({f.label: [json.dumps(f.params.get(k), default=str) for k in keys]
                                               for f in fits}, index=keys), index=True)
 
@@ -254,11 +319,11 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     s = checks.sortability
     figures["sortability"] = fig(plots.sortability_figure(names, s.variances, s.r2, first.A))
     tables["standardized"] = (None if checks.standardized is None else _table(checks.standardized.table(names)))
-    tables["residuals"] = _table(checks.residuals.table)
+    tables["residuals"] = _table(residual_table(checks.residuals.table))
     figures["qq"] = fig(plots.qq_figure(checks.residuals.refit.residuals, names))
     figures["hetero"] = fig(plots.hetero_figure(checks.residuals.refit, names))
     figures["markov"] = fig(plots.markov_figure(checks.markov))
-    tables["markov"] = _table(checks.markov.tests)
+    tables["markov"] = _table(markov_table(checks.markov.tests))
     tables["evidence"] = _table(checks.evidence)
 
     # --- metrics and curves
@@ -301,7 +366,7 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         n_samples=n, n_nodes=d, reference_label=str(reference_label),
         n_truth_edges=None if truth is None else int(truth.sum()), tables=tables, figures=figures,
         graphs=graphs, first_label=first.label, verdicts=verdicts, path_summary=path_summary,
-        reproduce=reproduce)
+        reproduce=reproduce, condition_note=condition_note)
     if _EXTERNAL.search(html):
         raise ValueError("The report references an external resource.")
     return html

@@ -38,6 +38,8 @@ Commands
     fit recorded in ``--manifest`` (checked against the data's fingerprint), or a new fit with
     ``--variant``/``--lambda1``/``--threshold``; model checks, edge evidence, and curves against
     ``--truth`` (adjacency CSV) or ``--reference`` (edge list, GraphML, DOT, JSON or DAGitty).
+    ``--conditions COLUMN`` (and ``--targets FILE``) fit and check with an intercept per condition
+    and the targets masked, and add the report's section per condition.
 
 Files (issue 22)
 ----------------
@@ -519,6 +521,13 @@ def _add_report_parser(sub):
                    default=None, metavar="A,B,...", help="use only these columns (nodes), in this order")
     r.add_argument("--drop-non-numeric", action="store_true", help="ignore text columns instead of failing")
     r.add_argument("--force", action="store_true", help="replace an existing report.html (never an input file)")
+    r.add_argument("--conditions", default=None, metavar="COLUMN",
+                   help="the column holding each row's condition (not a node): the fit, the checks and their "
+                        "refits use an intercept per condition, and the report gains a section per condition "
+                        "(docs/conditions.md)")
+    r.add_argument("--targets", type=Path, default=None, metavar="FILE",
+                   help="the nodes each condition intervenes on, JSON or CSV (needs --conditions; default with "
+                        "--manifest: the targets it records)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1206,7 +1215,10 @@ def _cmd_report(args):
 
     if args.truth is not None and args.reference is not None:
         raise UsageError("give --truth or --reference, not both")
-    inputs = [Path(args.data)] + [p for p in (args.manifest, args.truth, args.reference) if p is not None]
+    if args.targets is not None and args.conditions is None:
+        raise UsageError("--targets needs --conditions (the column of each row's condition)")
+    inputs = [Path(args.data)] + [p for p in (args.manifest, args.truth, args.reference, args.targets)
+                                  if p is not None]
     out = OutputDir(args.out, force=args.force, inputs=inputs)
     out.check(["report.html"])
     t0 = time.perf_counter()
@@ -1224,7 +1236,18 @@ def _cmd_report(args):
         drops = {k: bool(pre.get(k)) or bool(drops.get(k)) for k in
                  ("drop_non_numeric", "drop_nonfinite_rows", "drop_constant_columns")}
         steps = list(man.transform or [])
-    vd = _read_data(Path(args.data), args.columns, **drops)
+    labels = targets = None
+    if args.conditions is None:
+        if man is not None and man.conditions:
+            raise UsageError(f"--manifest {args.manifest.name}: this fit was made with conditions: give --conditions "
+                             "COLUMN (the column of each row's condition)")
+        vd = _read_data(Path(args.data), args.columns, **drops)
+    else:
+        vd, labels = _read_data(Path(args.data), args.columns, condition_column=args.conditions, **drops)
+        if args.targets is not None:
+            targets = _read_targets_file(args.targets)
+        elif man is not None and man.conditions:
+            targets = {k: list(v) for k, v in (man.conditions.get("targets") or {}).items() if v} or None
     for w in vd.warnings:
         print(f"warning: {_printable(w)}", file=sys.stderr)
     X = pd.DataFrame(vd.X, columns=vd.node_names)
@@ -1270,21 +1293,36 @@ def _cmd_report(args):
             est.get_run_settings()
         except InvalidParameterError as exc:
             raise UsageError(str(exc)) from None
-        est.fit(X)
+        from colide_core.exceptions import ConditionsError
+
+        try:
+            if labels is None:
+                est.fit(X)
+            else:
+                est.fit(X, conditions=labels, targets=targets)
+        except ConditionsError as exc:
+            raise UsageError(f"--conditions/--targets: {exc}") from None
         fit = ReportFit(args.variant.upper(), est.W_, est.adjacency_, est.sigma_, est.get_params(),
                         build_manifest(est, X, data_source=str(args.data),
-                                       extra={"command": "report", "argv": sys.argv[1:]}))
-    checks = run_checks(X, fit.A, W=fit.W, estimator=est, n_random=args.random_graphs,
-                        n_rescale=args.rescalings, random_state=args.seed)
+                                       extra={"command": "report", "argv": sys.argv[1:]},
+                                       **({} if labels is None else
+                                          {"conditions": labels, "conditions_column": args.conditions})))
+    try:
+        checks = run_checks(X, fit.A, W=fit.W, estimator=est, n_random=args.random_graphs,
+                            n_rescale=args.rescalings, random_state=args.seed, conditions=labels, targets=targets)
+    except ValueError as exc:  # conditions or targets that do not fit these rows (ConditionsError)
+        if labels is None:
+            raise
+        raise UsageError(f"--conditions/--targets: {exc}") from None
     path = None
     if args.path:  # the fit's noise model, solver and prior knowledge along the default lambda grid
         from colide_core.solver.path import lambda_path
 
-        path = lambda_path(X, variant=fit.params["variant"],
+        path = lambda_path(X, variant=fit.params["variant"], conditions=labels, targets=targets,
                            **{k: fit.params[k] for k in ("solver", "forbidden", "required", "tiers")
                               if fit.params.get(k) is not None})
     html = build_report(X, [fit], dataset_name=Path(args.data).name, B_true=B_true, reference_label=label,
-                        checks=checks, path=path)
+                        checks=checks, path=path, conditions=labels, targets=targets)
     target = out.write("report.html", html)
     print(f"wrote {_printable(target)} ({len(html) / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f} s: "
           + "; ".join(f"{row.check}: {row.verdict}" for row in checks.verdicts().itertuples()))

@@ -71,7 +71,8 @@ SCHEMA = "colide-manifest/1"
 
 #: Packages whose versions every manifest records.
 PACKAGES = ("numpy", "scipy", "pandas", "networkx", "scikit-learn", "causal-learn", "gadjid",
-            "joblib", "pyarrow", "dask", "distributed", "matplotlib", "pydot")
+            "joblib", "pyarrow", "dask", "distributed", "matplotlib", "pydot", "gies", "jax",
+            "jaxlib")
 
 _TUPLE_PARAMS = ("mu_schedule", "s_schedule", "max_iter", "topo_sizes")
 #: The estimator's parameters that are not run settings: prior knowledge and TOPO's start order,

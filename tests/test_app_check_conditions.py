@@ -1,0 +1,83 @@
+"""The Check page on the nine Sachs conditions (issue 31): its checks, refits and λ path carry the
+conditions and targets, as the Learn page's fit does.
+
+Convention: W[i, j] != 0 means i -> j; X is (n_samples, n_nodes).
+"""
+import numpy as np
+import pytest
+
+import colide_core
+from colide_core import CoLiDE
+from colide_core.evaluation import checks
+from dashboard import check_state as cs
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+_QUICK = {"max_iter": (600, 600, 600, 1000), "checkpoint": 200}
+
+
+def _check_page_on_sachs_all(new_app):
+    at = new_app()
+    at.run()
+    at.selectbox(key="data_sachs_rows").set_value("all").run()
+    at.button(key="data_use_sachs").click().run()
+    assert not at.exception, at.exception
+    at.session_state["solver_overrides"] = dict(_QUICK)
+    at.session_state["learn_variant"] = "NV"
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    at.learn_captions = [c.value for c in at.caption]
+    at.session_state["check_n_random"] = 0
+    at.session_state["check_n_rescale"] = 1
+    at.switch_page("pages/check.py").run()
+    assert not at.exception, at.exception
+    return at, colide_core.load_sachs(rows="all", return_record=True)
+
+
+def test_check_page_checks_and_refits_carry_the_nine_conditions(new_app):
+    at, rec = _check_page_on_sachs_all(new_app)
+    res = at.session_state["fit_results"]["nv"]
+    threshold = float(at.session_state["learn_threshold"])
+    A = colide_core.threshold_to_dag(res.W, threshold)
+    report = at.session_state[cs.CHECK_RESULT]["report"]
+    # residuals: one intercept per condition, each node's targeted rows left out
+    expected = checks.residual_checks(rec.X, A, conditions=rec.conditions, targets=rec.targets)
+    np.testing.assert_allclose(report.residuals.table["normality_p"], expected.table["normality_p"], rtol=1e-10)
+    labels = np.asarray(rec.conditions)
+    names = list(rec.X.columns)
+    for lab, nodes in rec.targets.items():
+        for node in nodes:
+            assert np.isnan(report.residuals.refit.residuals[labels == lab, names.index(node)]).all()
+    pooled = checks.residual_checks(rec.X, A)
+    assert not np.allclose(report.residuals.table["residual_sd"], pooled.table["residual_sd"])
+    # the Learn page's EV-or-NV line reads the same per-condition residuals
+    assert "NV: " + expected.ev_nv_line in at.learn_captions
+    assert expected.ev_nv_line != pooled.ev_nv_line
+    # the caption says what the checks do with conditions; the refits are offered, not refused
+    captions = " ".join(c.value for c in at.caption)
+    assert "9 conditions (7 with known targets)" in captions and "not offered" not in captions
+    assert "centred per condition" in captions
+
+    at.button(key="check_refit").click().run()
+    assert not at.exception, at.exception
+    report = at.session_state[cs.CHECK_RESULT]["report"]
+    est = CoLiDE(**{**dict(res.params), "threshold": threshold})
+    direct = checks.refit_compare(rec.X, est, A, conditions=rec.conditions, targets=rec.targets)
+    assert report.standardized.kept == direct.kept and report.standardized.added == direct.added
+    assert report.standardized.reversed == direct.reversed and report.standardized.removed == direct.removed
+    pooled_refit = checks.refit_compare(rec.X, est, A)
+    assert (pooled_refit.kept, pooled_refit.added) != (direct.kept, direct.added)  # the design matters
+
+
+def test_check_page_lambda_path_carries_the_conditions(new_app):
+    from colide_core.solver.path import lambda_path
+
+    at, rec = _check_page_on_sachs_all(new_app)
+    at.button(key="check_path_run").click().run()
+    assert not at.exception, at.exception
+    path = at.session_state[cs.PATH]["path"]
+    direct = lambda_path(rec.X, path.lambdas, path.thresholds, "nv", conditions=rec.conditions,
+                         targets=rec.targets, **_QUICK)
+    np.testing.assert_allclose(path.W, direct.W, atol=1e-10)
+    pooled = lambda_path(rec.X, path.lambdas[:1], path.thresholds, "nv", **_QUICK)
+    assert not np.allclose(path.W[:1], pooled.W)

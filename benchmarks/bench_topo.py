@@ -2,9 +2,9 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_topo.py [--quick] [--seeds 1] [--no-before]
-                                              [--scaling 20,50,100,200] [--no-cases] [--cases 1,2,3,4]
-                                              [--out FILE]
+    .venv/bin/python benchmarks/bench_topo.py [--quick] [--seeds 1] [--first-seed 1] [--no-before]
+                                              [--scaling 20,50,100,200] [--settings ev,nv] [--old-cache]
+                                              [--no-cases] [--cases 1,2,3,4] [--out FILE]
 
 Table (a), the four d = 50 cases of issue 32 (n = 1000, ``simulate_dataset``):
 
@@ -24,7 +24,10 @@ are the issue's targets (every fit <= 2, median <= 1). "same end": TOPO after en
 order as TOPO before, with the same score (relative 1e-9).
 
 Table (b), scaling: ER4 at d = 20, 50, 100, 200 (n = 1000), both settings of the paper (EV data
-fitted with EV, NV data fitted with NV), fast / faithful / TOPO time and SHD.
+fitted with EV, NV data fitted with NV), fast / faithful / TOPO time and SHD. ``--old-cache`` adds TOPO with the node
+cache as it was before the d = 100 fix (32 MiB, at most 2^15 slots: the same size for d >= 50,
+smaller than it was for d < 50), in the same process, and whether it ends in the same order and
+score (it must: the cache changes only what is recomputed). ``--settings nv`` runs one setting.
 
 ``--quick``: one seed, table (a) without "before", scaling d = 20, 50: a few minutes on a loaded
 2-core machine. The numba kernels are compiled (or loaded from numba's cache) before timing.
@@ -113,11 +116,14 @@ def table_a(seeds, before, d=50, n=1000, cases=(1, 2, 3, 4)):
     return rows + ["", summary]
 
 
-def table_b(sizes, seed=0, n=1000):
+def table_b(sizes, seed=0, n=1000, settings=("ev", "nv"), old_cache=False):
     head = "| d | setting | fast s (SHD) | faithful s (SHD) | TOPO s (SHD) | TOPO / faithful | evaluations |"
     rows = [head, "|---" * 7 + "|"]
+    if old_cache:
+        head = head + " TOPO, old cache s (SHD) | old cache / faithful | same end |"
+        rows = [head, "|---" * 10 + "|"]
     for d in sizes:
-        for variance in ("ev", "nv"):
+        for variance in settings:
             ds = simulate_dataset(graph="er", degree=4, n_nodes=d, n_samples=n, variance=variance,
                                   random_state=seed + d)
             tf, sf, _ = fit(ds.X, ds.B_true, variance, "fast")
@@ -125,6 +131,16 @@ def table_b(sizes, seed=0, n=1000):
             tt, st, mt = fit(ds.X, ds.B_true, variance, "topo")
             rows.append(f"| {d} | ER4 {variance.upper()} data, fit {variance.upper()} | {tf:.2f} ({sf}) | "
                         f"{ta:.2f} ({sa}) | {tt:.2f} ({st}) | {tt / ta:.2f} | {mt.history_['evaluated'][-1]} |")
+            if old_cache:  # the cache as it was before the d = 100 fix: 32 MiB, at most 2^15 slots
+                _topo._CACHE_BYTES[0] = min(32 * 2 ** 20, 2 ** 15 * 8 * (2 * d + 7))
+                try:
+                    to, so, mo = fit(ds.X, ds.B_true, variance, "topo")
+                finally:
+                    _topo._CACHE_BYTES[0] = None
+                gap = abs(mo.result_.objective - mt.result_.objective)
+                same = ("yes" if mo.order_ == mt.order_ and gap <= 1e-9 * abs(mt.result_.objective)
+                        else f"no (order {'same' if mo.order_ == mt.order_ else 'differs'}, score gap {gap:.1e})")
+                rows[-1] += f" {to:.2f} ({so}) | {to / ta:.2f} | {same} |"
             print(rows[-1], flush=True)
     return rows
 
@@ -133,8 +149,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one seed, no 'before', scaling d = 20, 50")
     ap.add_argument("--seeds", type=int, default=1, help="seeds 1..N for table (a) (seed 1: cond 8.6e6)")
+    ap.add_argument("--first-seed", type=int, default=1, help="table (a)'s seeds start here (seeds S..S+N-1)")
     ap.add_argument("--no-before", action="store_true", help="skip the pre-issue-32 search (slow)")
     ap.add_argument("--scaling", default="20,50,100,200", help="comma-separated d ('' to skip)")
+    ap.add_argument("--settings", default="ev,nv", help="table (b)'s settings: ev (EV data, fit EV), nv, or both")
+    ap.add_argument("--old-cache", action="store_true",
+                    help="table (b): also TOPO with the node cache before the d = 100 fix (32 MiB, <= 2^15 slots)")
     ap.add_argument("--no-cases", action="store_true", help="skip table (a)")
     ap.add_argument("--cases", default="1,2,3,4", help="which of table (a)'s four cases to run")
     ap.add_argument("--out", default=None, help="also write the tables to this file")
@@ -150,12 +170,14 @@ def main(argv=None):
     if not args.no_cases:
         out += ["### (a) d = 50, n = 1000: the four cases of issue 32", ""]
         print(out[-2] + "\n", flush=True)
-        out += table_a(range(1, args.seeds + 1), not args.no_before,
+        out += table_a(range(args.first_seed, args.first_seed + args.seeds), not args.no_before,
                        cases=tuple(int(x) for x in args.cases.split(",") if x.strip()))
     sizes = [int(x) for x in args.scaling.split(",") if x.strip()]
     if sizes:
         print("\n### (b) scaling (ER4, n = 1000, one graph per d and setting)\n", flush=True)
-        out += ["", "### (b) scaling (ER4, n = 1000, one graph per d and setting)", ""] + table_b(sizes)
+        settings = tuple(x.strip() for x in args.settings.split(",") if x.strip())
+        out += ["", "### (b) scaling (ER4, n = 1000, one graph per d and setting)", ""]
+        out += table_b(sizes, settings=settings, old_cache=args.old_cache)
     out += ["", f"total time: {time.perf_counter() - t0:.0f} s"]
     text = "\n".join(out) + "\n"
     print("\n" + text)

@@ -16,7 +16,7 @@ __all__ = [
     "MAX_ITER_LIMIT", "MAX_NODES", "MAX_SAMPLES", "MAX_CELLS", "MAX_DEGREE", "MAX_SWEEP_RUNS",
     "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES", "LR_RANGE", "TOL_RANGE",
     "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS", "MAX_RETRIES", "MAX_TOPO_SIZE", "TOPO_SIZES",
-    "TOPO_CACHE_BYTES", "TOPO_CACHE_SLOTS",
+    "TOPO_CACHE_BYTES", "TOPO_CACHE_SLOTS_PER_D2",
     "MAX_RECORD_W_CELLS", "DEVICES", "DEVICE", "AUTO_GPU_MIN_NODES",
 ]
 
@@ -62,11 +62,14 @@ BETA_2 = 0.999
 #: ICML 2023), as used in the CoLiDE paper's Appendix E.
 TOPO_SIZES = (10, 100, 1000)
 #: CoLiDE-TOPO's node cache (issue 32): solved node problems kept by (node, predecessor set), at
-#: most this many bytes per search (a direct-mapped table; ``2 n_nodes + 7`` floats a slot).
-TOPO_CACHE_BYTES = 32 * 2 ** 20
-#: ... and at most this many slots (a power of two; 2**15 holds a d = 50 search's distinct node
-#: problems, measured 25,632 on the ill-conditioned ER4 case of docs/topo.md).
-TOPO_CACHE_SLOTS = 2 ** 15
+#: most this many bytes per search (a direct-mapped table; ``2 n_nodes + 7`` floats a slot; the
+#: memory bound: 256 MiB holds 2**17 slots at d = 100, 2**16 at d = 200).
+TOPO_CACHE_BYTES = 256 * 2 ** 20
+#: ... and the slots wanted per ``n_nodes**2`` (rounded up to a power of two, then capped by
+#: ``TOPO_CACHE_BYTES``): a search poses about 3-10 d**2 distinct node problems (measured 25,632
+#: at d = 50, 54,335 at d = 100, 106,857 at d = 200; docs/topo.md), and a direct-mapped table
+#: keeps most of them only with about twice as many slots. ``colide_core.solver._topo.cache_slots``.
+TOPO_CACHE_SLOTS_PER_D2 = 16
 
 #: Range of λ offered by the dashboard's widgets (inclusive); the library accepts any λ >= 0.
 LAMBDA1_RANGE = (0.0, 10.0)

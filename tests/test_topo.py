@@ -444,6 +444,62 @@ def test_node_solves_are_exact_on_ill_conditioned_data(variant):
         assert np.all(fit.iv[:, 0] <= s * (1 + 1e-12)) and np.all(s <= fit.iv[:, 1] * (1 + 1e-12))
 
 
+def test_node_cache_size_is_a_function_of_d_and_the_memory_bound():
+    # slots = the smallest power of two >= 16 d^2, capped by the largest power of two of slots of
+    # 8 (2d + 7) bytes that fits the bound. 256 MiB = 268,435,456 bytes:
+    #   d = 20: 16 * 400 = 6,400 -> 8,192 (the cap, 268435456 // 376 = 713,924 -> 524,288, is above);
+    #   d = 50: 40,000 -> 65,536 (cap 268435456 // 856 = 313,593 -> 262,144);
+    #   d = 100: 160,000 -> 262,144, cap 268435456 // 1656 = 162,098 -> 131,072 (the bound wins);
+    #   d = 200: cap 268435456 // 3256 = 82,443 -> 65,536.
+    # The old fixed rule (32 MiB, at most 2^15) gave 16,384 at d = 100: fewer than the 54,335
+    # distinct node problems measured there (docs/topo.md, "Cache size").
+    from colide_core import defaults
+    from colide_core.solver._topo import _Problem, cache_slots
+
+    assert defaults.TOPO_CACHE_BYTES == 256 * 2 ** 20 and defaults.TOPO_CACHE_SLOTS_PER_D2 == 16
+    assert [cache_slots(d) for d in (2, 20, 50, 100, 200)] == [64, 8192, 65536, 131072, 65536]
+    assert cache_slots(100, 32 * 2 ** 20) == 16384  # 33,554,432 // 1656 = 20,262 -> 16,384
+    assert cache_slots(14, 8 * 35) == 1 and cache_slots(14, 8 * 35 - 1) == 0 and cache_slots(14, 0) == 0
+    cov, _ = _cov(20, 5)
+    prob = _Problem(cov, "nv", 0.05, None, None, None, 1e-8)
+    prob.enable_cache()
+    assert [c.shape for c in prob._cache] == [(8192,), (8192,), (8192, 20), (8192, 20), (8192, 5)]
+
+
+@pytest.mark.parametrize("variant", ["ev", "nv"])
+def test_a_cache_that_evicts_gives_the_uncached_search(variant, monkeypatch):
+    # A cache far smaller than the distinct node problems (16 slots; the search below poses
+    # hundreds) overwrites slots all the time, as the old 2^14-slot cache did at d = 100: the
+    # search must still accept the same swaps and end with the same W and score as without a
+    # cache and with the default (large) one.
+    from colide_core.solver import _topo
+
+    d = 14
+    cov = _ill_conditioned_cov(d, 2)
+    start = np.random.default_rng(4).permutation(d)
+    seen = set()
+    kernel = _topo._Problem._kernel_fs
+
+    def counting(self, order, pos, *args):
+        for j in np.asarray(args[3]):
+            seen.add((int(j), frozenset(np.asarray(order)[: pos[j]].tolist())))
+        return kernel(self, order, pos, *args)
+
+    monkeypatch.setattr(_topo._Problem, "_kernel_fs", counting)
+    runs = {"default": topo_solve(cov, variant=variant, init_order=start)}
+    assert len(seen) > 10 * 16  # so a 16-slot cache must evict
+    for name, nbytes in (("16 slots", 16 * 8 * (2 * d + 7)), ("uncached", 0)):
+        monkeypatch.setattr(_topo, "_CACHE_BYTES", [nbytes])
+        runs[name] = topo_solve(cov, variant=variant, init_order=start)
+    ref = runs["uncached"]
+    assert ref.n_iter >= 3 and ref.converged
+    for name, other in runs.items():
+        assert other.order == ref.order and other.n_iter == ref.n_iter, name
+        assert other.history["evaluated"] == ref.history["evaluated"], name
+        np.testing.assert_allclose(other.W, ref.W, atol=1e-8, err_msg=name)
+        assert other.objective == pytest.approx(ref.objective, rel=1e-10), name
+
+
 def test_cost_estimate_is_assembled_from_its_measurements():
     from colide_core.solver._topo import estimate_topo_cost
 
@@ -461,3 +517,16 @@ def test_cost_estimate_is_assembled_from_its_measurements():
             estimate_topo_cost(cov, probes=bad)
     with pytest.raises(ValueError, match="start_seconds"):
         estimate_topo_cost(cov, start_seconds=float("nan"))
+
+
+def test_scaling_benchmark_compares_the_old_cache_in_the_same_process():
+    # benchmarks/bench_topo.py --old-cache: one row per (d, setting) with TOPO under the cache of
+    # before the d = 100 fix as well; both searches must end in the same order and score, and the
+    # module's cache setting is restored afterwards. No timing is asserted.
+    from benchmarks import bench_topo
+    from colide_core.solver import _topo
+
+    rows = bench_topo.table_b([8], settings=("nv",), old_cache=True)
+    assert len(rows) == 3 and rows[0].count("|") == 11 and rows[2].count("|") == 11
+    assert rows[2].startswith("| 8 | ER4 NV data, fit NV |") and rows[2].endswith("| yes |")
+    assert _topo._CACHE_BYTES == [None]

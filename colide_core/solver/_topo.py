@@ -714,6 +714,37 @@ class OrderFit:
     B: object = None
 
 
+def cache_slots(n_nodes, nbytes=None):
+    """Number of slots of the search's node cache (issue 32): a function of d and a memory bound.
+
+    The smallest power of two >= ``defaults.TOPO_CACHE_SLOTS_PER_D2 * n_nodes**2`` (the distinct
+    node problems of a search grow like d**2: ``docs/topo.md``, "Cache size"), capped by the
+    largest power of two of slots that fits ``nbytes`` (default ``defaults.TOPO_CACHE_BYTES``);
+    a slot holds ``2 n_nodes + 7`` float64 / int64 values, ``8 (2 n_nodes + 7)`` bytes.
+
+    Parameters
+    ----------
+    n_nodes : int
+        d, the number of nodes (>= 1).
+    nbytes : int or None
+        Memory bound in bytes (None: ``defaults.TOPO_CACHE_BYTES``); below one slot: no cache.
+
+    Returns
+    -------
+    int
+        0 or a power of two. E.g. with 256 MiB: 8,192 slots at d = 20, 65,536 at d = 50,
+        131,072 at d = 100 (the bound; 16 d**2 asks 262,144) and 65,536 at d = 200.
+    """
+    nbytes = defaults.TOPO_CACHE_BYTES if nbytes is None else int(nbytes)
+    d = int(n_nodes)
+    per = 8 * (2 * d + 7)
+    if nbytes < per:
+        return 0
+    cap = 1 << (int(nbytes // per).bit_length() - 1)
+    want = 1 << max(int(defaults.TOPO_CACHE_SLOTS_PER_D2 * d * d) - 1, 0).bit_length()
+    return min(cap, want)
+
+
 class _Problem:
     """The data of the inner problems, checked and laid out once for the kernel.
 
@@ -816,16 +847,11 @@ class _Problem:
     def enable_cache(self, nbytes=None):
         """Keep solved node pieces keyed by (node, predecessor set), in at most ``nbytes``.
 
-        A direct-mapped table (:func:`_solve_nodes_fs_py`) of the largest power of two of slots
-        that fits ``nbytes`` (default ``defaults.TOPO_CACHE_BYTES``) and at most
-        ``defaults.TOPO_CACHE_SLOTS``; ``nbytes=0`` switches it off.
+        A direct-mapped table (:func:`_solve_nodes_fs_py`) of :func:`cache_slots` ``(d, nbytes)``
+        slots (``nbytes`` default ``defaults.TOPO_CACHE_BYTES``); ``nbytes=0`` switches it off.
         """
-        nbytes = defaults.TOPO_CACHE_BYTES if nbytes is None else int(nbytes)
         d = self.d
-        per = 8 * (2 * d + 7)
-        K = 0
-        if nbytes >= per:
-            K = 1 << int(math.floor(math.log2(min(nbytes // per, defaults.TOPO_CACHE_SLOTS))))
+        K = cache_slots(d, nbytes)
         rng = np.random.default_rng(20231)  # fixed: the keys, hence the results, are reproducible
         self._zobrist = rng.integers(1, 2 ** 62, size=2 * d, dtype=np.int64)
         self._cache = (np.zeros(K, dtype=np.int64), np.full(K, -1, dtype=np.int64), np.zeros((K, d)),

@@ -112,7 +112,7 @@ def _learn_live(page, url, simulate_d=None, screenshot=None):
     open_app_with_sachs(page, url)
     if simulate_d is not None:
         page.get_by_role("link", name="Simulate").click(timeout=UI_TIMEOUT_MS)
-        box = page.get_by_label("Nodes d")
+        box = page.get_by_role("spinbutton", name="Nodes d")
         box.fill(str(simulate_d), timeout=UI_TIMEOUT_MS)
         box.press("Enter")
         page.wait_for_timeout(500)

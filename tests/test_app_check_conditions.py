@@ -10,19 +10,12 @@ import colide_core
 from colide_core import CoLiDE
 from colide_core.evaluation import checks
 from dashboard import check_state as cs
+from tests._app_sachs import QUICK, sachs_all_app
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
-_QUICK = {"max_iter": (600, 600, 600, 1000), "checkpoint": 200}
-
-
 def _check_page_on_sachs_all(new_app):
-    at = new_app()
-    at.run()
-    at.selectbox(key="data_sachs_rows").set_value("all").run()
-    at.button(key="data_use_sachs").click().run()
-    assert not at.exception, at.exception
-    at.session_state["solver_overrides"] = dict(_QUICK)
+    at, rec = sachs_all_app(new_app)
     at.session_state["learn_variant"] = "NV"
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
@@ -31,7 +24,7 @@ def _check_page_on_sachs_all(new_app):
     at.session_state["check_n_rescale"] = 1
     at.switch_page("pages/check.py").run()
     assert not at.exception, at.exception
-    return at, colide_core.load_sachs(rows="all", return_record=True)
+    return at, rec
 
 
 def test_check_page_checks_and_refits_carry_the_nine_conditions(new_app):
@@ -77,7 +70,7 @@ def test_check_page_lambda_path_carries_the_conditions(new_app):
     assert not at.exception, at.exception
     path = at.session_state[cs.PATH]["path"]
     direct = lambda_path(rec.X, path.lambdas, path.thresholds, "nv", conditions=rec.conditions,
-                         targets=rec.targets, **_QUICK)
+                         targets=rec.targets, **QUICK)
     np.testing.assert_allclose(path.W, direct.W, atol=1e-10)
-    pooled = lambda_path(rec.X, path.lambdas[:1], path.thresholds, "nv", **_QUICK)
+    pooled = lambda_path(rec.X, path.lambdas[:1], path.thresholds, "nv", **QUICK)
     assert not np.allclose(path.W[:1], pooled.W)

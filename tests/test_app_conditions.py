@@ -6,6 +6,7 @@ import pytest
 
 import colide_core
 from colide_core import CoLiDE, threshold_to_dag
+from tests._app_sachs import QUICK, sachs_all_app
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -115,32 +116,17 @@ def test_an_upload_with_a_condition_column_and_targets(new_app):
     assert at.session_state["dataset"].key == ds.key  # nothing lost: the last good dataset stays
 
 
-_QUICK = {"max_iter": (600, 600, 600, 1000), "checkpoint": 200}
-
-
-def _sachs_all(new_app, page):
-    at = new_app()
-    at.run()
-    at.selectbox(key="data_sachs_rows").set_value("all").run()
-    at.button(key="data_use_sachs").click().run()
-    assert not at.exception, at.exception
-    at.session_state["solver_overrides"] = dict(_QUICK)
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at, colide_core.load_sachs(rows="all", return_record=True)
-
-
 def test_the_bootstrap_and_stability_selection_carry_the_conditions(new_app):
     # Edge confidence must resample within the nine conditions and fit each resample as Learn fits
     # (an intercept per condition, targets masked); before, the page bootstrapped the pooled rows.
     from colide_core.evaluation.stability import bootstrap_edges, stability_selection
 
-    at, rec = _sachs_all(new_app, "pages/edge_confidence.py")
+    at, rec = sachs_all_app(new_app, "pages/edge_confidence.py")
     at.number_input(key="boot_n").set_value(2).run()
     at.button(key="boot_run").click().run()
     assert not at.exception, at.exception
     res = at.session_state["trust_boot_result"]["result"]
-    est = CoLiDE("nv", lambda1=0.05, threshold=0.3, **_QUICK)
+    est = CoLiDE("nv", lambda1=0.05, threshold=0.3, **QUICK)
     direct = bootstrap_edges(rec.X, est, n_boot=2, random_state=0, conditions=rec.conditions, targets=rec.targets)
     pooled = bootstrap_edges(rec.X, est, n_boot=2, random_state=0)
     np.testing.assert_array_equal(res.sigma_samples, direct.sigma_samples)
@@ -159,14 +145,14 @@ def test_the_bootstrap_and_stability_selection_carry_the_conditions(new_app):
 def test_the_explorer_path_carries_the_conditions(new_app):
     from colide_core.solver.path import lambda_path
 
-    at, rec = _sachs_all(new_app, "pages/explorer.py")
+    at, rec = sachs_all_app(new_app, "pages/explorer.py")
     at.number_input(key="exp_n_lambdas").set_value(2).run()
     at.button(key="exp_run").click().run()
     assert not at.exception, at.exception
     path = at.session_state["trust_path_result"]["path"]
     lambdas = path.lambdas
     direct = lambda_path(rec.X, lambdas, path.thresholds, "nv", conditions=rec.conditions, targets=rec.targets,
-                         **_QUICK)
-    pooled = lambda_path(rec.X, lambdas, path.thresholds, "nv", **_QUICK)
+                         **QUICK)
+    pooled = lambda_path(rec.X, lambdas, path.thresholds, "nv", **QUICK)
     np.testing.assert_array_equal(path.W, direct.W)
     assert not np.allclose(path.W, pooled.W)

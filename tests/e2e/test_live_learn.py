@@ -167,7 +167,7 @@ def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
         page = context.new_page()
         open_app_with_sachs(page, server.url)
         page.get_by_role("link", name="Simulate").click(timeout=UI_TIMEOUT_MS)
-        box = page.get_by_label("Nodes d")
+        box = page.get_by_role("spinbutton", name="Nodes d")
         box.wait_for(timeout=UI_TIMEOUT_MS)
         box.fill("50", timeout=UI_TIMEOUT_MS)
         box.press("Enter")

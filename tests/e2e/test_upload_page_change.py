@@ -7,6 +7,8 @@ later was lost without a word (2 of 3 tries). ``dashboard.layout.UPLOAD_GUARD_JS
 link's click until every upload in flight has been answered and the widget has sent its value;
 the page then changes as asked.
 """
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -32,11 +34,14 @@ def test_an_upload_is_kept_when_the_page_changes_during_it(server, browser, dela
         open_app_with_sachs(page, server.url)
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
             files=[{"name": f"race{delay_ms}.csv", "mimeType": "text/csv", "buffer": data}], timeout=UI_TIMEOUT_MS)
-        if delay_ms:
-            page.wait_for_timeout(delay_ms)
-        page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+        # the click is timed in the browser itself, delay_ms after the file was handed to the input
+        page.evaluate("""ms => new Promise(done => setTimeout(() => {
+            [...document.querySelectorAll("a[data-testid='stPageLink-NavLink']")]
+                .find(a => a.textContent.trim().endsWith("Learn")).click();
+            done();
+        }, ms))""", delay_ms)
         # the page changes as asked (after the upload) ...
-        page.wait_for_url("**/learn", timeout=UI_TIMEOUT_MS)
+        page.wait_for_url(re.compile(r"/learn(\?|$)"), timeout=UI_TIMEOUT_MS)  # the link state may add a query
         # ... and the file is the current dataset: 60,000 samples x 8 nodes, named in the sidebar
         sidebar = page.get_by_test_id("stSidebar")
         sidebar.get_by_text(f"race{delay_ms}.csv").wait_for(timeout=UI_TIMEOUT_MS)

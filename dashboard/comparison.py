@@ -27,7 +27,7 @@ import streamlit as st
 __all__ = [
     "COLIDE_FAMILY", "REPORTED", "method_params", "RunStore", "run_store",
     "run_key", "refusal", "run_all", "SweepInfo", "summarize", "format_summary", "data_id_for", "LABELS",
-    "CURVE_COLUMNS", "curve_bands", "band_figure",
+    "CURVE_COLUMNS", "curve_bands", "band_figure", "design_for_runs", "design_caption",
 ]
 
 #: Methods that take CoLiDE's optimiser parameters (threshold, max_iter, ...).
@@ -125,20 +125,91 @@ def run_key(data_id, method, params, seed) -> tuple:
     return (data_id, str(method), tuple(params), int(seed))
 
 
-def _task(data_id, method, params, seed, config, X, B_true):
-    """The executor task of one run: ``synthetic_task`` on ``config``'s simulation, else
-    ``data_task`` on ``X`` scored against ``B_true``."""
+def _task(data_id, method, params, seed, config, X, B_true, design=None):
+    """The executor task of one run: ``synthetic_task`` on ``config``'s simulation (with its
+    interventions), else ``data_task`` on ``X`` with ``design`` (``{"conditions", "targets"}``,
+    targets as node indices) scored against ``B_true``."""
     from colide_core.run.executor import Task, data_task, synthetic_task, task_key
 
     key = task_key(method, {"params": repr(tuple(params))}, {"data_id": repr(data_id)}, int(seed))
     meta = {"method": method, "seed": int(seed)}
     if config is not None:
         kwargs = {"method": method, "params": dict(params), "dataset": config.spec(), "seed": int(seed),
-                  "curves": True}
+                  "curves": True, "interventions": config.intervention_spec()}
         return Task(key=key, fn=synthetic_task, kwargs=kwargs, meta=meta)
+    design = design or {}
     kwargs = {"method": method, "params": dict(params), "dataset": X, "seed": int(seed),
-              "B_true": np.asarray(B_true, dtype=float), "return_W": False, "curves": True}
+              "B_true": np.asarray(B_true, dtype=float), "return_W": False, "curves": True,
+              "conditions": design.get("conditions"), "targets": design.get("targets")}
     return Task(key=key, fn=data_task, kwargs=kwargs, meta=meta)
+
+
+def design_for_runs(X, conditions, targets, node_names):
+    """The design of a dataset as the Compare runs take it: labels as an array, targets by index.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+    conditions : sequence of str or None
+        One label per row (``dashboard.data.design_of``).
+    targets : mapping or None
+        ``{label: [node name, ...]}``.
+    node_names : sequence of str
+
+    Returns
+    -------
+    dict
+        ``{"conditions": ndarray of object or None, "targets": {label: [index, ...]} or None}``.
+
+    Raises
+    ------
+    ValueError
+        (``ConditionsError``) For labels or targets that cannot be used
+        (:func:`colide_core.data.conditions.check_targets`).
+    """
+    from colide_core.data.conditions import check_conditions, check_targets
+
+    if conditions is None:
+        return {"conditions": None, "targets": None}
+    n = np.shape(X)[0]
+    labels, codes = check_conditions(conditions, n)
+    resolved = check_targets(targets, labels, list(node_names), n_nodes=len(node_names),
+                             counts=np.bincount(codes, minlength=len(labels)))
+    return {"conditions": np.asarray(conditions, dtype=object),
+            "targets": {lab: [int(j) for j in t] for lab, t in resolved.items() if t} or None}
+
+
+def design_caption(methods, n_conditions, has_targets) -> str:
+    """One line for the page: which of ``methods`` fit with the design and which do not.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Registry names.
+    n_conditions : int
+        Conditions in the data (1: no design to speak of).
+    has_targets : bool
+        Whether any condition has known targets.
+
+    Returns
+    -------
+    str
+        Markdown (method names are registry keys, no user text), or "" for one condition.
+    """
+    from colide_core.evaluation.baselines import METHODS
+
+    if n_conditions < 2:
+        return ""
+    using = [m for m in methods if METHODS[m].accepts_conditions]
+    centred = [m for m in methods if not METHODS[m].accepts_conditions]
+    what = "an intercept per condition" + (", known targets masked" if has_targets else "")
+    parts = [f"**{n_conditions} conditions**" + (" with known targets" if has_targets else "") + "."]
+    if using:
+        parts.append(f"{', '.join(using)} fit with the design ({what}).")
+    if centred:
+        parts.append(f"{', '.join(centred)} cannot use it: they run on the rows **centred within each "
+                     "condition**, targets not used (column *data used*).")
+    return " ".join(parts)
 
 
 def _row(exec_row) -> dict:
@@ -151,6 +222,8 @@ def _row(exec_row) -> dict:
     row.update({k: float(exec_row[k]) if ok else np.nan for k in REPORTED})
     row.update({k: float(exec_row.get(k, np.nan)) if ok else np.nan for k in ("auroc", "auprc")})
     row.update({k: list(exec_row[k]) if ok and exec_row.get(k) is not None else None for k in CURVE_COLUMNS})
+    row["design"] = exec_row.get("design")
+    row["n_conditions"] = exec_row.get("n_conditions")
     return row
 
 
@@ -185,7 +258,7 @@ class SweepInfo:
         return f"{where} · {self.n_computed} computed, {self.n_cached} from the cache"
 
 
-def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False, store=None,
+def run_all(tasks, *, data_id, config=None, X=None, B_true=None, design=None, parallel=False, store=None,
             on_progress=None, scheduler=None, info=None) -> list[dict]:
     """Compute (or fetch from the store) every run.
 
@@ -201,6 +274,9 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
         Fixed data (used when ``config`` is None), run by ``colide_core.run.executor.data_task``.
     B_true : array-like of shape (n_nodes, n_nodes), optional
         Ground truth of ``X`` (nonzero = edge).
+    design : dict, optional
+        ``X``'s conditions and targets (:func:`design_for_runs`); ``data_id`` must cover them
+        (a dataset key does). Simulated data carry their own (``config.intervention_spec()``).
     parallel : bool
         Compute the missing runs in ``min(cpu count, runs)`` joblib processes (the executor's
         ``n_jobs``); otherwise one at a time in this process. Ignored on Dask.
@@ -220,7 +296,9 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
         One row per task, in task order: ``method``, ``seed``, ``error`` (None, or the
         executor's ``"ExceptionType: message"`` when the method failed), ``time`` (the method's
         wall time, s; NaN on failure), the :data:`REPORTED` metrics of ``colide_core.evaluate``
-        (NaN on failure) and a ``cached`` flag. Failed runs are stored too: a method's failure
+        (NaN on failure), ``design`` (how the method used the conditions: a key of
+        ``colide_core.evaluation.baselines.DESIGN_USES``; None on failure), ``n_conditions`` and
+        a ``cached`` flag. Failed runs are stored too: a method's failure
         on given data is deterministic.
 
     Raises
@@ -240,7 +318,7 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, parallel=False,
     for i, (method, params, seed) in enumerate(tasks):
         row = store.get(run_key(data_id, method, params, seed))
         if row is None:
-            task = _task(data_id, method, params, seed, config, X, B_true)
+            task = _task(data_id, method, params, seed, config, X, B_true, design)
             if task.key not in missing:
                 sweep.append(task)
             missing.setdefault(task.key, []).append(i)
@@ -286,7 +364,7 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Index = method (in first-appearance order); columns ``runs``, ``failed``, ``error`` (first
-        error message or ""), and ``{m}_mean``, ``{m}_std`` for every metric and ``time``
+        error message or ""), ``design`` (how the method used the conditions, "" when unknown), and ``{m}_mean``, ``{m}_std`` for every metric and ``time``
         (std with ddof=1; NaN for a single successful run).
     """
     out = []
@@ -294,6 +372,8 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
         ok = g[g["error"].isna()]
         rec = {"method": method, "runs": int(len(g)), "failed": int(len(g) - len(ok)),
                "error": "" if g["error"].isna().all() else str(g["error"].dropna().iloc[0])}
+        used = ok["design"].dropna() if "design" in ok else ()
+        rec["design"] = str(used.iloc[0]) if len(used) else ""
         for m in (*REPORTED, "time"):
             vals = ok[m].astype(float)
             rec[f"{m}_mean"] = float(vals.mean()) if len(vals) else np.nan
@@ -321,6 +401,10 @@ def format_summary(summary: pd.DataFrame) -> pd.DataFrame:
             spread = f"{std:.{digits}f}" if std == 0 or std >= 10 ** -digits else f"{std:.1g}"
             return f"{mean:.{digits}f} ± {spread}"
         table[LABELS[m]] = summary.apply(fmt, axis=1)
+    if "design" in summary and (summary["design"].isin(["design", "conditions", "centred"])).any():
+        from colide_core.evaluation.baselines import DESIGN_USES
+
+        table["data used"] = summary["design"].map(lambda k: DESIGN_USES.get(k, "—"))
     table["runs"] = summary["runs"]
     table["failed"] = summary["failed"]
     table["error"] = summary["error"]

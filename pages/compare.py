@@ -1,4 +1,11 @@
-"""Compare page: several methods over R simulated datasets (seeds seed .. seed+R-1).
+"""Compare page: several methods over R simulated datasets (seeds seed .. seed+R-1), or on the
+current dataset.
+
+The experimental design goes with the data: on a dataset (or a simulation) with several
+conditions, the CoLiDE family and GIES fit with the conditions and known targets, as Learn does;
+SortNRegress and GES, which cannot use them, run on the rows centred within each condition, and
+their rows say so (column "data used"). The CoLiDE family takes Learn's λ and solver settings, so
+Compare's CoLiDE row is Learn's fit.
 
 Each run is cached per (data, method, parameters, seed); a failing method becomes a row with
 its error, and GES is refused above its node limit with a clear message. Missing runs go
@@ -12,16 +19,17 @@ import streamlit as st
 
 from colide_core.graph.export import to_csv_safe
 from colide_core.defaults import LAMBDA1, THRESHOLD_RANGE
-from colide_core.run.manifest import RunSettingsError
+from colide_core.run.manifest import RunSettingsError, comparison_manifest, manifest_to_json
 from dashboard.jobs import MAX_WORKERS, compute_slot
 from dashboard.layout import page_setup
 from dashboard import comparison as cmp
 from dashboard import state
 from dashboard.figures import compare_figure
 from dashboard.fitting import check_params, check_widget_values, solver_params
+from dashboard.data import design_of
 from dashboard.simulation import config_from_state
 from colide_core.data.io import INTERACTIVE_MAX_NODES
-from dashboard.text import fmt_seconds, md_escape
+from dashboard.text import fmt_lambda, fmt_seconds, md_escape
 
 page_setup()
 ss = st.session_state
@@ -46,12 +54,18 @@ st.radio("Data", list(sources), format_func=sources.get, key="cmp_source")
 
 config = config_from_state(ss)
 seed0 = int(ss["sim_seed"])
+lambda1 = float(ss["learn_lambda1"])
 if ss["cmp_source"] == "simulated":
     st.caption(f"Settings: {config.describe()} (change them on the **Simulate** page). "
                f"Repetition r uses seed {seed0} + r.")
     d = config.d
+    n_conditions = 1 + int(config.interventions)
+    has_targets = bool(config.interventions and config.iv_targets)
 else:
     d = ds.shape[1]
+    ds_design = design_of(ds)
+    n_conditions = 1 if ds_design["conditions"] is None else len(set(ds_design["conditions"]))
+    has_targets = bool(ds_design["targets"])
 
 c1, c2, c3 = st.columns([3, 1, 1])
 with c1:
@@ -73,6 +87,8 @@ if dask_address is not None:
     st.caption(f"Runs go to the Dask cluster at {md_escape(dask_address)} (DASK_SCHEDULER_ADDRESS).")
 
 methods = list(ss["cmp_methods"])
+st.caption(f"CoLiDE and DAGMA-linear use Learn's λ = {fmt_lambda(lambda1)} and solver settings, and the "
+           "threshold above. " + cmp.design_caption(methods, n_conditions, has_targets))
 refused = {m: r for m in methods if (r := cmp.refusal(m, d)) is not None}
 for reason in refused.values():
     st.warning(reason)
@@ -85,7 +101,7 @@ if too_big:
 
 if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/play_arrow:",
              disabled=not methods or too_big) and not too_big:
-    overrides = ss[state.SOLVER_OVERRIDES]
+    overrides = {**ss[state.SOLVER_OVERRIDES], "lambda1": lambda1}
     try:  # every setting, whoever set it, within the widgets' and the solver's bounds
         check_widget_values(("Repetitions R", ss["cmp_reps"], 1, 50, "int"),
                             ("Threshold", ss["cmp_threshold"], *THRESHOLD_RANGE))
@@ -98,9 +114,16 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
     tasks = [(m, cmp.method_params(m, ss["cmp_threshold"], overrides), s) for s in seeds for m in runnable]
     if ss["cmp_source"] == "simulated":
         kwargs = {"data_id": cmp.data_id_for(config=config), "config": config}
-    else:
+        data_record = {"simulated": config.spec(), "interventions": config.intervention_spec()}
+    else:  # the dataset key covers its conditions and targets (dashboard.data.content_hash)
+        try:
+            run_design = cmp.design_for_runs(ds.X, ds_design["conditions"], ds_design["targets"], ds.node_names)
+        except ValueError as exc:
+            st.error("Nothing was started: " + md_escape(exc), icon=":material/error:")
+            st.stop()
         kwargs = {"data_id": cmp.data_id_for(dataset_key=ds.key), "X": ds.X.to_numpy(),
-                  "B_true": ds.B_true.to_numpy()}
+                  "B_true": ds.B_true.to_numpy(), "design": run_design}
+        data_record = {"name": ds.name, "key": ds.key, "n_samples": int(ds.shape[0]), "n_nodes": int(ds.shape[1])}
     bar = st.progress(0.0, text=f"0 of {len(tasks)} runs")
 
     def on_progress(done, total, row):
@@ -123,7 +146,13 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
         rows += [{"method": m, "seed": s, "error": reason, "time": float("nan"),
                   **{k: float("nan") for k in cmp.REPORTED}, "cached": False} for s in seeds]
     frame = pd.DataFrame(rows)
+    run_design = kwargs.get("design") or {}
+    manifest = comparison_manifest(frame, data=data_record, methods={m: dict(p) for m, p, _ in tasks},
+                                   seeds=seeds, conditions=run_design.get("conditions"),
+                                   targets=run_design.get("targets"),
+                                   node_names=None if ss["cmp_source"] == "simulated" else list(ds.node_names))
     ss[state.COMPARE_RESULTS] = {
+        "manifest": manifest_to_json(manifest),
         "rows": frame,
         "description": (config.describe() + f", seeds {seeds[0]}..{seeds[-1]}") if ss["cmp_source"] == "simulated"
         else ds.name,
@@ -163,5 +192,11 @@ if bands:
 flat = frame.drop(columns=[c for c in cmp.CURVE_COLUMNS if c in frame], errors="ignore")
 with st.expander("Per-run rows"):
     st.dataframe(flat, hide_index=True)
-st.download_button("Per-run rows (CSV)", to_csv_safe(flat, index=False), file_name="colide_comparison_runs.csv",
-                   mime="text/csv", key="cmp_download")
+dl1, dl2 = st.columns(2)
+dl1.download_button("Per-run rows (CSV)", to_csv_safe(flat, index=False), file_name="colide_comparison_runs.csv",
+                    mime="text/csv", key="cmp_download")
+if result.get("manifest"):
+    dl2.download_button("Comparison manifest (JSON)", result["manifest"], file_name="colide_comparison.json",
+                        mime="application/json", key="cmp_manifest_download",
+                        help="The data's fingerprint, its conditions and targets, every method's parameters "
+                             "and how it used the design, the seeds and each run's row.")

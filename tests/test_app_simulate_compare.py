@@ -83,7 +83,7 @@ def test_compare_table_matches_direct_runs_and_reports_a_failure(monkeypatch, ne
         shds.append(colide_core.evaluate((W != 0).astype(float), W_est)["shd"])
     mean, std = np.mean(shds), np.std(shds, ddof=1)
     assert summary.loc["CoLiDE-NV", "SHD"] == f"{mean:.1f} ± {std:.1f}"
-    assert [b.key for b in at.get("download_button")] == ["cmp_download"]
+    assert [b.key for b in at.get("download_button")] == ["cmp_download", "cmp_manifest_download"]
 
 
 def test_ges_is_refused_above_its_node_limit(new_app):

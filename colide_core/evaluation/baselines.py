@@ -19,10 +19,13 @@ Methods (the baselines of the CoLiDE paper, Saboksayr, Mateos and Tepper, ICLR 2
   Gaussian BIC score and known intervention targets, PyPI ``gies`` (the ``baselines`` extra); its
   interventional essential graph is turned into one DAG of the class.
 
-Data from several conditions: :func:`run_method` takes ``conditions`` (one label per row) and
-``targets`` (``{label: [node, ...]}``), checked once by :mod:`colide_core.data.conditions`, and passes
-them to the methods that use them (``accepts_conditions``: the CoLiDE family and GIES); the others
-refuse them rather than pool the conditions silently.
+Data from several conditions (the experimental design): :func:`run_method` takes ``conditions``
+(one label per row) and ``targets`` (``{label: [node, ...]}``), checked once by
+:mod:`colide_core.data.conditions`, and passes them to the methods that use them
+(``accepts_conditions``: the CoLiDE family and GIES). The others never pool the conditions
+silently: by default they refuse them; with ``unused_design="centre"`` they run on the rows
+centred within each condition (the targets unused), and :func:`design_use` says which of the
+two a method gets, so that a table can label its rows.
 
 Use :func:`run_method` (raises :class:`MethodError` on failure) or :func:`run_method_safe` (never
 raises; returns a dict with the result or the error text).
@@ -48,6 +51,8 @@ __all__ = [
     "MethodError",
     "run_method",
     "run_method_safe",
+    "design_use",
+    "DESIGN_USES",
     "sortnregress",
     "ges_dag",
     "gies_dag",
@@ -348,7 +353,72 @@ METHODS: Mapping[str, MethodSpec] = MappingProxyType({
 })
 
 
-def run_method(name, X, *, callback=None, conditions=None, targets=None, **params) -> np.ndarray:
+#: How a method uses the experimental design (:func:`design_use`), as a table labels its rows.
+DESIGN_USES = MappingProxyType({
+    "none": "one condition",
+    "design": "conditions and targets used",
+    "conditions": "conditions used (an intercept each); no targets given",
+    "centred": "each condition centred; targets not used",
+})
+
+#: ``unused_design`` values of :func:`run_method`.
+_UNUSED_DESIGN = ("refuse", "centre")
+
+
+def design_use(name, conditions=None, targets=None, unused_design="centre") -> str:
+    """How ``name`` uses data from several conditions: a key of :data:`DESIGN_USES`.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS`.
+    conditions : array-like of shape (n_samples,) or None
+        The rows' conditions (only whether it is None and how many labels it has matter).
+    targets : mapping or None
+        The conditions' targets (only whether any is given matters).
+    unused_design : {"centre", "refuse"}, default="centre"
+        As in :func:`run_method`.
+
+    Returns
+    -------
+    str
+        ``"none"`` for data of one condition; ``"design"`` (conditions and targets) or
+        ``"conditions"`` (no target given) for a method with ``accepts_conditions``; ``"centred"``
+        for the others with ``unused_design="centre"``.
+
+    Raises
+    ------
+    KeyError
+        For an unknown method.
+    ValueError
+        For a method that cannot use the conditions when ``unused_design="refuse"``, or an
+        unknown ``unused_design``.
+
+    Examples
+    --------
+    >>> design_use("GIES", ["obs", "obs", "iv"], {"iv": [0]})
+    'design'
+    >>> design_use("GES", ["obs", "obs", "iv"], {"iv": [0]})
+    'centred'
+    >>> design_use("GES", None)
+    'none'
+    """
+    if name not in METHODS:
+        raise KeyError(f"Unknown method {name!r}; registered methods: {', '.join(METHODS)}.")
+    if unused_design not in _UNUSED_DESIGN:
+        raise ValueError(f"unused_design must be one of {', '.join(_UNUSED_DESIGN)}, got {unused_design!r}.")
+    if conditions is None or len(set(np.asarray(conditions, dtype=object).tolist())) < 2:
+        return "none"
+    if METHODS[name].accepts_conditions:
+        return "design" if targets and any(len(v) for v in dict(targets).values()) else "conditions"
+    if unused_design == "refuse":
+        raise ValueError(f"{name} does not take conditions (it would pool them as one sample); "
+                         f"methods that do: {', '.join(k for k, v in METHODS.items() if v.accepts_conditions)}.")
+    return "centred"
+
+
+def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_design="refuse",
+               **params) -> np.ndarray:
     """Run a registered method on data and return its DAG estimate.
 
     Parameters
@@ -367,6 +437,12 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, **param
         ``{label: [node, ...]}``, nodes by index or (for a DataFrame ``X``) by name
         (:func:`colide_core.data.conditions.check_targets`); passed on as node indices. Needs
         ``conditions``.
+    unused_design : {"refuse", "centre"}, default="refuse"
+        What a method without ``accepts_conditions`` does with ``conditions``: refuse them
+        (a ``ValueError``), or run on the rows centred within each condition
+        (:func:`colide_core.evaluation.checks.centre_by_condition`: each condition's mean shift
+        removed, as CoLiDE's intercept per condition removes it), the targets unused. Never the
+        pooled rows.
     **params
         Overrides of the method's ``defaults``; an unknown name is an error.
 
@@ -396,8 +472,11 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, **param
     if targets is not None and conditions is None:
         raise ValueError("targets need conditions: give the condition of each row.")
     if conditions is not None and not spec.accepts_conditions:
-        raise ValueError(f"{name} does not take conditions (it would pool them as one sample); "
-                         f"methods that do: {', '.join(k for k, v in METHODS.items() if v.accepts_conditions)}.")
+        design_use(name, conditions, targets, unused_design)  # refuses unless told to centre
+        from colide_core.evaluation.checks import centre_by_condition
+
+        A = centre_by_condition(A, conditions)  # checks the labels too
+        conditions = targets = None
     if spec.max_nodes is not None and d > spec.max_nodes:
         raise ValueError(
             f"{name} is limited to {spec.max_nodes} nodes (too slow beyond); the data have {d}."
@@ -431,12 +510,13 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, **param
     return W
 
 
-def run_method_safe(name, X, *, callback=None, conditions=None, targets=None, **params) -> dict:
+def run_method_safe(name, X, *, callback=None, conditions=None, targets=None, unused_design="refuse",
+                    **params) -> dict:
     """Like :func:`run_method` but never raises: report the result or the error.
 
     Parameters
     ----------
-    name, X, callback, conditions, targets, **params
+    name, X, callback, conditions, targets, unused_design, **params
         As in :func:`run_method`.
 
     Returns
@@ -447,7 +527,8 @@ def run_method_safe(name, X, *, callback=None, conditions=None, targets=None, **
     """
     t0 = time.perf_counter()
     try:
-        W = run_method(name, X, callback=callback, conditions=conditions, targets=targets, **params)
+        W = run_method(name, X, callback=callback, conditions=conditions, targets=targets,
+                       unused_design=unused_design, **params)
         err = None
     except KeyError as exc:
         W, err = None, str(exc.args[0]) if exc.args else "unknown method"

@@ -659,11 +659,15 @@ _METRIC_KEYS = ("shd", "tpr", "fdr", "fpr", "nnz", "shd_cpdag", "sid", "shd_norm
                 "shd_cpdag_norm", "sid_norm", "sigma_rel_err")
 
 
-def _fit_method(method, params, X, return_scores=False):
+def _fit_method(method, params, X, return_scores=False, conditions=None, targets=None):
     """Run a registered method; return (W, sigma or None), and the edge scores when asked.
 
-    The scores are the raw weights before thresholding for the CoLiDE family (``W_``), else the
-    method's own output (a baseline that thresholds gives its kept weights and zeros)."""
+    With ``conditions`` (and ``targets``, node indices), the methods that can use the design fit
+    with it; the others run on the rows centred within each condition
+    (``run_method(unused_design="centre")``; :func:`colide_core.evaluation.baselines.design_use`
+    names which). The scores are the raw weights before thresholding for the CoLiDE family
+    (``W_``), else the method's own output (a baseline that thresholds gives its kept weights and
+    zeros)."""
     from colide_core.evaluation.baselines import METHODS, run_method
 
     if method in ("CoLiDE-EV", "CoLiDE-NV"):
@@ -674,11 +678,22 @@ def _fit_method(method, params, X, return_scores=False):
         unknown = sorted(set(params) - set(spec.defaults))
         if unknown:
             raise ValueError(f"Unknown parameter(s) for {method}: {', '.join(unknown)}")
-        model = CoLiDE(method[-2:].lower(), **{**spec.defaults, **params}).fit(X)
+        model = CoLiDE(method[-2:].lower(), **{**spec.defaults, **params})
+        model.fit(X, conditions=conditions, targets=targets if conditions is not None else None)
         out = np.asarray(model.adjacency_, dtype=float), model.sigma_
         return (*out, np.asarray(model.W_, dtype=float)) if return_scores else out
-    W = run_method(method, X, **params)
+    W = run_method(method, X, conditions=conditions, targets=targets if conditions is not None else None,
+                   unused_design="centre", **params)
     return (W, None, np.asarray(W, dtype=float)) if return_scores else (W, None)
+
+
+def _design_columns(method, conditions, targets) -> dict:
+    """The row columns that record how ``method`` used the design: ``design`` (a key of
+    :data:`colide_core.evaluation.baselines.DESIGN_USES`) and ``n_conditions``."""
+    from colide_core.evaluation.baselines import design_use
+
+    n_cond = 1 if conditions is None else len(set(np.asarray(conditions, dtype=object).tolist()))
+    return {"design": design_use(method, conditions, targets), "n_conditions": int(n_cond)}
 
 
 def _curve_columns(B_true, scores):
@@ -688,7 +703,7 @@ def _curve_columns(B_true, scores):
     return curves_on_grid(B_true, scores)
 
 
-def synthetic_task(method, params, dataset, seed, curves=False):
+def synthetic_task(method, params, dataset, seed, curves=False, interventions=None):
     """Simulate a dataset, run one method, score it (one row of a benchmark).
 
     Parameters
@@ -708,6 +723,11 @@ def synthetic_task(method, params, dataset, seed, curves=False):
         :data:`colide_core.evaluation.curves.CURVE_GRID` (``roc_tpr``, ``pr_precision``: 101 floats
         each, :func:`colide_core.evaluation.curves.curves_on_grid`), so that the row stays small and the
         curves of several seeds can be averaged.
+    interventions : mapping, optional
+        ``simulate_dataset``'s interventional conditions
+        (:data:`colide_core.data.simulate.INTERVENTION_DEFAULTS`). The methods that can use the
+        design fit with the drawn conditions and targets; the others get the rows centred within
+        each condition (:func:`_fit_method`); the row's ``design`` column says which.
 
     Returns
     -------
@@ -726,21 +746,26 @@ def synthetic_task(method, params, dataset, seed, curves=False):
     from colide_core.evaluation._metrics import evaluate
     from colide_core.data.simulate import simulate_dataset
 
-    data = simulate_dataset(dataset, seed)
+    data = simulate_dataset(dataset, seed, interventions=interventions)
     t0 = time.perf_counter()
-    W, sigma, *scores = _fit_method(method, params, data.X, **({"return_scores": True} if curves else {}))
+    W, sigma, *scores = _fit_method(method, params, data.X, return_scores=curves, conditions=data.conditions,
+                                    targets=data.targets if data.conditions is not None else None)
     elapsed = time.perf_counter() - t0
     m = evaluate(data.B_true, W, sigma_true=data.noise_std if sigma is not None else None,
                  sigma_est=sigma)
     row = {k: list(v) if isinstance(v, tuple) else v for k, v in data.spec.items()}
     row.update({k: m.get(k, math.nan) for k in _METRIC_KEYS})
     row["time_s"] = elapsed
+    if interventions is not None:
+        row["interventions"] = dict(interventions)
+    row.update(_design_columns(method, data.conditions, data.targets))
     if curves:
         row.update(_curve_columns(data.B_true, scores[0]))
     return row
 
 
-def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, return_W=True, curves=False):
+def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, return_W=True, curves=False,
+              conditions=None, targets=None):
     """Run one method on given data (the app's Compare and bootstrap runs).
 
     Parameters
@@ -764,21 +789,42 @@ def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, retur
     curves : bool, default False
         With ``B_true``: also the edge-score curve columns of :func:`synthetic_task`
         (``auroc``, ``auprc``, ``roc_tpr``, ``pr_precision``).
+    conditions : array-like of shape (n_samples,), optional
+        Each row's condition (the experimental design). The CoLiDE family and GIES fit with it
+        (and ``targets``); the other methods get the rows centred within each condition
+        (:func:`_fit_method`). With ``bootstrap``, rows are resampled within their condition.
+    targets : mapping, optional
+        ``{label: [node index, ...]}``: what each condition intervenes on. Needs ``conditions``.
 
     Returns
     -------
     dict
-        ``W`` (if asked), ``nnz``, ``time_s`` and the metrics when ``B_true``
-        is given (and the curve columns when ``curves``).
+        ``W`` (if asked), ``nnz``, ``time_s``, ``design`` and ``n_conditions`` (how the method
+        used the design, :func:`colide_core.evaluation.baselines.design_use`), and the metrics
+        when ``B_true`` is given (and the curve columns when ``curves``).
     """
     X = dataset.to_numpy(dtype=float) if isinstance(dataset, pd.DataFrame) else np.asarray(dataset, float)
+    if conditions is not None:
+        conditions = np.asarray(conditions, dtype=object)
+        if conditions.shape != (X.shape[0],):
+            raise ValueError(f"conditions has shape {conditions.shape}; the data have {X.shape[0]} rows.")
+    elif targets is not None:
+        raise ValueError("targets need conditions: give the condition of each row.")
     if bootstrap:
         rng = np.random.default_rng(seed)
-        X = X[rng.integers(0, X.shape[0], size=X.shape[0])]
+        if conditions is None:
+            rows = rng.integers(0, X.shape[0], size=X.shape[0])
+        else:  # within each condition, so every condition keeps its size
+            rows = np.concatenate([rng.choice(idx, size=idx.size, replace=True)
+                                   for idx in (np.flatnonzero(conditions == lab)
+                                               for lab in dict.fromkeys(conditions.tolist()))])
+            conditions = conditions[rows]
+        X = X[rows]
     t0 = time.perf_counter()
     curves = bool(curves and B_true is not None)
-    W, _, *scores = _fit_method(method, params, X, **({"return_scores": True} if curves else {}))
-    row = {"time_s": time.perf_counter() - t0, "nnz": int(np.count_nonzero(W))}
+    W, _, *scores = _fit_method(method, params, X, return_scores=curves, conditions=conditions, targets=targets)
+    row = {"time_s": time.perf_counter() - t0, "nnz": int(np.count_nonzero(W)),
+           **_design_columns(method, conditions, targets)}
     if B_true is not None:
         from colide_core.evaluation._metrics import evaluate
 

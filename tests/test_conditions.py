@@ -90,7 +90,8 @@ def test_grouped_kernels_equal_the_plain_ones_when_groups_coincide():
             a = solve(cov, variant=variant, **params)
             b = solve(node, variant=variant, **params)
             assert b.objective == pytest.approx(a.objective, rel=1e-5)
-            np.testing.assert_allclose(b.W, a.W, rtol=0, atol=5e-3)
+            # an AMD EPYC (numba for znver3) measured 5.6e-3 on a weight of -7.96 (7e-4 relative)
+            np.testing.assert_allclose(b.W, a.W, rtol=1e-3, atol=5e-3)
             np.testing.assert_array_equal(np.abs(b.W) > 0.3, np.abs(a.W) > 0.3)
 
 

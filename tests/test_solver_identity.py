@@ -10,6 +10,14 @@ objective at every checkpoint, the iteration counts, ``converged`` and the thres
 adjacency with its SHD against the consensus graph. The test refits and asserts the same
 values: weights, sigma and objectives to 1e-12 (absolute and relative), counts and graphs
 exactly. The faithful fits take a few seconds each.
+
+The numba kernels are compiled for the host CPU, and thousands of Adam steps amplify a change
+of rounding: on an AMD EPYC (LLVM host ``znver3``) the same code gives weights 3e-3 apart and one
+more iteration of the fast solver than the recording machine. So a reference is kept per host
+CPU (``solver_identity_sachs_<cpu>.npz``, written by ``--write`` on that CPU from the same
+commit); on a host with its own reference the check is exact as above, elsewhere it is checked
+against the reference of record to the spread measured across CPUs (same graph and SHD, the
+objective to 1e-6 relative, the weights to 5e-3, the iterations to 10 %).
 """
 import sys
 from pathlib import Path
@@ -18,6 +26,18 @@ import numpy as np
 import pytest
 
 REF = Path(__file__).resolve().parent / "data" / "solver_identity_sachs.npz"
+
+
+def _host_cpu():
+    import llvmlite.binding as llvm
+
+    return str(llvm.get_host_cpu_name())
+
+
+def host_reference():
+    """The reference written on this host's CPU, or None (then :data:`REF` with tolerances)."""
+    path = REF.with_name(f"solver_identity_sachs_{_host_cpu()}.npz")
+    return path if path.exists() else None
 CASES = [(solver, variant) for solver in ("adam", "auto") for variant in ("ev", "nv")]
 #: The faithful fits take seconds: marked slow (``make test`` still runs them).
 PARAMS = [pytest.param(s, v, marks=pytest.mark.slow) if s == "adam" else (s, v) for s, v in CASES]
@@ -43,8 +63,10 @@ def record(solver, variant):
     }
 
 
-def write_reference(path=REF):
-    """Record every case into ``path`` (an .npz with keys ``"{solver}_{variant}_{name}"``)."""
+def write_reference(path=None):
+    """Record every case into ``path`` (an .npz with keys ``"{solver}_{variant}_{name}"``); by
+    default this host CPU's reference file."""
+    path = path or REF.with_name(f"solver_identity_sachs_{_host_cpu()}.npz")
     out = {}
     for solver, variant in CASES:
         for name, value in record(solver, variant).items():
@@ -56,14 +78,25 @@ def write_reference(path=REF):
 
 @pytest.fixture(scope="module")
 def reference():
-    with np.load(REF) as z:
-        return {k: z[k] for k in z.files}
+    path = host_reference()
+    with np.load(path or REF) as z:
+        return {k: z[k] for k in z.files}, path is not None
 
 
 @pytest.mark.parametrize("solver,variant", PARAMS)
 def test_sachs_fit_is_identical_to_the_recorded_reference(reference, solver, variant):
+    values, exact = reference
     got = record(solver, variant)
-    ref = {name: reference[f"{solver}_{variant}_{name}"] for name in got}
+    ref = {name: values[f"{solver}_{variant}_{name}"] for name in got}
+    np.testing.assert_array_equal(got["adjacency"], ref["adjacency"])
+    assert int(got["shd"]) == int(ref["shd"])
+    if not exact:  # another CPU than any recorded: the spread measured across CPUs
+        np.testing.assert_allclose(got["objective"], ref["objective"], rtol=1e-6, atol=0)
+        np.testing.assert_allclose(got["W"], ref["W"], rtol=0, atol=5e-3)
+        np.testing.assert_allclose(got["sigma"], ref["sigma"], rtol=1e-3, atol=0)
+        # the fast solver stops on a relative objective change: 8,615 against 8,118 steps measured
+        assert abs(int(got["n_iter"]) - int(ref["n_iter"])) <= 0.1 * int(ref["n_iter"])
+        return
     # Counts and graphs exactly.
     assert int(got["n_iter"]) == int(ref["n_iter"])
     np.testing.assert_array_equal(got["n_iter_per_stage"], ref["n_iter_per_stage"])

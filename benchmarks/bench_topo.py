@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_topo.py [--quick] [--seeds 1] [--first-seed 1] [--no-before]
+    .venv/bin/python benchmarks/bench_topo.py [--quick] [--seeds 1] [--first-seed 1]
                                               [--scaling 20,50,100,200] [--settings ev,nv] [--old-cache]
                                               [--no-cases] [--cases 1,2,3,4] [--out FILE]
 
@@ -15,13 +15,13 @@ Table (a), the four d = 50 cases of issue 32 (n = 1000, ``simulate_dataset``):
 4. ER4, Gaussian noise, non-equal variances, fitted with NV.
 
 Each is fitted with ``CoLiDE(variant)`` (fast), ``CoLiDE(variant, solver="adam")`` (the
-paper-faithful Algorithm 1), CoLiDE-TOPO as it was before issue 32 ("TOPO before": the
-coordinate-descent node solves, every node re-solved per EV sigma move, no cache; run inside
-``colide_core.solver._topo._legacy_search()``; skipped with ``--no-before``) and CoLiDE-TOPO now
-("TOPO after"), one after the other in one process. Times are wall seconds of ``fit`` (TOPO's
-include its continuous start); SHD after threshold 0.3 (``evaluate``); the ratios TOPO / faithful
-are the issue's targets (every fit <= 2, median <= 1). "same end": TOPO after ends in the same
-order as TOPO before, with the same score (relative 1e-9).
+paper-faithful Algorithm 1) and CoLiDE-TOPO, one after the other in one process. Times are wall
+seconds of ``fit`` (TOPO's include its continuous start); SHD after threshold 0.3 (``evaluate``);
+the ratios TOPO / faithful are the issue's targets (every fit <= 2, median <= 1). The search as
+it was before issue 32 (coordinate-descent node solves, every node re-solved per EV sigma move,
+no cache) was deleted in issue 39; its side-by-side run against the current search on these four
+cases (seed 1, one process) is recorded in ``benchmarks/results/topo_bench.md`` and ``docs/topo.md`` ("Results"), and on the
+ill-conditioned graphs in ``benchmarks/results/topo_ill_conditioned.md``.
 
 Table (b), scaling: ER4 at d = 20, 50, 100, 200 (n = 1000), both settings of the paper (EV data
 fitted with EV, NV data fitted with NV), fast / faithful / TOPO time and SHD. ``--old-cache`` adds TOPO with the node
@@ -29,7 +29,7 @@ cache as it was before the d = 100 fix (32 MiB, at most 2^15 slots: the same siz
 smaller than it was for d < 50), in the same process, and whether it ends in the same order and
 score (it must: the cache changes only what is recomputed). ``--settings nv`` runs one setting.
 
-``--quick``: one seed, table (a) without "before", scaling d = 20, 50: a few minutes on a loaded
+``--quick``: one seed, scaling d = 20, 50: a few minutes on a loaded
 2-core machine. The numba kernels are compiled (or loaded from numba's cache) before timing.
 Timings on a shared machine: read the ratios, measured side by side in one run.
 """
@@ -59,16 +59,12 @@ CASES = (
 )
 
 
-def fit(X, B, variant, solver, before=False):
+def fit(X, B, variant, solver):
     """One fit: (seconds, SHD, model)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         t0 = time.perf_counter()
-        if before:
-            with _topo._legacy_search():
-                model = CoLiDE(variant, solver=solver).fit(X)
-        else:
-            model = CoLiDE(variant, solver=solver).fit(X)
+        model = CoLiDE(variant, solver=solver).fit(X)
         sec = time.perf_counter() - t0
     return sec, evaluate(B, model.adjacency_)["shd"], model
 
@@ -79,13 +75,11 @@ def warm_up():
     for v in ("ev", "nv"):
         fit(ds.X, ds.B_true, v, "fast")
         fit(ds.X, ds.B_true, v, "topo")
-        fit(ds.X, ds.B_true, v, "topo", before=True)
 
 
-def table_a(seeds, before, d=50, n=1000, cases=(1, 2, 3, 4)):
-    head = ("| case | seed | cond(cov) | fast s (SHD) | faithful s (SHD) | TOPO before s (SHD) | TOPO after s (SHD) "
-            "| before / faithful | after / faithful | evaluations | same end |")
-    rows, ratios = [head, "|---" * 11 + "|"], []
+def table_a(seeds, d=50, n=1000, cases=(1, 2, 3, 4)):
+    head = "| case | seed | cond(cov) | fast s (SHD) | faithful s (SHD) | TOPO s (SHD) | TOPO / faithful | evaluations |"
+    rows, ratios = [head, "|---" * 8 + "|"], []
     for seed in seeds:
         for number, (name, spec, variant) in enumerate(CASES, start=1):
             if number not in cases:
@@ -94,24 +88,14 @@ def table_a(seeds, before, d=50, n=1000, cases=(1, 2, 3, 4)):
             cond = np.linalg.cond(np.cov(ds.X.T))
             tf, sf, _ = fit(ds.X, ds.B_true, variant, "fast")
             ta, sa, _ = fit(ds.X, ds.B_true, variant, "adam")
-            tb = sb = mb = None
-            if before:
-                tb, sb, mb = fit(ds.X, ds.B_true, variant, "topo", before=True)
             tt, st, mt = fit(ds.X, ds.B_true, variant, "topo")
             ratios.append(tt / ta)
-            same = "–"
-            if mb is not None:
-                same = "yes" if (mb.order_ == mt.order_ and abs(mb.result_.objective - mt.result_.objective)
-                                 <= 1e-9 * abs(mb.result_.objective)) else (
-                    f"no ({mb.result_.objective:.6f} → {mt.result_.objective:.6f})")
-            cells = [name, str(seed), f"{cond:.1e}", f"{tf:.2f} ({sf})", f"{ta:.2f} ({sa})",
-                     "–" if tb is None else f"{tb:.1f} ({sb})", f"{tt:.2f} ({st})",
-                     "–" if tb is None else f"{tb / ta:.1f}", f"**{tt / ta:.2f}**",
-                     str(mt.history_["evaluated"][-1]), same]
+            cells = [name, str(seed), f"{cond:.1e}", f"{tf:.2f} ({sf})", f"{ta:.2f} ({sa})", f"{tt:.2f} ({st})",
+                     f"**{tt / ta:.2f}**", str(mt.history_["evaluated"][-1])]
             rows.append("| " + " | ".join(cells) + " |")
             print(rows[-1], flush=True)
     r = np.asarray(ratios)
-    summary = (f"- TOPO after / faithful: max {r.max():.2f} (target <= 2: {'met' if r.max() <= 2 else 'missed'}), "
+    summary = (f"- TOPO / faithful: max {r.max():.2f} (target <= 2: {'met' if r.max() <= 2 else 'missed'}), "
                f"median {np.median(r):.2f} (target <= 1: {'met' if np.median(r) <= 1 else 'missed'})")
     return rows + ["", summary]
 
@@ -147,10 +131,9 @@ def table_b(sizes, seed=0, n=1000, settings=("ev", "nv"), old_cache=False):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="one seed, no 'before', scaling d = 20, 50")
+    ap.add_argument("--quick", action="store_true", help="one seed, scaling d = 20, 50")
     ap.add_argument("--seeds", type=int, default=1, help="seeds 1..N for table (a) (seed 1: cond 8.6e6)")
     ap.add_argument("--first-seed", type=int, default=1, help="table (a)'s seeds start here (seeds S..S+N-1)")
-    ap.add_argument("--no-before", action="store_true", help="skip the pre-issue-32 search (slow)")
     ap.add_argument("--scaling", default="20,50,100,200", help="comma-separated d ('' to skip)")
     ap.add_argument("--settings", default="ev,nv", help="table (b)'s settings: ev (EV data, fit EV), nv, or both")
     ap.add_argument("--old-cache", action="store_true",
@@ -160,7 +143,7 @@ def main(argv=None):
     ap.add_argument("--out", default=None, help="also write the tables to this file")
     args = ap.parse_args(argv)
     if args.quick:
-        args.seeds, args.no_before, args.scaling = 1, True, "20,50"
+        args.seeds, args.scaling = 1, "20,50"
     t0 = time.perf_counter()
     warm_up()
     out = [f"# bench_topo.py {' '.join(sys.argv[1:])}; {platform.processor() or platform.machine()}, "
@@ -170,7 +153,7 @@ def main(argv=None):
     if not args.no_cases:
         out += ["### (a) d = 50, n = 1000: the four cases of issue 32", ""]
         print(out[-2] + "\n", flush=True)
-        out += table_a(range(args.first_seed, args.first_seed + args.seeds), not args.no_before,
+        out += table_a(range(args.first_seed, args.first_seed + args.seeds),
                        cases=tuple(int(x) for x in args.cases.split(",") if x.strip()))
     sizes = [int(x) for x in args.scaling.split(",") if x.strip()]
     if sizes:

@@ -262,8 +262,6 @@ def test_cached_search_equals_the_uncached_one(variant, monkeypatch):
     assert cached.n_iter >= 3
     assert uncached.order == cached.order and uncached.history["evaluated"] == cached.history["evaluated"]
     np.testing.assert_allclose(uncached.W, cached.W, rtol=0, atol=1e-10)
-    with _topo._legacy_search(), pytest.raises(ValueError, match="intervention targets"):
-        topo_solve(node, variant=variant, init_order=start)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,11 +11,12 @@ two papers (no released code was used):
   is jointly convex in ``(W, sigma)``. For CoLiDE-NV it separates into one smoothed concomitant
   lasso per node (node j regressed on its predecessors, with its own ``sigma_j >= sigma0_j``);
   for CoLiDE-EV the node regressions are coupled only through the shared ``sigma``. Both are
-  solved exactly (to ``tol``) from the covariance alone by block coordinate descent: a lasso in
-  the weights at fixed sigma (for fixed ``sigma`` the node term
-  ``r_j(w) / (2 sigma) + lambda1 |w|_1`` is, times ``sigma``, a lasso with penalty
-  ``lambda1 * sigma``), solved by covariance coordinate descent, then the closed-form sigma
-  update of eq. 5 / eq. 7, warm-started, until sigma stops moving.
+  solved exactly (to ``tol``) from the covariance alone: a lasso in the weights at fixed sigma
+  (for fixed ``sigma`` the node term ``r_j(w) / (2 sigma) + lambda1 |w|_1`` is, times
+  ``sigma``, a lasso with penalty ``lambda1 * sigma``) and the closed-form sigma update of
+  eq. 5 / eq. 7. The lasso is solved by the feature-sign search ("Speed" below); covariance
+  coordinate descent alternated with the sigma update, warm-started, is its fallback (a
+  singular active set or an iteration cap).
 * **Outer search** (:func:`topo_solve`): start from an order (the continuous CoLiDE solution's
   topological order by default), rank the swaps of node pairs with TOPO's KKT-based rule,
   evaluate them in growing candidate sets of sizes ``(s0, s_small, s_large)``, accept the best
@@ -54,7 +55,6 @@ sequence of node indices, first the nodes with no predecessor.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 import warnings
@@ -89,10 +89,6 @@ _MAX_OUTER = 500
 #: ``max(1, |score|)``: the inner solutions are exact to about 1e-10, so smaller "improvements"
 #: are rounding and accepting them could cycle.
 _ACCEPT_RTOL = 1e-9
-#: ``_LEGACY[0]``: run the search as before issue 32 (coordinate-descent node solves, every node
-#: re-solved per EV sigma move, every swap evaluated afresh). Only for comparisons:
-#: :func:`_legacy_search` and ``benchmarks/bench_topo.py --before``.
-_LEGACY = [False]
 #: ``_CACHE_BYTES[0]``: the search's node cache size in bytes (None: ``defaults.TOPO_CACHE_BYTES``;
 #: 0 switches the cache off, for the equivalence test and the benchmark).
 _CACHE_BYTES = [None]
@@ -690,9 +686,6 @@ class OrderFit:
         acyclicity term (zero on a DAG), or ``||X - XW||^2 / (2n) + lambda1 |W|_1`` (LS); with
         targets the masked score ``sum_j w_j (resid_j / (2 sigma_j) + sigma_j / 2) + lambda1 |W|_1``
         (``docs/conditions.md``).
-    sweeps : int
-        Coordinate-descent sweeps spent (a cost measure); 0 for the feature-sign solves of the
-        current search (only the pre-issue-32 search counts them).
     rq : ndarray of shape (n_nodes, 2) or None
         Per node ``(r_ols, q)``: on the node's active set its residual variance is
         ``r_ols + s^2 q`` at the penalty ``lambda1 * s`` (used to warm-start EV's sigma).
@@ -707,7 +700,6 @@ class OrderFit:
     sigma: object
     resid: np.ndarray
     score: float
-    sweeps: int = 0
     rq: object = None
     iv: object = None
     A: object = None
@@ -838,12 +830,6 @@ class _Problem:
         return (_score_value(self.node_w * resid, sigma, self.variant, self.node_w)
                 + float(np.sum(self.lam * np.abs(W))))
 
-    def _kernel(self, order, pos, W, resid, sig_vec, nodes, adapt, rq):
-        return int(_solve_nodes(self.covs, self.grp, order, pos, self.allowed, self.lam_k, W, resid, sig_vec,
-                                self.sigma0_vec,
-                                np.ascontiguousarray(nodes, dtype=np.int64), adapt, self.tol, _MAX_SWEEPS,
-                                _MAX_OUTER, rq))
-
     def enable_cache(self, nbytes=None):
         """Keep solved node pieces keyed by (node, predecessor set), in at most ``nbytes``.
 
@@ -880,8 +866,6 @@ class _Problem:
         new ``s`` are re-solved there, until every piece holds (then ``s`` is exact), and the
         columns follow as ``A - s B``. ``W`` is not modified. Returns an :class:`OrderFit`.
         """
-        if _LEGACY[0]:
-            return self._solve_legacy(order, W, sigma, nodes=nodes, resid=resid, rq=rq)
         d = self.d
         order = np.ascontiguousarray(order, dtype=np.int64)
         pos = np.empty(d, dtype=np.int64)
@@ -895,11 +879,11 @@ class _Problem:
         if self.variant == "nv":
             sig = np.array(sigma, dtype=float)
             self._kernel_fs(order, pos, W, resid, sig, nodes, True, rq, iv, A, B)
-            return OrderFit(order, W, sig, resid, self.score(W, resid, sig), 0, rq, iv, A, B)
+            return OrderFit(order, W, sig, resid, self.score(W, resid, sig), rq, iv, A, B)
         if self.variant == "ls":
             sig = np.ones(d)
             self._kernel_fs(order, pos, W, resid, sig, nodes, False, rq, iv, A, B)
-            return OrderFit(order, W, None, resid, self.score(W, resid, None), 0, rq, iv, A, B)
+            return OrderFit(order, W, None, resid, self.score(W, resid, None), rq, iv, A, B)
         s = float(sigma)
         sig = np.full(d, s)
         self._kernel_fs(order, pos, W, resid, sig, nodes, False, rq, iv, A, B)
@@ -933,65 +917,7 @@ class _Problem:
             s = max(math.sqrt(max(float(resid.sum()), 0.0) / d), self.sigma0)  # eq. 5 at the final W
         else:
             s = max(math.sqrt(max(float(np.sum(wn * resid)), 0.0) / self.wsum), self.sigma0)
-        return OrderFit(order, W, s, resid, self.score(W, resid, s), 0, rq, iv, A, B)
-
-    def _solve_legacy(self, order, W, sigma, nodes=None, resid=None, rq=None):
-        """The search before issue 32 (coordinate descent; EV re-solves every node per sigma move).
-
-        Kept for comparison (``benchmarks/bench_topo.py``, the equivalence test); see :meth:`solve`.
-
-        ``nodes`` (default all) are the nodes whose predecessor sets changed since ``W`` was
-        optimal; the others keep their columns (NV, LS) or are re-solved only as the shared
-        sigma moves (EV). ``resid``: the residual variances at ``W`` when known (those of the
-        ``nodes`` are recomputed anyway); ``rq`` the nodes' ``(r_ols, q)`` of the previous solve
-        (EV needs them for the nodes it does not re-solve). ``W`` is not modified. Returns an
-        :class:`OrderFit`.
-        """
-        if self.node_w is not None:
-            raise ValueError("The search before issue 32 takes one covariance, not intervention targets.")
-        d = self.d
-        order = np.ascontiguousarray(order, dtype=np.int64)
-        pos = np.empty(d, dtype=np.int64)
-        pos[order] = np.arange(d)
-        W = np.array(W, dtype=float)
-        all_nodes = np.arange(d, dtype=np.int64)
-        if nodes is None or (rq is None and self.variant == "ev"):
-            nodes = all_nodes
-        nodes = np.asarray(nodes, dtype=np.int64)
-        rq = np.zeros((d, 2)) if rq is None else np.array(rq, dtype=float)
-        if resid is None:
-            resid = np.maximum(residuals(W, self.cov)[1], 0.0)
-        resid = np.array(resid, dtype=float)
-        if self.variant == "nv":
-            sig = np.ascontiguousarray(np.array(sigma, dtype=float))
-            sweeps = self._kernel(order, pos, W, resid, sig, nodes, True, rq)
-            return OrderFit(order, W, sig, resid, self.score(W, resid, sig), sweeps, rq)
-        if self.variant == "ls":
-            sig = np.ones(d)
-            sweeps = self._kernel(order, pos, W, resid, sig, nodes, False, rq)
-            return OrderFit(order, W, None, resid, self.score(W, resid, None), sweeps, rq)
-        # EV: the node lassos at the shared sigma, then sigma. On the nodes' active sets the
-        # residuals are r_j(s) = r_ols_j + s^2 q_j, so eq. 5's fixed point s^2 = sum r_j / d is
-        # s = sqrt(sum r_ols / (d - sum q)) (floored at sigma0); re-solve every node there
-        # (warm) and repeat until sigma stops moving (twice when no active set changes).
-        s = float(sigma)
-        sig = np.full(d, s)
-        sweeps = self._kernel(order, pos, W, resid, sig, nodes, False, rq)
-        for _outer in range(_MAX_OUTER):
-            den = d - float(rq[:, 1].sum())
-            if den > 0 and _outer < _MAX_OUTER // 2:
-                s_new = math.sqrt(max(float(rq[:, 0].sum()), 0.0) / den)
-            else:  # plain alternation (eq. 5)
-                s_new = math.sqrt(max(float(resid.sum()), 0.0) / d)
-            s_new = max(s_new, self.sigma0)
-            moved = abs(s_new - s)
-            if moved <= self.tol * s:
-                break
-            s = s_new
-            sig[:] = s
-            sweeps += self._kernel(order, pos, W, resid, sig, all_nodes, False, rq)
-        s = max(math.sqrt(max(float(resid.sum()), 0.0) / d), self.sigma0)  # eq. 5 at the final W
-        return OrderFit(order, W, s, resid, self.score(W, resid, s), sweeps, rq)
+        return OrderFit(order, W, s, resid, self.score(W, resid, s), rq, iv, A, B)
 
     def start_sigma(self, W):
         """A starting sigma: the closed-form update at ``W`` (eq. 5 / eq. 7; with targets over each
@@ -1461,24 +1387,9 @@ def _evaluate_swap(prob, fit, a, b):
     order = fit.order.copy()
     order[a], order[b] = order[b], order[a]
     affected = order[a:b + 1]
-    if _LEGACY[0]:
-        W = _forward_part(fit.W, order, prob.allowed)
-        return prob.solve(order, W, fit.sigma if fit.sigma is None or np.isscalar(fit.sigma) else fit.sigma.copy(),
-                          nodes=affected, resid=fit.resid, rq=fit.rq)
     # the kernel reads only the new predecessors' entries of the affected columns: no masking
     return prob.solve(order, fit.W, fit.sigma, nodes=affected, resid=fit.resid, rq=fit.rq, iv=fit.iv, A=fit.A,
                       B=fit.B)
-
-
-@contextlib.contextmanager
-def _legacy_search():
-    """Run CoLiDE-TOPO as before issue 32 inside the ``with`` block (comparisons only)."""
-    old = _LEGACY[0]
-    _LEGACY[0] = True
-    try:
-        yield
-    finally:
-        _LEGACY[0] = old
 
 
 # --------------------------------------------------------------------------------------

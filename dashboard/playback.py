@@ -23,9 +23,8 @@ from colide_core.render.graph_html import set_playback_start
 from dashboard.assets import vis_assets_url
 from dashboard.cached import playback_html_cached
 from dashboard.figures import playback_figure
-from dashboard.fitting import fit_dataset
 
-__all__ = ["PLAYBACK_MAX_NODES", "PLAYBACK_MAX_FRAMES", "ON_KEY", "recorded_fit", "recording_job",
+__all__ = ["PLAYBACK_MAX_NODES", "PLAYBACK_MAX_FRAMES", "ON_KEY", "recording_job",
            "harvest_recording", "render_playback", "thin_frames"]
 
 #: Largest graph offered for playback: above it a drawing per checkpoint is not readable and the
@@ -100,29 +99,6 @@ def harvest_recording(state, result_key):
         return []
 
     return harvest
-
-
-def recorded_fit(dataset, result):
-    """The fit ``result`` again with ``record_W=True`` (cached), or None when it cannot be recorded.
-
-    Parameters
-    ----------
-    dataset : dashboard.data.Dataset
-        The current dataset (``X`` of shape (n_samples, n_nodes)); ``result`` was fitted on it.
-    result : dashboard.fitting.FitResult
-
-    Returns
-    -------
-    dashboard.fitting.FitResult or None
-        Same parameters plus ``record_W=True``; its ``result.W_history`` holds one W per
-        checkpoint. None for the order-search solver (``solver="topo"``), which has no
-        continuous path to watch, or above :data:`PLAYBACK_MAX_NODES` nodes.
-    """
-    params = dict(result.params)
-    if params.get("solver") == "topo" or len(result.node_names) > PLAYBACK_MAX_NODES:
-        return None
-    params["record_W"] = True
-    return fit_dataset(dataset, tuple(sorted(params.items())))
 
 
 def thin_frames(history, W_history, max_frames=None):

@@ -145,11 +145,6 @@ def _manifest_box():
         getattr(st, status[0])(status[1])
 
 
-def _resume_live():
-    """on_change of λ and the noise model: the live view follows the controls again."""
-    ss[state.LIVE_HOLD] = False
-
-
 def _variant_changed():
     """on_change of the Noise model: resume the live view; a single model also becomes the fit the
     Check page examines (it drives Learn's drawings, Playback and Check alike)."""

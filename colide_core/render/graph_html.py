@@ -46,7 +46,7 @@ from colide_core.render import graph_style
 from colide_core.graph._dag import classify_edges
 from colide_core.render.graph_style import EDGE_STYLES, SIGN_STYLES
 
-__all__ = ["EDGE_STYLES", "LABEL_SCREEN_PX", "graph_html", "legend_for", "legend_html", "playback_html",
+__all__ = ["EDGE_STYLES", "LABEL_SCREEN_PX", "graph_html", "legend_for", "playback_html",
            "set_playback_start", "template_environment", "vis_assets"]
 
 _EXTERNAL_TAG = re.compile(
@@ -87,24 +87,6 @@ def template_environment():
 def _parts():
     """The macros of ``graph_parts.html.j2`` (each returns :class:`markupsafe.Markup`)."""
     return template_environment().get_template("graph_parts.html.j2").module
-
-
-def legend_html(kinds, signs) -> str:
-    """The legend of :func:`colide_core.render.graph_style.legend_entries` as HTML, each text escaped once.
-
-    Parameters
-    ----------
-    kinds : set of str
-        Edge kinds drawn (keys of :data:`colide_core.render.graph_style.EDGE_STYLES`).
-    signs : set of {"+", "-"}
-        Signs of the weights drawn (keys of :data:`colide_core.render.graph_style.SIGN_STYLES`).
-
-    Returns
-    -------
-    str
-        One ``<div id="legend">`` element (the ``legend`` macro of ``graph_parts.html.j2``).
-    """
-    return str(_parts().legend(graph_style.legend_entries(kinds, signs)))
 
 
 #: Label size (CSS pixels) the drawing aims at on screen once fitted to its frame.
@@ -214,7 +196,8 @@ def legend_for(graphs, B_true=None) -> str:
     Returns
     -------
     str
-        :func:`legend_html` of the edge kinds and weight signs drawn; ``""`` when no edge is.
+        The legend (the ``legend`` macro of ``graph_parts.html.j2``, each text escaped once) of
+        the edge kinds and weight signs drawn; ``""`` when no edge is.
     """
     entries = _legend_entries(graphs, B_true)
     return "" if entries is None else str(_parts().legend(entries))
@@ -279,7 +262,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
         graph) top-down by layers.
     legend : bool, default True
         Draw the legend below the graph; a page showing several drawings side by side may show
-        one legend for all (:func:`legend_html`).
+        one legend for all (:func:`legend_for`).
     assets_url : str or None, default None
         None: vis-network's script and style are inlined (a self-contained page, ~700 kB, for
         reports and exports). Otherwise a relative URL path (letters, digits, ``_.-/``) under

@@ -27,7 +27,7 @@ the sources (on Sachs: PKC, then PKA, Raf, Mek, Erk, Akt), each layer spread lef
 
 Sizes
 -----
-:func:`font_px` and :func:`node_px` scale labels and nodes with the number of nodes, and
+:func:`font_px` scales labels with the number of nodes, and
 :data:`SUMMARY_NODES` is the size above which a node-link drawing is replaced by a summary (an
 adjacency heatmap with categorical axes): see :func:`label_overlap`, which measures it.
 
@@ -44,7 +44,7 @@ from colide_core._validation import check_square_matrix
 
 __all__ = [
     "EDGE_STYLES", "SIGN_STYLES", "NODE_FILL", "NODE_LINE", "LAYOUTS", "SUMMARY_NODES", "legend_entries",
-    "node_positions", "font_px", "node_px", "label_overlap", "max_font", "per_row", "unit_positions",
+    "node_positions", "font_px", "label_overlap", "max_font", "per_row", "unit_positions",
     "EDGE_BENDS", "bend_via", "edge_bends",
 ]
 
@@ -219,11 +219,6 @@ def font_px(n_nodes, width_px=600, max_label=3):
     spacing = math.pi * 0.8 * width_px / d
     # sqrt(2): two neighbours at 45 degrees are closer than the spacing in both x and y
     return float(min(16.0, max(10.0, spacing / (math.sqrt(2) * max(0.6 * max(int(max_label), 1), 1.2)))))
-
-
-def node_px(n_nodes, width_px=600, max_label=3):
-    """Node radius in screen pixels: a little smaller than the label's font (see :func:`font_px`)."""
-    return float(font_px(n_nodes, width_px, max_label) * 0.9)
 
 
 def label_overlap(positions, names, font_size_px, width_px=600):

@@ -13,7 +13,7 @@ import pytest
 import colide_core
 from colide_core.evaluation import baselines
 from colide_core.evaluation._metrics import evaluate
-from colide_core.evaluation.checks import centre_by_condition
+from colide_core.data.conditions import centre_by_condition
 from dashboard.comparison import design_caption, design_for_runs
 from dashboard.data import design_of
 from dashboard.fitting import fit_dataset, solver_params

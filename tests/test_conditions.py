@@ -489,3 +489,20 @@ def test_prior_knowledge_applies_with_conditions():
     i, j = np.unravel_index(np.argmax(np.abs(free.W_)), free.W_.shape)
     held = CoLiDE("nv", forbidden=[(int(i), int(j))]).fit(X, conditions=labels, targets=targets)
     assert abs(free.W_[i, j]) > 0.3 and held.W_[i, j] == 0.0 and held.adjacency_[i, j] == 0.0
+
+
+def test_condition_design_and_centre_by_condition_examples_run():
+    # The two docstring examples are run as doctests (the suite runs no doctest otherwise): the
+    # design codes the labels in order of appearance and masks node "b" on the "kd" rows;
+    # centring subtracts each condition's means ((2, 10) and (11, 20)).
+    import doctest
+
+    from colide_core.data import conditions
+
+    for func in (conditions.condition_design, conditions.centre_by_condition):
+        tests = doctest.DocTestFinder().find(func, func.__name__, globs={func.__name__: func})
+        assert tests and tests[0].examples, func.__name__
+        runner = doctest.DocTestRunner()
+        for test in tests:
+            runner.run(test)
+        assert runner.summarize(verbose=False) == (0, len(tests[0].examples)), func.__name__

@@ -26,10 +26,11 @@ import numpy as np
 import pandas as pd
 
 from colide_core import defaults
-from colide_core._validation import centred_covariance, check_data
-from colide_core.exceptions import ConditionsError
+from colide_core._validation import centred_covariance, check_data, check_X
+from colide_core.exceptions import ConditionsError, InvalidParameterError
 
-__all__ = ["ConditionStats", "check_conditions", "check_targets", "oriented_by_targets", "read_targets"]
+__all__ = ["ConditionStats", "centre_by_condition", "check_conditions", "check_targets", "condition_design",
+           "oriented_by_targets", "read_targets"]
 
 
 def _shorten(text, limit=40):
@@ -266,6 +267,103 @@ def check_targets(targets, labels, node_names=None, *, n_nodes=None, counts=None
             raise ConditionsError(f"Node {_shorten(name)!r} is a target in every condition: no row is left to fit "
                                   "its own equation.", "target_every_row", columns=(_shorten(name),))
     return out
+
+
+def condition_design(conditions, targets, n_samples, node_names=None, n_nodes=None):
+    """Code the rows' conditions and mark, per node, the rows where it is not a target.
+
+    Parameters
+    ----------
+    conditions : array-like of shape (n_samples,) or None
+        One label per row (:func:`check_conditions`); None: one condition.
+    targets : mapping or None
+        ``{label: nodes}`` (:func:`check_targets`).
+    n_samples : int
+        Rows of the data.
+    node_names : sequence of str, optional
+        Column names, to resolve targets given by name.
+    n_nodes : int, optional
+        Number of nodes; default ``len(node_names)``.
+
+    Returns
+    -------
+    codes : ndarray of int64 of shape (n_samples,)
+        Row i's condition index (all 0 without conditions).
+    unmasked : ndarray of bool of shape (n_samples, n_nodes)
+        ``unmasked[i, j]`` is False where row i's condition intervenes on node j: that row does
+        not follow node j's observational equation.
+
+    Raises
+    ------
+    ConditionsError
+        (a ``ValueError``) For bad labels or targets, as the two checks above.
+    InvalidParameterError
+        For ``targets`` without ``conditions``.
+
+    Examples
+    --------
+    Four rows in two conditions; condition ``"kd"`` intervenes on node ``"b"``:
+
+    >>> codes, unmasked = condition_design(["obs", "obs", "kd", "kd"], {"kd": ["b"]}, 4,
+    ...                                    node_names=["a", "b"])
+    >>> codes.tolist()
+    [0, 0, 1, 1]
+    >>> unmasked.tolist()
+    [[True, True], [True, True], [True, False], [True, False]]
+    """
+    d = int(n_nodes if n_nodes is not None else len(node_names))
+    if conditions is None:
+        if targets:
+            raise InvalidParameterError("targets need conditions (one label per row).")
+        return np.zeros(n_samples, dtype=np.int64), np.ones((n_samples, d), dtype=bool)
+    labels, codes = check_conditions(conditions, n_samples)
+    counts = np.bincount(codes, minlength=len(labels))
+    tgt = check_targets(targets, labels, node_names, n_nodes=d, counts=counts)
+    unmasked = np.ones((n_samples, d), dtype=bool)
+    for k, lab in enumerate(labels):
+        for j in tgt[lab]:
+            unmasked[codes == k, j] = False
+    return codes, unmasked
+
+
+def centre_by_condition(X, conditions):
+    """Subtract each condition's own column means (per-condition centring).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_nodes)
+        Finite data. Not modified.
+    conditions : array-like of shape (n_samples,) or None
+        One label per row; None centres on the pooled means.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_nodes)
+        ``X`` minus, on each row, the mean of its condition's rows: every condition has column
+        means 0. A shift of a condition's means (an intervention on the level of a node, or a
+        batch effect) is removed, as CoLiDE with conditions removes it with one intercept per
+        condition.
+
+    Raises
+    ------
+    ValueError
+        For invalid data or labels.
+
+    Examples
+    --------
+    Condition ``"x"`` has column means ``(2, 10)``, condition ``"y"`` ``(11, 20)``:
+
+    >>> centre_by_condition([[1.0, 10.0], [3.0, 10.0], [10.0, 20.0], [12.0, 20.0]],
+    ...                     ["x", "x", "y", "y"]).tolist()
+    [[-1.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [1.0, 0.0]]
+    """
+    values, _ = check_X(X, min_samples=1)
+    codes, _ = condition_design(conditions, None, values.shape[0], n_nodes=values.shape[1])
+    k = int(codes.max()) + 1
+    sums = np.zeros((k, values.shape[1]))
+    np.add.at(sums, codes, values)
+    means = sums / np.bincount(codes, minlength=k)[:, None]
+    return values - means[codes]
 
 
 def oriented_by_targets(targets, node_names=None, *, n_nodes=None):

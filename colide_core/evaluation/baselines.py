@@ -40,6 +40,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from colide_core.data.conditions import centre_by_condition
 from colide_core.exceptions import MethodError
 from colide_core.graph._dag import is_dag
 from colide_core.solver._estimator import CoLiDE
@@ -440,7 +441,7 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_
     unused_design : {"refuse", "centre"}, default="refuse"
         What a method without ``accepts_conditions`` does with ``conditions``: refuse them
         (a ``ValueError``), or run on the rows centred within each condition
-        (:func:`colide_core.evaluation.checks.centre_by_condition`: each condition's mean shift
+        (:func:`colide_core.data.conditions.centre_by_condition`: each condition's mean shift
         removed, as CoLiDE's intercept per condition removes it), the targets unused. Never the
         pooled rows.
     **params
@@ -473,8 +474,6 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_
         raise ValueError("targets need conditions: give the condition of each row.")
     if conditions is not None and not spec.accepts_conditions:
         design_use(name, conditions, targets, unused_design)  # refuses unless told to centre
-        from colide_core.evaluation.checks import centre_by_condition
-
         A = centre_by_condition(A, conditions)  # checks the labels too
         conditions = targets = None
     if spec.max_nodes is not None and d > spec.max_nodes:

@@ -54,14 +54,15 @@ from colide_core.graph._dag import classify_edges, is_dag
 from colide_core._params import InvalidParameterError, is_int, is_real
 from colide_core._validation import check_adjacency, check_X
 from colide_core.solver.path import bic_score
-from colide_core.data.simulate import path_sortability, varsortability
+from colide_core.data.conditions import centre_by_condition, condition_design
+from colide_core.data.simulate import path_sortability, simulate_dag, varsortability
 
 __all__ = [
     "MAX_RANDOM_GRAPHS", "MAX_REFITS", "MAX_TESTS",
     "Refit", "ols_refit", "r2_scores", "r2_sortability", "sortability", "Sortability",
     "GraphChange", "compare_graphs", "refit_compare", "scale_sensitivity", "ScaleSensitivity",
     "ResidualChecks", "residual_checks", "MarkovCheck", "markov_check", "implied_independences",
-    "random_dag", "edge_evidence", "CheckReport", "run_checks", "condition_design", "centre_by_condition",
+    "edge_evidence", "CheckReport", "run_checks",
 ]
 
 #: Most random graphs of one Markov check.
@@ -91,85 +92,6 @@ def _data_and_graph(X, A):
     if names is None:
         names = [f"X{k}" for k in range(d)]
     return values, names, B
-
-
-def condition_design(conditions, targets, n_samples, node_names=None, n_nodes=None):
-    """Code the rows' conditions and mark, per node, the rows where it is not a target.
-
-    Parameters
-    ----------
-    conditions : array-like of shape (n_samples,) or None
-        One label per row (:func:`colide_core.data.conditions.check_conditions`); None: one
-        condition.
-    targets : mapping or None
-        ``{label: nodes}`` (:func:`colide_core.data.conditions.check_targets`).
-    n_samples : int
-        Rows of the data.
-    node_names : sequence of str, optional
-        Column names, to resolve targets given by name.
-    n_nodes : int, optional
-        Number of nodes; default ``len(node_names)``.
-
-    Returns
-    -------
-    codes : ndarray of int64 of shape (n_samples,)
-        Row i's condition index (all 0 without conditions).
-    unmasked : ndarray of bool of shape (n_samples, n_nodes)
-        ``unmasked[i, j]`` is False where row i's condition intervenes on node j: that row does
-        not follow node j's observational equation.
-
-    Raises
-    ------
-    ConditionsError
-        (a ``ValueError``) For bad labels or targets, as the two checks above.
-    """
-    from colide_core.data.conditions import check_conditions, check_targets
-
-    d = int(n_nodes if n_nodes is not None else len(node_names))
-    if conditions is None:
-        if targets:
-            raise InvalidParameterError("targets need conditions (one label per row).")
-        return np.zeros(n_samples, dtype=np.int64), np.ones((n_samples, d), dtype=bool)
-    labels, codes = check_conditions(conditions, n_samples)
-    counts = np.bincount(codes, minlength=len(labels))
-    tgt = check_targets(targets, labels, node_names, n_nodes=d, counts=counts)
-    unmasked = np.ones((n_samples, d), dtype=bool)
-    for k, lab in enumerate(labels):
-        for j in tgt[lab]:
-            unmasked[codes == k, j] = False
-    return codes, unmasked
-
-
-def centre_by_condition(X, conditions):
-    """Subtract each condition's own column means (per-condition centring).
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_nodes)
-        Finite data. Not modified.
-    conditions : array-like of shape (n_samples,) or None
-        One label per row; None centres on the pooled means.
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_nodes)
-        ``X`` minus, on each row, the mean of its condition's rows: every condition has column
-        means 0. A shift of a condition's means (an intervention on the level of a node, or a
-        batch effect) is removed, as CoLiDE with conditions removes it with one intercept per
-        condition.
-
-    Raises
-    ------
-    ValueError
-        For invalid data or labels.
-    """
-    values, _ = check_X(X, min_samples=1)
-    codes, _ = condition_design(conditions, None, values.shape[0], n_nodes=values.shape[1])
-    k = int(codes.max()) + 1
-    sums = np.zeros((k, values.shape[1]))
-    np.add.at(sums, codes, values)
-    means = sums / np.bincount(codes, minlength=k)[:, None]
-    return values - means[codes]
 
 
 def _check_alpha(alpha):
@@ -994,30 +916,6 @@ def implied_independences(A):
     return out
 
 
-def random_dag(d, n_edges, rng) -> np.ndarray:
-    """A DAG drawn uniformly among those with ``n_edges`` edges over a random node order.
-
-    Parameters
-    ----------
-    d : int
-        Number of nodes.
-    n_edges : int
-        Number of edges, at most ``d (d - 1) / 2``.
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    ndarray of shape (d, d), dtype bool
-        ``A[i, j]`` True means i -> j.
-    """
-    iu = np.triu_indices(d, 1)
-    pick = rng.choice(iu[0].size, size=int(n_edges), replace=False)
-    U = np.zeros((d, d), dtype=bool)
-    U[iu[0][pick], iu[1][pick]] = True
-    perm = rng.permutation(d)
-    return U[np.ix_(perm, perm)]
-
-
 @dataclass(frozen=True, eq=False)
 class MarkovCheck:
     """Local Markov check of a DAG on data, against random DAGs with as many edges.
@@ -1090,7 +988,8 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     For every node i and every non-descendant j that is not a parent, the DAG implies
     ``X_i independent of X_j given X_Pa(i)`` (local Markov property). Each statement is tested
     with the Fisher-z partial-correlation test; the share rejected at ``alpha`` is compared with
-    the same share for ``n_random`` random DAGs with the same number of edges.
+    the same share for ``n_random`` random DAGs with the same number of edges (the ER graphs of
+    :func:`colide_core.data.simulate.simulate_dag`: uniform over edge sets and node orders).
 
     Parameters
     ----------
@@ -1106,8 +1005,8 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
         Seeds the random DAGs and the subsets.
     conditions : array-like of shape (n_samples,), optional
         The rows' condition labels: the tests then run on the data centred per condition
-        (:func:`centre_by_condition`), so a shift of a condition's means does not make two
-        nodes look dependent. The tests do not drop targeted rows.
+        (:func:`colide_core.data.conditions.centre_by_condition`), so a shift of a condition's
+        means does not make two nodes look dependent. The tests do not drop targeted rows.
     callback : callable, optional
         ``callback(done, n_random + 1)`` after the learned graph's tests and after each random
         DAG (``done`` counts the graphs tested; fractional within a graph, every 200 tests);
@@ -1120,8 +1019,10 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     Raises
     ------
     ValueError
-        For invalid data or a graph that is not a DAG; InvalidParameterError for bad counts or
-        a ``callback`` that is not callable.
+        For invalid data or a graph that is not a DAG; with ``n_random > 0``, for more than
+        ``defaults.MAX_NODES`` nodes or more than ``defaults.MAX_DEGREE * n_nodes`` edges (the
+        bounds of :func:`~colide_core.data.simulate.simulate_dag`); InvalidParameterError for bad
+        counts or a ``callback`` that is not callable.
 
     Notes
     -----
@@ -1162,8 +1063,9 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     if stopped or (callback is not None and n_random and callback(1.0, total)):
         stopped, n_random = True, 0
     for r in range(n_random):
-        _, pr, cut = _run_tests(cit, implied_independences(random_dag(d, n_edges, rng)), max_tests, rng,
-                                within(r + 1))
+        # a DAG with exactly n_edges edges, uniform over edge sets and node orders: simulate_dag's ER
+        random_graph = simulate_dag(d, n_edges / d, "er", random_state=rng) != 0
+        _, pr, cut = _run_tests(cit, implied_independences(random_graph), max_tests, rng, within(r + 1))
         if cut:
             stopped, n_random = True, r
             break

@@ -32,13 +32,16 @@ from numbers import Integral, Real
 from types import MappingProxyType
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
 from colide_core import defaults
-from colide_core._params import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, Number
-from colide_core.exceptions import RunSettingsError
 
-__all__ = ["RunSettings", "Limits", "LIBRARY", "INTERACTIVE", "CONSTRAINTS", "SETTING_NAMES", "check_settings"]
+# scikit-learn (its parameter validation, and RunSettingsError, an InvalidParameterError) is
+# imported on the first check, not here: the table of settings is read by `colide fit --help`,
+# which must not pay scikit-learn's import (2 s).
+
+__all__ = ["RunSettings", "Setting", "SETTINGS", "setting", "Limits", "LIBRARY", "INTERACTIVE", "CONSTRAINTS",
+           "SETTING_NAMES", "RESULT_SETTINGS", "SCHEDULE_SETTINGS", "NOT_SETTINGS", "PRIOR_KEYS",
+           "check_setting", "check_settings"]
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 60
@@ -52,13 +55,13 @@ class Schedule:
 
     Parameters
     ----------
-    element : Number
+    element : Num
         The constraint on each entry.
     min_len, max_len : int or None
         Bounds on the length (inclusive; None: unbounded).
     """
 
-    element: Number
+    element: "Num"
     min_len: int = 1
     max_len: int | None = None
 
@@ -69,7 +72,7 @@ class Schedule:
             n = f"a flat list of exactly {self.min_len} entries"
         else:
             n = f"a flat list of {self.min_len} to {self.max_len} entries"
-        return f"{n}, each {self.element}"
+        return f"{n}, each {self.element.build()}"
 
     def normalise(self, value):
         """The entries as a tuple of Python numbers, or None when ``value`` is not such a list."""
@@ -85,11 +88,12 @@ class Schedule:
         else:
             return None
         items = [v.item() if isinstance(v, np.generic) else v for v in items]
-        if not all(self.element.is_satisfied_by(v) for v in items):
+        element = self.element.build()
+        if not all(element.is_satisfied_by(v) for v in items):
             return None
         if len(items) < self.min_len or (self.max_len is not None and len(items) > self.max_len):
             return None
-        cast = int if self.element.type is Integral else float
+        cast = int if self.element.type == "int" else float
         return tuple(cast(v) for v in items)
 
 
@@ -97,9 +101,13 @@ class _RandomState:
     """None, an int seed in [0, 2**32) or a numpy RandomState / Generator."""
 
     def __str__(self):
+        from colide_core._params import SEED
+
         return f"None, {SEED} or a numpy RandomState or Generator"
 
     def is_satisfied_by(self, value):
+        from colide_core._params import SEED
+
         return value is None or SEED.is_satisfied_by(value) or isinstance(
             value, (np.random.RandomState, np.random.Generator))
 
@@ -112,27 +120,294 @@ class _Bool:
         return isinstance(value, (bool, np.bool_))
 
 
-#: Per setting, the library's constraint: what the solvers can run at all.
-CONSTRAINTS = MappingProxyType({
-    "variant": StrOptions(set(defaults.VARIANTS)),
-    "lambda1": NON_NEGATIVE,
-    "mu_schedule": Schedule(POSITIVE),
-    "s_schedule": Schedule(POSITIVE),
-    "max_iter": Schedule(Number(Integral, 1, defaults.MAX_ITER_LIMIT, closed="both")),
-    "lr": POSITIVE,
-    "tol": NON_NEGATIVE,
-    "threshold": NON_NEGATIVE,
-    "solver": StrOptions(set(defaults.SOLVERS)),
-    "checkpoint": POSITIVE_INT,
-    "max_time": Number(Real, 0, None, closed="neither"),  # or None
-    "topo_sizes": Schedule(POSITIVE_INT, 3, 3),
-    "record_W": _Bool(),
-    "device": StrOptions(set(defaults.DEVICES)),
-    "random_state": _RandomState(),
-})
+@dataclass(frozen=True)
+class Num:
+    """A light description of :class:`colide_core._params.Number` (built on first use).
+
+    Parameters
+    ----------
+    type : {"real", "int"}
+    low, high : float or None
+        Bounds (None: unbounded).
+    closed : {"both", "left", "right", "neither"}
+    """
+
+    type: str
+    low: float | None = None
+    high: float | None = None
+    closed: str = "both"
+
+    def build(self):
+        """The scikit-learn constraint (:class:`colide_core._params.Number`)."""
+        return _built(self)
+
+
+@dataclass(frozen=True)
+class Options:
+    """A light description of scikit-learn's ``StrOptions`` (built on first use).
+
+    Parameters
+    ----------
+    values : tuple of str
+    """
+
+    values: tuple
+
+    def build(self):
+        """The scikit-learn constraint (``StrOptions``)."""
+        return _built(self)
+
+
+_BUILT: dict = {}
+
+
+def _error(problems):
+    """:class:`colide_core.exceptions.RunSettingsError` listing ``problems`` (imported on first use)."""
+    from colide_core.exceptions import RunSettingsError
+
+    return RunSettingsError(problems)
+
+
+def _built(spec):
+    """The scikit-learn constraint a light spec stands for (cached); other constraints as they are."""
+    if not isinstance(spec, (Num, Options)):
+        return spec
+    out = _BUILT.get(spec)
+    if out is None:
+        if isinstance(spec, Options):
+            from sklearn.utils._param_validation import StrOptions
+
+            out = StrOptions(set(spec.values))
+        else:
+            from colide_core._params import Number
+
+            out = Number(Integral if spec.type == "int" else Real, spec.low, spec.high, closed=spec.closed)
+        _BUILT[spec] = out
+    return out
+
+
+def _closed(range_, type_="real", closed="both"):
+    return Num(type_, range_[0], range_[1], closed)
+
+
+NON_NEGATIVE, POSITIVE = Num("real", 0, None, "left"), Num("real", 0, None, "neither")
+POSITIVE_INT = Num("int", 1, None, "left")
+
+
+#: The stage loops, as :attr:`Setting.solvers` names them.
+_ALL_LOOPS = ("adam", "fast", "topo")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One run setting, declared once with its interfaces (:data:`SETTINGS` holds them all).
+
+    Every interface is derived from these rows: :class:`RunSettings`' fields and checks, the
+    CLI's flags (:func:`colide_core.run.cli.build_parser`), the manifest's exact ``fit``
+    command (:func:`colide_core.run.manifest.fit_command`), the dashboard's cache keys, λ-path
+    and Check keys, bootstrap match, manifest loader and advanced-settings form.
+
+    Attributes
+    ----------
+    name : str
+        The keyword of :class:`colide_core.CoLiDE` and the field of :class:`RunSettings`.
+    default : object
+        The library's default (immutable: tuples for schedules).
+    constraint : object
+        What the solvers accept (a ``sklearn.utils._param_validation`` constraint,
+        :class:`colide_core._params.Number` or :class:`Schedule`).
+    help : str
+        One line for ``--help``, the widget and the docs (units and range).
+    interactive : object or None
+        The dashboard's narrower constraint (:data:`INTERACTIVE`), None: the library's.
+    flag : str or None
+        The CLI flag (``"--max-iter"``); None: not offered on the command line.
+    metavar : str or None
+        The CLI's placeholder.
+    result : bool
+        Whether the fitted ``W`` depends on it: it then enters cache keys, the λ path's keys and
+        the bootstrap match (the threshold and the seed do not).
+    solvers : tuple of str
+        The stage loops that read it (``"adam"``, ``"fast"``, ``"topo"``).
+    optional : bool
+        None is accepted (no budget).
+    dashboard : {"own", "advanced", None}
+        On the dashboard: a widget of its own (``variant``, ``lambda1``, ``threshold``,
+        ``solver``), the generated advanced-settings form, or not offered (the server's choice).
+    """
+
+    name: str
+    default: object
+    constraint: object
+    help: str
+    interactive: object = None
+    flag: str | None = None
+    metavar: str | None = None
+    result: bool = True
+    solvers: tuple = _ALL_LOOPS
+    optional: bool = False
+    dashboard: str | None = "advanced"
+
+    def parse(self, text):
+        """The value written as ``text`` (a CLI argument, a form field), unchecked.
+
+        Numbers are read as numbers, schedules as comma-separated numbers, switches as
+        true/false; :func:`check_settings` checks the result, so the command line accepts
+        exactly what the library accepts.
+
+        Parameters
+        ----------
+        text : str
+
+        Returns
+        -------
+        object
+            A float, an int, a tuple, a bool, a str, or None for an empty optional value.
+
+        Raises
+        ------
+        ValueError
+            If the text is not a number (or list of numbers) where one is expected.
+
+        Examples
+        --------
+        >>> setting("max_iter").parse("100,200")
+        (100, 200)
+        >>> setting("lr").parse("1e-3")
+        0.001
+        """
+        text = str(text).strip()
+        c = self.constraint
+        if self.optional and text.lower() in ("", "none"):
+            return None
+        if isinstance(c, Schedule):
+            cast = int if c.element.type == "int" else float
+            try:
+                return tuple(_number(cast, v) for v in text.split(","))
+            except ValueError:
+                raise ValueError(f"expected comma-separated {'whole ' if cast is int else ''}numbers, "
+                                 f"got {_short.repr(text)}") from None
+        if isinstance(c, _Bool):
+            if text.lower() in ("true", "1", "yes"):
+                return True
+            if text.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError(f"expected true or false, got {_short.repr(text)}")
+        try:
+            if isinstance(c, Num):
+                return _number(int if c.type == "int" else float, text)
+            if isinstance(c, _RandomState):
+                return _number(int, text)
+        except ValueError:
+            raise ValueError(f"not a number: {_short.repr(text)}") from None
+        return text
+
+    def format(self, value) -> str:
+        """``value`` as :meth:`parse` reads it back (the inverse, for commands and forms).
+
+        Examples
+        --------
+        >>> setting("max_iter").format((100, 200))
+        '100,200'
+        """
+        if isinstance(value, (tuple, list)):
+            return ",".join(repr(v) if isinstance(v, float) else str(v) for v in value)
+        if isinstance(value, float):
+            return repr(value)
+        return str(value)
+
+
+def _number(cast, text):
+    """``text`` as an int or a float; an int is refused where it has a fraction."""
+    text = str(text).strip()
+    if cast is int:
+        try:
+            return int(text)
+        except ValueError:
+            value = float(text)  # "1e3" is 1000; "1.5" is refused by the constraint check
+            return int(value) if value.is_integer() else value
+    return float(text)
+
+
+#: Every run setting, in the order of :class:`RunSettings`' fields: the one declaration.
+SETTINGS = (
+    Setting("variant", defaults.VARIANT, Options(defaults.VARIANTS),
+            "noise model: nv, non-equal variances (eq. 6-7); ev, equal (eq. 3-5); ls, DAGMA least squares",
+            flag="--variant", dashboard="own"),
+    Setting("lambda1", defaults.LAMBDA1, NON_NEGATIVE, "L1 weight lambda1 (>= 0)",
+            interactive=_closed(defaults.LAMBDA1_RANGE), flag="--lambda1", dashboard="own"),
+    Setting("mu_schedule", defaults.MU_SCHEDULE, Schedule(POSITIVE),
+            "central-path weights mu_k, one per stage (> 0)", flag="--mu-schedule", metavar="M1,M2,...",
+            solvers=_ALL_LOOPS),
+    Setting("s_schedule", defaults.S_SCHEDULE, Schedule(POSITIVE),
+            "log-det parameters s_k, one per stage (> 0)", flag="--s-schedule", metavar="S1,S2,..."),
+    Setting("max_iter", defaults.MAX_ITER, Schedule(Num("int", 1, defaults.MAX_ITER_LIMIT)),
+            "iterations T_k per stage, one per stage", flag="--max-iter", metavar="T1,T2,...",
+            interactive=Schedule(Num("int", 1, defaults.MAX_ITER_TOTAL))),
+    Setting("lr", defaults.LR, POSITIVE, "Adam step size (> 0)", interactive=_closed(defaults.LR_RANGE),
+            flag="--lr"),
+    Setting("tol", defaults.TOL, NON_NEGATIVE,
+            "relative objective change between checkpoints that ends a stage (>= 0)",
+            interactive=_closed(defaults.TOL_RANGE), flag="--tol"),
+    Setting("threshold", defaults.THRESHOLD, NON_NEGATIVE, "edge threshold on |W| for the DAG (>= 0)",
+            interactive=_closed(defaults.THRESHOLD_RANGE), flag="--threshold", result=False, dashboard="own"),
+    Setting("solver", defaults.SOLVER, Options(defaults.SOLVERS),
+            "stage loop: auto or fast, the fast solver; adam, the paper-faithful Algorithm 1; topo, "
+            "CoLiDE-TOPO (Appendix E)", flag="--solver", dashboard="own"),
+    Setting("checkpoint", defaults.CHECKPOINT, POSITIVE_INT,
+            "steps between convergence checks, history entries and progress calls (>= 1)",
+            interactive=_closed(defaults.CHECKPOINT_RANGE, "int"), flag="--checkpoint"),
+    Setting("max_time", None, POSITIVE, "time budget of the solve in seconds (> 0)",
+            interactive=_closed(defaults.MAX_TIME_RANGE, closed="right"), flag="--max-time", optional=True),
+    Setting("topo_sizes", defaults.TOPO_SIZES, Schedule(POSITIVE_INT, 3, 3),
+            "CoLiDE-TOPO's candidate-set sizes s0,s_small,s_large (increasing)", flag="--topo-sizes",
+            metavar="S0,SMALL,LARGE", solvers=("topo",),
+            interactive=Schedule(Num("int", 1, defaults.MAX_TOPO_SIZE), 3, 3)),
+    Setting("record_W", False, _Bool(), "keep W at every checkpoint (continuous solvers; for Playback)",
+            result=False, solvers=("adam", "fast"), dashboard=None),
+    Setting("device", defaults.DEVICE, Options(defaults.DEVICES),
+            "where the stage loops run: cpu (numpy/numba), gpu (JAX on a GPU), auto (the GPU when there "
+            "is one), jax-cpu (JAX on the CPU; docs/gpu.md)", flag="--device", solvers=("adam", "fast"),
+            dashboard=None),
+    Setting("random_state", None, _RandomState(), "seed, recorded in the manifest (the solvers are deterministic)",
+            interactive=Num("int", 0, 2**32 - 1), flag="--random-state", metavar="SEED",
+            result=False, optional=True, dashboard=None),
+)
+_BY_NAME = MappingProxyType({row.name: row for row in SETTINGS})
+
+
+def setting(name) -> Setting:
+    """The row of :data:`SETTINGS` named ``name``.
+
+    Raises
+    ------
+    KeyError
+        If no setting has that name.
+    """
+    return _BY_NAME[name]
+
+
 #: The settings, in the order of :class:`RunSettings`' fields.
-SETTING_NAMES = tuple(CONSTRAINTS)
-_OPTIONAL = frozenset({"max_time"})  # None is allowed
+SETTING_NAMES = tuple(row.name for row in SETTINGS)
+_SPECS = MappingProxyType({row.name: row.constraint for row in SETTINGS})
+
+
+def __getattr__(name):
+    # CONSTRAINTS (per setting, the library's scikit-learn constraint: what the solvers can run at
+    # all) is built on first use, with scikit-learn (PEP 562).
+    if name == "CONSTRAINTS":
+        return MappingProxyType({k: _built(v) for k, v in _SPECS.items()})
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_OPTIONAL = frozenset(row.name for row in SETTINGS if row.optional)  # None is allowed
+#: Settings whose fitted ``W`` depends on them: cache keys, λ-path keys, the bootstrap match.
+RESULT_SETTINGS = tuple(row.name for row in SETTINGS if row.result)
+#: Settings whose values are sequences (tuples; JSON writes them as lists).
+SCHEDULE_SETTINGS = tuple(row.name for row in SETTINGS if isinstance(row.constraint, Schedule))
+#: The estimator's parameters that are not run settings: prior knowledge and TOPO's start order,
+#: checked against the data's nodes by :class:`colide_core.graph.constraints.PriorKnowledge`.
+NOT_SETTINGS = ("forbidden", "required", "tiers", "init_order")
+#: Of :data:`NOT_SETTINGS`, the prior knowledge (forbidden and required edges, tiers).
+PRIOR_KEYS = ("forbidden", "required", "tiers")
 
 
 @dataclass(frozen=True)
@@ -160,26 +435,12 @@ class Limits:
     max_checkpoints: int | None = None
 
 
-def _closed(range_, type_=Real, closed="both"):
-    return Number(type_, range_[0], range_[1], closed=closed)
-
-
 #: What the solvers accept: :data:`CONSTRAINTS` alone.
 LIBRARY = Limits("library")
 #: The dashboard's bounds: settings from a browser, a URL or an uploaded manifest.
 INTERACTIVE = Limits(
     "the dashboard's limit",
-    constraints={
-        "lambda1": _closed(defaults.LAMBDA1_RANGE),
-        "threshold": _closed(defaults.THRESHOLD_RANGE),
-        "lr": _closed(defaults.LR_RANGE),
-        "tol": _closed(defaults.TOL_RANGE),
-        "checkpoint": _closed(defaults.CHECKPOINT_RANGE, Integral),
-        "max_iter": Schedule(Number(Integral, 1, defaults.MAX_ITER_TOTAL, closed="both")),
-        "max_time": _closed(defaults.MAX_TIME_RANGE, closed="right"),
-        "topo_sizes": Schedule(Number(Integral, 1, defaults.MAX_TOPO_SIZE, closed="both"), 3, 3),
-        "random_state": Number(Integral, 0, 2**32 - 1, closed="both"),  # or None: JSON holds no Generator
-    },
+    constraints={row.name: row.interactive for row in SETTINGS if row.interactive is not None},
     max_stages=defaults.MAX_STAGES,
     max_iter_total=defaults.MAX_ITER_TOTAL,
     max_checkpoints=defaults.MAX_CHECKPOINTS,
@@ -188,10 +449,13 @@ INTERACTIVE = Limits(
 
 def _check_one(name, value, limits):
     """``(normalised value, problem or None)`` for one setting."""
-    constraint = limits.constraints.get(name, CONSTRAINTS[name])
-    if value is None and (name in _OPTIONAL or (name == "random_state")):
+    from colide_core._params import Number
+
+    spec = limits.constraints.get(name, _SPECS[name])
+    constraint = _built(spec)
+    if value is None and name in _OPTIONAL:
         return None, None
-    where = "" if constraint is CONSTRAINTS[name] else f" ({limits.name})"
+    where = "" if spec is _SPECS[name] else f" ({limits.name})"
     if isinstance(constraint, Schedule):
         out = constraint.normalise(value)
         if out is None:
@@ -211,11 +475,11 @@ def _check_one(name, value, limits):
 def _check(params, limits, partial):
     """Check a mapping of settings; return the normalised ones or raise listing every problem."""
     if not isinstance(params, Mapping):
-        raise RunSettingsError([f"the run settings must be a mapping of names to values, got {type(params).__name__}"])
+        raise _error([f"the run settings must be a mapping of names to values, got {type(params).__name__}"])
     if not isinstance(limits, Limits):
         raise TypeError(f"limits must be a Limits (LIBRARY or INTERACTIVE), got {type(limits).__name__}.")
     problems, out = [], {}
-    unknown = sorted(str(k) for k in params if k not in CONSTRAINTS)
+    unknown = sorted(str(k) for k in params if k not in _SPECS)
     if unknown:
         problems.append("unknown setting(s) " + ", ".join(_short.repr(k) for k in unknown[:10]))
     for name in SETTING_NAMES:
@@ -246,64 +510,12 @@ def _check(params, limits, partial):
                         f"{total // merged['checkpoint']:,} checkpoints; at most {limits.max_checkpoints:,} "
                         f"({limits.name})")
     if problems:
-        raise RunSettingsError(problems)
+        raise _error(problems)
     return out if partial else merged
 
 
-@dataclass(frozen=True)
-class RunSettings:
-    """CoLiDE's run settings, checked: build with :meth:`create`, never directly.
-
-    Attributes
-    ----------
-    variant : {"nv", "ev", "ls"}
-        Noise model: non-equal variances (paper eq. 6-7), equal variance (eq. 3-5), or the
-        least-squares score (DAGMA-linear's, a baseline).
-    lambda1 : float
-        L1 weight, >= 0.
-    mu_schedule, s_schedule : tuple of float
-        Central-path weights ``mu_k`` and log-det parameters ``s_k``, one per stage, > 0.
-    max_iter : tuple of int
-        Iterations ``T_k`` per stage, each in ``[1, MAX_ITER_LIMIT]``.
-    lr : float
-        Adam step size, > 0.
-    tol : float
-        Relative objective change between checkpoints that ends a stage, >= 0.
-    threshold : float
-        Post-processing magnitude threshold on ``|W|``, >= 0.
-    solver : {"auto", "fast", "adam", "topo"}
-        Stage loop (:data:`colide_core.SOLVERS`).
-    checkpoint : int
-        Steps between convergence checks, history entries and callback calls, >= 1.
-    max_time : float or None
-        Wall-clock budget of the solve in seconds, > 0.
-    topo_sizes : tuple of 3 int
-        CoLiDE-TOPO's candidate-set sizes ``(s0, s_small, s_large)``, increasing.
-    record_W : bool
-        Keep W at every checkpoint (continuous solvers).
-    device : {"cpu", "gpu", "auto", "jax-cpu"}
-        Where the stage loops run: the numpy / numba solvers ("cpu"), the JAX backend on a GPU
-        ("gpu"), the GPU when there is one ("auto"), or the JAX backend on the CPU ("jax-cpu");
-        :mod:`colide_core.solver._jax`, ``docs/gpu.md``.
-    random_state : None, int, numpy RandomState or Generator
-        Accepted for API symmetry; the solvers are deterministic.
-    """
-
-    variant: str = defaults.VARIANT
-    lambda1: float = defaults.LAMBDA1
-    mu_schedule: tuple = defaults.MU_SCHEDULE
-    s_schedule: tuple = defaults.S_SCHEDULE
-    max_iter: tuple = defaults.MAX_ITER
-    lr: float = defaults.LR
-    tol: float = defaults.TOL
-    threshold: float = defaults.THRESHOLD
-    solver: str = defaults.SOLVER
-    checkpoint: int = defaults.CHECKPOINT
-    max_time: float | None = None
-    topo_sizes: tuple = defaults.TOPO_SIZES
-    record_W: bool = False
-    device: str = defaults.DEVICE
-    random_state: object = None
+class _RunSettingsBase:
+    """The methods of :class:`RunSettings` (its fields come from :data:`SETTINGS`)."""
 
     @classmethod
     def create(cls, params=None, *, limits=LIBRARY, ignore=(), **kwargs):
@@ -347,7 +559,7 @@ class RunSettings:
         """
         given = {} if params is None else params
         if not isinstance(given, Mapping):
-            raise RunSettingsError([f"the run settings must be a mapping of names to values, got {type(given).__name__}"])
+            raise _error([f"the run settings must be a mapping of names to values, got {type(given).__name__}"])
         skip = set(ignore)
         merged = {**{k: v for k, v in given.items() if k not in skip}, **kwargs}
         return cls(**_check(merged, limits, partial=False))
@@ -377,7 +589,64 @@ class RunSettings:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
+def _settings_doc():
+    lines = ["CoLiDE's run settings, checked: build with :meth:`create`, never directly.", "",
+             "The fields are the rows of :data:`SETTINGS`, in order (the one declaration of each setting).",
+             "", "Attributes", "----------"]
+    for row in SETTINGS:
+        c = row.constraint
+        kind = (f"{{{', '.join(repr(v) for v in c.values)}}}" if isinstance(c, Options)
+                else ("int" if c.type == "int" else "float") if isinstance(c, Num)
+                else f"tuple of {'int' if c.element.type == 'int' else 'float'}" if isinstance(c, Schedule)
+                else "bool" if isinstance(c, _Bool) else "None, int, numpy RandomState or Generator")
+        lines += [f"{row.name} : {kind}" + (" or None" if row.optional and kind[:4] != "None" else ""),
+                  f"    {row.help[:1].upper()}{row.help[1:]}. Default {row.default!r}."]
+    return "\n".join(lines) + "\n"
+
+
+RunSettings = dataclasses.make_dataclass(
+    "RunSettings", [(row.name, object, dataclasses.field(default=row.default)) for row in SETTINGS],
+    bases=(_RunSettingsBase,), frozen=True, namespace={"__doc__": _settings_doc(), "__module__": __name__})
+RunSettings.__qualname__ = "RunSettings"
+
 _DEFAULTS = RunSettings().as_dict()
+
+
+def check_setting(name, value, *, limits=LIBRARY):
+    """Check one setting on its own (the checks across settings wait for :meth:`RunSettings.create`).
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`SETTINGS`.
+    value : object
+    limits : Limits, default=LIBRARY
+
+    Returns
+    -------
+    object
+        The value normalised (numbers as float or int, schedules as tuples).
+
+    Raises
+    ------
+    RunSettingsError
+        With the one problem, as :meth:`RunSettings.create` words it, or for an unknown name.
+
+    Examples
+    --------
+    >>> check_setting("lr", 0)
+    Traceback (most recent call last):
+    ...
+    colide_core.exceptions.RunSettingsError: unusable run settings: lr = 0 must be a float in the range (0.0, inf) (not a bool)
+    >>> check_setting("max_iter", [100, 200])
+    (100, 200)
+    """
+    if name not in _SPECS:
+        raise _error([f"unknown setting {_short.repr(name)}"])
+    value, problem = _check_one(name, value, limits)
+    if problem:
+        raise _error([problem])
+    return value
 
 
 def check_settings(params, *, limits=LIBRARY, ignore=()):
@@ -404,7 +673,7 @@ def check_settings(params, *, limits=LIBRARY, ignore=()):
         As :meth:`RunSettings.create`.
     """
     if not isinstance(params, Mapping):
-        raise RunSettingsError([f"the run settings must be a mapping of names to values, got {type(params).__name__}"])
+        raise _error([f"the run settings must be a mapping of names to values, got {type(params).__name__}"])
     skip = set(ignore)
     out = _check({k: v for k, v in params.items() if k not in skip}, limits, partial=True)
     return {**out, **{k: v for k, v in params.items() if k in skip}}

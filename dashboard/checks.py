@@ -13,6 +13,7 @@ import numpy as np
 import colide_core
 from colide_core.render import report as core_report
 from colide_core.render import tables as _tables
+from colide_core.settings import NOT_SETTINGS, RESULT_SETTINGS
 from dashboard.cached import cache_data
 from dashboard.live import thresholded
 
@@ -59,10 +60,10 @@ def shown_graph(result, threshold, names, return_removed=False):
     return thresholded(result, float(threshold), names, return_removed=return_removed)
 
 
-#: Settings whose difference makes a bootstrap belong to another fit (everything that changes W;
-#: the threshold only changes which edges are counted, and is stated with the frequencies).
-_FIT_KEYS = ("variant", "lambda1", "solver", "mu_schedule", "s_schedule", "max_iter", "lr", "tol", "checkpoint",
-             "max_time", "topo_sizes", "forbidden", "required", "tiers", "init_order")
+#: Settings whose difference makes a bootstrap belong to another fit: every setting the fitted W
+#: depends on (``colide_core.settings.RESULT_SETTINGS``; the threshold only changes which edges are
+#: counted, and is stated with the frequencies), the prior knowledge and TOPO's start order.
+_FIT_KEYS = RESULT_SETTINGS + NOT_SETTINGS
 
 
 def bootstrap_mismatch(boot_state, data_key, params):

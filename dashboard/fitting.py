@@ -31,6 +31,7 @@ import numpy as np
 
 from colide_core import SolverResult, progress_fraction
 from colide_core.defaults import MAX_ITER
+from colide_core.settings import NOT_SETTINGS, PRIOR_KEYS, RESULT_SETTINGS
 from dashboard.cached import cache_data
 from dashboard.data import design_of
 from dashboard.jobs import Job
@@ -68,9 +69,10 @@ def shown_labels(choice):
     """
     return [choice] if choice in VARIANTS else list(VARIANTS)
 
-#: ``colide_core.solver.path.lambda_path`` keyword arguments that may come from the solver overrides.
-PATH_KEYS = ("mu_schedule", "s_schedule", "max_iter", "lr", "tol", "checkpoint", "solver",
-             "forbidden", "required", "tiers")
+#: ``colide_core.solver.path.lambda_path`` keyword arguments that may come from the solver overrides:
+#: every setting the fitted W depends on (``colide_core.settings.RESULT_SETTINGS``) but the noise model
+#: and λ, which the path sets itself, and the prior knowledge.
+PATH_KEYS = tuple(k for k in RESULT_SETTINGS if k not in ("variant", "lambda1")) + PRIOR_KEYS
 
 
 @dataclass(frozen=True, eq=False)
@@ -261,7 +263,6 @@ def check_params(params) -> tuple:
         Listing every offending setting (:func:`colide_core.settings.check_settings` with the
         dashboard's limits, ``INTERACTIVE``).
     """
-    from colide_core.run.manifest import NOT_SETTINGS
     from colide_core.settings import INTERACTIVE, check_settings
 
     check_settings(dict(params), limits=INTERACTIVE, ignore=NOT_SETTINGS)

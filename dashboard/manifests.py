@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from colide_core.graph.constraints import PRIOR_KEYS, PriorKnowledge
+from colide_core.settings import SETTING_NAMES, SETTINGS, setting
 from dashboard.cached import cache_data
 
 __all__ = [
@@ -35,9 +36,9 @@ __all__ = [
     "run_from_manifest", "apply_to_state",
 ]
 
-#: Largest values the Learn page's widgets accept (``colide_core.defaults``' widget ranges).
-#: Parameters that are widgets on the Learn page rather than solver overrides.
-_WIDGET_PARAMS = ("variant", "lambda1", "threshold")
+#: Settings with a widget of their own on the Learn page (``colide_core.settings.Setting.dashboard``
+#: "own"), not solver overrides; the solver is both (the sidebar's radio writes the overrides).
+_WIDGET_PARAMS = tuple(row.name for row in SETTINGS if row.dashboard == "own" and row.name != "solver")
 
 
 class ManifestProblem(ValueError):
@@ -229,7 +230,8 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     """
     import colide_core
     from colide_core.settings import INTERACTIVE, check_settings
-    from colide_core.run.manifest import (NOT_SETTINGS, ManifestError, RunSettingsError, data_fingerprint,
+    from colide_core.settings import NOT_SETTINGS
+    from colide_core.run.manifest import (ManifestError, RunSettingsError, data_fingerprint,
                                       load_manifest)
     from colide_core.data.transforms import describe_step
     from dashboard.fitting import FitResult, solver_params
@@ -293,9 +295,13 @@ def run_from_manifest(source, dataset) -> LoadedRun:
             raise ManifestProblem(f"the manifest's prior knowledge does not fit this dataset: {exc}") from None
         if prior.is_empty:
             prior = None
-    overrides = {}
+    overrides, not_applied = {}, []
     for k, v in params.items():
-        if k in _WIDGET_PARAMS or k in PRIOR_KEYS or k == "random_state":
+        if k in _WIDGET_PARAMS or k in PRIOR_KEYS:
+            continue
+        if k in SETTING_NAMES and setting(k).dashboard is None:  # the server's choice (device), or not a fit's
+            if _tuples(v) != defaults[k] and k != "random_state":
+                not_applied.append(f"{k} = {str(v)[:40]!r}")
             continue
         v = _tuples(v)
         if v != defaults[k]:
@@ -331,6 +337,8 @@ def run_from_manifest(source, dataset) -> LoadedRun:
     if not np.array_equal(again != 0, m.adjacency != 0):
         notes.append("The graph stored in the manifest differs from its W thresholded at "
                      f"{threshold:g}; the page shows the re-thresholded W.")
+    if not_applied:
+        notes.append("Not applied here (the server decides where and how fits run): " + ", ".join(not_applied) + ".")
     return LoadedRun(label=variant.upper(), lambda1=lambda1, threshold=threshold, overrides=overrides,
                      prior=prior, result=result, source=m.data.get("source"),
                      created=(m.raw.get("timing") or {}).get("created_utc"), notes=notes)
@@ -357,8 +365,11 @@ def apply_to_state(ss, run: LoadedRun) -> None:
     ss["learn_lambda1"] = run.lambda1
     ss["learn_threshold"] = run.threshold
     ss[state.SOLVER_OVERRIDES] = dict(run.overrides)
-    # The sidebar's solver radio shows the manifest's solver (the default fast one when absent).
-    ss["solver_choice"] = "adam" if run.overrides.get("solver") == "adam" else "auto"
+    # The sidebar's solver radio shows the manifest's solver (its "auto" stands for "fast" too).
+    from dashboard.layout import SOLVER_LABELS
+
+    solver = run.overrides.get("solver", "auto")
+    ss["solver_choice"] = solver if solver in SOLVER_LABELS else "auto"
     ss[ts.PRIOR] = run.prior
     tables = (run.prior or PriorKnowledge()).to_tables(run.result.node_names)
     tables["names"] = list(run.result.node_names)

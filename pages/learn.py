@@ -29,6 +29,7 @@ from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, fit_live, live_r
                                topo_cost)
 from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
+from dashboard.settings_form import settings_form
 from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename, solver_label
 
 #: Height of each graph drawing (px) by the number of drawings side by side: about a column's
@@ -252,6 +253,8 @@ if not results:
                if state.last_fit_time() else ""))
     with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
         _manifest_box()
+    with st.expander("Solver settings"):
+        settings_form(state.SOLVER_OVERRIDES, state.FIT_MESSAGES)
     st.stop()
 
 # --- results ----------------------------------------------------------------------------------
@@ -385,6 +388,8 @@ with tab_metrics:
 with tab_dl:
     with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
         _manifest_box()
+    with st.expander("Solver settings"):
+        settings_form(state.SOLVER_OVERRIDES, state.FIT_MESSAGES)
     for v in order:
         res = results[v]
         # dataset, noise model, λ and threshold in every file name (safe characters only)

@@ -198,7 +198,10 @@ def test_bad_arguments_in_a_subprocess_exit_2_without_traceback(tmp_path):
     (("fit", "missing.csv", "--out", "o"), "data file not found: missing.csv"),
     (("fit", "d.csv", "--out", "o", "--variant", "xx"), "argument --variant: invalid choice: 'xx'"),
     (("fit", "d.csv", "--out", "o", "--threshold", "abc"), "argument --threshold: not a number: 'abc'"),
-    (("fit", "d.csv", "--out", "o", "--max-iter", "1,2"), "argument --max-iter: expected 4 comma-separated"),
+    # any number of stages, as the library takes; the schedules must then have as many entries
+    (("fit", "d.csv", "--out", "o", "--max-iter", "1,2"), "max_iter must have one entry per stage"),
+    (("fit", "d.csv", "--out", "o", "--lr", "0"), "argument --lr: lr = 0.0 must be a float in the range (0.0, inf)"),
+    (("fit", "d.csv", "--out", "o", "--max-iter", "1.5"), "argument --max-iter: max_iter = (1.5,) must be"),
     (("fit", "d.csv", "--out", "o", "--export", "gml"), "--export: unknown format(s) gml"),
     (("fit", "d.csv", "--out", "o", "--truth", "t.csv"), "--truth file not found: t.csv"),
     (("fit", "d.csv", "--out", "o", "--columns", "a,zz"), "--columns: not in d.csv: zz"),

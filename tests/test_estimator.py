@@ -154,10 +154,15 @@ def test_estimator_and_path_call_the_loop_the_table_names(monkeypatch, name):
 def test_cli_offers_the_table_and_the_defaults():
     from colide_core.run.cli import build_parser
 
+    from colide_core.run.cli import _settings_of
+
+    # A setting not given is absent, so the library's default applies (one declaration of it).
     args = build_parser().parse_args(["fit", "data.csv", "--out", "o"])
-    assert (args.variant, args.lambda1, args.threshold, args.solver) == (
+    assert _settings_of(args) == {}
+    settings = colide_core.CoLiDE(**_settings_of(args)).get_run_settings()
+    assert (settings.variant, settings.lambda1, settings.threshold, settings.solver) == (
         defaults.VARIANT, defaults.LAMBDA1, defaults.THRESHOLD, defaults.SOLVER)
-    assert (tuple(args.max_iter), tuple(args.mu_schedule), tuple(args.s_schedule), args.lr, args.tol) == (
+    assert (settings.max_iter, settings.mu_schedule, settings.s_schedule, settings.lr, settings.tol) == (
         defaults.MAX_ITER, defaults.MU_SCHEDULE, defaults.S_SCHEDULE, defaults.LR, defaults.TOL)
     for name in SOLVERS:
         assert build_parser().parse_args(["fit", "d.csv", "--out", "o", "--solver", name]).solver == name

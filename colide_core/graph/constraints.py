@@ -39,8 +39,7 @@ __all__ = [
     "tier_forbidden_mask",
 ]
 
-#: The :class:`colide_core.CoLiDE` parameters that carry prior knowledge.
-PRIOR_KEYS = ("forbidden", "required", "tiers")
+from colide_core.settings import PRIOR_KEYS  # noqa: E402 - declared with the run settings
 
 #: Identifies the JSON documents written by :meth:`PriorKnowledge.to_json`.
 JSON_FORMAT = "colide-prior-knowledge"
@@ -697,9 +696,9 @@ class PriorKnowledge:
         Parameters
         ----------
         text : str or bytes
-            The JSON document (UTF-8 when bytes), read by :func:`colide_core.data.io.read_json`: at
-            most :data:`colide_core.data.io.JSON_MAX_BYTES` (10 MB) and nested at most
-            :data:`colide_core.data.io.JSON_MAX_DEPTH` (64) deep, both checked before parsing.
+            The JSON document (UTF-8 when bytes), read by :func:`colide_core._json.read_json`: at
+            most :data:`colide_core._json.JSON_MAX_BYTES` (10 MB) and nested at most
+            :data:`colide_core._json.JSON_MAX_DEPTH` (64) deep, both checked before parsing.
 
         Returns
         -------
@@ -712,7 +711,8 @@ class PriorKnowledge:
             this format, or an entry is malformed. No other exception escapes for any content of
             ``text``.
         """
-        from colide_core.data.io import DataValidationError, read_json
+        from colide_core._json import read_json
+        from colide_core.exceptions import DataValidationError
 
         try:
             doc = read_json(text, what="constraints file")

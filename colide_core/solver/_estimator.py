@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator
 
 from colide_core import defaults
 from colide_core._params import InvalidParameterError, Number, check_number
-from colide_core.settings import LIBRARY, SETTING_NAMES, RunSettings
+from colide_core.settings import LIBRARY, NOT_SETTINGS, SETTING_NAMES, RunSettings
 from colide_core.solver._fast import fast_solve
 from colide_core.graph._dag import threshold_to_dag
 from colide_core.solver._solver import colide_solve
@@ -24,9 +24,6 @@ from colide_core.solver._topo import topo_solve
 from colide_core._validation import check_square_matrix, data_covariance
 
 __all__ = ["CoLiDE", "SOLVERS", "get_solver"]
-
-#: The estimator's parameters that are not run settings (checked against the data in fit).
-_NOT_SETTINGS = ("forbidden", "required", "tiers", "init_order")
 
 #: Solver name -> stage loop. "auto" (the default) and "fast" are the fast solver
 #: (:func:`colide_core.solver._fast.fast_solve`); "adam" is the paper-faithful Algorithm 1
@@ -242,7 +239,7 @@ class CoLiDE(BaseEstimator):
             lengths, ``topo_sizes`` not increasing, ``record_W`` with ``solver="topo"``.
         """
         super()._validate_params()  # the parameters that are not run settings
-        return RunSettings.create(self.get_params(deep=False), limits=limits, ignore=_NOT_SETTINGS)
+        return RunSettings.create(self.get_params(deep=False), limits=limits, ignore=NOT_SETTINGS)
 
     def __init__(
         self,

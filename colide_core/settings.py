@@ -7,20 +7,22 @@ Every place that takes CoLiDE's run settings from a user builds a :class:`RunSet
 dashboard. A setting that is invalid is therefore refused at the first place a user gives it,
 with the same message everywhere (``"lr = 'x' must be a float in the range (0.0, inf)"``).
 
-The constraints are declared once, in :data:`CONSTRAINTS` (scikit-learn's
-``sklearn.utils._param_validation`` objects; :class:`colide_core._params.Number` refuses bools),
-with two named sets of limits:
+Each setting is declared once, as a row of :data:`SETTINGS` (:class:`Setting`): its default,
+the library's constraint (scikit-learn's ``sklearn.utils._param_validation`` objects, described
+lightly by :class:`Num`, :class:`Options` and :class:`Schedule` and built on first use, so that
+reading the table costs no scikit-learn import; :class:`colide_core._params.Number` refuses
+bools), the dashboard's narrower bound, its CLI flag and help, whether the fitted ``W`` depends on
+it, the loops that read it and its place on the dashboard. Two named sets of limits:
 
 * :data:`LIBRARY`: what the solvers can run at all (types, domains, ``max_iter`` entries up to
   :data:`colide_core.defaults.MAX_ITER_LIMIT`);
-* :data:`INTERACTIVE`: the dashboard's bounds (:mod:`colide_core.defaults` ``*_RANGE``,
-  ``MAX_STAGES``, ``MAX_ITER_TOTAL``, ``MAX_CHECKPOINTS``, ``MAX_TOPO_SIZE``) for settings from
-  a browser, a URL or an uploaded manifest, so that no setting can start a fit that never ends.
+* :data:`INTERACTIVE`: the dashboard's bounds (the rows' ``interactive`` constraints,
+  ``MAX_STAGES``, ``MAX_ITER_TOTAL``, ``MAX_CHECKPOINTS``) for settings from a browser, a URL or an
+  uploaded manifest, so that no setting can start a fit that never ends.
 
-Adding a solver option means one entry in :data:`CONSTRAINTS` and one field of
-:class:`RunSettings` (with its default in :mod:`colide_core.defaults`), read by the loop that
-uses it; the estimator exposes it as a parameter (scikit-learn's ``get_params`` reads
-``__init__``). Nothing else changes: the manifest, the CLI and the dashboard check it here.
+Adding a solver option means one row here, the loop that reads it and a parameter of
+:class:`colide_core.CoLiDE` (scikit-learn's ``get_params`` reads ``__init__``); the CLI's flag,
+the manifest's command, the dashboard's keys and form are derived (CONTRIBUTING.md).
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
 * ``render/``: every figure, drawing, HTML page and report;
 * ``run/``: run manifests, the sweep executor, the CLI;
 * top level: ``settings`` (the run settings), ``exceptions``, ``defaults`` and the private
-  helpers ``_params``, ``_validation``, ``_hashing`` that every layer may use.
+  helpers ``_params``, ``_validation``, ``_hashing``, ``_json`` that every layer may use.
 
 The rules, read from the sources with :mod:`ast` (every ``import``, at any depth):
 
@@ -73,7 +73,7 @@ def test_the_package_is_split_by_role():
     assert subs == SUBPACKAGES
     flat = {p.stem for p in PKG.glob("*.py")}
     assert flat == {"__init__", "__main__", "defaults", "settings", "exceptions", "_params", "_validation",
-                    "_hashing"}
+                    "_hashing", "_json"}
 
 
 def test_solver_never_imports_run_or_render():

@@ -1,7 +1,7 @@
 """Issue 22, class 7: tracebacks in the UI. Every user file goes through one loader layer.
 
 Data tables go through ``colide_core.data.io.read_table`` (only DataValidationError escapes), JSON
-documents through ``colide_core.data.io.read_json`` (size and nesting bounded before parsing), which
+documents through ``colide_core._json.read_json`` (size and nesting bounded before parsing), which
 ``colide_core.run.manifest.load_manifest`` (only ManifestError escapes) and
 ``PriorKnowledge.from_json`` (only ValueError escapes) use. The pages show those messages, never a
 traceback with server paths.
@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import colide_core.data.io as cio
+from colide_core._json import _json_depth, read_json
 from colide_core.graph.constraints import PriorKnowledge
 from colide_core.data.io import DataValidationError, read_table
 from colide_core.run.manifest import ManifestError, load_manifest
@@ -95,8 +96,8 @@ def test_constraints_errors_are_plain_value_errors():
 
 
 def test_read_json_limits_and_kinds():
-    assert cio.read_json(b'\xef\xbb\xbf{"a": [1, [2]]}') == {"a": [1, [2]]}
-    assert cio.read_json("[" * 64 + "]" * 64) is not None
+    assert read_json(b'\xef\xbb\xbf{"a": [1, [2]]}') == {"a": [1, [2]]}
+    assert read_json("[" * 64 + "]" * 64) is not None
     kinds = {
         "too_deep": "[" * 65 + "]" * 65,
         "too_large": "[" + "0," * 10 + "0]",
@@ -106,11 +107,11 @@ def test_read_json_limits_and_kinds():
     }
     for kind, doc in kinds.items():
         with pytest.raises(DataValidationError) as info:
-            cio.read_json(doc, max_bytes=20 if kind == "too_large" else 1000)
+            read_json(doc, max_bytes=20 if kind == "too_large" else 1000)
         assert info.value.kind == kind, (kind, info.value.message)
     # brackets inside strings and escaped quotes do not count
-    assert cio.read_json('["' + "[" * 500 + '\\"' + "{" * 500 + '"]') == ["[" * 500 + '"' + "{" * 500]
-    assert cio._json_depth('["\\\\", [[1]]]', 0) == 3
+    assert read_json('["' + "[" * 500 + '\\"' + "{" * 500 + '"]') == ["[" * 500 + '"' + "{" * 500]
+    assert _json_depth('["\\\\", [[1]]]', 0) == 3
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,7 +123,7 @@ def test_read_json_limits_and_kinds():
                  max_leaves=30).map(lambda x: json.dumps(x)),
 ))
 def test_any_input_gives_only_the_documented_errors(blob):
-    for load, expected in ((cio.read_json, DataValidationError), (load_manifest, ManifestError),
+    for load, expected in ((read_json, DataValidationError), (load_manifest, ManifestError),
                            (PriorKnowledge.from_json, ValueError)):
         if load is load_manifest and isinstance(blob, str) and not blob.lstrip().startswith("{"):
             blob_ = blob.encode()  # a str not starting with "{" means a path to load_manifest

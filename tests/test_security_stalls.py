@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import colide_core.data.io as cio
+import colide_core._json as cjson
+from colide_core._json import read_json
 from colide_core.data.io import DataValidationError, read_table
 
 # The issue's example: 60 kB on one line; csv.Sniffer took about 15 s on it, holding the GIL.
@@ -95,16 +97,16 @@ def test_json_depth_scan_is_linear_on_escape_heavy_text(monkeypatch):
     # The depth scan must not run a backtracking regex over strings of escaped quotes: it removes
     # escapes with str.replace first, so the string regex sees no backslash at all.
     seen = []
-    real = cio._JSON_STRING_RE
+    real = cjson._JSON_STRING_RE
 
     class Spy:
         def sub(self, repl, text):
             seen.append(text)
             return real.sub(repl, text)
 
-    monkeypatch.setattr(cio, "_JSON_STRING_RE", Spy())
+    monkeypatch.setattr(cjson, "_JSON_STRING_RE", Spy())
     doc = '["' + '\\"' * 200_000 + '"' + ", [" * 100 + "]" * 100 + "]"
     with pytest.raises(DataValidationError) as info:
-        cio.read_json(doc)
+        read_json(doc)
     assert info.value.kind == "too_deep" and "101 deep" in info.value.message
     assert len(seen) == 1 and "\\" not in seen[0]

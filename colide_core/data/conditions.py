@@ -673,7 +673,7 @@ def read_targets(data, name="targets.json"):
     data : bytes or str
         The file's content, at most ``defaults.MAX_TARGETS_FILE_BYTES`` bytes.
     name : str, default="targets.json"
-        The file's name: ``.json`` is read as JSON (:func:`colide_core.data.io.read_json`, size
+        The file's name: ``.json`` is read as JSON (:func:`colide_core._json.read_json`, size
         and nesting bounded), anything else as CSV with a header holding ``condition`` and
         ``target`` (or ``targets``) columns, one node per row (several in one cell separated by
         ``;``; an empty cell is a condition without target).
@@ -700,7 +700,7 @@ def read_targets(data, name="targets.json"):
                               "targets_malformed")
     out = {}
     if str(name).lower().endswith(".json"):
-        from colide_core.data.io import read_json
+        from colide_core._json import read_json
 
         try:
             doc = read_json(raw, what="targets file", max_bytes=defaults.MAX_TARGETS_FILE_BYTES, max_depth=3)

@@ -805,7 +805,7 @@ def _parse_manifest_json(source, max_bytes):
     """The JSON document of a manifest source (path, text, bytes or open file), parsed by
     :func:`colide_core.data.io.read_json` (size and nesting bounded before parsing); every failure is
     a :class:`ManifestError`."""
-    from colide_core.data.io import DataValidationError, read_json
+    from colide_core._json import DataValidationError, read_json
 
     if isinstance(source, (bytes, bytearray, memoryview)):
         raw = bytes(source)

@@ -32,6 +32,8 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 
+from colide_core.data.io import INTERACTIVE_MAX_NODES
+from colide_core.data.simulate import INTERACTIVE_BOUNDS
 from colide_core.defaults import LAMBDA1_RANGE, LIVE_MAX_CELLS, THRESHOLD_RANGE
 
 __all__ = ["URL_KEYS", "SIM_BOUNDS", "View", "view_params", "parse_view", "restore_from_url", "write_url"]
@@ -41,10 +43,13 @@ URL_KEYS = ("data", "rows", "truth", "lesson", "graph", "k", "d", "n", "noise", 
             "iv", "ivt", "ivs",
             "lam", "thr", "model", "layout")
 
-#: The Simulate page's widget bounds, per URL parameter: (type, low, high).
-SIM_BOUNDS = {"d": (int, 2, 200), "k": (float, 0.5, 10.0), "n": (int, 10, 200_000), "seed": (int, 0, 2**31 - 1),
-              "nv": (float, 0.01, 100.0), "nvr": (float, 0.05, 20.0), "w": (float, 0.05, 5.0),
-              "iv": (int, 0, 50), "ivt": (int, 0, 10), "ivs": (float, 0.0, 10.0)}
+#: URL parameter -> the simulation setting it carries (``colide_core.data.simulate.INTERACTIVE_BOUNDS``).
+_SIM_KEYS = {"d": "n_nodes", "k": "degree", "n": "n_samples", "seed": "seed", "nv": "noise_var",
+             "nvr": "noise_var_range", "w": "w_range", "iv": "n_conditions", "ivt": "n_targets", "ivs": "mean_shift"}
+#: The Simulate page's widget bounds, per URL parameter: (type, low, high), from the one table;
+#: a link's d stops at the CPU's node limit (a link cannot start a GPU-sized simulation).
+SIM_BOUNDS = {key: INTERACTIVE_BOUNDS[name] for key, name in _SIM_KEYS.items()}
+SIM_BOUNDS["d"] = (int, INTERACTIVE_BOUNDS["n_nodes"][1], INTERACTIVE_MAX_NODES)
 _CHOICES = {"graph": ("ER", "SF"), "noise": ("gaussian", "exponential", "laplace", "gumbel"),
             "var": ("EV", "NV"), "model": ("EV", "NV", "Both"), "layout": ("circle", "topdown"),
             "std": ("0", "1"), "rows": ("baseline", "utigsp", "all"), "truth": ("consensus17", "utigsp18", "cmu20")}

@@ -12,7 +12,7 @@ from colide_core.graph.export import edge_list
 from dashboard.graphview import show_graph
 from dashboard.simulation import config_from_state, simulate_dataset
 from dashboard.data import node_limit, too_large_message
-from colide_core.defaults import MAX_NODES
+from colide_core.data.simulate import INTERACTIVE_BOUNDS as B  # the one table of bounds (widgets, links)
 
 page_setup()
 ss = st.session_state
@@ -49,15 +49,15 @@ st.markdown(
 
 c1, c2, c3 = st.columns(3)
 with c1:
-    # up to MAX_NODES: above 200 nodes Simulate checks for a GPU, or says what a fit would cost here
-    st.number_input("Nodes d", min_value=2, max_value=MAX_NODES, step=1, key="sim_d", persist_state="session",
+    # up to defaults.MAX_NODES: above 200 nodes Simulate checks for a GPU, or says what a fit would cost here
+    st.number_input("Nodes d", min_value=B["n_nodes"][1], max_value=B["n_nodes"][2], step=1, key="sim_d", persist_state="session",
                     help="Up to 200 nodes on a CPU; up to 2,000 when a GPU is present (their fits then run there, "
                          "on Run).")
-    st.number_input("Expected degree k (about k·d edges)", min_value=0.5, max_value=10.0, step=0.5,
+    st.number_input("Expected degree k (about k·d edges)", min_value=B["degree"][1], max_value=B["degree"][2], step=0.5,
                     key="sim_degree", persist_state="session")
     st.segmented_control("Graph model", ["ER", "SF"], key="sim_graph_type", required=True,
                          persist_state="session", help="Erdős–Rényi or scale-free (Barabási–Albert).")
-    st.number_input("Samples n", min_value=10, max_value=200_000, step=100, key="sim_n",
+    st.number_input("Samples n", min_value=B["n_samples"][1], max_value=B["n_samples"][2], step=100, key="sim_n",
                     persist_state="session")
 with c2:
     st.selectbox("Noise law", NOISE_LAWS, key="sim_noise_type", persist_state="session")
@@ -65,15 +65,16 @@ with c2:
                          persist_state="session",
                          help="EV: one variance for all nodes. NV: one variance per node, drawn uniformly.")
     if ss["sim_variance"] == "EV":
-        st.number_input("Noise variance σ²", min_value=0.01, max_value=100.0, step=0.1, key="sim_noise_var",
+        st.number_input("Noise variance σ²", min_value=B["noise_var"][1], max_value=B["noise_var"][2], step=0.1, key="sim_noise_var",
                         persist_state="session")
     else:
-        st.slider("Noise variance range σ² ∈ [low, high]", min_value=0.05, max_value=20.0, step=0.05,
+        st.slider("Noise variance range σ² ∈ [low, high]", min_value=B["noise_var_range"][1], max_value=B["noise_var_range"][2], step=0.05,
                   key="sim_noise_var_range", persist_state="session")
 with c3:
-    st.slider("Edge weight magnitude |w| ∈ [low, high] (random sign)", min_value=0.05, max_value=5.0,
+    st.slider("Edge weight magnitude |w| ∈ [low, high] (random sign)", min_value=B["w_range"][1],
+              max_value=B["w_range"][2],
               step=0.05, key="sim_w_range", persist_state="session")
-    st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="sim_seed", persist_state="session")
+    st.number_input("Seed", min_value=B["seed"][1], max_value=B["seed"][2], step=1, key="sim_seed", persist_state="session")
     # a short label: a long one is cut off ("removes varsortabi…") in this column
     st.checkbox("Standardise columns", key="sim_standardize", persist_state="session",
                 help="Scale every column to unit variance after sampling. This removes varsortability: the "
@@ -82,14 +83,14 @@ with c3:
 
 with st.expander("Interventions (experiments on chosen nodes)", expanded=bool(ss["sim_interventions"])):
     i1, i2, i3 = st.columns(3)
-    i1.number_input("Interventional conditions", min_value=0, max_value=50, step=1, key="sim_interventions",
+    i1.number_input("Interventional conditions", min_value=B["n_conditions"][1], max_value=B["n_conditions"][2], step=1, key="sim_interventions",
                     persist_state="session",
                     help="Each adds n rows in which random nodes are set by a hard intervention: their value drawn "
                          "from their own noise, their parents ignored. The rows carry their condition, and "
                          "CoLiDE then fits with the targets known (docs/conditions.md).")
-    i2.number_input("Targets per condition", min_value=0, max_value=10, step=1, key="sim_iv_targets",
+    i2.number_input("Targets per condition", min_value=B["n_targets"][1], max_value=B["n_targets"][2], step=1, key="sim_iv_targets",
                     persist_state="session")
-    i3.number_input("Mean shift (sd)", min_value=0.0, max_value=10.0, step=0.5, key="sim_mean_shift",
+    i3.number_input("Mean shift (sd)", min_value=B["mean_shift"][1], max_value=B["mean_shift"][2], step=0.5, key="sim_mean_shift",
                     persist_state="session",
                     help="Each condition also moves every node's mean by a random amount with this standard "
                          "deviation: what an intercept per condition absorbs.")

@@ -186,3 +186,26 @@ def test_setting_parse_and_format_are_inverse():
     with pytest.raises(ValueError, match="not a number"):
         setting("lr").parse("abc")
     assert defaults.TOPO_SIZES == setting("topo_sizes").default
+
+
+def test_simulation_bounds_are_one_table_for_widgets_and_links(new_app):
+    # The Simulate page's widgets and a link's parameters read colide_core.data.simulate's
+    # INTERACTIVE_BOUNDS; before, each kept its own copy.
+    from colide_core.data.io import INTERACTIVE_MAX_NODES
+    from colide_core.data.simulate import INTERACTIVE_BOUNDS as B
+    from dashboard.urlstate import SIM_BOUNDS, _SIM_KEYS
+
+    for key, name in _SIM_KEYS.items():
+        high = INTERACTIVE_MAX_NODES if key == "d" else B[name][2]
+        assert SIM_BOUNDS[key] == (B[name][0], B[name][1], high), key
+    at = new_app()
+    at.switch_page("pages/simulate.py").run()
+    assert not at.exception, at.exception
+    widgets = {"sim_d": "n_nodes", "sim_degree": "degree", "sim_n": "n_samples", "sim_seed": "seed",
+               "sim_interventions": "n_conditions", "sim_iv_targets": "n_targets", "sim_mean_shift": "mean_shift"}
+    for key, name in widgets.items():
+        w = at.number_input(key=key)
+        assert (w.min, w.max) == B[name][1:], key
+    for key, name in (("sim_w_range", "w_range"),):
+        s = at.slider(key=key)
+        assert (s.min, s.max) == B[name][1:], key

@@ -488,6 +488,23 @@ DATASET_DEFAULTS = MappingProxyType({
     "standardize": False,
 })
 
+#: The dashboard's bounds on the simulation settings (keys of :data:`DATASET_DEFAULTS` and
+#: :data:`INTERVENTION_DEFAULTS`, and the ``seed``): ``(type, low, high)``, inclusive. The Simulate
+#: page's widgets and a link's parameters (``dashboard.urlstate``) read them here, the one place;
+#: the library itself accepts more (:func:`check_spec`, :func:`check_interventions`).
+INTERACTIVE_BOUNDS = MappingProxyType({
+    "n_nodes": (int, 2, defaults.MAX_NODES),
+    "degree": (float, 0.5, 10.0),
+    "n_samples": (int, 10, 200_000),
+    "noise_var": (float, 0.01, 100.0),
+    "noise_var_range": (float, 0.05, 20.0),
+    "w_range": (float, 0.05, 5.0),
+    "seed": (int, 0, 2**31 - 1),
+    "n_conditions": (int, 0, 50),
+    "n_targets": (int, 0, 10),
+    "mean_shift": (float, 0.0, 10.0),
+})
+
 #: The paper's edge-weight magnitudes: ``|w|`` in [0.5, 2] for EV, [0.25, 1] for NV (Section 5).
 _PAPER_W_RANGE = {"ev": (0.5, 2.0), "nv": (0.25, 1.0)}
 

@@ -30,14 +30,15 @@ $(STAMP): requirements.txt pyproject.toml colide_core/solver/_fast.py
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.headless true --server.address localhost
 
-# Everything: unit, page (AppTest), slow and browser (tests/e2e, chromium) tests. CI runs this.
+# Everything: unit, page (AppTest), slow and browser (tests/e2e, chromium) tests, and the
+# docstring examples of the library and the dashboard. CI runs this.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q tests colide_core dashboard --doctest-modules
 
 # Everything except the browser tests and the slow fits (markers in pytest.ini and
 # tests/e2e/conftest.py), for the edit-test loop.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not browser and not slow" tests
+	$(BIN)/python -m pytest -q -m "not browser and not slow" tests colide_core dashboard --doctest-modules
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_solver.py --quick

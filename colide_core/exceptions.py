@@ -14,11 +14,15 @@
 * :class:`MethodError`: a peer method (a baseline) failed on the data;
 * :class:`UnknownNodesError`: a graph file names nodes outside the data's columns;
 * :class:`DeviceUnavailableError`: ``device="gpu"`` asked for, but JAX or a GPU is missing;
-* :class:`DeviceNotSupportedError`: a solver or data form the JAX (GPU) backend does not run.
+* :class:`DeviceNotSupportedError`: a solver or data form the JAX (GPU) backend does not run;
+* :class:`MissingExtraError`: an optional package is missing; the message names the extra of
+  ``colide-dashboard`` that installs it (:data:`OPTIONAL_PACKAGES`).
 
 Messages are plain text, never escaped: a UI escapes them where they meet HTML or markdown.
 """
 from __future__ import annotations
+
+from types import MappingProxyType
 
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
@@ -32,6 +36,8 @@ __all__ = [
     "InvalidParameterError",
     "ManifestError",
     "MethodError",
+    "MissingExtraError",
+    "OPTIONAL_PACKAGES",
     "NodeNameError",
     "RunSettingsError",
     "UnknownNodesError",
@@ -218,3 +224,87 @@ class ConditionsError(DataValidationError):
 
 def _rebuild_conditions_error(message, kind, columns, rows):
     return ConditionsError(message, kind, columns=columns, rows=rows)
+
+
+#: The optional packages by the name they are imported as: (the distribution pip installs, the extra
+#: of colide-dashboard that brings it), as declared in pyproject.toml's optional dependencies.
+OPTIONAL_PACKAGES = MappingProxyType({
+    "streamlit": ("streamlit", "dashboard"),
+    "plotly": ("plotly", "dashboard"),
+    "pyvis": ("pyvis", "dashboard"),
+    "matplotlib": ("matplotlib", "dashboard"),
+    "jinja2": ("jinja2", "dashboard"),
+    "causallearn": ("causal-learn", "baselines"),
+    "gies": ("gies", "baselines"),
+    "dask": ("dask", "dask"),
+    "distributed": ("distributed", "dask"),
+    "numba": ("numba", "fast"),
+    "jax": ("jax", "jax"),
+    "jaxlib": ("jaxlib", "jax"),
+})
+
+
+class MissingExtraError(ModuleNotFoundError):
+    """An optional package is not installed; the message says which extra installs it.
+
+    A ``ModuleNotFoundError`` (so an ``ImportError``), raised where a function imports an optional
+    package (:data:`OPTIONAL_PACKAGES`), e.g. ``MissingExtraError("causallearn", "GES")``:
+    ``GES needs causal-learn, which is not installed: pip install 'colide-dashboard[baselines]'``.
+
+    Parameters
+    ----------
+    module : str
+        The module that failed to import (``"causallearn.search"``); its top-level name must be a
+        key of :data:`OPTIONAL_PACKAGES`.
+    needed_for : str, optional
+        What needs it, at the start of the message (without it: ``causal-learn is not installed: ...``).
+    extra : str, optional
+        The extra to name instead of the package's own, for one that also brings it (the report
+        needs causal-learn, but its ``[dashboard]`` extra brings every package the report needs).
+
+    Attributes
+    ----------
+    package : str
+        The distribution to install (``"causal-learn"``).
+    extra : str
+        The extra of colide-dashboard that brings it (``"baselines"``).
+    needed_for : str or None
+        As given.
+
+    Raises
+    ------
+    KeyError
+        If ``module`` is not one of the optional packages.
+    """
+
+    def __init__(self, module, needed_for=None, extra=None):
+        self.package, own = OPTIONAL_PACKAGES[module.split(".")[0]]
+        self.extra = extra or own
+        self.needed_for = needed_for
+        what = f"{needed_for} needs {self.package}, which" if needed_for else self.package
+        super().__init__(f"{what} is not installed: pip install 'colide-dashboard[{self.extra}]'", name=module)
+
+    @classmethod
+    def from_error(cls, exc, needed_for=None):
+        """The :class:`MissingExtraError` for a ``ModuleNotFoundError``, or None for another module.
+
+        Parameters
+        ----------
+        exc : ModuleNotFoundError
+            The error raised by an ``import`` (its ``name`` is the missing module).
+        needed_for : str, optional
+            As for the constructor.
+
+        Returns
+        -------
+        MissingExtraError or None
+            None when ``exc.name`` is not one of :data:`OPTIONAL_PACKAGES` (a broken installation,
+            not a missing extra).
+        """
+        name = getattr(exc, "name", None) or ""
+        if name.split(".")[0] not in OPTIONAL_PACKAGES:
+            return None
+        return cls(name, needed_for)
+
+    def __reduce__(self):  # picklable (a Dask worker's error comes back to the client)
+        return (type(self), (self.name, self.needed_for, self.extra))

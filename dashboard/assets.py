@@ -21,11 +21,13 @@ import threading
 from pathlib import Path
 
 from colide_core.render.graph_html import vis_assets
+from colide_core.run.app import app_script
 
 __all__ = ["STATIC_DIR", "VIS_SUBDIR", "vis_assets_url"]
 
-#: Streamlit's app static folder: ``static/`` next to ``app.py`` (served as ``app/static/``).
-STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+#: Streamlit's app static folder: ``static/`` next to ``app.py`` (served as ``app/static/``): the
+#: checkout's root, or the installed ``colide_app/`` (:func:`colide_core.run.app.app_script`).
+STATIC_DIR = app_script().parent / "static"
 #: Sub-folder of the vis-network copy; named after its version so a new pyvis never meets a
 #: stale cached copy in a browser.
 VIS_SUBDIR = "vis-network-9.1.2"

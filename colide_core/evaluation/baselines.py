@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from colide_core.data.conditions import centre_by_condition
-from colide_core.exceptions import MethodError
+from colide_core.exceptions import MethodError, MissingExtraError
 from colide_core.graph._dag import is_dag
 from colide_core.solver._estimator import CoLiDE
 from colide_core._validation import check_adjacency, check_X
@@ -209,6 +209,9 @@ def ges_dag(X, *, maxP=None, lambda_value=0.5) -> np.ndarray:
     ------
     ValueError
         If ``X`` is not 2-D real numbers with at least 2 rows, or holds NaN/Inf.
+    MissingExtraError
+        (an ``ImportError``) If causal-learn is not installed (``pip install
+        'colide-dashboard[baselines]'``).
 
     Notes
     -----
@@ -221,8 +224,14 @@ def ges_dag(X, *, maxP=None, lambda_value=0.5) -> np.ndarray:
     The paper ran GES through py-causal (Tetrad) with ``maxDegree=5``; causal-learn's implementation
     and its ``maxP`` (a parent bound, not a degree bound) differ, so numbers need not match.
     """
-    from causallearn.search.ScoreBased.GES import ges
-    from causallearn.utils.PDAG2DAG import pdag2dag
+    try:
+        from causallearn.search.ScoreBased.GES import ges
+        from causallearn.utils.PDAG2DAG import pdag2dag
+    except ModuleNotFoundError as exc:
+        missing = MissingExtraError.from_error(exc, "GES")
+        if missing is None:  # causal-learn is there but broken: its own error
+            raise
+        raise missing from None
 
     A, _ = check_X(X, min_samples=2, min_features=1)
     with warnings.catch_warnings():
@@ -271,8 +280,9 @@ def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=
     ConditionsError
         (a ``ValueError``) For conditions or targets that cannot be used (an unknown node or
         condition, a node targeted in every row, a condition with too few rows, ...).
-    ImportError
-        If the ``gies`` package is not installed (``pip install 'colide-dashboard[baselines]'``).
+    MissingExtraError
+        (an ``ImportError``) If the ``gies`` package is not installed (``pip install
+        'colide-dashboard[baselines]'``).
 
     Notes
     -----
@@ -289,9 +299,11 @@ def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=
         import gies
         from gies.scores.gauss_int_l0_pen import GaussIntL0Pen
         from gies.utils import pdag_to_dag
-    except ImportError as exc:
-        raise ImportError("GIES needs the 'gies' package: pip install 'colide-dashboard[baselines]' "
-                          "(or gies==0.0.3).") from exc
+    except ModuleNotFoundError as exc:
+        missing = MissingExtraError.from_error(exc, "GIES")
+        if missing is None:  # gies is there but broken: its own error
+            raise
+        raise missing from None
     from colide_core.data.conditions import check_conditions, check_targets
 
     A, names = check_X(X, min_samples=2, min_features=1)

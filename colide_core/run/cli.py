@@ -367,7 +367,7 @@ def build_parser():
 
     p = argparse.ArgumentParser(prog=PROG, description="CoLiDE: learn linear causal DAGs from data, "
                                 "simulate benchmarks, run sweeps locally or on a Dask cluster.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,simulate,bench,report}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,simulate,bench,report,app}")
 
     f = sub.add_parser("fit", help="learn a DAG from a CSV/TSV/Parquet table",
                        description="Learn a DAG with CoLiDE. Rows are samples, columns are nodes; "
@@ -490,6 +490,9 @@ def build_parser():
                    help="replace existing output files in a directory that is not this bench's own "
                         "(one without results.jsonl)")
     _add_report_parser(sub)
+    from colide_core.run import app  # `app`: the dashboard, `streamlit run` of the installed app.py
+
+    app.add_parser(sub)
     return p
 
 
@@ -1213,6 +1216,12 @@ def _cmd_report(args):
     from colide_core.graph.reference import read_reference
     from colide_core.render.report import ReportFit, build_report
 
+    import importlib.util  # the report draws (jinja2, plotly, pyvis, matplotlib) and tests (causal-learn)
+    for module in ("jinja2", "plotly", "pyvis", "matplotlib", "causallearn"):
+        if importlib.util.find_spec(module) is None:  # say so before the fit, naming the extra with them all
+            from colide_core.exceptions import MissingExtraError
+
+            raise MissingExtraError(module, "the report", extra="dashboard")
     if args.truth is not None and args.reference is not None:
         raise UsageError("give --truth or --reference, not both")
     if args.targets is not None and args.conditions is None:
@@ -1342,8 +1351,13 @@ def main(argv=None):
         Arguments without the program name (default ``sys.argv[1:]``).
     """
     parser = build_parser()
-    args = parser.parse_args(argv)  # exits with status 2 on bad arguments
-    commands = {"fit": _cmd_fit, "simulate": _cmd_simulate, "bench": _cmd_bench, "report": _cmd_report}
+    args, rest = parser.parse_known_args(argv)  # exits with status 2 on bad arguments
+    if rest and args.command != "app":  # `app` passes the options it does not know to streamlit
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    from colide_core.run import app
+
+    commands = {"fit": _cmd_fit, "simulate": _cmd_simulate, "bench": _cmd_bench, "report": _cmd_report,
+                "app": lambda args: app.run(args, rest)}
     try:
         return commands[args.command](args)
     except KeyboardInterrupt:
@@ -1367,4 +1381,10 @@ def _error_message(exc):
         return 1, f"the run failed: {exc}"
     if isinstance(exc, (ValueError, OSError)):  # bad data (colide_core.data.io, pandas, pyarrow), bad files
         return 2, str(exc) or type(exc).__name__
+    if isinstance(exc, ModuleNotFoundError):  # an optional package: name the extra that installs it
+        from colide_core.exceptions import MissingExtraError
+
+        missing = exc if isinstance(exc, MissingExtraError) else MissingExtraError.from_error(exc)
+        if missing is not None:
+            return 2, str(missing)
     return 2, f"unexpected {type(exc).__name__}: {exc}"

@@ -155,12 +155,17 @@ def stats_fingerprint(cov, n, node_names=None):
 
 
 def git_commit(path=None, timeout=5.0):
-    """Git commit (and dirty flag) of the checkout containing ``path``.
+    """Git commit (and dirty flag) of this project's checkout, or of the repository at ``path``.
 
     Parameters
     ----------
     path : str or Path, optional
-        Directory inside the repository; default the colide-dashboard sources.
+        Directory inside a repository, whose commit is returned. Default: the colide-dashboard
+        sources, and then only from a checkout of this project: the repository's top level must
+        be the folder holding ``colide_core/`` and a ``pyproject.toml`` of the project
+        ``colide-dashboard``. An installed copy (a wheel in a virtual environment, even one inside
+        the user's own repository) has no commit of ours: its version is in
+        :func:`environment_info`.
     timeout : float, default 5.0
         Seconds before giving up on ``git``.
 
@@ -168,34 +173,47 @@ def git_commit(path=None, timeout=5.0):
     -------
     dict
         ``{"commit": 40-hex str or None, "dirty": bool or None}``; both None
-        when git is missing, times out, or ``path`` is not in a repository.
+        when git is missing, times out, or ``path`` is not in a repository (by default: not in a
+        checkout of this project).
     """
+    import tomllib
+
+    unknown = {"commit": None, "dirty": None}
     cwd = str(path or _REPO_DIR)
     try:
+        if path is None:
+            top = subprocess.run(["git", "-C", cwd, "rev-parse", "--show-toplevel"], capture_output=True,
+                                 text=True, timeout=timeout, check=False)
+            if top.returncode != 0 or not os.path.samefile(top.stdout.strip(), _REPO_DIR):
+                return unknown  # no repository, or the user's around an installed copy
+            with open(_REPO_DIR / "pyproject.toml", "rb") as fh:
+                if tomllib.load(fh).get("project", {}).get("name") != "colide-dashboard":
+                    return unknown
         head = subprocess.run(["git", "-C", cwd, "rev-parse", "HEAD"], capture_output=True,
                               text=True, timeout=timeout, check=False)
         if head.returncode != 0:
-            return {"commit": None, "dirty": None}
+            return unknown
         status = subprocess.run(["git", "-C", cwd, "status", "--porcelain", "--untracked-files=no"],
                                 capture_output=True, text=True, timeout=timeout, check=False)
         dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
         return {"commit": head.stdout.strip() or None, "dirty": dirty}
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
+    except (OSError, ValueError, subprocess.SubprocessError):  # ValueError: tomllib.TOMLDecodeError
+        return unknown
 
 
 def environment_info():
-    """Python, platform, package versions and git commit of this process.
+    """Python, platform, package versions (this library's first) and this project's git commit.
 
     Returns
     -------
     dict
         ``{"python": str, "platform": str, "packages": {name: version or None},
-        "git": {"commit", "dirty"}}``; versions from
-        :func:`importlib.metadata.version` (None when not installed).
+        "git": {"commit", "dirty"}}``; versions from :func:`importlib.metadata.version` (None
+        when not installed), ``packages["colide-dashboard"]`` the installed version of this
+        library; ``git`` from :func:`git_commit` (only for a checkout of this project).
     """
     packages = {}
-    for name in PACKAGES:
+    for name in ("colide-dashboard",) + PACKAGES:
         try:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

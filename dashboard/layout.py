@@ -8,6 +8,7 @@ cases: a deep link served before ``st.navigation`` ever ran in the process, and
 from __future__ import annotations
 
 import threading
+from importlib.resources import files
 
 import streamlit as st
 
@@ -17,6 +18,12 @@ from dashboard.nav import sidebar_links
 from dashboard.text import fmt_seconds, md_escape
 
 __all__ = ["UPLOAD_GUARD_JS", "page_setup", "prior_badge", "start_solver_warmup"]
+
+
+def _static(name) -> str:
+    """The text of ``dashboard/static/<name>`` (package data, read once at import)."""
+    return files("dashboard").joinpath("static", name).read_text(encoding="utf-8")
+
 
 _warmup_lock = threading.Lock()
 _warmup_thread: threading.Thread | None = None
@@ -41,7 +48,7 @@ def start_solver_warmup() -> threading.Thread:
         if _warmup_thread is None:
             def _warm():
                 try:
-                    from colide_core.solver._fast import warmup
+                    from colide_core.solver.registry import warmup
 
                     warmup()
                 except Exception:  # noqa: BLE001 - best effort; the real fit reports its own errors
@@ -87,72 +94,21 @@ def prior_badge(params) -> None:
 #: measured in the browser by tests/e2e/test_projector.py. And one Stop: Streamlit's header Stop
 #: ended the script run that follows a background job, which froze the page while the job ran on
 #: unseen (issue 28, point 3); every job has its own Stop, which ends the job and redraws the page
-#: (tests/e2e/test_one_stop.py). Style rules only, no script.
-PROJECTOR_CSS = """<style>
-section[data-testid='stSidebar']{width:224px !important;min-width:224px !important}
-[data-testid='stMainBlockContainer']{padding-left:0.6rem;padding-right:0.6rem;padding-top:2rem}
-[data-testid='stMainBlockContainer'] h1{font-size:2rem;padding-top:0.25rem;padding-bottom:0.25rem}
-[data-testid='stStatusWidget'] button{display:none}
-</style>"""
+#: (tests/e2e/test_one_stop.py). Style rules only, no script: ``dashboard/static/projector.css``.
+PROJECTOR_CSS = "<style>\n" + _static("projector.css") + "</style>"
 
 #: Keeps an upload when the user changes page while it is still on its way (issue 30).
 #: Streamlit's uploader first sends the file (a PUT to ``/_stcore/upload_file``), then its widget
 #: value; a page change in between unmounted the uploader before it sent the value, and the server
 #: deleted the unclaimed file: a 6 MB file dropped on the Data page and "Learn" clicked 0-150 ms
-#: later was lost without a word (tests/e2e/test_upload_page_change.py). This script holds a page
-#: link's click from the moment a file is picked or dropped until every upload request has been
-#: answered, plus a short grace for the widget's value to reach the server, then clicks the link
-#: again, so the page still changes as asked. It is installed once per browser tab (a flag on
+#: later was lost without a word (tests/e2e/test_upload_page_change.py). This script
+#: (``dashboard/static/upload_guard.js``) holds a page link's click from the moment a file is
+#: picked or dropped until every upload request has been answered, plus a short grace for the
+#: widget's value to reach the server, then clicks the link again, so the page still changes as
+#: asked. It is installed once per browser tab (a flag on
 #: ``window``), carries no user data, and only watches requests to the upload endpoint; a hold never
 #: lasts longer than ``maxHoldMs`` (an upload that never starts or never ends releases the link).
-UPLOAD_GUARD_JS = """<script>
-(() => {
-  const w = window.parent && window.parent.document ? window.parent : window;
-  if (w.__colideUploadGuard) return;
-  const doc = w.document, graceMs = 400, maxHoldMs = 120000, startMs = 3000;
-  const g = w.__colideUploadGuard = {inFlight: 0, pickedAt: 0, lastDoneAt: 0, held: null, timer: null};
-  const busy = () => {
-    const now = Date.now();
-    if (g.inFlight > 0) return now - g.pickedAt < maxHoldMs;
-    if (g.pickedAt && g.lastDoneAt < g.pickedAt) return now - g.pickedAt < startMs;  // not started yet
-    return now - g.lastDoneAt < graceMs;
-  };
-  const release = () => {
-    clearTimeout(g.timer);
-    if (!g.held) return;
-    if (busy()) { g.timer = setTimeout(release, 100); return; }
-    const link = g.held; g.held = null; doc.body.style.cursor = "";
-    if (link.isConnected) { g.replaying = true; try { link.click(); } finally { g.replaying = false; } }
-  };
-  const isUpload = (url) => String(url || "").indexOf("/_stcore/upload_file") >= 0;
-  const XHR = w.XMLHttpRequest.prototype, open = XHR.open, send = XHR.send;
-  XHR.open = function (method, url) {
-    this.__colideUpload = String(method).toUpperCase() === "PUT" && isUpload(url);
-    return open.apply(this, arguments);
-  };
-  XHR.send = function () {
-    if (this.__colideUpload) {
-      g.inFlight += 1;
-      this.addEventListener("loadend", () => { g.inFlight -= 1; g.lastDoneAt = Date.now(); }, {once: true});
-    }
-    return send.apply(this, arguments);
-  };
-  const picked = (ev) => {
-    const t = ev.target;
-    if (t && t.closest && t.closest("[data-testid='stFileUploader']")) g.pickedAt = Date.now();
-  };
-  doc.addEventListener("change", picked, true);
-  doc.addEventListener("drop", picked, true);
-  w.addEventListener("click", (ev) => {
-    if (g.replaying || !busy()) return;
-    const link = ev.target && ev.target.closest && ev.target.closest("a[data-testid='stPageLink-NavLink']");
-    if (!link) return;
-    ev.preventDefault(); ev.stopImmediatePropagation();
-    g.held = link; doc.body.style.cursor = "progress";
-    clearTimeout(g.timer); g.timer = setTimeout(release, 100);
-  }, true);
-})();
-</script>"""
+UPLOAD_GUARD_JS = "<script>\n" + _static("upload_guard.js") + "</script>"
 
 
 def page_setup() -> None:

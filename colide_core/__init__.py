@@ -25,8 +25,8 @@ _NAMES = {
     "h_ldet": "solver._objective", "score_ev": "solver._objective", "score_ls": "solver._objective",
     "score_nv": "solver._objective", "sigma_update": "solver._objective", "stage_objective": "solver._objective",
     "ConvergenceWarning": "exceptions", "SolverResult": "solver._common", "progress_fraction": "solver._common",
-    "colide_solve": "solver._solver", "SOLVERS": "solver._estimator", "CoLiDE": "solver._estimator",
-    "is_dag": "graph._dag", "threshold_to_dag": "graph._dag",
+    "colide_solve": "solver._solver", "SOLVERS": "solver.registry", "CoLiDE": "solver._estimator",
+    "is_dag": "graph._dag", "threshold_to_dag": "graph._dag", "classify_edges": "graph._dag",
     "SACHS_NODES": "data._datasets", "load_sachs": "data._datasets",
     "SACHS_ROWS": "data._datasets", "SACHS_TRUTHS": "data._datasets", "SachsData": "data._datasets",
     "cpdag_from_dag": "evaluation._metrics", "evaluate": "evaluation._metrics",
@@ -106,6 +106,7 @@ __all__ = [
     # graphs, data and metrics
     "is_dag",
     "threshold_to_dag",
+    "classify_edges",
     "load_sachs",
     "SACHS_NODES",
     "SACHS_ROWS",

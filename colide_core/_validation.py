@@ -35,6 +35,7 @@ __all__ = [
     "check_adjacency",
     "centred_covariance",
     "data_covariance",
+    "check_named_adjacency",
 ]
 
 # Longest exception text quoted in a "must be numeric" message.
@@ -439,3 +440,55 @@ def data_covariance(X):
     if not np.all(np.isfinite(cov)):
         raise FloatingPointError("The covariance of X overflows: rescale the data.")
     return cov, n, names
+
+
+def check_named_adjacency(W, node_names=None):
+    """A weighted adjacency and its node names, checked (the graph exports and pictures).
+
+    Parameters
+    ----------
+    W : array-like or pandas.DataFrame of shape (n_nodes, n_nodes)
+        ``W[i, j] != 0`` means i -> j; a DataFrame gives the names (index and columns alike).
+    node_names : sequence of str, optional
+        Default: the DataFrame's columns, else ``X0, X1, ...``.
+
+    Returns
+    -------
+    A : ndarray of shape (n_nodes, n_nodes)
+        A float copy.
+    names : list of str
+        Checked by :func:`check_node_names`.
+
+    Raises
+    ------
+    ValueError
+        For a non-square, non-numeric or non-finite ``W``, names of the wrong count, or names
+        the node-name policy refuses.
+    """
+    names_from_frame = None
+    if isinstance(W, pd.DataFrame):
+        names_from_frame = [str(c) for c in W.columns]
+        index = [str(i) for i in W.index]
+        if index != names_from_frame and not all(i == str(k) for k, i in enumerate(index)):
+            raise ValueError("W as a DataFrame must have the same index and columns (node names).")
+        W = W.to_numpy()
+    try:
+        A = np.array(W, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"W must be a numeric matrix: {exc}") from None
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"W must be a square (n_nodes, n_nodes) matrix, got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError("W contains NaN or Inf.")
+    d = A.shape[0]
+    if node_names is None:
+        names = names_from_frame if names_from_frame is not None else [f"X{i}" for i in range(d)]
+    else:
+        names = [str(x) for x in node_names]
+    if len(names) != d:
+        raise ValueError(f"got {len(names)} node names for {d} nodes.")
+    try:
+        names = check_node_names(names, what="node")
+    except NodeNameError as exc:
+        raise ValueError(str(exc)) from None
+    return A, names

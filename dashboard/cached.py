@@ -7,7 +7,7 @@ output:
 
 * **full hashes.** Streamlit hashes a numpy array of 500,000 values or more, and a data frame
   of 50,000 rows or more, from a fixed random *sample* of its values; :data:`HASH_FUNCS`
-  hashes arrays and frames in full (:func:`colide_core._hashing.canonical`), a
+  hashes arrays and frames in full (:func:`colide_core.hashing.canonical`), a
   :class:`dashboard.data.Dataset` by its content hash *and* its name, source, notes and meta,
   and a :class:`dashboard.fitting.FitResult` by :attr:`~dashboard.fitting.FitResult.content_key`
   (every field of the record, the solver's ``W``, ``sigma`` and history included).
@@ -30,9 +30,9 @@ import pandas as pd
 import streamlit as st
 
 from colide_core import threshold_to_dag
-from colide_core._hashing import fingerprint
+from colide_core.hashing import fingerprint
 from colide_core.render.graph_html import playback_html
-from dashboard.graph import graph_html
+from colide_core.render.graph_html import graph_html
 from dashboard.text import checkpoint_caption
 
 __all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "graph_html_cached", "playback_html_cached"]
@@ -116,7 +116,7 @@ def cache_data(*, unhashed=None, **kwargs):
 def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular",
                       height_px: int | None = 520, legend: bool = True, assets_url: str | None = None,
                       required=None, oriented=None) -> str:
-    """:func:`dashboard.graph.graph_html` cached on all its inputs (arrays hashed in full).
+    """:func:`colide_core.render.graph_html.graph_html` cached on all its inputs (arrays hashed in full).
 
     Parameters
     ----------

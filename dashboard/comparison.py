@@ -468,7 +468,7 @@ def band_figure(bands: dict, kind: str = "roc"):
 
     import plotly.graph_objects as go
 
-    from dashboard.figures import method_colour
+    from colide_core.render.figures import method_colour
 
     y, x_title, y_title, auc = (("tpr", "false positive rate", "true positive rate", "auroc") if kind == "roc"
                                 else ("precision", "recall", "precision", "auprc"))

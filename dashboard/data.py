@@ -50,9 +50,9 @@ def node_limit(n_nodes=None) -> int:
     if n_nodes is not None and int(n_nodes) <= cpu:
         return cpu
     from colide_core import defaults
-    from colide_core.solver import _jax
+    from colide_core.solver.cost import gpu_present
 
-    return defaults.MAX_NODES if _jax.gpu_present() else cpu
+    return defaults.MAX_NODES if gpu_present() else cpu
 
 
 def fit_device(n_nodes) -> dict:
@@ -183,10 +183,10 @@ def content_hash(X: pd.DataFrame, B_true=None, sigma_true=None, *, conditions=No
         64 hex characters. Equal content (values, shape, column names, ground truth) gives
         equal hashes, and different content different ones: the column names are
         JSON-escaped in a header that also states every array's shape
-        (:func:`colide_core._hashing.digest`, the same hash as the manifests' data
+        (:func:`colide_core.hashing.digest`, the same hash as the manifests' data
         fingerprint), never joined with a separator a name could contain.
     """
-    from colide_core._hashing import digest
+    from colide_core.hashing import digest
 
     values = X.to_numpy(dtype=np.float64)
     extras = [None if e is None else np.asarray(e, dtype=np.float64) for e in (B_true, sigma_true)]

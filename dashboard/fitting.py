@@ -110,14 +110,14 @@ class FitResult:
 
     @functools.cached_property
     def content_key(self) -> str:
-        """SHA-256 of every field of the record (``colide_core._hashing.fingerprint``).
+        """SHA-256 of every field of the record (``colide_core.hashing.fingerprint``).
 
         Covers the solver's record in full (``W``, ``sigma``, ``history``, ``objective``,
         flags, ...), the parameters, the data hash, the node names and the wall time: two
         records with the same key hold the same numbers. Cached functions that take a
         ``FitResult`` are keyed on it (:data:`dashboard.cached.HASH_FUNCS`).
         """
-        from colide_core._hashing import fingerprint
+        from colide_core.hashing import fingerprint
 
         return fingerprint("colide-fit-record/1", {
             "variant": self.variant, "params": list(self.params), "data_key": self.data_key,
@@ -286,14 +286,12 @@ def check_widget_values(*specs) -> None:
     colide_core.exceptions.RunSettingsError
         Listing every value that is not a finite number inside its bounds.
     """
-    from numbers import Integral, Real
-
-    from colide_core._params import Number
     from colide_core.exceptions import RunSettingsError
+    from colide_core.settings import Num
 
     problems = []
     for label, value, low, high, *kind in specs:
-        constraint = Number(Integral if kind and kind[0] == "int" else Real, low, high, closed="both")
+        constraint = Num("int" if kind and kind[0] == "int" else "real", low, high).build()
         shown = value.item() if isinstance(value, np.generic) else value
         if not constraint.is_satisfied_by(shown):
             text = repr(shown)
@@ -554,7 +552,7 @@ def fit_live(dataset, params_list) -> tuple:
 def topo_cost(data_key: str, variant: str, lambda1: float, _X):
     """A measured estimate of one CoLiDE-TOPO fit on these data (cached on data and settings).
 
-    ``colide_core.solver._topo.estimate_topo_cost`` on the data's covariance: one exact solve and a
+    ``colide_core.solver.cost.estimate_topo_cost`` on the data's covariance: one exact solve and a
     few swap evaluations are timed on this machine, and the search's expected length is applied
     (docs/topo.md, "Cost estimate"); the continuous start is a fast fit, timed too.
 
@@ -567,13 +565,13 @@ def topo_cost(data_key: str, variant: str, lambda1: float, _X):
 
     Returns
     -------
-    colide_core.solver._topo.TopoCostEstimate or None
+    colide_core.solver.cost.TopoCostEstimate or None
         None when the estimate cannot be made (e.g. a constant column).
     """
     import time
 
     import colide_core
-    from colide_core.solver._topo import estimate_topo_cost
+    from colide_core.solver.cost import estimate_topo_cost
 
     X = np.asarray(_X, dtype=np.float64)
     Xc = X - X.mean(axis=0)

@@ -3,7 +3,7 @@
 Up to :data:`colide_core.render.graph_style.SUMMARY_NODES` nodes the graph is drawn with the one
 interactive drawing (:func:`dashboard.cached.graph_html_cached`, fixed positions, legend); above
 it labels would overlap (measured by :func:`colide_core.render.graph_style.label_overlap`), so the page
-shows the adjacency as a heatmap in the same colours (:func:`dashboard.figures.adjacency_figure`)
+shows the adjacency as a heatmap in the same colours (:func:`colide_core.render.figures.adjacency_figure`)
 and the strongest edges as a table.
 
 Convention: ``A[i, j] != 0`` means the edge i -> j.
@@ -18,7 +18,7 @@ from colide_core.render.graph_html import legend_for
 from colide_core.render.graph_style import SUMMARY_NODES
 from dashboard.assets import vis_assets_url
 from dashboard.cached import graph_html_cached
-from dashboard.figures import adjacency_figure
+from colide_core.render.figures import adjacency_figure
 
 __all__ = ["drawing_html", "show_graph", "show_legend"]
 

@@ -9,7 +9,7 @@ checkpoint; the graph at that checkpoint is drawn with the same drawing and the 
 positions as the Graph tab, thresholded like it, and plays the following checkpoints by itself
 in the browser (:func:`colide_core.render.graph_html.playback_html`: Play/Pause, speed, no server
 round trip per frame), beside h(W), the stage objective and σ̂ over the
-checkpoints with the stages (μ, s) marked (:func:`dashboard.figures.playback_figure`).
+checkpoints with the stages (μ, s) marked (:func:`colide_core.render.figures.playback_figure`).
 
 Convention: ``W[i, j] != 0`` means the edge i -> j.
 """
@@ -22,7 +22,7 @@ from colide_core.defaults import MU_SCHEDULE
 from colide_core.render.graph_html import set_playback_start
 from dashboard.assets import vis_assets_url
 from dashboard.cached import playback_html_cached
-from dashboard.figures import playback_figure
+from colide_core.render.figures import playback_figure
 
 __all__ = ["PLAYBACK_MAX_NODES", "PLAYBACK_MAX_FRAMES", "ON_KEY", "recording_job",
            "harvest_recording", "render_playback", "thin_frames"]

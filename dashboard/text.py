@@ -4,7 +4,7 @@ Escape each user string exactly once, where it meets markup. Two targets need es
 
 * HTML (plotly text, which accepts a subset of HTML and decodes entities; HTML written by hand,
   such as the graph legend): :func:`html_escape`, a thin wrapper over :func:`markupsafe.escape`.
-  Not for vis-network labels and tooltips in :mod:`dashboard.graph`: those are plain text
+  Not for vis-network labels and tooltips in :mod:`colide_core.render.graph_html`: those are plain text
   (canvas, ``innerText``), and an escaped name would be shown as ``gene&lt;B&gt;``.
 * Streamlit markdown (``st.markdown``, ``st.caption``, widget labels): :func:`md_escape`
   backslash-escapes the markdown punctuation (so ``*``, ``[x](y)``, ``$x$`` and Streamlit's
@@ -20,7 +20,7 @@ import markupsafe
 from colide_core.graph.export import html_escape  # the one HTML escape (markupsafe)
 
 __all__ = ["html_escape", "md_escape", "solver_label", "SOLVER_LABELS", "fmt_seconds", "fmt_lambda", "plural", "convergence_note", "safe_filename",
-           "checkpoint_caption"]
+           "checkpoint_caption", "METRIC_LABELS"]
 
 # CommonMark allows a backslash before any ASCII punctuation; these are the characters that
 # can start markdown syntax or a Streamlit directive (``:``, ``$``).
@@ -194,3 +194,19 @@ def solver_label(fit) -> str:
     params = dict(getattr(fit, "params", fit) or {})
     name = params.get("solver", SOLVER)
     return SOLVER_LABELS.get(name, str(name))
+
+
+#: evaluate() key -> display label, in display order.
+METRIC_LABELS = {
+    "shd": "SHD",
+    "shd_cpdag": "SHD-C",
+    "sid": "SID",
+    "tpr": "TPR",
+    "fdr": "FDR",
+    "fpr": "FPR",
+    "nnz": "NNZ",
+    "shd_norm": "SHD / d",
+    "shd_cpdag_norm": "SHD-C / d",
+    "sid_norm": "SID / d",
+    "sigma_rel_err": "σ relative error",
+}

@@ -24,7 +24,7 @@ from dashboard.jobs import MAX_WORKERS, compute_slot
 from dashboard.layout import page_setup
 from dashboard import comparison as cmp
 from dashboard import state
-from dashboard.figures import compare_figure
+from colide_core.render.figures import compare_figure
 from dashboard.fitting import check_params, check_widget_values, solver_params
 from dashboard.data import design_of
 from dashboard.simulation import config_from_state

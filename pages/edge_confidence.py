@@ -18,9 +18,9 @@ from dashboard.data import design_of
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
-from dashboard.figures import frequency_figure, sigma_interval_figure
+from colide_core.render.figures import frequency_figure, sigma_interval_figure
 from dashboard.fitting import VARIANTS, check_params, check_widget_values, solver_params
-from dashboard.graph import classify_edges
+from colide_core import classify_edges
 from dashboard.text import fmt_lambda, fmt_seconds, md_escape, plural
 
 #: λ values offered for stability selection.

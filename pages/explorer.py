@@ -17,7 +17,7 @@ from dashboard.layout import page_setup
 from dashboard import state
 from dashboard import trust_state as ts
 from dashboard.graphview import show_graph
-from dashboard.figures import cell_from_selection, edge_count_figure, path_heatmap
+from colide_core.render.figures import cell_from_selection, edge_count_figure, path_heatmap
 from dashboard.fitting import VARIANTS, FitResult, check_params, check_widget_values, path_kwargs, solver_params
 from dashboard.text import fmt_lambda, fmt_seconds, md_escape
 

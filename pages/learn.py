@@ -20,17 +20,17 @@ from dashboard.data import design_of, fit_device, oriented_by_interventions, row
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
-from dashboard import core, manifests, state, urlstate
+from dashboard import manifests, state, urlstate
 from colide_core.graph.constraints import removed_sentence
 from dashboard.live import neighbours, prefetch_neighbours, required_of, thresholded as threshold_fit
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
-from dashboard.figures import noise_figure, objective_figure
+from colide_core.render.figures import noise_figure, objective_figure
 from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, fit_live, live_reason, shown_labels, solver_params,
                                topo_cost)
 from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.settings_form import settings_form
-from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename, solver_label
+from dashboard.text import METRIC_LABELS, convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename, solver_label
 
 #: Height of each graph drawing (px) by the number of drawings side by side: about a column's
 #: width at 1280 px with the sidebar open, so the drawing (fitted to its frame) fills it, and with
@@ -378,8 +378,8 @@ with tab_metrics:
             m = table[results[v].label]
             col.metric(f"SHD · {v.upper()}", m["shd"])
         frame = pd.DataFrame(table)
-        frame = frame.loc[[k for k in core.METRIC_LABELS if k in frame.index]]
-        frame.index = [core.METRIC_LABELS[k] for k in frame.index]
+        frame = frame.loc[[k for k in METRIC_LABELS if k in frame.index]]
+        frame.index = [METRIC_LABELS[k] for k in frame.index]
         st.dataframe(frame, key="learn_metrics_table")
         st.caption(f"Against the {int((truth != 0).sum())}-edge ground truth at threshold "
                    f"{threshold:g}. SHD counts a reversed edge once; SHD-C compares CPDAGs; SID counts "

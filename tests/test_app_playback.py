@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import colide_core
-from dashboard.figures import playback_figure
+from colide_core.render.figures import playback_figure
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

@@ -16,7 +16,7 @@ from colide_core.evaluation._metrics import evaluate
 from colide_core.graph.constraints import PriorKnowledge
 from colide_core.solver.path import lambda_path
 from colide_core.evaluation.stability import bootstrap_edges, stability_selection
-from dashboard.figures import cell_from_selection, frequency_figure, path_heatmap, sigma_interval_figure
+from colide_core.render.figures import cell_from_selection, frequency_figure, path_heatmap, sigma_interval_figure
 from dashboard.fitting import path_kwargs
 
 QUICK = {"max_iter": (1000, 1000, 1000, 2000), "checkpoint": 200}

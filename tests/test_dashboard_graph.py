@@ -1,11 +1,12 @@
-"""Tests of dashboard.graph: edge classification, escaping of node names, offline HTML."""
+"""Tests of the graph drawing (colide_core.render.graph_html) and edge labelling: edge classification, escaping of node names, offline HTML."""
 import json
 import re
 
 import numpy as np
 import pytest
 
-from dashboard.graph import classify_edges, graph_html
+from colide_core.graph._dag import classify_edges
+from colide_core.render.graph_html import graph_html
 
 EVIL = "<script>alert(1)</script>"
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dashboard.data import content_hash, make_dataset
-from dashboard.figures import compare_figure, noise_figure
+from colide_core.render.figures import compare_figure, noise_figure
 from dashboard.fitting import progress_fraction, solver_params
 from dashboard.text import html_escape, md_escape
 
@@ -195,7 +195,7 @@ def test_job_reports_progress_and_turns_exceptions_into_messages():
 def test_one_colour_per_method_in_bars_and_curves():
     # Issue 28, point 7: red was DAGMA in the bars and CoLiDE-NV in the curves of the Compare page.
     from dashboard import comparison as cmp
-    from dashboard.figures import METHOD_COLOURS, method_colour
+    from colide_core.render.figures import METHOD_COLOURS, method_colour
 
     assert len(set(METHOD_COLOURS.values())) == len(METHOD_COLOURS)  # no two methods share a colour
     methods = ["DAGMA-linear", "CoLiDE-NV", "my method"]

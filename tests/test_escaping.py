@@ -13,7 +13,7 @@ import pandas as pd
 
 from colide_core.data.io import read_table, validate_data
 from dashboard.data import dataset_from_upload
-from dashboard.graph import graph_html
+from colide_core.render.graph_html import graph_html
 from dashboard.text import md_escape
 
 HOSTILE = [

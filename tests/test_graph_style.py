@@ -14,7 +14,7 @@ import colide_core
 from colide_core.render import graph_style
 from colide_core.render.picture import to_image
 from colide_core.render.graph_html import graph_html
-from dashboard.figures import frequency_figure
+from colide_core.render.figures import frequency_figure
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -146,7 +146,7 @@ def test_hand_worked_overlap():
 
 
 def test_summary_view_above_the_limit_uses_the_same_colours_and_categorical_axes():
-    from dashboard.figures import adjacency_figure
+    from colide_core.render.figures import adjacency_figure
 
     d = graph_style.SUMMARY_NODES + 1
     names = [str(k) for k in range(d)]  # number-like names: the axes must stay categorical
@@ -239,7 +239,7 @@ def test_bend_via_matches_vis_network_geometry():
 
 def test_summary_view_of_a_large_graph_has_no_per_cell_text():
     # above HOVER_MAX_NODES (graphs a GPU allows) the d^2 hover strings are left out: one template
-    from dashboard.figures import HOVER_MAX_NODES, adjacency_figure
+    from colide_core.render.figures import HOVER_MAX_NODES, adjacency_figure
 
     d = HOVER_MAX_NODES + 1
     A = np.zeros((d, d)); A[0, 1] = 0.7; A[2, 3] = -1.2

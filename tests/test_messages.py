@@ -11,7 +11,7 @@ import pytest
 import colide_core
 from colide_core import SolverResult
 from dashboard.comparison import LABELS, format_summary
-from dashboard.figures import compare_figure, objective_figure
+from colide_core.render.figures import compare_figure, objective_figure
 from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, plural, safe_filename
 
 

@@ -210,8 +210,12 @@ def test_classify_edges_hand_worked_and_consistent_with_shd():
 
 
 def test_dashboard_uses_the_core_edge_labelling_and_exports():
-    import dashboard.graph
+    import colide_core
+    import colide_core.render.figures as figures
 
-    assert dashboard.graph.classify_edges is classify_edges
+    assert colide_core.classify_edges is classify_edges and figures.classify_edges is classify_edges
+    for shim in ("dashboard.graph", "dashboard.core", "dashboard.figures"):  # deleted (issue 39)
+        with pytest.raises(ModuleNotFoundError):
+            __import__(shim)
     with pytest.raises(ModuleNotFoundError):
         import dashboard.exports  # noqa: F401  (deleted: it duplicated colide_core.graph.export)

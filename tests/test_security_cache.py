@@ -80,7 +80,7 @@ def test_one_hash_implementation_serves_both_and_manifest_fingerprints_are_uncha
     # those of the fingerprints already stored in manifests, so old manifests still match.
     import hashlib
 
-    from colide_core._hashing import canonical_json, digest
+    from colide_core.hashing import canonical_json, digest
 
     X = _frame(['a"b', "é", "x\n"])
     values = X.to_numpy(dtype=float)
@@ -94,7 +94,7 @@ def test_one_hash_implementation_serves_both_and_manifest_fingerprints_are_uncha
 
 
 def test_fingerprint_tags_every_container_so_nothing_imitates_an_array():
-    from colide_core._hashing import digest, fingerprint
+    from colide_core.hashing import digest, fingerprint
 
     A = np.arange(4.0)
     described = ["ndarray", [4], "<f8", __import__("hashlib").sha256(A.tobytes()).hexdigest()]

@@ -16,8 +16,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from dashboard.figures import compare_figure, frequency_figure, noise_figure, sigma_interval_figure
-from dashboard.graph import graph_html
+from colide_core.render.figures import compare_figure, frequency_figure, noise_figure, sigma_interval_figure
+from colide_core.render.graph_html import graph_html
 
 NUMERIC_LOOKING = ["1", "1.0", "01"]
 GENE = "gene<B>&C"

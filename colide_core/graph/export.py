@@ -66,7 +66,7 @@ import pandas as pd
 
 from colide_core import defaults
 from colide_core.exceptions import UnknownNodesError
-from colide_core._validation import NodeNameError, check_node_names
+from colide_core._validation import NodeNameError, check_named_adjacency, check_node_names
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -96,37 +96,6 @@ __all__ = [
 EXPORT_FORMATS = defaults.EXPORT_FORMATS
 
 
-def _coerce(W, node_names=None):
-    """Return (float ndarray (d,d) copy, list of d str names)."""
-    names_from_frame = None
-    if isinstance(W, pd.DataFrame):
-        names_from_frame = [str(c) for c in W.columns]
-        index = [str(i) for i in W.index]
-        if index != names_from_frame and not all(i == str(k) for k, i in enumerate(index)):
-            raise ValueError("W as a DataFrame must have the same index and columns (node names).")
-        W = W.to_numpy()
-    try:
-        A = np.array(W, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"W must be a numeric matrix: {exc}") from None
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"W must be a square (n_nodes, n_nodes) matrix, got shape {A.shape}.")
-    if not np.all(np.isfinite(A)):
-        raise ValueError("W contains NaN or Inf.")
-    d = A.shape[0]
-    if node_names is None:
-        names = names_from_frame if names_from_frame is not None else [f"X{i}" for i in range(d)]
-    else:
-        names = [str(x) for x in node_names]
-    if len(names) != d:
-        raise ValueError(f"got {len(names)} node names for {d} nodes.")
-    try:
-        names = check_node_names(names, what="node")
-    except NodeNameError as exc:
-        raise ValueError(str(exc)) from None
-    return A, names
-
-
 def to_networkx(W, node_names=None):
     """Build a :class:`networkx.DiGraph` from a weighted adjacency.
 
@@ -154,7 +123,7 @@ def to_networkx(W, node_names=None):
         If ``W`` is not a finite square matrix or the names do not fit or break
         the name policy.
     """
-    A, names = _coerce(W, node_names)
+    A, names = check_named_adjacency(W, node_names)
     G = nx.DiGraph()
     G.add_nodes_from(names)
     rows, cols = np.nonzero(A)
@@ -255,7 +224,7 @@ def to_dot(W, node_names=None, *, decimals=3):
     """
     import pydot
 
-    A, names = _coerce(W, node_names)
+    A, names = check_named_adjacency(W, node_names)
     ids = [dot_id(n) for n in names]
     graph = pydot.Dot(graph_type="digraph", strict=True)
     for q in ids:
@@ -328,7 +297,7 @@ def to_dagitty(W, node_names=None, *, weights=False, decimals=4):
     -----
     Format: DAGitty manual, "model code" (dagitty.net/manual-3.x.pdf).
     """
-    A, names = _coerce(W, node_names)
+    A, names = check_named_adjacency(W, node_names)
     q = [_dagitty_name(n) for n in names]
     lines = ["dag {"]
     lines += [f"  {n}" for n in q]
@@ -503,7 +472,7 @@ def edge_list(W, node_names=None):
     ValueError
         If ``W`` is not a finite square matrix or the names do not fit.
     """
-    A, names = _coerce(W, node_names)
+    A, names = check_named_adjacency(W, node_names)
     rows, cols = np.nonzero(A)
     return pd.DataFrame({
         "source": [names[i] for i in rows],
@@ -548,7 +517,7 @@ def to_adjacency_csv(W, node_names=None):
         Names are written by :func:`to_csv_safe`, as in
         :func:`to_edge_list_csv`.
     """
-    A, names = _coerce(W, node_names)
+    A, names = check_named_adjacency(W, node_names)
     return to_csv_safe(pd.DataFrame(A, index=pd.Index(names, name="source"), columns=names))
 
 

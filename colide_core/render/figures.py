@@ -20,8 +20,9 @@ import plotly.graph_objects as go
 
 from colide_core.defaults import LAMBDA1, THRESHOLD
 from colide_core.render import graph_style
-from dashboard.graph import EDGE_STYLES, classify_edges
-from dashboard.text import html_escape
+from colide_core.graph._dag import classify_edges
+from colide_core.graph.export import html_escape
+from colide_core.render.graph_style import EDGE_STYLES
 
 __all__ = [
     "noise_figure", "compare_figure", "objective_figure", "frequency_figure", "sigma_interval_figure",

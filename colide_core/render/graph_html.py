@@ -1,6 +1,6 @@
 """Interactive graph of a learned DAG as a self-contained (offline) HTML page, built with pyvis.
 
-The one graph drawing of the project: the dashboard (``dashboard.graph`` re-exports it) and the
+The one graph drawing of the project: the dashboard (through ``dashboard.cached``) and the
 HTML report (:mod:`colide_core.render.report`) both use it. pyvis is imported here only.
 
 :func:`graph_html` is pure (no Streamlit) so tests can inspect the HTML. The vis-network

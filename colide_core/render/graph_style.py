@@ -3,7 +3,7 @@
 Every drawing of a DAG reads this module: the interactive vis-network view
 (:mod:`colide_core.render.graph_html`, used by the dashboard and the HTML report), the PNG/SVG export
 (:func:`colide_core.render.picture.to_image`) and the bootstrap frequency figure
-(``dashboard.figures.frequency_figure``). So an edge means the same thing, with the same colour,
+(``colide_core.render.figures.frequency_figure``). So an edge means the same thing, with the same colour,
 at the same place, everywhere.
 
 Meanings

@@ -12,7 +12,7 @@ import io
 import numpy as np
 
 from colide_core.graph._dag import classify_edges
-from colide_core.graph.export import _coerce
+from colide_core._validation import check_named_adjacency
 from colide_core.render import graph_style
 
 __all__ = ["to_image"]
@@ -74,7 +74,7 @@ def to_image(W, node_names=None, *, fmt="png", layout="circular", dpi=150, figsi
         raise ValueError(f"fmt must be 'png' or 'svg', got {fmt!r}.")
     if layout not in graph_style.LAYOUTS:
         raise ValueError(f"layout must be one of {list(graph_style.LAYOUTS)}, got {layout!r}.")
-    A, names = _coerce(W, node_names)
+    A, names = check_named_adjacency(W, node_names)
     d = A.shape[0]
     if positions is None:
         base = B_true if B_true is not None else A

@@ -360,6 +360,51 @@ _positive_int = _int_in(1)
 _seed = _int_in(0, 2**32 - 1)
 
 
+def _setting_type(row):
+    """argparse type of one run setting: :meth:`colide_core.settings.Setting.parse`, then the
+    library's own check of that setting, so the command line accepts what the library accepts."""
+    def parse(text):
+        from colide_core.settings import check_setting
+
+        try:
+            return check_setting(row.name, row.parse(text))
+        except ValueError as exc:
+            problems = getattr(exc, "problems", None)
+            raise argparse.ArgumentTypeError("; ".join(problems) if problems else str(exc)) from None
+
+    parse.__name__ = row.name
+    return parse
+
+
+def _add_setting_arguments(parser):
+    """One argument per run setting that has a CLI flag (:data:`colide_core.settings.SETTINGS`).
+
+    An argument not given is absent from the parsed namespace (``argparse.SUPPRESS``), so the
+    library's default applies: :func:`_settings_of` collects the given ones.
+    """
+    from colide_core.settings import SETTINGS, Options
+
+    for row in SETTINGS:
+        if row.flag is None:
+            continue
+        default = "none" if row.default is None else row.format(row.default)
+        kw = {"dest": row.name, "default": argparse.SUPPRESS, "help": f"{row.help} (default {default})"}
+        if isinstance(row.constraint, Options):
+            kw["choices"] = list(row.constraint.values)
+        else:
+            kw["type"] = _setting_type(row)
+        if row.metavar:
+            kw["metavar"] = row.metavar
+        parser.add_argument(row.flag, **kw)
+
+
+def _settings_of(args) -> dict:
+    """The run settings given on the command line (by :func:`_add_setting_arguments`)."""
+    from colide_core.settings import SETTINGS
+
+    return {row.name: getattr(args, row.name) for row in SETTINGS if row.flag and hasattr(args, row.name)}
+
+
 def build_parser():
     """The argparse parser of ``python -m colide_core`` (exposed for docs and tests)."""
     # Only what the options name: `--help` imports no solver, scikit-learn or causal-learn.
@@ -374,30 +419,7 @@ def build_parser():
                                    "W[i, j] != 0 in the outputs means the edge i -> j.")
     f.add_argument("data", help="CSV/TSV/Parquet file (with --stats: also a directory or glob)")
     f.add_argument("--out", required=True, type=Path, help="output directory (created)")
-    f.add_argument("--variant", choices=defaults.VARIANTS, default=defaults.VARIANT,
-                   help="nv: non-equal noise variances (default); ev: equal; ls: DAGMA least squares")
-    f.add_argument("--lambda1", type=_positive_float, default=defaults.LAMBDA1,
-                   help=f"L1 weight (default {defaults.LAMBDA1})")
-    f.add_argument("--threshold", type=_positive_float, default=defaults.THRESHOLD,
-                   help=f"edge threshold on |W| for the DAG (default {defaults.THRESHOLD})")
-    f.add_argument("--max-iter", type=_float_tuple(int, 4), default=defaults.MAX_ITER, metavar="T1,T2,T3,T4",
-                   help="iterations per stage (default " + ",".join(map(str, defaults.MAX_ITER)) + ")")
-    f.add_argument("--mu-schedule", type=_float_tuple(float, 4), default=defaults.MU_SCHEDULE,
-                   metavar="M1,M2,M3,M4")
-    f.add_argument("--s-schedule", type=_float_tuple(float, 4), default=defaults.S_SCHEDULE,
-                   metavar="S1,S2,S3,S4")
-    f.add_argument("--lr", type=_positive_float, default=defaults.LR, help=f"Adam step size (default {defaults.LR})")
-    f.add_argument("--tol", type=_positive_float, default=defaults.TOL)
-    f.add_argument("--solver", choices=tuple(SOLVERS), default=defaults.SOLVER,
-                   help="auto (default) or fast: the fast solver; adam: the paper-faithful schedule; "
-                        "topo: CoLiDE-TOPO, the score minimised over topological orders by node swaps "
-                        "(paper Appendix E; slower, seconds at 50 nodes)")
-    f.add_argument("--device", choices=defaults.DEVICES, default=defaults.DEVICE,
-                   help="cpu (default): the numpy/numba solvers; gpu: the JAX backend on a GPU (needs JAX "
-                        "with CUDA); auto: the GPU when there is one (200+ nodes), else cpu; jax-cpu: the "
-                        "JAX backend on the CPU (docs/gpu.md)")
-    f.add_argument("--random-state", type=_seed, default=None, help="recorded in the manifest")
-    f.add_argument("--max-time", type=_positive_float, default=None, help="time budget in seconds")
+    _add_setting_arguments(f)  # one flag per run setting, from colide_core.settings.SETTINGS
     f.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
                    default=None, metavar="A,B,...", help="use only these columns (nodes), in this order")
     f.add_argument("--drop-non-numeric", action="store_true", help="ignore text columns instead of failing")
@@ -687,29 +709,26 @@ def _cmd_fit(args):
         raise UsageError("--conditions cannot be combined with --stats yet (fit the rows)")
     t_start = time.perf_counter()
     prior = {} if args.prior is None else _read_prior(args.prior)
-    model = CoLiDE(args.variant, lambda1=args.lambda1, mu_schedule=args.mu_schedule,
-                   s_schedule=args.s_schedule, max_iter=args.max_iter, lr=args.lr, tol=args.tol,
-                   solver=args.solver, device=args.device,
-                   threshold=args.threshold, random_state=args.random_state, max_time=args.max_time, **prior)
-    try:  # every setting, before any file is read
-        model.get_run_settings()
+    model = CoLiDE(**_settings_of(args), **prior)
+    try:  # every setting, before any file is read (the checks across settings: stages, sizes)
+        run = model.get_run_settings()
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from None
-    _check_device(args.device, args.solver)
+    _check_device(run.device, run.solver)
     # Every output, checked before any work: none exists (or --force), none is an input.
     out = OutputDir(args.out, force=args.force, inputs=_fit_inputs(args))
-    outputs = ["edges.csv", "W.csv", "adjacency.csv"] + (["sigma.csv"] if args.variant != "ls" else [])
+    outputs = ["edges.csv", "W.csv", "adjacency.csv"] + (["sigma.csv"] if run.variant != "ls" else [])
     outputs += ["graph" + EXPORT_FORMATS[fmt][0] for fmt in exports] + ["manifest.json"]
     out.check(outputs)
 
     bar = ProgressBar(1.0, label="fit")
-    n_stages = len(args.max_iter)
+    n_stages = len(run.max_iter)
 
     def progress(stage, iteration, objective):
         if stage >= n_stages:  # CoLiDE-TOPO's search after the continuous start: swaps accepted
             bar.update(1.0, suffix=f"TOPO swaps {iteration} score {objective:.4g}")
             return False
-        frac = progress_fraction(args.max_iter, stage, iteration)
+        frac = progress_fraction(run.max_iter, stage, iteration)
         bar.update(frac, suffix=f"stage {stage + 1}/{n_stages} obj {objective:.4g}")
         return False
 
@@ -785,7 +804,7 @@ def _cmd_fit(args):
     if not args.quiet:
         n_edges = int(np.count_nonzero(model.adjacency_))
         print(f"learned {n_edges} edge{'' if n_edges == 1 else 's'} among {len(names)} nodes from {shape[0]} samples "
-              f"in {model.fit_time_:.2f} s ({model.n_iter_} {'swaps' if args.solver == 'topo' else 'iterations'}"
+              f"in {model.fit_time_:.2f} s ({model.n_iter_} {'swaps' if run.solver == 'topo' else 'iterations'}"
               f"{', stopped early' if model.stopped_ else ''})")
         if manifest["results"]["metrics"]:
             m = manifest["results"]["metrics"]

@@ -47,7 +47,8 @@ import numpy as np
 import pandas as pd
 
 from colide_core.exceptions import ManifestError, RunSettingsError
-from colide_core._hashing import digest
+from colide_core.hashing import digest
+from colide_core.settings import NOT_SETTINGS, SCHEDULE_SETTINGS, SETTINGS
 
 __all__ = [
     "SCHEMA",
@@ -78,10 +79,6 @@ PACKAGES = ("numpy", "scipy", "pandas", "networkx", "scikit-learn", "causal-lear
             "joblib", "pyarrow", "dask", "distributed", "matplotlib", "pydot", "gies", "jax",
             "jaxlib")
 
-_TUPLE_PARAMS = ("mu_schedule", "s_schedule", "max_iter", "topo_sizes")
-#: The estimator's parameters that are not run settings: prior knowledge and TOPO's start order,
-#: checked against the data's nodes by :class:`colide_core.graph.constraints.PriorKnowledge`.
-NOT_SETTINGS = ("forbidden", "required", "tiers", "init_order")
 _REPO_DIR = Path(__file__).resolve().parents[2]  # the checkout holding colide_core/
 
 
@@ -104,7 +101,7 @@ def data_fingerprint(X):
         "columns": list of str or None}``. The hash covers the values as
         little-endian float64 in row-major order, the shape and the column
         names, so renaming or reordering columns changes it
-        (:func:`colide_core._hashing.digest`: the names are JSON-escaped, never joined with a
+        (:func:`colide_core.hashing.digest`: the names are JSON-escaped, never joined with a
         separator, so no two different tables share a fingerprint).
 
     Raises
@@ -614,7 +611,7 @@ class Manifest:
     def params(self):
         """dict: constructor parameters, schedules as tuples (ready for ``CoLiDE(**params)``)."""
         p = dict(self.raw["params"])
-        for k in _TUPLE_PARAMS:
+        for k in SCHEDULE_SETTINGS:
             if isinstance(p.get(k), list):
                 p[k] = tuple(p[k])
         return p
@@ -977,23 +974,20 @@ def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json"
     """
     import shlex
 
-    from colide_core import defaults
-
     raw = getattr(manifest, "raw", manifest)
     p = dict(raw.get("params") or {})
-    parts = ["python -m colide_core fit", shlex.quote(str(data_name)), "--out results",
-             f"--variant {p.get('variant', defaults.VARIANT)}", f"--lambda1 {p.get('lambda1', defaults.LAMBDA1)!r}",
-             f"--threshold {p.get('threshold', defaults.THRESHOLD)!r}", f"--solver {p.get('solver', defaults.SOLVER)}"]
-    for key, flag in (("max_iter", "--max-iter"), ("mu_schedule", "--mu-schedule"), ("s_schedule", "--s-schedule")):
-        value = p.get(key)
-        if value is not None and tuple(value) != tuple(getattr(defaults, key.upper())):
-            parts.append(f"{flag} {','.join(repr(v) for v in value)}")
-    for key, flag in (("lr", "--lr"), ("tol", "--tol")):
-        value = p.get(key)
-        if value is not None and value != getattr(defaults, key.upper()):
-            parts.append(f"{flag} {value!r}")
-    if p.get("random_state") is not None and isinstance(p.get("random_state"), int):
-        parts.append(f"--random-state {p['random_state']}")
+    parts = ["python -m colide_core fit", shlex.quote(str(data_name)), "--out results"]
+    for row in SETTINGS:  # every setting with a CLI flag, from its one declaration
+        if row.flag is None:
+            continue
+        value = p.get(row.name, row.default)
+        if isinstance(value, list):
+            value = tuple(value)
+        if value is None or (row.name == "random_state" and not isinstance(value, int)):
+            continue
+        if row.dashboard != "own" and value == row.default:  # the noise model, λ, threshold, solver always
+            continue
+        parts.append(f"{row.flag} {shlex.quote(row.format(value))}")
     pre = dict((raw.get("extra") or {}).get("preprocess") or {})
     for key, flag in (("drop_non_numeric", "--drop-non-numeric"), ("drop_nonfinite_rows", "--drop-nonfinite-rows"),
                       ("drop_constant_columns", "--drop-constant-columns")):

@@ -1,9 +1,7 @@
-"""The CoLiDE estimator: a thin scikit-learn wrapper over the stage loops, and the table of solvers.
+"""The CoLiDE estimator: a thin scikit-learn wrapper over the stage loops.
 
-:data:`SOLVERS` maps each solver name to its stage loop; :class:`CoLiDE`,
-:func:`colide_core.solver.path.lambda_path`, bootstrap and stability selection (through
-:class:`CoLiDE`) and the CLI all pick their loop from it, so there is one place that says which
-loop a name runs.
+It picks its loop from :data:`colide_core.solver.registry.SOLVERS` (re-exported here), as the λ
+path and the JAX backend do, so one place says which loop a name runs.
 
 Conventions: data ``X`` has shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means i -> j.
 """
@@ -17,46 +15,11 @@ from sklearn.base import BaseEstimator
 from colide_core import defaults
 from colide_core._params import InvalidParameterError, Number, check_number
 from colide_core.settings import LIBRARY, NOT_SETTINGS, SETTING_NAMES, RunSettings
-from colide_core.solver._fast import fast_solve
 from colide_core.graph._dag import threshold_to_dag
-from colide_core.solver._solver import colide_solve
-from colide_core.solver._topo import topo_solve
+from colide_core.solver.registry import SOLVERS, get_solver  # noqa: F401 - re-exported: CoLiDE's loops
 from colide_core._validation import check_square_matrix, data_covariance
 
 __all__ = ["CoLiDE", "SOLVERS", "get_solver"]
-
-#: Solver name -> stage loop. "auto" (the default) and "fast" are the fast solver
-#: (:func:`colide_core.solver._fast.fast_solve`); "adam" is the paper-faithful Algorithm 1
-#: (:func:`colide_core.colide_solve`). Both take the same arguments and return a
-#: :class:`~colide_core.SolverResult`. "topo" is CoLiDE-TOPO (:func:`colide_core.solver._topo.topo_solve`,
-#: paper Appendix E): the same score minimised over topological orders by node swaps, started
-#: from the fast solver's solution.
-SOLVERS = {"auto": fast_solve, "fast": fast_solve, "adam": colide_solve, "topo": topo_solve}
-
-
-def get_solver(name):
-    """The stage loop registered under ``name`` in :data:`SOLVERS`.
-
-    Parameters
-    ----------
-    name : {"auto", "fast", "adam", "topo"}
-
-    Returns
-    -------
-    callable
-        ``solve(cov, *, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol,
-        checkpoint, W_init, callback, max_time, edge_mask, l1_mask) -> SolverResult``.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not a key of :data:`SOLVERS`.
-    """
-    try:
-        return SOLVERS[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {name!r}.") from None
-
 
 class CoLiDE(BaseEstimator):
     """CoLiDE estimator: a linear DAG and its exogenous noise scale(s) learned jointly.

@@ -209,7 +209,7 @@ def device_solver(solver, device, n_nodes=None):
         ``solver="topo"`` on ``"gpu"`` or ``"jax-cpu"`` (``"auto"`` runs it on the CPU); the
         returned loop raises it for the per-node covariance form (conditions).
     """
-    from colide_core.solver._estimator import get_solver
+    from colide_core.solver.registry import get_solver
 
     loop = get_solver(solver)
     small = n_nodes is not None and n_nodes < defaults.AUTO_GPU_MIN_NODES

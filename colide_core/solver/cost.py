@@ -29,8 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from colide_core import defaults
+from colide_core.solver._topo import TopoCostEstimate, estimate_topo_cost  # noqa: F401 - public here
 
-__all__ = ["PROBE_NODES", "TYPICAL_STEPS", "FitCostEstimate", "measure_step", "estimate_fit_cost"]
+__all__ = ["PROBE_NODES", "TYPICAL_STEPS", "FitCostEstimate", "measure_step", "estimate_fit_cost",
+           "estimate_topo_cost", "TopoCostEstimate", "gpu_present"]
 
 #: Size at which :func:`measure_step` times the step for larger graphs: the dashboard's node limit
 #: without a GPU (a step there takes about a millisecond, so the probe costs a fraction of a second).
@@ -208,3 +210,18 @@ def estimate_fit_cost(n_nodes, variant="nv", *, probe_nodes=PROBE_NODES, step_se
     return FitCostEstimate(n_nodes=n_nodes, probe_nodes=probe, probe_step_seconds=step_seconds, scale=scale,
                            step_seconds=per_step, steps=tuple(TYPICAL_STEPS), low=per_step * TYPICAL_STEPS[0],
                            high=per_step * TYPICAL_STEPS[1], budget_steps=budget, budget_seconds=per_step * budget)
+
+
+def gpu_present() -> bool:
+    """Whether this process can run ``device="gpu"`` (JAX installed and seeing a GPU).
+
+    The public face of :func:`colide_core.solver._jax.gpu_present`: probed once per process, on
+    the first call (importing JAX then takes about a second).
+
+    Returns
+    -------
+    bool
+    """
+    from colide_core.solver import _jax
+
+    return _jax.gpu_present()

@@ -57,7 +57,7 @@ import pandas as pd
 from colide_core import defaults
 from colide_core.solver._common import ConvergenceWarning, progress_fraction
 from colide_core.settings import RunSettings
-from colide_core.solver._estimator import get_solver
+from colide_core.solver.registry import get_solver
 from colide_core.graph._dag import threshold_to_dag
 from colide_core._params import (
     NON_NEGATIVE,

@@ -4,8 +4,8 @@ shares the session's chromium)."""
 import numpy as np
 import pytest
 
-from dashboard.figures import noise_figure, sigma_interval_figure
-from dashboard.graph import graph_html
+from colide_core.render.figures import noise_figure, sigma_interval_figure
+from colide_core.render.graph_html import graph_html
 
 NUMERIC_LOOKING = ["1", "1.0", "01"]
 GENE = "gene<B>&C"

@@ -406,7 +406,7 @@ def test_streamlit_server_limits_match_the_io_layer(repo_root):
     # by default, and XSRF protection stays on (uploads need the session's token).
     import tomllib
 
-    from colide_core.data.io import DEFAULT_MAX_BYTES
+    from colide_core.data.readers import DEFAULT_MAX_BYTES
 
     cfg = tomllib.loads((repo_root / ".streamlit" / "config.toml").read_text())
     server = cfg["server"]
@@ -420,7 +420,7 @@ def test_streamlit_server_limits_match_the_io_layer(repo_root):
 # the named checks of the pipeline, each alone
 # ------------------------------------------------------------------------------------------------
 def test_check_file():
-    from colide_core.data.io import check_file
+    from colide_core.data.readers import check_file
 
     assert check_file(bytearray(b"a,b\n1,2\n")) == b"a,b\n1,2\n"
     assert check_file(memoryview(b"x")) == b"x"

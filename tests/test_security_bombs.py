@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from colide_core.data.io import DEFAULT_MAX_BYTES, DataValidationError, read_table, validate_data
+from colide_core.data.io import DataValidationError, read_table, validate_data
+from colide_core.data.readers import DEFAULT_MAX_BYTES
 
 
 def dictionary_bomb(rows: int = 4000, width: int = 1_000_000) -> bytes:

@@ -86,7 +86,8 @@ def test_a_bad_cell_among_numbers_is_the_example_shown():
 
 
 def test_a_wide_upload_is_refused_from_its_header_before_it_is_parsed(monkeypatch):
-    from colide_core.data import io as cio
+    from colide_core.data import readers as cio
+    from colide_core.data.io import INTERACTIVE_MAX_NODES
     from dashboard.data import UPLOAD_MAX_COLUMNS, UploadProblem, dataset_from_upload
 
     header = ",".join(f"c{j}" for j in range(10_000))
@@ -97,7 +98,7 @@ def test_a_wide_upload_is_refused_from_its_header_before_it_is_parsed(monkeypatc
     with pytest.raises(UploadProblem, match=f"10000 columns; at most {UPLOAD_MAX_COLUMNS}"):
         dataset_from_upload((header + "\n" + body).encode(), "wide.csv")
     assert parsed == []                               # never handed to pandas in full
-    assert cio.INTERACTIVE_MAX_NODES < UPLOAD_MAX_COLUMNS <= 2 * cio.INTERACTIVE_MAX_NODES
+    assert INTERACTIVE_MAX_NODES < UPLOAD_MAX_COLUMNS <= 2 * INTERACTIVE_MAX_NODES
 
 
 def test_a_huge_quoted_dagitty_attribute_costs_no_memory_beyond_the_text():

@@ -10,7 +10,7 @@ import csv
 import numpy as np
 import pytest
 
-import colide_core.data.io as cio
+import colide_core.data.readers as cio
 import colide_core._json as cjson
 from colide_core._json import read_json
 from colide_core.data.io import DataValidationError, read_table

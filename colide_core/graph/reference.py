@@ -91,7 +91,7 @@ def read_reference(data, filename, node_names, *, max_bytes=REFERENCE_MAX_BYTES)
         directed cycle.
     """
     from colide_core.graph.export import UnknownNodesError, read_graph
-    from colide_core.data.io import check_file
+    from colide_core.data.readers import check_file
 
     raw = check_file(data, max_bytes=int(max_bytes))
     name = str(filename)

@@ -2,7 +2,7 @@
 import colide_core
 
 #: A short schedule: the page tests compare the page with the library, not with the paper.
-QUICK = {"max_iter": (600, 600, 600, 1000), "checkpoint": 200}
+from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
 
 
 def sachs_all_app(new_app, page=None, overrides=QUICK):

@@ -63,3 +63,37 @@ def solver_calls(monkeypatch):
 
     monkeypatch.setattr(colide_core.CoLiDE, "fit", counting_fit)
     return calls
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """Every file offered for download, by file name, in the order offered (a list per name)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    files = {}
+    real = MemoryMediaFileStorage.load_and_get_id
+
+    def capture(self, path_or_data, mimetype, kind, filename=None):
+        if filename is not None and isinstance(path_or_data, (bytes, str)):
+            data = path_or_data.encode() if isinstance(path_or_data, str) else path_or_data
+            files.setdefault(filename, []).append(data)
+        return real(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
+    return files
+
+
+@pytest.fixture
+def quick():
+    """A copy of :data:`tests._schedules.QUICK` (CoLiDE keyword arguments)."""
+    from tests._schedules import QUICK
+
+    return dict(QUICK)
+
+
+@pytest.fixture
+def tiny():
+    """A copy of :data:`tests._schedules.TINY` (CoLiDE keyword arguments)."""
+    from tests._schedules import TINY
+
+    return dict(TINY)

@@ -9,7 +9,7 @@ from colide_core.defaults import LAMBDA1, LAMBDA1_GRID, LIVE_MAX_CELLS, LIVE_MAX
 from dashboard import fitting
 from dashboard.live import neighbours
 
-QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

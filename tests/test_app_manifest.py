@@ -5,32 +5,16 @@ import re
 
 import numpy as np
 import pytest
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 import colide_core
 from colide_core.run.manifest import build_manifest, manifest_to_json
 from dashboard import manifests
 from dashboard.data import sachs_dataset
 
-QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
 
 pytestmark = [pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning"),
               pytest.mark.usefixtures("fresh_caches")]
-
-
-@pytest.fixture
-def downloads(monkeypatch):
-    """Bytes of every file the app offers for download, by file name."""
-    files = {}
-    real = MemoryMediaFileStorage.load_and_get_id
-
-    def capture(self, path_or_data, mimetype, kind, filename=None):
-        if filename is not None and isinstance(path_or_data, (bytes, str)):
-            files[filename] = path_or_data.encode() if isinstance(path_or_data, str) else path_or_data
-        return real(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
-    return files
 
 
 def _learn_page(new_app):
@@ -72,7 +56,7 @@ def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatc
     assert not at.exception, at.exception
     before = _view(at)
     # the file name says the dataset, the noise model, λ and the threshold (safe characters only)
-    data = downloads["colide_Sachs_CD3_CD28_853_cells_x_11_proteins_nv_lambda0.1_thr0.25_manifest.json"]
+    data = downloads["colide_Sachs_CD3_CD28_853_cells_x_11_proteins_nv_lambda0.1_thr0.25_manifest.json"][-1]
     doc = json.loads(data)
     assert doc["schema"] == "colide-manifest/1" and doc["params"]["threshold"] == 0.25
     assert doc["params"]["lambda1"] == 0.1 and doc["params"]["max_iter"] == list(QUICK["max_iter"])
@@ -140,7 +124,7 @@ def test_a_cli_style_manifest_with_prior_knowledge_restores_overrides():
     doc = build_manifest(model, ds.X, B_true=ds.B_true.to_numpy())
     run = manifests.run_from_manifest(manifest_to_json(doc).encode(), ds)
     assert (run.label, run.lambda1, run.threshold) == ("NV", 0.1, 0.4)
-    assert run.overrides == {"max_iter": QUICK["max_iter"], "lr": 1e-3, "solver": "adam",
+    assert run.overrides == {**QUICK, "lr": 1e-3, "solver": "adam",
                              "required": ((names[0], names[1]),)}
     assert np.array_equal(run.result.W, model.W_) and run.result.data_key == ds.key
     assert run.notes == []

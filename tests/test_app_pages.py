@@ -11,7 +11,7 @@ import colide_core
 from dashboard import fitting
 
 PAGES = ["pages/data.py", "pages/learn.py", "pages/simulate.py", "pages/compare.py"]
-QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

@@ -7,7 +7,7 @@ from colide_core import baselines
 from dashboard import comparison
 from dashboard.simulation import SimConfig, simulate_arrays
 
-QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

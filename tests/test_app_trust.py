@@ -19,7 +19,7 @@ from colide_core.evaluation.stability import bootstrap_edges, stability_selectio
 from colide_core.render.figures import cell_from_selection, frequency_figure, path_heatmap, sigma_interval_figure
 from dashboard.fitting import path_kwargs
 
-QUICK = {"max_iter": (1000, 1000, 1000, 2000), "checkpoint": 200}
+from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
 PAGES = ["pages/edge_confidence.py", "pages/explorer.py", "pages/prior_knowledge.py"]
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")

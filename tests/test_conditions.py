@@ -22,7 +22,7 @@ from colide_core.solver._fast import fast_solve
 from colide_core.solver._solver import colide_solve
 
 #: A short central path for the faithful solver (its full schedule takes seconds on Sachs).
-SHORT = dict(max_iter=(1000, 1000, 1000, 2000), checkpoint=500)
+from tests._schedules import QUICK as SHORT  # noqa: E402 - the suite's short schedule
 
 
 @pytest.fixture(autouse=True)

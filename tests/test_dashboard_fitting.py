@@ -8,7 +8,7 @@ import pytest
 from dashboard.data import make_dataset, sachs_dataset
 from dashboard.fitting import FitJob, FitResult, FitStopped, fit_colide, solver_params
 
-QUICK = {"max_iter": (300, 300, 300, 600), "checkpoint": 100}
+from tests._schedules import TINY as QUICK  # noqa: E402 - the suite's short schedule
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 

@@ -21,7 +21,7 @@ from colide_core.solver._fast import fast_solve
 from colide_core.solver._topo import topo_solve
 
 PKG = Path(colide_core.__file__).resolve().parent
-QUICK = dict(max_iter=(200, 200, 200, 400), checkpoint=50)
+from tests._schedules import TINY as QUICK  # noqa: E402 - the suite's short schedule
 
 
 def _chain(n=200, seed=0):

@@ -22,7 +22,7 @@ from colide_core.data.simulate import simulate_dag, simulate_linear_sem, simulat
 
 pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
 
-SHORT = dict(max_iter=(500, 500, 500, 1000))
+from tests._schedules import TINY as SHORT  # noqa: E402 - the suite's short schedule
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ def _cov(d=6, seed=0):
     return X.T @ X / X.shape[0]
 
 
-SHORT = dict(mu_schedule=(1.0, 0.1), s_schedule=(1.0, 0.9), max_iter=(3000, 4000), checkpoint=500)
+SHORT = dict(mu_schedule=(1.0, 0.1), s_schedule=(1.0, 0.9), max_iter=(3000, 4000), checkpoint=500)  # two stages: frames per stage
 
 
 @pytest.mark.parametrize("solve", [colide_solve, fast_solve])

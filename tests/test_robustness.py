@@ -15,7 +15,7 @@ from colide_core import CoLiDE, ConvergenceWarning, is_dag
 from colide_core.data.io import DataValidationError, validate_data
 
 # Short schedules keep every fit well under a second on 2 cores.
-FAST = dict(max_iter=(200, 200, 200, 400), checkpoint=50)
+from tests._schedules import TINY as FAST  # noqa: E402 - the suite's short schedule
 
 
 def _chain_data(n=200, d=5, seed=0, scale=1.0):

@@ -11,33 +11,16 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 import colide_core
 from colide_core.run.manifest import build_manifest, data_fingerprint, manifest_to_json
 from dashboard import cached, fitting, manifests
 from dashboard.data import content_hash, make_dataset, sachs_dataset
 
-QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
 
 pytestmark = [pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning"),
               pytest.mark.usefixtures("fresh_caches")]
-
-
-@pytest.fixture
-def downloads(monkeypatch):
-    """Every file offered for download, by file name, in the order offered (a list per name)."""
-    files = {}
-    real = MemoryMediaFileStorage.load_and_get_id
-
-    def capture(self, path_or_data, mimetype, kind, filename=None):
-        if filename is not None and isinstance(path_or_data, (bytes, str)):
-            data = path_or_data.encode() if isinstance(path_or_data, str) else path_or_data
-            files.setdefault(filename, []).append(data)
-        return real(self, path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
-    return files
 
 
 def _frame(columns, seed=0):

@@ -18,7 +18,7 @@ from colide_core.run.manifest import build_manifest, manifest_to_json
 from dashboard import fitting, jobs, manifests
 from dashboard.data import sachs_dataset
 
-QUICK = {"max_iter": (1000, 1000, 1000, 2000)}
+from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
 WAIT = 60  # seconds; only an upper bound on waits for events that must happen
 
 pytestmark = pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
@@ -79,7 +79,7 @@ def test_every_offending_setting_is_listed_at_once(sachs_manifest):
 def test_the_honest_manifest_still_loads(sachs_manifest):
     ds, doc = sachs_manifest
     run = manifests.run_from_manifest(json.dumps(doc), ds)
-    assert run.overrides == {"max_iter": QUICK["max_iter"]}
+    assert run.overrides == dict(QUICK)
 
 
 def test_check_settings_uses_the_solvers_checks_and_the_bounds():

@@ -28,7 +28,7 @@ from colide_core.data.simulate import (
 )
 from colide_core.evaluation.stability import bootstrap_edges, stability_selection
 
-QUICK = dict(max_iter=(30, 30, 30, 30), checkpoint=10)
+QUICK = dict(max_iter=(30, 30, 30, 30), checkpoint=10)  # not the suite's TINY: hostile values only need a fit to start
 # The documented limits (colide_core.defaults; docs/security.md).
 MAX_NODES, MAX_SAMPLES, MAX_PATH_LAMBDAS, MAX_RESAMPLES = 2_000, 1_000_000, 100, 100_000
 

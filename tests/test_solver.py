@@ -23,7 +23,7 @@ from colide_core import (
 from colide_core import stage_objective
 from colide_core.solver._common import default_sigma0
 
-SHORT = dict(max_iter=(300, 300, 300, 600), checkpoint=100)
+from tests._schedules import TINY as SHORT  # noqa: E402 - the suite's short schedule
 
 
 def _numgrad(f, W, eps=1e-6):

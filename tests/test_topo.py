@@ -24,7 +24,7 @@ from colide_core.solver._common import default_sigma0
 from colide_core.solver._topo import order_solve, swap_candidates, topo_solve
 from colide_core.data.simulate import simulate_dataset
 
-QUICK = dict(max_iter=(2000, 2000, 2000, 4000), checkpoint=500)
+QUICK = dict(max_iter=(2000, 2000, 2000, 4000), checkpoint=500)  # not the suite's QUICK: TOPO starts from a converged fit
 
 
 def _cov(d, seed, degree=2, n=200):

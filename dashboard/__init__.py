@@ -1,10 +1,14 @@
-"""UI-side helpers of the colide-dashboard Streamlit app.
+"""UI-side helpers of the colide-dashboard Streamlit app: what adapts the library to Streamlit.
 
-Modules: ``state`` (session-state keys and defaults, initialised in one place), ``data``
-(the current dataset record and loaders), ``fitting`` (the fit record, cached CoLiDE fits and
-their job), ``jobs`` (the one background-job helper of every page), ``manifests`` (run manifests
-in and out), ``graph`` (offline pyvis HTML), ``figures`` (plotly figures and reading clicks back),
-``exports`` (CSV downloads), ``text`` (escaping of user-supplied names), ``core`` (metric
-labels), ``layout`` (page set-up and sidebar), ``trust_state`` (session keys of the Edge
-confidence, Explorer and Prior knowledge pages).
+* ``state/``: the session-state keys and their defaults, initialised in one place
+  (``state.init``): the common keys, ``state.trust`` (Edge confidence, Explorer, Prior knowledge)
+  and ``state.check`` (Check page, Playback);
+* ``jobs``: the one background-job helper (slot, progress, Stop) of every page;
+* ``data``, ``simulation``, ``lessons``: the current dataset, the Simulate page's settings, lessons;
+* ``fitting``, ``live``, ``checks``, ``comparison``, ``playback``, ``manifests``: cached calls of the
+  library for the pages (fits, live fits, checks, Compare, Playback, run manifests);
+* ``cached``, ``graphview``, ``settings_form``: drawing and forms (the drawings themselves are in
+  ``colide_core.render``);
+* ``layout``, ``nav``, ``assets``, ``urlstate``, ``text``: page set-up and sidebar, the page table,
+  served static files, shareable links, and text formatting and escaping.
 """

@@ -76,7 +76,7 @@ def bootstrap_mismatch(boot_state, data_key, params):
     Parameters
     ----------
     boot_state : dict or None
-        ``dashboard.trust_state.BOOT_RESULT`` (``key=(data key, params, n_boot, seed)``).
+        ``dashboard.state.trust.BOOT_RESULT`` (``key=(data key, params, n_boot, seed)``).
     data_key : str
     params : tuple
         The fit's :func:`dashboard.fitting.solver_params`.
@@ -107,7 +107,7 @@ def bootstrap_frequency(boot_state, data_key, params):
     Parameters
     ----------
     boot_state : dict or None
-        ``dashboard.trust_state.BOOT_RESULT`` (``key=(data key, params, n_boot, seed)``).
+        ``dashboard.state.trust.BOOT_RESULT`` (``key=(data key, params, n_boot, seed)``).
     data_key : str
     params : tuple
         The fit's :func:`dashboard.fitting.solver_params`.

@@ -348,7 +348,7 @@ def apply_to_state(ss, run: LoadedRun) -> None:
     """Put a loaded run into the session state so the Learn page shows it.
 
     Sets the Learn widgets (``learn_variant``, ``learn_lambda1``, ``learn_threshold``), the
-    solver overrides and the prior knowledge (``dashboard.trust_state`` keys, as the Prior
+    solver overrides and the prior knowledge (``dashboard.state.trust`` keys, as the Prior
     knowledge page's Apply does), and makes ``run.result`` the only fit shown (a fit of the
     other noise model, made with other settings, would not be part of the manifest's view; it
     stays in the fit cache). Call it from a widget callback (before the widgets are drawn).
@@ -359,7 +359,8 @@ def apply_to_state(ss, run: LoadedRun) -> None:
         ``st.session_state``.
     run : LoadedRun
     """
-    from dashboard import state, trust_state as ts
+    from dashboard import state
+    from dashboard.state import trust as ts
 
     ss["learn_variant"] = run.label
     ss["learn_lambda1"] = run.lambda1

@@ -153,7 +153,7 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
               help="Refits once keeping W at every checkpoint (the same numbers: recording changes nothing), "
                    "then lets you step through the optimisation.")
     if not st.session_state[ON_KEY]:
-        from dashboard import check_state as cs
+        from dashboard.state import check as cs
         from dashboard.jobs import stop_job
 
         if st.session_state.get(cs.PLAY_JOB) is not None:  # switched off while recording: stop it
@@ -162,7 +162,7 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
         st.caption("Switch on to watch how W, the acyclicity h(W), the objective and σ̂ evolve along the "
                    "central path: the stages (μ, s) trade the data fit for acyclicity.")
         return
-    from dashboard import check_state as cs
+    from dashboard.state import check as cs
     from dashboard.jobs import follow_job, show_messages, start_job, stop_job
 
     ss = st.session_state

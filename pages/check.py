@@ -19,9 +19,10 @@ from colide_core.graph.export import to_csv_safe
 from colide_core.graph.reference import read_reference
 from colide_core.render.report import ReportFit
 from dashboard.data import design_of
-from dashboard import check_state as cs
+from dashboard.state import check as cs
 from dashboard import checks as dc
-from dashboard import manifests, state, trust_state
+from dashboard import manifests, state
+from dashboard.state import trust as trust_state
 from dashboard.fitting import PATH_KEYS, VARIANTS
 from dashboard.jobs import follow_job, is_running, show_messages, start_job, stop_job
 from dashboard.layout import page_setup, prior_badge

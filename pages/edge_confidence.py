@@ -1,7 +1,7 @@
 """Edge confidence page: bootstrap CoLiDE on the current dataset and show how often each edge appears.
 
 The bootstrap (``colide_core.evaluation.stability.bootstrap_edges``) runs in a background job with a progress
-bar and a Stop button; the result stays in the session (``dashboard.trust_state.BOOT_RESULT``).
+bar and a Stop button; the result stays in the session (``dashboard.state.trust.BOOT_RESULT``).
 The frequency slider only filters the stored result.
 """
 import os
@@ -17,7 +17,7 @@ from dashboard.jobs import MAX_WORKERS, Job, follow_job, is_running, show_messag
 from dashboard.data import design_of
 from dashboard.layout import page_setup
 from dashboard import state
-from dashboard import trust_state as ts
+from dashboard.state import trust as ts
 from colide_core.render.figures import frequency_figure, sigma_interval_figure
 from dashboard.fitting import VARIANTS, check_params, check_widget_values, solver_params
 from colide_core import classify_edges

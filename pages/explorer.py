@@ -15,7 +15,7 @@ from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
 from dashboard.data import design_of
 from dashboard.layout import page_setup
 from dashboard import state
-from dashboard import trust_state as ts
+from dashboard.state import trust as ts
 from dashboard.graphview import show_graph
 from colide_core.render.figures import cell_from_selection, edge_count_figure, path_heatmap
 from dashboard.fitting import VARIANTS, FitResult, check_params, check_widget_values, path_kwargs, solver_params

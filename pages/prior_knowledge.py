@@ -14,7 +14,7 @@ from colide_core.graph.constraints import PRIOR_KEYS, PriorKnowledge, audit_cons
 from colide_core.data.io import JSON_MAX_BYTES
 from dashboard.layout import page_setup
 from dashboard import state
-from dashboard import trust_state as ts
+from dashboard.state import trust as ts
 from dashboard.text import fmt_lambda, md_escape, plural
 
 page_setup()

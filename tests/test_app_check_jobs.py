@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from dashboard import check_state as cs
+from dashboard.state import check as cs
 from dashboard import checks as dc
 from dashboard import jobs
 from dashboard import playback

@@ -132,10 +132,10 @@ def init() -> None:
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
-    from dashboard import trust_state  # keys of the Edge confidence / Explorer / Prior knowledge pages
+    from dashboard.state import trust as trust_state  # keys of the Edge confidence / Explorer / Prior knowledge pages
 
     trust_state.init(ss)
-    from dashboard import check_state  # keys of the Check page
+    from dashboard.state import check as check_state  # keys of the Check page
 
     check_state.init(ss)
 

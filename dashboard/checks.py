@@ -557,3 +557,82 @@ def edge_lights(evidence, scale=None, names=None):
         icon, word = LIGHTS[worst]
         out.append(f"{icon} {'strong' if worst == 'ok' else word.lower()}" + (f": {'; '.join(why)}" if why else ""))
     return out
+
+
+def checks_key(data_key, result, threshold, n_random, n_rescale, refits, freq_key) -> tuple:
+    """The key of the Check page's checks job and result: everything the checks depend on.
+
+    Parameters
+    ----------
+    data_key : str
+        The dataset's content hash (covers its conditions and targets).
+    result : dashboard.fitting.FitResult
+        The fit checked (its :attr:`~dashboard.fitting.FitResult.content_key`).
+    threshold : float
+    n_random, n_rescale : int
+        Random DAGs of the Markov check; rescalings (they matter only with ``refits``).
+    refits : bool
+        Whether "Standardise and refit" was asked.
+    freq_key : hashable or None
+        The bootstrap whose frequencies the edge evidence shows.
+
+    Returns
+    -------
+    tuple
+    """
+    return (data_key, result.content_key, float(threshold), int(n_random), int(n_rescale) if refits else 0,
+            bool(refits), freq_key)
+
+
+def path_key(data_key, variant, overrides) -> tuple:
+    """The key of the Check page's λ path: the data, the noise model and every override the path
+    takes (:data:`dashboard.fitting.PATH_KEYS`: the settings W depends on and the prior knowledge).
+
+    Returns
+    -------
+    tuple
+        ``(data_key, variant, sorted overrides with lists as tuples)``.
+    """
+    from dashboard.fitting import PATH_KEYS
+
+    kept = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if k in PATH_KEYS))
+    return (data_key, variant, kept)
+
+
+def curves_against(truth, results, threshold, names):
+    """ROC, precision-recall and threshold curves of fits against a truth, and their summary table.
+
+    Parameters
+    ----------
+    truth : ndarray of shape (n_nodes, n_nodes)
+        The reference graph (nonzero = edge, ``[i, j]`` means i -> j).
+    results : mapping of str to dashboard.fitting.FitResult
+        The fits by label ("EV", "NV"), in display order.
+    threshold : float
+        The Learn page's threshold (the graphs scored are the ones it shows).
+    names : sequence of str
+
+    Returns
+    -------
+    rocs : dict
+        label -> :func:`colide_core.evaluation.curves.edge_score_curves` of ``|W|``.
+    thresholds : dict
+        label -> :func:`colide_core.evaluation.curves.threshold_curve`.
+    table : pandas.DataFrame
+        Columns by label; rows AUROC, AUPRC, SHD and Tetrad's adjacency and arrowhead precision
+        and recall (:func:`colide_core.evaluate`, :func:`colide_core.tetrad_metrics`).
+    """
+    import pandas as pd
+
+    from colide_core.evaluation.curves import edge_score_curves, threshold_curve
+
+    rocs, curves, rows = {}, {}, {}
+    for label, res in results.items():
+        rocs[label] = edge_score_curves(truth, res.W)
+        curves[label] = threshold_curve(truth, res.W)
+        g = shown_graph(res, threshold, names)
+        m = {**colide_core.evaluate(truth, g), **colide_core.tetrad_metrics(truth, g)}
+        rows[label] = {"AUROC": rocs[label].auroc, "AUPRC": rocs[label].auprc, "SHD": m["shd"],
+                       "adjacency precision": m["adjacency_precision"], "adjacency recall": m["adjacency_recall"],
+                       "arrowhead precision": m["arrowhead_precision"], "arrowhead recall": m["arrowhead_recall"]}
+    return rocs, curves, pd.DataFrame(rows)

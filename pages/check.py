@@ -8,13 +8,12 @@ figure behind it, the edge evidence table, curves against the ground truth or
 the user's own reference graph, and offers the one-file HTML report (``colide_core.render.report``).
 """
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import colide_core
 from colide_core.render import plots
 from colide_core.graph.constraints import PriorKnowledge, audit_constraints, removed_sentence
-from colide_core.evaluation.curves import edge_score_curves, stable_region, threshold_curve
+from colide_core.evaluation.curves import stable_region
 from colide_core.graph.export import to_csv_safe
 from colide_core.graph.reference import read_reference
 from colide_core.render.report import ReportFit
@@ -23,7 +22,7 @@ from dashboard.state import check as cs
 from dashboard import checks as dc
 from dashboard import manifests, state
 from dashboard.state import trust as trust_state
-from dashboard.fitting import PATH_KEYS, VARIANTS
+from dashboard.fitting import VARIANTS
 from dashboard.jobs import follow_job, is_running, show_messages, start_job, stop_job
 from dashboard.layout import page_setup, prior_badge
 from dashboard.text import md_escape
@@ -118,8 +117,7 @@ refit_key = (ds.key, res.params, threshold)
 refits = refit_key in ss[cs.REFITS]
 design = design_of(ds)  # conditions and targets: every check and refit below carries them
 freq_key = None if boot is None else boot[1]
-check_key = (ds.key, res.content_key, threshold, int(ss["check_n_random"]),
-             int(ss["check_n_rescale"]) if refits else 0, refits, freq_key)  # rescalings matter only with refits
+check_key = dc.checks_key(ds.key, res, threshold, ss["check_n_random"], ss["check_n_rescale"], refits, freq_key)
 
 
 def _make_checks_job():
@@ -231,19 +229,8 @@ with tab_c:
     if truth is not None:
         st.markdown(f"Against **{truth_label}** ({int((truth != 0).sum())} edges), "
                     + ", ".join(results[v].label for v in order) + " side by side.")
-        rocs = {results[v].label: edge_score_curves(truth, results[v].W) for v in order}
-        tcs = {results[v].label: threshold_curve(truth, results[v].W) for v in order}
-        rows = {}
-        for v in order:
-            g = dc.shown_graph(results[v], threshold, names)
-            m = colide_core.evaluate(truth, g)
-            m.update(colide_core.evaluation._metrics.tetrad_metrics(truth, g))
-            rows[results[v].label] = {"AUROC": rocs[results[v].label].auroc, "AUPRC": rocs[results[v].label].auprc,
-                                      "SHD": m["shd"], "adjacency precision": m["adjacency_precision"],
-                                      "adjacency recall": m["adjacency_recall"],
-                                      "arrowhead precision": m["arrowhead_precision"],
-                                      "arrowhead recall": m["arrowhead_recall"]}
-        st.dataframe(pd.DataFrame(rows), key="check_curve_metrics")
+        rocs, tcs, table = dc.curves_against(truth, {results[v].label: results[v] for v in order}, threshold, names)
+        st.dataframe(table, key="check_curve_metrics")
         k1, k2 = st.columns(2)
         k1.plotly_chart(plots.roc_figure(rocs, truth_label), key="check_roc_chart")
         k2.plotly_chart(plots.pr_figure(rocs, truth_label), key="check_pr_chart")
@@ -252,9 +239,8 @@ with tab_c:
     else:
         st.info("No ground truth: upload your own reference graph above for ROC and precision-recall curves. "
                 "Below, the number of edges and the BIC over λ and the threshold.")
-    overrides = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                             for k, v in ss[state.SOLVER_OVERRIDES].items() if k in PATH_KEYS))
-    path_key = (ds.key, res.variant, overrides)
+    path_key = dc.path_key(ds.key, res.variant, ss[state.SOLVER_OVERRIDES])
+    overrides = path_key[2]
     stored = ss[cs.PATH]
     if (stored is None or stored["key"] != path_key) and not is_running(ss, cs.PATH_SLOT):
         st.button("Compute the λ path (9 λ, warm-started)", key="check_path_run", on_click=start_job,

@@ -16,13 +16,14 @@ export OMP_NUM_THREADS ?= 1
 # (Re)create the virtual environment when it is missing or requirements.txt / pyproject.toml is
 # newer: the pinned requirements first, then the project itself in editable mode (no further
 # dependencies: they are the pins), so `import colide_core` and `import dashboard` work from
-# anywhere. Recompile the numba kernels when colide_core/solver/_fast.py is newer (numba's disk cache is
-# keyed on that file: after a change, the first fit of every process would otherwise pay the compile).
-$(STAMP): requirements.txt pyproject.toml colide_core/solver/_fast.py
+# anywhere. Recompile the numba kernels when colide_core/solver/_fast_kernels.py (or the loop
+# _fast.py, which warmup() runs) is newer (numba's disk cache is keyed on the kernels' file: after a
+# change, the first fit of every process would otherwise pay the compile).
+$(STAMP): requirements.txt pyproject.toml colide_core/solver/_fast.py colide_core/solver/_fast_kernels.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
-	@# Compile the fast solver's numba kernels once (cached on disk next to colide_core/solver/_fast.py)
+	@# Compile the fast solver's numba kernels once (cached on disk next to colide_core/solver/_fast_kernels.py)
 	@# so that neither the first fit in the app nor the first test pays the ~3 s compile.
 	$(BIN)/python -c "from colide_core.solver._fast import warmup; warmup()"
 	touch $(STAMP)

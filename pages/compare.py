@@ -19,7 +19,8 @@ import streamlit as st
 
 from colide_core.graph.export import to_csv_safe
 from colide_core.defaults import LAMBDA1, THRESHOLD_RANGE
-from colide_core.run.manifest import RunSettingsError, comparison_manifest, manifest_to_json
+from colide_core.run.executor import comparison_manifest
+from colide_core.run.manifest import RunSettingsError, manifest_to_json
 from dashboard.jobs import MAX_WORKERS, compute_slot
 from dashboard.layout import page_setup
 from dashboard import comparison as cmp

@@ -59,6 +59,8 @@ __all__ = [
     "synthetic_task",
     "data_task",
     "TIMING_COLUMNS",
+    "comparison_manifest",
+    "COMPARISON_SCHEMA",
 ]
 
 #: Columns that hold wall times; they differ between runs and backends.
@@ -834,3 +836,66 @@ def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, retur
     if return_W:
         row["W"] = W.tolist()
     return row
+
+
+# --------------------------------------------------------------------------------------------
+# the record of a comparison
+# --------------------------------------------------------------------------------------------
+
+#: The schema of :func:`comparison_manifest`.
+COMPARISON_SCHEMA = "colide-comparison/1"
+
+
+def comparison_manifest(rows, *, data, methods, seeds, conditions=None, targets=None, node_names=None):
+    """The manifest of a comparison (the Compare page, ``colide bench`` on given data): what ran on
+    which data, with which design.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame or list of dict
+        Per-run rows (``method``, ``seed``, ``error``, ``design``, metrics).
+    data : dict
+        How the data were made: for given data at least ``{"name", "sha256", "n_samples",
+        "n_nodes"}``; for simulations the settings.
+    methods : mapping
+        ``{method: {parameter: value}}`` as run.
+    seeds : sequence of int
+    conditions : array-like of shape (n_samples,), optional
+        The rows' condition labels (given data with a design).
+    targets : mapping, optional
+        ``{label: [node index, ...]}``.
+    node_names : sequence of str, optional
+        To write the targets by name.
+
+    Returns
+    -------
+    dict
+        Plain JSON: ``schema`` (:data:`COMPARISON_SCHEMA`), ``data``, ``design``
+        (:func:`colide_core.run.manifest.conditions_record` or
+        None), ``methods`` (parameters and ``design``, how each used the conditions: a key of
+        :data:`colide_core.evaluation.baselines.DESIGN_USES`), ``seeds``, ``runs`` (one dict a row,
+        curves left out) and ``environment``
+        (:func:`colide_core.run.manifest.environment_info`).
+    """
+    from colide_core.evaluation.baselines import design_use
+    from colide_core.run.manifest import _jsonable, conditions_record, environment_info
+
+    frame = pd.DataFrame(rows)
+    design = None
+    if conditions is not None:
+        from colide_core.data.conditions import check_conditions
+
+        labels, codes = check_conditions(conditions, len(conditions))
+        counts = np.bincount(codes, minlength=len(labels))
+        design = conditions_record(labels, counts, {k: v for k, v in (targets or {}).items()},
+                                   node_names, conditions=conditions)
+    keep = [c for c in frame.columns if c not in ("roc_tpr", "pr_precision")]
+    return _jsonable({
+        "schema": COMPARISON_SCHEMA,
+        "data": dict(data),
+        "design": design,
+        "methods": {m: {"params": dict(p), "design": design_use(m, conditions, targets)} for m, p in methods.items()},
+        "seeds": [int(s) for s in seeds],
+        "runs": frame[keep].to_dict(orient="records"),
+        "environment": environment_info(),
+    })

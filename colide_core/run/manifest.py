@@ -63,16 +63,12 @@ __all__ = [
     "load_manifest",
     "data_fingerprint",
     "conditions_record",
-    "comparison_manifest",
-    "COMPARISON_SCHEMA",
     "stats_fingerprint",
     "environment_info",
     "git_commit",
 ]
 
 SCHEMA = "colide-manifest/1"
-#: The schema of :func:`comparison_manifest`.
-COMPARISON_SCHEMA = "colide-comparison/1"
 
 #: Packages whose versions every manifest records.
 PACKAGES = ("numpy", "scipy", "pandas", "networkx", "scikit-learn", "causal-learn", "gadjid",
@@ -285,60 +281,6 @@ def conditions_record(labels, counts, targets, node_names=None, *, conditions=No
         got, codes = check_conditions(conditions, int(sum(record["counts"])))
         record["sha256"] = _conditions_digest(got, codes)
     return record
-
-
-def comparison_manifest(rows, *, data, methods, seeds, conditions=None, targets=None, node_names=None):
-    """The manifest of a comparison (the Compare page, ``colide bench`` on given data): what ran on
-    which data, with which design.
-
-    Parameters
-    ----------
-    rows : pandas.DataFrame or list of dict
-        Per-run rows (``method``, ``seed``, ``error``, ``design``, metrics).
-    data : dict
-        How the data were made: for given data at least ``{"name", "sha256", "n_samples",
-        "n_nodes"}``; for simulations the settings.
-    methods : mapping
-        ``{method: {parameter: value}}`` as run.
-    seeds : sequence of int
-    conditions : array-like of shape (n_samples,), optional
-        The rows' condition labels (given data with a design).
-    targets : mapping, optional
-        ``{label: [node index, ...]}``.
-    node_names : sequence of str, optional
-        To write the targets by name.
-
-    Returns
-    -------
-    dict
-        Plain JSON: ``schema`` (:data:`COMPARISON_SCHEMA`), ``data``, ``design`` (:func:`conditions_record` or
-        None), ``methods`` (parameters and ``design``, how each used the conditions: a key of
-        :data:`colide_core.evaluation.baselines.DESIGN_USES`), ``seeds``, ``runs`` (one dict a row,
-        curves left out) and ``environment`` (:func:`environment_info`).
-    """
-    import pandas as pd
-
-    from colide_core.evaluation.baselines import design_use
-
-    frame = pd.DataFrame(rows)
-    design = None
-    if conditions is not None:
-        from colide_core.data.conditions import check_conditions
-
-        labels, codes = check_conditions(conditions, len(conditions))
-        counts = np.bincount(codes, minlength=len(labels))
-        design = conditions_record(labels, counts, {k: v for k, v in (targets or {}).items()},
-                                   node_names, conditions=conditions)
-    keep = [c for c in frame.columns if c not in ("roc_tpr", "pr_precision")]
-    return _jsonable({
-        "schema": COMPARISON_SCHEMA,
-        "data": dict(data),
-        "design": design,
-        "methods": {m: {"params": dict(p), "design": design_use(m, conditions, targets)} for m, p in methods.items()},
-        "seeds": [int(s) for s in seeds],
-        "runs": frame[keep].to_dict(orient="records"),
-        "environment": environment_info(),
-    })
 
 
 def _conditions_digest(labels, codes):

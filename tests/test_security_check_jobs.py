@@ -14,6 +14,7 @@ import pytest
 
 import colide_core
 from colide_core.evaluation import checks
+from colide_core.evaluation.markov import _TESTS_PER_REPORT
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_the_markov_check_stops_inside_a_large_graphs_tests():
     m = checks.markov_check(X, A, n_random=1000, random_state=0,
                             callback=lambda done, total: seen.append(done) or True)
     assert m.stopped and m.random_shares.size == 0
-    assert m.n_tests == checks._TESTS_PER_REPORT and len(m.tests) == checks._TESTS_PER_REPORT
+    assert m.n_tests == _TESTS_PER_REPORT and len(m.tests) == _TESTS_PER_REPORT
     assert len(seen) == 1 and 0 < seen[0] < 1
 
 

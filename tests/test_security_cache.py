@@ -226,7 +226,7 @@ def test_cache_data_refuses_an_unexplained_underscore_parameter():
 def _cached_functions(root):
     """(file, function name, decorator source, parameter names) of every cached function."""
     found = []
-    for path in sorted([*root.glob("dashboard/*.py"), *root.glob("pages/*.py"), root / "app.py"]):
+    for path in sorted([*root.glob("dashboard/**/*.py"), *root.glob("pages/*.py"), root / "app.py"]):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -248,7 +248,7 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
         ("dashboard/cached.py", "playback_html_cached"),   # all inputs hashed in full (W per checkpoint)
         ("dashboard/fitting.py", "fit_colide"),             # _X: data_key is its content hash
         ("dashboard/manifests.py", "fit_manifest_json"),    # record, dataset and threshold hashed
-        ("dashboard/state.py", "sachs"),                    # no input: the bundled file
+        ("dashboard/state/__init__.py", "sachs"),           # no input: the bundled file
         ("dashboard/comparison.py", "run_store"),           # no input: rows keyed by run_key
         ("dashboard/checks.py", "run_checks_cached"),       # _X: data_key; A, W, frequency hashed
         ("dashboard/checks.py", "ev_nv_line"),              # _X: data_key; A hashed

@@ -1,46 +1,38 @@
-"""Interactive graph of a learned DAG as a self-contained (offline) HTML page, built with pyvis.
+"""Interactive graph of a learned DAG as a self-contained (offline) HTML page, drawn by vis-network.
 
 The one graph drawing of the project: the dashboard (through ``dashboard.cached``) and the
-HTML report (:mod:`colide_core.render.report`) both use it. pyvis is imported here only.
+HTML report (:mod:`colide_core.render.report`) both use it.
 
-:func:`graph_html` is pure (no Streamlit) so tests can inspect the HTML. The vis-network
-JavaScript and CSS that ship inside the pyvis package are inlined (``cdn_resources="in_line"``);
-pyvis 0.3.2's template also links Bootstrap from a CDN even in that mode, so those tags are
-removed and :func:`graph_html` checks that no ``http(s)`` ``src``/``href`` is left. Those few
-regular expressions (:data:`_EXTERNAL_TAG`, :data:`_EMPTY_HEADING`, :data:`_DEAD_COMMENT`) only
-delete parts of pyvis's own template; they never touch a user string.
-
-Templates: what this module adds around pyvis's page (the legend, the fill style, the script that
-fits the drawing to its frame, the links to served vis-network files) and the Playback page
-(:func:`playback_html`) are Jinja2 templates in ``colide_core/render/templates/``
-(``graph_parts.html.j2``, ``graph_page.html.j2``, ``playback.html.j2``), loaded by
-:func:`template_environment` (autoescape on; also used by :mod:`colide_core.render.report`).
-jinja2 is imported when that environment is first built, never by ``import colide_core``.
+:func:`graph_html` is pure (no Streamlit) so tests can inspect the HTML. The page is ours from the
+first byte to the last: the Jinja2 templates in ``colide_core/render/templates/``
+(``graph_page.html.j2`` with the macros of ``graph_parts.html.j2``; ``playback.html.j2`` for
+:func:`playback_html`), loaded by :func:`template_environment` (autoescape on; also used by
+:mod:`colide_core.render.report`). It builds the vis-network node and edge lists and options from
+Python dicts here, and either inlines vis-network's script and style or links them under a relative
+URL. pyvis is used for one thing only: the vis-network 9.1.2 files its wheel ships
+(:func:`vis_assets`, imported when asked for); its page template, which links a CDN, is not used.
+pyvis and jinja2 are imported when first needed, never by ``import colide_core``.
 
 Node names are user-supplied. Where they meet HTML they are escaped exactly once:
 
-* labels and tooltips are plain text for vis-network (labels are drawn on a canvas, a string
-  tooltip is set with ``innerText``), so they hold the names as they are, not HTML-escaped (an
+* labels are drawn on a canvas and tooltips are plain text: the page turns each string title into
+  an element whose ``textContent`` is the title (``plainTitles`` in ``graph_parts.html.j2``), so
+  vis-network never reads one as HTML. They hold the names as they are, not HTML-escaped (an
   escaped name would be drawn as ``gene&lt;B&gt;``);
-* the node and edge lists are embedded in the page's ``<script>`` by pyvis's Jinja ``tojson``
-  filter, and the Playback frames and captions by ours (``|tojson`` in ``playback.html.j2``):
-  ``<``, ``>``, ``&`` and ``'`` become ``\\u`` escapes, the one escape where the names meet HTML;
-* the legend's texts are HTML-escaped by the templates' autoescape;
-* pyvis switches to a tooltip template that sets ``innerHTML`` from a node's title when any title
-  contains the text ``href``; :func:`_render_html` renders pyvis's template with that switch
-  off, so no name can select the HTML tooltip.
+* the node and edge lists, and the Playback frames and captions, are embedded in the page's
+  ``<script>`` by Jinja's ``|tojson``: ``<``, ``>``, ``&`` and ``'`` become ``\\u`` escapes, the
+  one escape where the names meet HTML;
+* the legend's texts are HTML-escaped by the templates' autoescape.
 
 Convention: ``W[i, j] != 0`` means the edge i -> j (same for ``B_true``).
 """
 from __future__ import annotations
 
 import functools
-import json
 import re
 from pathlib import Path
 
 import numpy as np
-from pyvis.network import Network
 
 from colide_core.render import graph_style
 from colide_core.graph._dag import classify_edges
@@ -49,27 +41,17 @@ from colide_core.render.graph_style import EDGE_STYLES, SIGN_STYLES
 __all__ = ["EDGE_STYLES", "LABEL_SCREEN_PX", "graph_html", "legend_for", "playback_html",
            "set_playback_start", "template_environment", "vis_assets"]
 
-_EXTERNAL_TAG = re.compile(
-    r"<script\b[^>]*\bsrc\s*=\s*[\"']?https?://[^>]*>\s*</script>"
-    r"|<link\b[^>]*\bhref\s*=\s*[\"']?https?://[^>]*>",
-    re.IGNORECASE | re.DOTALL,
-)
-_EXTERNAL_REF = re.compile(r"\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", re.IGNORECASE)
-_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
-# pyvis's template keeps a commented-out <script src="../node_modules/..."> in its head.
-_DEAD_COMMENT = re.compile(r"<!--(?:(?!-->).)*node_modules(?:(?!-->).)*-->", re.DOTALL)
-
-
 @functools.lru_cache(maxsize=1)
 def template_environment():
     """The Jinja2 environment of every HTML page the library writes, built once per process.
 
     Templates are read from the package (``colide_core/render/templates/``, installed as package
     data) with autoescape on: every value a template prints is HTML-escaped once, unless it is a
-    :class:`markupsafe.Markup` (HTML produced by pyvis or plotly, marked at the one place each is
-    made). JSON inside ``<script>`` goes through Jinja's ``|tojson`` filter (``<``, ``>``, ``&``
-    and ``'`` as ``\\u`` escapes); its ``json.dumps`` options are set here: keys in their order,
-    non-ASCII text as is, anything not JSON (e.g. a path in a manifest) written with ``str``.
+    :class:`markupsafe.Markup` (vis-network's own script and style, plotly's HTML, marked at the
+    one place each is made). JSON inside ``<script>`` goes through Jinja's ``|tojson`` filter
+    (``<``, ``>``, ``&`` and ``'`` as ``\\u`` escapes); its ``json.dumps`` options are set here:
+    keys in their order, non-ASCII text as is, anything not JSON (e.g. a path in a manifest)
+    written with ``str``.
 
     Returns
     -------
@@ -93,6 +75,12 @@ def _parts():
 LABEL_SCREEN_PX = 13
 #: Largest label font in drawing units (a graph of a few nodes in a large frame).
 _MAX_FONT = 40.0
+#: vis-network options of every drawing: fixed positions, hover tooltips, curved edges.
+_OPTIONS = {
+    "physics": {"enabled": False},
+    "interaction": {"hover": True, "navigationButtons": False, "tooltipDelay": 120},
+    "edges": {"arrowStrikethrough": False, "smooth": {"type": "curvedCW", "roundness": 0.12}},
+}
 _ASSETS_URL = re.compile(r"(?!/)(?!.*\.\.)[A-Za-z0-9_./-]{1,200}")
 _VIS_DIR = "lib/vis-9.1.2"
 
@@ -113,29 +101,28 @@ def vis_assets() -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def _asset_texts() -> dict:
-    """The text of each :func:`vis_assets` file, read once per process (they are in the wheel)."""
-    return {name: path.read_text(encoding="utf-8") for name, path in vis_assets().items()}
+def _inline_assets() -> dict:
+    """vis-network's style and script to inline, read once per process: ``{"vis_css": ..., "vis_js": ...}``.
 
+    The files of :func:`vis_assets` (in the pyvis wheel), marked :class:`markupsafe.Markup` here
+    only: the library's own code, printed verbatim inside ``<style>`` / ``<script>`` by the
+    ``vis_inline`` macro of ``graph_parts.html.j2``.
 
-def _link_assets(html: str, url: str) -> str:
-    """Replace the inlined vis-network script and style of ``html`` by links under ``url``.
-
-    The link tags come from the ``vis_script`` / ``vis_style`` macros of ``graph_parts.html.j2``;
-    ``url`` was checked against :data:`_ASSETS_URL` (a relative path) by :func:`graph_html`.
+    Raises
+    ------
+    ValueError
+        If a file holds the closing tag of its element (it would end the element early).
     """
-    texts = _asset_texts()
-    parts = _parts()
-    for name, tag in (("vis-network.min.js", parts.vis_script), ("vis-network.css", parts.vis_style)):
-        text = texts[name]
-        for inlined in (text, text.rstrip("\n")):
-            wrapped = ("<script>%s</script>" if name.endswith(".js") else "<style>%s</style>") % inlined
-            if wrapped in html:
-                html = html.replace(wrapped, str(tag(url)), 1)
-                break
-        else:
-            raise ValueError(f"pyvis's page does not inline {name} as expected: cannot link it.")
-    return html
+    from markupsafe import Markup
+
+    texts = {}
+    for key, name, tag in (("vis_css", "vis-network.css", "</style"),
+                           ("vis_js", "vis-network.min.js", "</script")):
+        text = vis_assets()[name].read_text(encoding="utf-8")
+        if tag in text.lower():
+            raise ValueError(f"{name} holds {tag}>: it cannot be inlined.")
+        texts[key] = Markup(text)
+    return texts
 
 
 def _edge_items(A, names, edges, required=None, oriented=None):
@@ -214,23 +201,6 @@ def _legend_entries(graphs, B_true=None):
     return graph_style.legend_entries(kinds, signs) if kinds else None
 
 
-def _render_html(net) -> str:
-    """pyvis's ``Network.generate_html`` for this module's settings, tooltips fixed to plain text.
-
-    pyvis 0.3.2 renders ``template.html`` with ``tooltip_link=True`` (a custom popup filled with
-    ``innerHTML``) whenever some node title contains ``"href"``; this renders the same template with
-    the same values as ``generate_html`` except that that flag is always False. No filter menu,
-    no select menu, no configure panel, no DOT input: the other flags are pyvis's defaults.
-    """
-    nodes, edges, heading, height, width, options = net.get_network_data()
-    return net.templateEnv.get_template(net.path).render(
-        height=height, width=width, nodes=nodes, edges=edges, heading=heading, options=options,
-        physics_enabled=False, use_DOT=net.use_DOT, dot_lang=net.dot_lang, widget=net.widget,
-        bgcolor=net.bgcolor, conf=net.conf, tooltip_link=False,
-        neighborhood_highlight=net.neighborhood_highlight, select_menu=net.select_menu,
-        filter_menu=net.filter_menu, notebook=False, cdn_resources=net.cdn_resources)
-
-
 def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520, positions=None,
                layout="circular", legend: bool = True, assets_url: str | None = None, required=None,
                oriented=None) -> str:
@@ -278,25 +248,25 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     Returns
     -------
     str
-        A complete HTML document with vis-network inlined (no external scripts or styles), with
-        a legend of the edge colours and arrowheads drawn.
+        A complete HTML document (``graph_page.html.j2``) with vis-network inlined or linked
+        under ``assets_url`` (never an external URL), with a legend of the edge colours and
+        arrowheads drawn.
 
     Raises
     ------
     ValueError
-        If the shapes disagree, if ``assets_url`` is not a relative path, or (defensively) if the
-        HTML still references an external URL.
+        If the shapes disagree, or if ``assets_url`` is not a relative path.
 
     Notes
     -----
-    Drawing with pyvis 0.3.2 (vis-network 9.1.2, shipped in the pyvis wheel). Fonts and nodes are
+    Drawn by vis-network 9.1.2 (shipped in the pyvis 0.3.2 wheel). Fonts and nodes are
     sized with the number of nodes (:func:`colide_core.render.graph_style.font_px`) and the layout fits
     a 600 × ``height_px`` canvas at zoom 1, so labels stay readable; above
     :data:`colide_core.render.graph_style.SUMMARY_NODES` nodes callers show a summary instead. Once
     drawn, the page fits the graph to its frame and enlarges the labels towards
     :data:`LABEL_SCREEN_PX` on screen, up to the largest font at which no two labels overlap
     (:func:`colide_core.render.graph_style.max_font`), so a narrow frame does not shrink them to dots.
-    The page is ``graph_page.html.j2`` around pyvis's own page (:func:`template_environment`).
+    The page is the template ``graph_page.html.j2`` (:func:`template_environment`).
     """
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=height_px, positions=positions,
                              layout=layout, assets_url=assets_url, required=required, oriented=oriented)
@@ -304,28 +274,13 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     return template_environment().get_template("graph_page.html.j2").render(**context)
 
 
-def _pyvis_page(html: str) -> dict:
-    """pyvis's page cut where the templates add to it: ``head | </head> middle <body> body </body> tail``.
-
-    Each part is marked :class:`markupsafe.Markup`, here only: it is HTML that pyvis's own template
-    wrote (the node and edge data in it escaped by pyvis's ``tojson``), inserted verbatim.
-    """
-    from markupsafe import Markup
-
-    head, sep1, rest = html.partition("</head>")
-    middle, sep2, rest = rest.partition("<body>")
-    body, sep3, tail = rest.partition("</body>")
-    if not (sep1 and sep2 and sep3):
-        raise ValueError("pyvis's page has no </head>, <body> or </body> where expected.")
-    return {"head": Markup(head), "middle": Markup(middle), "body": Markup(body), "tail": Markup(tail)}
-
-
 def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, assets_url, required=None,
                    oriented=None) -> dict:
     """The values ``graph_page.html.j2`` renders for :func:`graph_html` (same parameters), and ``A``.
 
-    pyvis draws the graph (its page cleaned of external links, :func:`_pyvis_page`); the rest are
-    the fit script's numbers. ``legend_entries`` is left to the caller.
+    The vis-network node and edge lists (dicts, embedded by the template with ``|tojson``) and
+    options, the drawing's height, where vis-network comes from (``assets_url``, or its inlined
+    text), and the fit script's numbers. ``legend_entries`` is left to the caller.
     """
     if assets_url is not None and not _ASSETS_URL.fullmatch(str(assets_url)):
         raise ValueError(f"assets_url must be a relative URL path, got {assets_url!r}.")
@@ -350,14 +305,15 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
 
     edges = classify_edges(A, B_true)
     fill = height_px is None
-    net = Network(height="100vh" if fill else f"{int(height_px)}px", width="100%", directed=True,
-                  cdn_resources="in_line")
+    margin = max(2, int(font / 3))
+    nodes = []
     for i in range(d):
         label = names[i]  # plain text for vis-network: not HTML-escaped (see the module notes)
         title = label if sig is None else f"{label}\nσ̂ = {sig[i]:.4g}"
         x, y = (float(v) for v in pos[i])
-        net.add_node(i, label=label, title=title, x=x, y=y, physics=False, color=graph_style.NODE_FILL,
-                     shape="ellipse", font={"size": font}, margin=max(2, int(font / 3)))
+        nodes.append({"id": i, "label": label, "title": title, "x": x, "y": y, "physics": False,
+                      "color": graph_style.NODE_FILL, "shape": "ellipse", "font": {"size": font},
+                      "margin": margin})
 
     req = None if required is None else np.asarray(required, dtype=bool)
     if req is not None and req.shape != (d, d):
@@ -369,25 +325,17 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
     big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
     # each edge bent around the nodes it does not connect (at the largest font the page may show)
     bends = graph_style.edge_bends(pos, [(i, j) for i, j, _ in items], names, big)
+    edge_list = []
     for i, j, opts in items:
         kind, roundness = bends[(i, j)]
-        net.add_edge(i, j, smooth={"type": kind, "roundness": roundness}, **opts)
+        edge_list.append({"from": i, "to": j, **opts, "smooth": {"type": kind, "roundness": roundness}})
 
-    net.set_options(json.dumps({
-        "physics": {"enabled": False},
-        "interaction": {"hover": True, "navigationButtons": False, "tooltipDelay": 120},
-        "edges": {"arrowStrikethrough": False, "smooth": {"type": "curvedCW", "roundness": 0.12}},
-    }))
-    html = _render_html(net)
-    html = _EXTERNAL_TAG.sub("", html)
-    html = _EMPTY_HEADING.sub("", html)
-    html = _DEAD_COMMENT.sub("", html)
-    if _EXTERNAL_REF.search(html):
-        raise ValueError("The graph HTML still references an external resource.")
-    if assets_url is not None:
-        html = _link_assets(html, str(assets_url).rstrip("/"))
-    return {"page": _pyvis_page(html), "fill": fill, "base_font": font, "max_font": round(big, 1),
-            "target_font": LABEL_SCREEN_PX, "A": A}
+    context = {"nodes": nodes, "edges": edge_list, "options": _OPTIONS,
+               "height": "100vh" if fill else f"{int(height_px)}px", "fill": fill,
+               "assets_url": None if assets_url is None else str(assets_url).rstrip("/"),
+               "base_font": font, "max_font": round(big, 1), "target_font": LABEL_SCREEN_PX, "A": A}
+    context.update(_inline_assets() if assets_url is None else {"vis_css": None, "vis_js": None})
+    return context
 
 
 _START = re.compile(r"/\*start\*/\d+/\*start\*/")

@@ -345,7 +345,8 @@ def harvest_path(state, result_key):
 
 
 def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_key, path_key,
-                X, fits, B, reference_label, checks, path, audit, dataset_name, design=None) -> bytes:
+                X, fits, B, reference_label, checks, path, audit, dataset_name, design=None,
+                data_file="DATA.csv") -> bytes:
     """:func:`colide_core.render.report.build_report` as UTF-8 bytes.
 
     Not cached: the report embeds the dataset's name, the fits and the session's checks, and it
@@ -362,6 +363,8 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     design : dict, optional
         :func:`dashboard.data.design_of` of the dataset: with conditions the report gains its
         per-condition section (rows, targets, median shifts, edges the interventions orient).
+    data_file : str, default="DATA.csv"
+        The data file the report's commands name (:func:`dashboard.data.data_as_fitted`).
 
     Returns
     -------
@@ -372,7 +375,7 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     html = core_report.build_report(X, fits, dataset_name=dataset_name, B_true=B,
                                     reference_label=reference_label, checks=checks, path=path,
                                     audit=audit, conditions=design.get("conditions"),
-                                    targets=design.get("targets"))
+                                    targets=design.get("targets"), data_file=data_file)
     return html.encode("utf-8")
 
 
@@ -523,7 +526,9 @@ def edge_lights(evidence, scale=None, names=None):
     Notes
     -----
     ΔBIC if removed > 10 is strong evidence for the edge, 2-10 positive, <= 2 weak (Kass and
-    Raftery 1995, on the BIC scale); a bootstrap frequency >= 0.7 is stable, < 0.5 unstable; an
+    Raftery 1995, on the BIC scale); a ΔBIC if reversed below -10 (below -2) is strong (positive)
+    evidence for the other direction, which only interventional data can give (with the
+    conditions and targets, :func:`colide_core.evaluation.checks.edge_evidence`); a bootstrap frequency >= 0.7 is stable, < 0.5 unstable; an
     edge kept in >= 80 % of the rescalings survives them.
     """
     import math
@@ -541,6 +546,10 @@ def edge_lights(evidence, scale=None, names=None):
             elif dbic <= 10:
                 worst = "warn"
                 why.append(f"ΔBIC {dbic:.1f}: positive, not strong")
+        rev = float(row.get("delta_bic_reverse", math.nan))
+        if not math.isnan(rev) and rev < -2:  # the direction is contradicted (conditions break score equivalence)
+            worst = "bad" if rev < -10 else ("warn" if worst == "ok" else worst)
+            why.append(f"the data prefer {row['target']} → {row['source']} (ΔBIC if reversed {rev:,.1f})")
         freq = row.get("bootstrap_frequency")
         if freq is not None and not math.isnan(float(freq)):
             if freq < 0.5:

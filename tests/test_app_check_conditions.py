@@ -74,3 +74,21 @@ def test_check_page_lambda_path_carries_the_conditions(new_app):
     np.testing.assert_allclose(path.W, direct.W, atol=1e-10)
     pooled = lambda_path(rec.X, path.lambdas[:1], path.thresholds, "nv", **QUICK)
     assert not np.allclose(path.W[:1], pooled.W)
+
+
+def test_check_page_edge_evidence_carries_the_conditions(new_app):
+    # Issue 38, point 2: "ΔBIC if reversed" was 0 for every edge on the nine conditions (the
+    # pooled rows are score equivalent), the weights came from the pooled rows. The evidence now
+    # fits each edge with an intercept per condition and each node on its unmasked rows.
+    at, rec = _check_page_on_sachs_all(new_app)
+    res = at.session_state["fit_results"]["nv"]
+    A = colide_core.threshold_to_dag(res.W, float(at.session_state["learn_threshold"]))
+    evidence = at.session_state[cs.CHECK_RESULT]["report"].evidence
+    direct = checks.edge_evidence(rec.X, A, W=res.W, conditions=rec.conditions, targets=rec.targets)
+    np.testing.assert_allclose(evidence["delta_bic_reverse"].to_numpy(float),
+                               direct["delta_bic_reverse"].to_numpy(float), rtol=1e-9)
+    pooled = checks.edge_evidence(rec.X, A, W=res.W)
+    assert np.allclose(pooled["delta_bic_reverse"].dropna(), 0.0, atol=1e-6)  # score equivalence, pooled
+    targeted = set(n for nodes in rec.targets.values() for n in nodes)
+    at_target = evidence[evidence["source"].isin(targeted) | evidence["target"].isin(targeted)]
+    assert len(at_target) and (at_target["delta_bic_reverse"].dropna().abs() > 1.0).all()

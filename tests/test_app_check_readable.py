@@ -83,6 +83,11 @@ def test_lights_and_the_answer_follow_the_verdicts():
     shown = dc.edge_lights(ev, Scale(), ["a", "b", "c"])
     assert shown[0] == "❌ problem: in 45% of resamples; kept in 33% of rescalings"
     assert shown[1] == "⚠️ caution: ΔBIC 5.0: positive, not strong"
+    # issue 38: with the design, a target can contradict the direction (Sachs: Raf -> Mek, -6,752.6)
+    ev["delta_bic_reverse"] = [-6752.6, -5.0]
+    shown = dc.edge_lights(ev, None, ["a", "b", "c"])
+    assert shown[0] == "❌ problem: the data prefer b → a (ΔBIC if reversed -6,752.6); in 45% of resamples"
+    assert shown[1] == "⚠️ caution: ΔBIC 5.0: positive, not strong; the data prefer c → b (ΔBIC if reversed -5.0)"
 
 
 def test_the_check_page_reads_as_plain_language_with_names(new_app):

@@ -522,7 +522,25 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
 # edge evidence
 # --------------------------------------------------------------------------------------------
 
-def edge_evidence(X, A, *, W=None, frequency=None, level=0.95) -> pd.DataFrame:
+def _local_bic(values, codes, keep, n, j, parents):
+    """Node j's BIC term given ``parents``: ``m_j log(RSS / m_j) + |parents| log n`` on its unmasked
+    rows (``m_j`` of them), each condition centred on its own means (an intercept per condition;
+    the intercepts count the same for every graph, so they leave ΔBIC alone).
+    Also returns the centred block ``[parents..., j]`` for partial correlations."""
+    rows = keep[:, j]
+    c = codes[rows]
+    cols = list(parents) + [j]
+    sub = values[rows][:, cols]
+    k = int(c.max()) + 1
+    sums = np.zeros((k, len(cols)))
+    np.add.at(sums, c, sub)
+    Z = sub - (sums / np.maximum(np.bincount(c, minlength=k), 1)[:, None])[c]
+    r = Z[:, -1] - (Z[:, :-1] @ np.linalg.lstsq(Z[:, :-1], Z[:, -1], rcond=None)[0] if parents else 0.0)
+    m = Z.shape[0]
+    return m * math.log(max(float(r @ r) / m, np.finfo(float).tiny)) + len(parents) * math.log(n), Z
+
+
+def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, targets=None) -> pd.DataFrame:
     """Evidence for every edge of a DAG: refitted weight with a CI, partial correlation, ΔBIC.
 
     Parameters
@@ -537,6 +555,15 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95) -> pd.DataFrame:
         (:attr:`colide_core.evaluation.stability.BootstrapResult.frequency`).
     level : float in (0, 1), default=0.95
         Coverage of the confidence interval.
+    conditions : array-like of shape (n_samples,), optional
+        Each row's condition (:func:`colide_core.data.conditions.check_conditions`). The weights,
+        intervals, partial correlations and ΔBIC then use an intercept per condition, and node j's
+        terms only the rows whose condition does not intervene on j (the masked likelihood of
+        :class:`colide_core.CoLiDE` with ``targets`` and of GIES): a target orients an edge, and
+        the reversal's ΔBIC says so. None: one condition, as before.
+    targets : mapping, optional
+        ``{label: [node, ...]}`` (:func:`colide_core.data.conditions.check_targets`). Needs
+        ``conditions``.
 
     Returns
     -------
@@ -560,15 +587,31 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95) -> pd.DataFrame:
     is better), so ``delta_bic_remove = n log(s2_without / s2_with) - log n`` for the target's
     residual variances. Reversals within a Markov equivalence class leave the BIC unchanged
     (score equivalence): a ΔBIC of 0 for a reversal means the data cannot orient that edge.
+    With ``conditions``, node j's term is ``m_j log(RSS_j / m_j) + |Pa(j)| log n`` on its
+    ``m_j`` unmasked rows, each condition centred on its own means: interventional data break
+    score equivalence (Hauser and Bühlmann 2012), so an edge into or out of a target gets a
+    reversal ΔBIC away from 0.
     """
     if not (is_real(level) and 0.0 < float(level) < 1.0):
         raise InvalidParameterError(f"level must be a number in (0, 1), got {level!r}.")
     values, names, B = _data_and_graph(X, A)
     n, d = values.shape
-    ref = ols_refit(values, B)
-    Xc = values - values.mean(axis=0)
-    cov = Xc.T @ Xc / n
-    base = bic_score(cov, n, B)
+    if targets is not None and conditions is None:
+        raise InvalidParameterError("targets need conditions (one label per row).")
+    design = conditions is not None
+    if design:
+        from colide_core.data.conditions import condition_design
+        from colide_core.evaluation.residuals import _refit_by_condition
+
+        ref, keep = _refit_by_condition(values, names, B, conditions, targets)
+        codes, _ = condition_design(conditions, None, n, names, d)
+        parents = {j: [int(k) for k in np.flatnonzero(B[:, j])] for j in range(d)}
+        term = {j: _local_bic(values, codes, keep, n, j, parents[j])[0] for j in range(d)}
+    else:
+        ref = ols_refit(values, B)
+        Xc = values - values.mean(axis=0)
+        cov = Xc.T @ Xc / n
+        base = bic_score(cov, n, B)
     Wl = None if W is None else check_adjacency(W, d, "W", what="weight matrix")
     F = None if frequency is None else check_adjacency(frequency, d, "frequency", what="frequency matrix")
     q = (1.0 + float(level)) / 2.0
@@ -579,7 +622,12 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95) -> pd.DataFrame:
         b, s = ref.W[i, j], ref.se[i, j]
         others = [int(k) for k in np.flatnonzero(B[:, j]) if k != i]
         idx = [i, j] + others
-        sub = cov[np.ix_(idx, idx)]
+        if design:  # j's unmasked rows, centred per condition
+            _, Z = _local_bic(values, codes, keep, n, j, [i] + others)
+            Zc = Z[:, [0, len(others) + 1] + list(range(1, len(others) + 1))]  # order i, j, others
+            sub = Zc.T @ Zc / Zc.shape[0]
+        else:
+            sub = cov[np.ix_(idx, idx)]
         try:
             P = np.linalg.inv(sub)
             pc = float(-P[0, 1] / math.sqrt(P[0, 0] * P[1, 1]))
@@ -587,9 +635,16 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95) -> pd.DataFrame:
             pc = math.nan
         Bm = B.copy()
         Bm[i, j] = False
-        d_remove = bic_score(cov, n, Bm) - base
-        Bm[j, i] = True
-        d_reverse = bic_score(cov, n, Bm) - base if is_dag(Bm) else math.nan
+        if design:  # only the terms of j (and i, on reversal) change
+            without = _local_bic(values, codes, keep, n, j, others)[0]
+            d_remove = without - term[j]
+            Bm[j, i] = True
+            d_reverse = (without + _local_bic(values, codes, keep, n, i, parents[i] + [j])[0] - term[j] - term[i]
+                         if is_dag(Bm) else math.nan)
+        else:
+            d_remove = bic_score(cov, n, Bm) - base
+            Bm[j, i] = True
+            d_reverse = bic_score(cov, n, Bm) - base if is_dag(Bm) else math.nan
         row = {"source": names[i], "target": names[j]}
         if Wl is not None:
             row["weight"] = float(Wl[i, j])
@@ -712,7 +767,7 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
     sort = sortability(values, B)
     # the frame: tables name the nodes, not X0..
     resid = residual_checks(frame, B, alpha=alpha, conditions=conditions, targets=targets)
-    evidence = edge_evidence(frame, B, W=W, frequency=frequency)
+    evidence = edge_evidence(frame, B, W=W, frequency=frequency, conditions=conditions, targets=targets)
     markov = markov_check(frame, B, n_random=n_random, alpha=alpha, random_state=int(seeds[1]),
                           conditions=conditions, callback=_sub_callback(callback, 0.0, 1.0, total))
     stopped = markov.stopped

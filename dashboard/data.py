@@ -617,3 +617,46 @@ def rows_and_truth(dataset) -> str:
         return rows + " · truth: " + SACHS_TRUTH_LABELS[name or "consensus17"]
     return rows + f" · truth: {int((dataset.B_true.to_numpy() != 0).sum())}-edge " + (
         "simulated graph" if dataset.source == "simulated" else "graph given with the data")
+
+
+def data_as_fitted(dataset) -> dict:
+    """The data table a fit of ``dataset`` used, as files the printed ``fit`` command can read.
+
+    For a bundled dataset (Sachs) or a simulation the command of the report and of the manifest
+    needs a file behind it: this is that file, with the condition column (when the data have
+    conditions) named as the command names it, and the targets file.
+
+    Parameters
+    ----------
+    dataset : Dataset
+
+    Returns
+    -------
+    dict
+        ``file_name`` (safe characters), ``csv`` (bytes: the nodes, then the condition column;
+        formula-like cells neutralised by ``colide_core.graph.export.to_csv_safe``),
+        ``targets_name`` and ``targets`` (JSON bytes, ``{condition: [node, ...]}``) or None
+        without targets.
+    """
+    import json
+
+    from colide_core.graph.export import to_csv_safe
+    from dashboard.text import safe_filename
+
+    frame = dataset.X.copy()
+    design = design_of(dataset)
+    if design["conditions"] is not None:
+        column = str(dataset.meta.get("conditions_column") or "condition")
+        frame[column] = list(design["conditions"])
+    stem = safe_filename(f"{dataset.name}_as_fitted")
+    targets = design["targets"]
+    return {"file_name": f"{stem}.csv", "csv": to_csv_safe(frame, index=False).encode("utf-8"),
+            "targets_name": "targets.json",
+            "targets": None if not targets else json.dumps(targets, indent=1).encode("utf-8")}
+
+
+def command_data_file(dataset) -> str:
+    """The data file a printed ``fit`` command names for ``dataset``: an upload's own file name
+    (the command replays every cleaning step on the raw file), else the file of
+    :func:`data_as_fitted`, which the Learn page offers for download."""
+    return str(dataset.name) if dataset.source == "upload" else data_as_fitted(dataset)["file_name"]

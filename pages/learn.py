@@ -16,7 +16,7 @@ import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
 from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
-from dashboard.data import design_of, fit_device, oriented_by_interventions, rows_and_truth
+from dashboard.data import data_as_fitted, design_of, fit_device, oriented_by_interventions, rows_and_truth
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
@@ -176,7 +176,7 @@ st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
               else f"Press **Run** after a change: {md_escape(why_not_live)}."))
 if not live and ss[state.SOLVER_OVERRIDES].get("solver") == "topo":  # an honest cost before a slow fit
     for lab in shown_labels(ss["learn_variant"]):
-        est = topo_cost(ds.key, VARIANTS[lab], float(ss["learn_lambda1"]), ds.X)
+        est = topo_cost(ds.key, VARIANTS[lab], ds.X)  # once per dataset and model, no fit (issue 42)
         if est is not None:
             st.caption(f"CoLiDE-TOPO-{lab} here: about {fmt_seconds(est.seconds)} "
                        f"({fmt_seconds(est.low)}–{fmt_seconds(est.high)}), from {fmt_seconds(est.seconds_per_evaluation)} "
@@ -388,6 +388,16 @@ with tab_metrics:
 with tab_dl:
     with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
         _manifest_box()
+    if ds.source != "upload":  # the data behind the report's and the manifest's `fit` command
+        fitted = data_as_fitted(ds)
+        d1, d2 = st.columns(2)
+        d1.download_button("Data as fitted (CSV)", fitted["csv"], file_name=fitted["file_name"], mime="text/csv",
+                           key="learn_dl_data", help="The table these fits used, with its condition column: "
+                                                     "the file the report's `fit` command reads.")
+        if fitted["targets"] is not None:
+            d2.download_button("Intervention targets (JSON)", fitted["targets"], file_name=fitted["targets_name"],
+                               mime="application/json", key="learn_dl_targets",
+                               help="Each condition's targets: the command's --targets file.")
     with st.expander("Solver settings"):
         settings_form(state.SOLVER_OVERRIDES, state.FIT_MESSAGES)
     for v in order:

@@ -207,7 +207,7 @@ def _condition_section(values, names, fits, conditions, targets):
 
 def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="ground truth", checks=None,
                  path=None, audit=None, frequency=None, created=None, notes=(), conditions=None,
-                 targets=None) -> str:
+                 targets=None, data_file="DATA.csv") -> str:
     """Build the self-contained HTML report of one or more fits on one dataset.
 
     Parameters
@@ -218,6 +218,9 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         At least one; the first is the one the checks describe.
     dataset_name : str
         Shown as text (escaped).
+    data_file : str, default="DATA.csv"
+        The data file the "Reproduce" commands name (shell-quoted there): the raw file a user
+        uploaded, or the "data as fitted" download of a bundled dataset.
     B_true : array-like of shape (n_nodes, n_nodes), optional
         A ground truth or the user's reference (``reference_label`` says which); adds
         metrics, ROC / precision-recall curves and the threshold curves.
@@ -358,7 +361,7 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     tables["audit"] = None if audit is None else _table(audit)
 
     # --- reproduce
-    reproduce = [{"label": f.label, "command": _fit_command(f.params, "DATA.csv", f.manifest), "manifest": None,
+    reproduce = [{"label": f.label, "command": _fit_command(f.params, str(data_file), f.manifest), "manifest": None,
                   **({} if f.manifest is None else _manifest_item(f.label, f.manifest))} for f in fits]
 
     html = template_environment().get_template("report.html.j2").render(

@@ -1,7 +1,7 @@
 """The ``bench`` command's TOML schema and its summaries (:mod:`colide_core.run.cli`).
 
 * :func:`load_bench_config` reads and checks a bench TOML file (``[bench]``, ``[data]``,
-  ``[methods.NAME]``): unknown tables and keys, the data settings through
+  ``[interventions]``, ``[methods.NAME]``): unknown tables and keys, the data settings through
   :func:`colide_core.data.simulate.check_spec`, each CoLiDE method's settings through the
   estimator's own checks, and the sweep's size against ``defaults.MAX_SWEEP_RUNS``, all before
   any run;
@@ -23,7 +23,7 @@ from colide_core.run.outputs import UsageError, _printable, check_plain_name
 
 
 SETTING_COLUMNS = ("graph", "degree", "n_nodes", "n_samples", "noise", "variance", "noise_var",
-                   "noise_var_range", "w_range", "standardize")
+                   "noise_var_range", "w_range", "standardize", "n_conditions")
 #: [data] settings whose one value is a (low, high) pair: a list of pairs is a grid axis.
 _PAIR_SETTINGS = ("noise_var_range", "w_range")
 SUMMARY_METRICS = ("shd", "shd_norm", "shd_cpdag_norm", "sid_norm", "tpr", "fdr", "nnz", "sigma_rel_err", "time_s")
@@ -71,9 +71,10 @@ def load_bench_config(path):
         cfg = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path.name}: invalid TOML: {exc}") from None
-    unknown = set(cfg) - {"bench", "data", "methods"}
+    unknown = set(cfg) - {"bench", "data", "interventions", "methods"}
     if unknown:
-        raise UsageError(f"{path.name}: unknown table(s) {sorted(unknown)}; expected [bench], [data], [methods.NAME]")
+        raise UsageError(f"{path.name}: unknown table(s) {sorted(unknown)}; expected [bench], [data], "
+                         "[interventions], [methods.NAME]")
     bench = cfg.get("bench", {})
     bad = set(bench) - {"seeds", "n_seeds", "out", "retries", "name"}
     if bad:
@@ -139,6 +140,7 @@ def load_bench_config(path):
             raise UsageError(f"{path.name}: bad [data] setting {spec}: {exc}") from None
         if s["n_nodes"] < 2 or s["n_samples"] < 2:
             raise UsageError(f"{path.name}: [data] n_nodes and n_samples must be integers >= 2, got {spec}")
+    interventions = _interventions(path, cfg.get("interventions"), grid)
 
     if not methods_cfg:
         raise UsageError(f"{path.name}: no methods: add at least one [methods.NAME] table "
@@ -166,7 +168,35 @@ def load_bench_config(path):
             except InvalidParameterError as exc:
                 raise UsageError(f"{path.name}: [methods.{label}]: {exc}") from None
         methods[label] = (name, params)
-    return {"seeds": seeds, "grid": grid, "methods": methods, "out": out_dir, "retries": retries}
+    return {"seeds": seeds, "grid": grid, "methods": methods, "out": out_dir, "retries": retries,
+            "interventions": interventions}
+
+
+def _interventions(path, table, grid):
+    """The ``[interventions]`` table, checked against every data setting, or None.
+
+    Its keys are :data:`colide_core.data.simulate.INTERVENTION_DEFAULTS`' (one value each, no
+    grid): every dataset then adds that many conditions of hard interventions, and the methods
+    that can use the design fit with the conditions and targets (the others run on the rows
+    centred within each condition; the ``design`` column of ``results`` says which).
+    """
+    from colide_core.data.simulate import INTERVENTION_DEFAULTS, check_interventions, check_spec
+
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise UsageError(f"{path.name}: [interventions] must be a table")
+    bad = set(table) - set(INTERVENTION_DEFAULTS)
+    if bad:
+        raise UsageError(f"{path.name}: unknown key(s) in [interventions]: {sorted(bad)}; "
+                         f"known: {list(INTERVENTION_DEFAULTS)}")
+    for spec in grid:
+        s = check_spec(spec)
+        try:
+            check_interventions(table, s["n_nodes"], s["n_samples"])
+        except ValueError as exc:
+            raise UsageError(f"{path.name}: bad [interventions] for the data setting {spec}: {exc}") from None
+    return dict(table) if table.get("n_conditions", 0) or table.get("targets") else None
 
 
 def bench_tasks(config):
@@ -174,10 +204,14 @@ def bench_tasks(config):
     from colide_core.run.executor import make_task, synthetic_task
 
     tasks = []
+    iv = config.get("interventions")
     for label, (name, params) in config["methods"].items():
         for spec in config["grid"]:
+            # the interventions are part of the dataset's identity (the task key), so a resumed sweep
+            # never mixes runs of another design
+            dataset = spec if iv is None else {**spec, "interventions": iv}
             for seed in config["seeds"]:
-                tasks.append(make_task(synthetic_task, method=name, params=params, dataset=spec, seed=seed,
+                tasks.append(make_task(synthetic_task, method=name, params=params, dataset=dataset, seed=seed,
                                        meta={"label": label}))
     return tasks
 
@@ -195,10 +229,14 @@ def summarize(df, metrics=SUMMARY_METRICS):
     Returns
     -------
     long : pandas.DataFrame
-        Columns: setting columns, ``label``, ``metric``, ``mean``, ``std``,
-        ``n`` (successful runs), ``n_failed``.
+        Columns: setting columns, ``label`` (with the method's use of the design in brackets
+        when the data have several conditions: ``"GES [centred]"``), ``metric``, ``mean``,
+        ``std``, ``n`` (successful runs), ``n_failed``.
     """
     settings = [c for c in SETTING_COLUMNS if c in df.columns]
+    if "design" in df.columns:  # a method's label says how it used several conditions
+        df = df.assign(label=[f"{lab} [{des}]" if isinstance(des, str) and des not in ("none", "") else lab
+                              for lab, des in zip(df["label"], df["design"])])
     # (low, high) pairs arrive as lists (JSON); tuples can be grouped on.
     df = df.assign(**{c: df[c].map(lambda v: tuple(v) if isinstance(v, list) else v)
                       for c in settings if c in _PAIR_SETTINGS})

@@ -79,9 +79,9 @@ def _read_data(path, columns, drop_non_numeric, condition_column=None, **drops):
             labels = df.iloc[:, at].copy()
             df = df.drop(columns=df.columns[at])
             vd = _read_data_frame(df, path, columns, drop_non_numeric, **drops)
-            if len(vd.X) != len(labels):  # rows with missing values were dropped
-                raise UsageError(f"{path.name}: rows were dropped while validating; with --conditions clean them first")
-            return vd, labels.reset_index(drop=True)
+            # rows dropped while validating (--drop-nonfinite-rows) take their condition labels with
+            # them: the index of the validated data is the file's row numbers
+            return vd, labels.loc[vd.X.index].reset_index(drop=True)
         return _read_data_frame(df, path, columns, drop_non_numeric, **drops)
     except DataValidationError as exc:
         raise UsageError(f"{path.name}: {exc}") from None
@@ -484,6 +484,7 @@ def cmd_bench(args):
     where = f"Dask scheduler {address}" if address else f"joblib (n_jobs={args.jobs})"
     print(_printable(f"bench: {len(tasks)} runs ({len(config['methods'])} methods x {len(config['grid'])} settings "
                      f"x {len(config['seeds'])} seeds) on {where}; results in {out_path}"), file=sys.stderr)
+    print(_bench_design_line(config), file=sys.stderr)
     t0 = time.perf_counter()
     try:
         res = run_sweep(tasks, store=store, scheduler=address, n_jobs=args.jobs, retries=retries,
@@ -668,3 +669,19 @@ def cmd_report(args):
     print(f"wrote {_printable(target)} ({len(html) / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f} s: "
           + "; ".join(f"{row.check}: {row.verdict}" for row in checks.verdicts().itertuples()))
     return 0
+
+
+def _bench_design_line(config) -> str:
+    """What a bench does with the experimental design, in one line (and in ``results``' ``design``)."""
+    from colide_core.evaluation.baselines import METHODS
+
+    iv = config.get("interventions")
+    if not iv:
+        return "bench: design: one observational condition per dataset (no [interventions] table)"
+    using = sorted({name for name, _ in config["methods"].values() if METHODS[name].accepts_conditions})
+    centred = sorted({name for name, _ in config["methods"].values() if not METHODS[name].accepts_conditions})
+    line = (f"bench: design: {iv.get('n_conditions') or len(iv.get('targets') or ())} interventional conditions "
+            "per dataset; " + (f"{', '.join(using)} fit with the conditions and targets" if using else ""))
+    if centred:
+        line += ("; " if using else "") + f"{', '.join(centred)} cannot: rows centred within each condition"
+    return line

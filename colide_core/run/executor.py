@@ -748,6 +748,9 @@ def synthetic_task(method, params, dataset, seed, curves=False, interventions=No
     from colide_core.evaluation._metrics import evaluate
     from colide_core.data.simulate import simulate_dataset
 
+    if isinstance(dataset, Mapping) and "interventions" in dataset:  # a bench task: the design in its identity
+        dataset = dict(dataset)
+        interventions = dataset.pop("interventions")
     data = simulate_dataset(dataset, seed, interventions=interventions)
     t0 = time.perf_counter()
     W, sigma, *scores = _fit_method(method, params, data.X, return_scores=curves, conditions=data.conditions,

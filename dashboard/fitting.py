@@ -549,18 +549,22 @@ def fit_live(dataset, params_list) -> tuple:
 
 @cache_data(show_spinner=False, max_entries=32, unhashed={
     "_X": "data_key is its content hash (dashboard.data.content_hash: values, shape, column names)"})
-def topo_cost(data_key: str, variant: str, lambda1: float, _X):
-    """A measured estimate of one CoLiDE-TOPO fit on these data (cached on data and settings).
+def topo_cost(data_key: str, variant: str, _X):
+    """A measured estimate of one CoLiDE-TOPO fit on these data, once per dataset and noise model.
 
     ``colide_core.solver.cost.estimate_topo_cost`` on the data's covariance: one exact solve and a
     few swap evaluations are timed on this machine, and the search's expected length is applied
-    (docs/topo.md, "Cost estimate"); the continuous start is a fast fit, timed too.
+    (docs/topo.md, "Cost estimate"). The continuous start a TOPO fit begins with is not fitted
+    (issue 42: that fit ran in the page's thread on every rerun, 12.5 s at d = 200, with no
+    Stop): its cost comes from the fast solver's measured step model
+    (``colide_core.solver.cost.estimate_fit_cost``, a fraction of a second, cached per process).
+    λ is the paper's default: a swap evaluation costs about the same at every λ, so a λ step on
+    the page re-estimates nothing.
 
     Parameters
     ----------
     data_key : str
     variant : {"ev", "nv"}
-    lambda1 : float
     _X : pandas.DataFrame of shape (n_samples, n_nodes)
 
     Returns
@@ -568,18 +572,14 @@ def topo_cost(data_key: str, variant: str, lambda1: float, _X):
     colide_core.solver.cost.TopoCostEstimate or None
         None when the estimate cannot be made (e.g. a constant column).
     """
-    import time
-
-    import colide_core
-    from colide_core.solver.cost import estimate_topo_cost
+    from colide_core.defaults import LAMBDA1
+    from colide_core.solver.cost import estimate_fit_cost, estimate_topo_cost
 
     X = np.asarray(_X, dtype=np.float64)
     Xc = X - X.mean(axis=0)
     cov = Xc.T @ Xc / X.shape[0]
     try:
-        t0 = time.perf_counter()
-        colide_core.CoLiDE(variant, lambda1=lambda1).fit(_X)  # the continuous start a TOPO fit begins with
-        start = time.perf_counter() - t0
-        return estimate_topo_cost(cov, variant=variant, lambda1=float(lambda1), start_seconds=start)
+        start = estimate_fit_cost(X.shape[1], variant)
+        return estimate_topo_cost(cov, variant=variant, lambda1=LAMBDA1, start_seconds=(start.low + start.high) / 2)
     except (ValueError, FloatingPointError, np.linalg.LinAlgError):
         return None

@@ -128,3 +128,23 @@ def test_a_bootstrap_belongs_to_a_fit_only_when_everything_that_shapes_w_matches
     assert bootstrap_mismatch(boot, "data-1", solver_params("ev", 0.1, {"solver": "adam"})) == \
         "its variant, λ, solver differ from this fit's"
     assert bootstrap_mismatch(boot, "data-1", solver_params("nv", 0.05, {"solver": "auto"})) == ""  # the default
+
+
+def test_topo_cost_fits_nothing_and_is_made_once_per_dataset_and_model(monkeypatch):
+    # Issue 42 (high): the Learn page's TOPO estimate ran a whole fast fit in the page's thread on
+    # every rerun and every λ (12.5 s at d = 200, no Stop). It now fits nothing: the start's cost
+    # comes from the measured step model, and the estimate is cached on (data, noise model).
+    import colide_core
+    from colide_core.solver import cost
+    from dashboard.fitting import topo_cost
+
+    monkeypatch.setattr(colide_core.CoLiDE, "fit", lambda *a, **k: pytest.fail("the estimate fitted"))
+    calls = []
+    real = cost.estimate_topo_cost
+    monkeypatch.setattr(cost, "estimate_topo_cost", lambda *a, **k: calls.append(k) or real(*a, **k))
+    topo_cost.clear()
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(200, 12)), columns=[f"v{j}" for j in range(12)])
+    first = topo_cost("key-12", "nv", X)
+    again = topo_cost("key-12", "nv", X)
+    assert first is not None and again == first and len(calls) == 1
+    assert first.seconds >= calls[0]["start_seconds"] > 0

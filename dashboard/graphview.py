@@ -55,7 +55,7 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
                              assets_url=vis_assets_url(), required=required, oriented=oriented)
 
 
-def show_legend(As, truth=None) -> None:
+def show_legend(As, truth=None, oriented=None) -> None:
     """One legend for drawings shown side by side, listing what any of the graphs ``As`` draws.
 
     Parameters
@@ -64,8 +64,10 @@ def show_legend(As, truth=None) -> None:
         The thresholded graphs drawn (``A[i, j] != 0`` means i -> j).
     truth : ndarray of shape (n_nodes, n_nodes), optional
         The truth they are coloured against (:func:`colide_core.render.graph_html.legend_for`).
+    oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges an intervention can orient: their marker joins the legend when one is drawn.
     """
-    legend = legend_for(As, truth)
+    legend = legend_for(As, truth, oriented)
     if legend:
         st.html(legend)
 

@@ -293,6 +293,7 @@ tab_graph, tab_play, tab_noise, tab_metrics, tab_dl, tab_conv = st.tabs(
 positions = _positions(thresholded[order[-1]])
 
 with tab_graph:
+    oriented = oriented_by_interventions(ds)  # edges a condition's targets can orient: a dot, in the legend
     # (label, heading, graph, coloured against, σ̂, key, caption) of each drawing: EV, NV, the truth
     panels = [(v.upper(), f"**CoLiDE-{results[v].label}** · λ = {fmt_lambda(results[v].lambda1)}", thresholded[v],
                truth, results[v].sigma, f"learn_graph_{v}",
@@ -322,15 +323,14 @@ with tab_graph:
                                         "switch to see which edges differ.")
         panels = [p for p in panels if p[0] == ss["learn_graph_variant"]]
         with legend_col:
-            show_legend([thresholded[v] for v in order], truth)
+            show_legend([thresholded[v] for v in order], truth, oriented)
     else:
         # one legend for the row of drawings, above them: on screen whenever the drawings are
-        show_legend([thresholded[v] for v in order], truth)
+        show_legend([thresholded[v] for v in order], truth, oriented)
     gcols = st.columns(len(panels), gap="xsmall")  # the room goes to the drawings (labels >= 12 px)
     # frames about as tall as a column is wide at 1280 px, so the fitted drawing fills them
     height = GRAPH_HEIGHT[len(gcols)]
     required = {f"learn_graph_{v}": required_of(results[v], names) for v in order}  # labelled in the drawings
-    oriented = oriented_by_interventions(ds)  # edges a condition's targets orient: labelled "intervention"
     for col, (_, heading, A, colour_by, sigma, key, caption) in zip(gcols, panels):
         with col:
             # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview),

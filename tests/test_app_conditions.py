@@ -38,9 +38,15 @@ def test_all_nine_conditions_flow_from_data_to_learn(new_app):
     assert int(next(m.value for m in at.metric if m.label == "SHD · NV")) == shd == 13  # issue 31's target
     captions = [c.value for c in at.caption]
     assert any("7,466 rows in 9 conditions (7 with targets)" in c and "UT-IGSP" in c for c in captions), captions
-    # edges an intervention orients are labelled in the drawing
-    html = next(f.proto.srcdoc for f in at.get("iframe") if "intervention" in (f.proto.srcdoc or ""))
-    assert "direction identified by an intervention" in html
+    # edges an intervention can orient carry a dot (an edge style with a legend entry, issue 38:
+    # the 7 px labels were unreadable) and say "orientable", not "identified", in their tooltip;
+    # where the truth points the other way, the tooltip says so
+    html = next(f.proto.srcdoc for f in at.get("iframe") if "orientable" in (f.proto.srcdoc or ""))
+    assert "direction identified" not in html and '"middle": {"enabled": true, "type": "circle"' in html
+    assert '"label": "intervention"' not in html
+    assert "orientable by an intervention on one of its ends (under the linear SEM); the truth has the other" in html
+    legend = " ".join(h.proto.body for h in at.get("html"))
+    assert "orientable by an intervention (a target at one end)" in legend
 
 
 def test_a_manifest_of_a_conditions_fit_records_them_and_reloads_only_on_the_same_design(new_app):

@@ -133,8 +133,10 @@ def _edge_items(A, names, edges, required=None, oriented=None):
     required : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges required by prior knowledge: labelled "required" on the drawing and in the tooltip.
     oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
-        Edges an intervention orients (a condition targets one of their ends): labelled
-        "intervention" on the drawing and in the tooltip.
+        Edges an intervention can orient (a condition targets one of their ends): drawn with a
+        dot in the middle (:data:`colide_core.render.graph_style.ORIENTED_STYLE`, an entry of the
+        legend) and said in the tooltip, with the truth's disagreement when it has the other
+        direction.
 
     Returns
     -------
@@ -160,8 +162,11 @@ def _edge_items(A, names, edges, required=None, oriented=None):
             opts["title"] += " · required by prior knowledge"
             marks.append("required")
         if oriented is not None and kind != "missing" and oriented[i, j]:
-            opts["title"] += " · direction identified by an intervention on one of its ends"
-            marks.append("intervention")
+            # what a target gives is an edge *orientable* by it under the model, not a proven direction
+            opts["title"] += " · orientable by an intervention on one of its ends (under the linear SEM)"
+            if kind == "reversed":
+                opts["title"] += "; the truth has the other direction"
+            opts["arrows"]["middle"] = dict(graph_style.ORIENTED_STYLE["arrow"])
         if marks:
             opts["label"] = ", ".join(marks)  # drawn text: plain, never HTML
             opts["font"] = {"size": 11, "color": colour, "strokeWidth": 3, "align": "middle"}
@@ -169,7 +174,7 @@ def _edge_items(A, names, edges, required=None, oriented=None):
     return items
 
 
-def legend_for(graphs, B_true=None) -> str:
+def legend_for(graphs, B_true=None, oriented=None) -> str:
     """The legend of drawings of ``graphs`` coloured against ``B_true``: what any of them draws.
 
     Parameters
@@ -179,6 +184,8 @@ def legend_for(graphs, B_true=None) -> str:
         side by side, or the frames of a playback).
     B_true : array-like of shape (n_nodes, n_nodes), optional
         The truth the edges are coloured against (:func:`colide_core.classify_edges`).
+    oriented : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges an intervention can orient: the legend gains their marker when any is drawn.
 
     Returns
     -------
@@ -187,7 +194,14 @@ def legend_for(graphs, B_true=None) -> str:
         the edge kinds and weight signs drawn; ``""`` when no edge is.
     """
     entries = _legend_entries(graphs, B_true)
-    return "" if entries is None else str(_parts().legend(entries))
+    if entries is None:
+        return ""
+    if oriented is not None:
+        ori = np.asarray(oriented, dtype=bool)
+        if any(np.any(ori & (np.asarray(A, dtype=float) != 0)) for A in graphs):
+            entries = entries + [{"marker": graph_style.ORIENTED_STYLE["marker"],
+                                  "text": graph_style.ORIENTED_STYLE["text"]}]
+    return str(_parts().legend(entries))
 
 
 def _legend_entries(graphs, B_true=None):

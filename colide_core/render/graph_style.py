@@ -72,6 +72,12 @@ LAYOUTS = ("circular", "topological")
 SUMMARY_NODES = 60
 
 
+#: Edges an intervention can orient (a condition targets one of their ends): a dot in the middle
+#: of the edge (vis-network's middle arrow of type "circle"), with its legend marker and text.
+ORIENTED_STYLE = {"arrow": {"enabled": True, "type": "circle", "scaleFactor": 0.8},
+                  "marker": "●", "text": "orientable by an intervention (a target at one end)"}
+
+
 def legend_entries(kinds=None, signs=("+", "-")):
     """The legend of a drawing: one entry per edge kind drawn, then the two arrowheads.
 

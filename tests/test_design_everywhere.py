@@ -236,6 +236,8 @@ COMMANDS = {
     "report": ["report", "d.csv", "--out", "r", "--conditions", "cond", "--targets", "t.json",
                "--random-graphs", "2", "--rescalings", "1"],
     "bench": ["bench", "b.toml", "--out", "b", "--jobs", "1"],
+    "predict": ["predict", "d.csv", "--out", "p", "--do", "g0=1", "--conditions", "cond", "--targets", "t.json",
+                "--bootstrap", "2"],
     "simulate": None,
     "app": None,
 }

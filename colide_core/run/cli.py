@@ -205,7 +205,7 @@ def build_parser():
 
     p = argparse.ArgumentParser(prog=PROG, description="CoLiDE: learn linear causal DAGs from data, "
                                 "simulate benchmarks, run sweeps locally or on a Dask cluster.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,simulate,bench,report,app}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,simulate,bench,report,predict,app}")
 
     f = sub.add_parser("fit", help="learn a DAG from a CSV/TSV/Parquet table",
                        description="Learn a DAG with CoLiDE. Rows are samples, columns are nodes; "
@@ -305,10 +305,36 @@ def build_parser():
                    help="replace existing output files in a directory that is not this bench's own "
                         "(one without results.jsonl)")
     _add_report_parser(sub)
+    _add_predict_parser(sub)
     from colide_core.run import app  # `app`: the dashboard, `streamlit run` of the installed app.py
 
     app.add_parser(sub)
     return p
+
+
+def _add_predict_parser(sub):
+    q = sub.add_parser("predict", help="predict what an intervention does to every node",
+                       description="Fit CoLiDE (with the design, when given) and predict every node's mean "
+                                   "under do(NODE = VALUE) or a shift of NODE by K of its standard deviations, "
+                                   "next to what regression on NODE would predict; writes prediction.csv.")
+    q.add_argument("data", help="CSV/TSV/Parquet file (rows = samples, columns = nodes)")
+    q.add_argument("--out", required=True, type=Path, help="output directory (created)")
+    what = q.add_mutually_exclusive_group(required=True)
+    what.add_argument("--do", metavar="NODE=VALUE", help="set NODE to VALUE (data units): a hard intervention")
+    what.add_argument("--shift", metavar="NODE=K", help="shift NODE's own mean by K of its standard deviations")
+    q.add_argument("--variant", choices=("ev", "nv"), default=defaults.VARIANT)
+    q.add_argument("--lambda1", type=_positive_float, default=defaults.LAMBDA1)
+    q.add_argument("--threshold", type=_positive_float, default=defaults.THRESHOLD)
+    q.add_argument("--bootstrap", type=_int_in(0, 1000), default=0, metavar="B",
+                   help="refits on resampled rows (within conditions) for the intervals (default 0)")
+    q.add_argument("--level", type=_positive_float, default=0.9, help="coverage of the intervals (default 0.9)")
+    q.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
+    q.add_argument("--conditions", default=None, metavar="COLUMN",
+                   help="the column of each row's condition: the fit takes the design, and the prediction "
+                        "starts from the first condition's means (docs/conditions.md)")
+    q.add_argument("--targets", type=Path, default=None, metavar="FILE",
+                   help="the nodes each condition intervenes on, JSON or CSV (needs --conditions)")
+    q.add_argument("--force", action="store_true", help="replace an existing prediction.csv")
 
 
 def _add_report_parser(sub):
@@ -367,7 +393,8 @@ def main(argv=None):
     from colide_core.run import app
 
     run = {"fit": lambda args: commands.cmd_fit(args, _settings_of(args)), "simulate": commands.cmd_simulate,
-           "bench": commands.cmd_bench, "report": commands.cmd_report, "app": lambda args: app.run(args, rest)}
+           "bench": commands.cmd_bench, "report": commands.cmd_report, "predict": commands.cmd_predict,
+           "app": lambda args: app.run(args, rest)}
     try:
         return run[args.command](args)
     except KeyboardInterrupt:

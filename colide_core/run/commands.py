@@ -685,3 +685,77 @@ def _bench_design_line(config) -> str:
     if centred:
         line += ("; " if using else "") + f"{', '.join(centred)} cannot: rows centred within each condition"
     return line
+
+
+def _node_value(text, flag):
+    """``NODE=NUMBER`` as (node, float)."""
+    node, sep, value = str(text).rpartition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not sep or not node.strip() or not np.isfinite(number):
+        raise UsageError(f"{flag}: expected NODE=NUMBER, got {_printable(repr(str(text)[:80]))}")
+    return node.strip(), number
+
+
+def cmd_predict(args):
+    """``predict DATA --out DIR (--do NODE=V | --shift NODE=K)``: an intervention's predicted effect.
+
+    Fits CoLiDE on the data (with ``--conditions``/``--targets``: the design) and writes
+    ``prediction.csv`` (:func:`colide_core.evaluation.interventions.predict_intervention`: every
+    node's reference mean, predicted mean, shift in data units and in standard deviations, the
+    bootstrap interval, and the associational shift of a regression on the node).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    UsageError
+        For bad arguments, files, nodes or conditions.
+    """
+    from colide_core import CoLiDE
+    from colide_core.evaluation.interventions import predict_intervention
+    from colide_core.graph.export import to_csv_safe
+
+    if args.targets is not None and args.conditions is None:
+        raise UsageError("--targets needs --conditions (the column of each row's condition)")
+    if not 0 < args.level < 1:
+        raise UsageError(f"--level must be in (0, 1), got {args.level}")
+    node, value = _node_value(args.do if args.do is not None else args.shift, "--do" if args.do else "--shift")
+    out = OutputDir(args.out, force=args.force, inputs=[Path(args.data)] + ([args.targets] if args.targets else []))
+    out.check(["prediction.csv"])
+    if args.conditions is None:
+        vd, labels, targets = _read_data(Path(args.data), None, False), None, None
+    else:
+        vd, labels = _read_data(Path(args.data), None, False, condition_column=args.conditions)
+        targets = None if args.targets is None else _read_targets_file(args.targets)
+    X = vd.X
+    if node not in list(X.columns):
+        raise UsageError(f"unknown node {_printable(repr(node[:60]))}: not a column of {Path(args.data).name}")
+    model = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold)
+    from colide_core.exceptions import ConditionsError
+
+    try:
+        model.fit(X, conditions=labels, targets=targets)
+    except ConditionsError as exc:
+        raise UsageError(f"--conditions/--targets: {exc}") from None
+    if args.shift is not None:
+        rows = np.ones(len(X), dtype=bool) if labels is None else (np.asarray(labels) == np.asarray(labels)[0])
+        kw = {"shift": {node: value * float(X.loc[rows, node].std(ddof=1))}}
+    else:
+        kw = {"do": {node: value}}
+    pred = predict_intervention(model, X, conditions=labels, n_bootstrap=args.bootstrap, level=args.level,
+                                random_state=args.seed, **kw)
+    out.write("prediction.csv", to_csv_safe(pred.table.reset_index(), index=False))
+    what = f"do({node} = {value:g})" if args.do is not None else f"{node} shifted by {value:g} sd"
+    design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"
+    print(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv to {out.path}"))
+    return 0

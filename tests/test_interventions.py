@@ -1,0 +1,117 @@
+"""Predicted interventions (issue 40, point 1): hand-worked linear SEMs, then a fitted model.
+
+Convention: W[i, j] != 0 means i -> j; X is (n_samples, n_nodes); x = x W + c + e.
+"""
+import numpy as np
+import pytest
+
+import colide_core
+from colide_core.evaluation.interventions import (associational_shift, intervention_means,
+                                                  predict_intervention)
+from colide_core.exceptions import RunSettingsError  # noqa: F401 - an InvalidParameterError subclass
+from colide_core._params import InvalidParameterError
+
+
+def test_chain_do_and_shift_by_hand():
+    # 0 -> 1 -> 2, weights 2 and 3, intercepts (1, 0, -1): mu = (1, 2, 5).
+    W = np.array([[0, 2.0, 0], [0, 0, 3.0], [0, 0, 0]])
+    c = np.array([1.0, 0.0, -1.0])
+    np.testing.assert_allclose(intervention_means(W, c), [1, 2, 5])
+    # do(x1 = 10): 1's equation cut; x0 keeps its mean 1, x2 = 3 * 10 - 1 = 29
+    np.testing.assert_allclose(intervention_means(W, c, do={1: 10.0}), [1, 10, 29])
+    # shift x0 by +1: x1 moves by 2, x2 by 2 * 3 = 6 (the total effect)
+    np.testing.assert_allclose(intervention_means(W, c, shift={0: 1.0}), [2, 4, 11])
+
+
+def test_collider_do_on_the_collider_moves_nothing_upstream():
+    # 0 -> 2 <- 1 (weights 1.5 and -2): setting x2 leaves its causes alone; shifting x1 by 1
+    # moves x2 by -2.
+    W = np.array([[0, 0, 1.5], [0, 0, -2.0], [0, 0, 0]])
+    c = np.array([0.5, 1.0, 0.0])
+    base = intervention_means(W, c)
+    np.testing.assert_allclose(intervention_means(W, c, do={2: 7.0}) - base, [0, 0, 7 - base[2]])
+    np.testing.assert_allclose(intervention_means(W, c, shift={1: 1.0}) - base, [0, 1, -2])
+
+
+def test_seeing_is_not_doing_on_a_confounded_pair():
+    # A hidden U drives x0 and x1 (x0 = U + e0, x1 = U + e1, all unit variance); no edge between
+    # them. Seeing x0 one unit higher predicts x1 higher by cov/var = 1/2; doing it moves x1 by 0.
+    rng = np.random.default_rng(0)
+    u = rng.standard_normal(20000)
+    X = np.column_stack([u + rng.standard_normal(20000), u + rng.standard_normal(20000)])
+    seen = associational_shift(X, 0, X[:, 0].mean() + 1.0)
+    assert seen[1] == pytest.approx(0.5, abs=0.03) and seen[0] == pytest.approx(1.0)
+    done = intervention_means(np.zeros((2, 2)), X.mean(axis=0), do={0: X[:, 0].mean() + 1.0}) - X.mean(axis=0)
+    assert done[1] == 0.0
+
+
+def test_refusals():
+    W = np.zeros((2, 2))
+    with pytest.raises(InvalidParameterError, match="unknown node"):
+        intervention_means(W, np.zeros(2), do={5: 1.0})
+    with pytest.raises(InvalidParameterError, match="finite"):
+        intervention_means(W, np.zeros(2), do={0: float("nan")})
+    with pytest.raises(InvalidParameterError, match="both set"):
+        intervention_means(W, np.zeros(2), do={0: 1.0}, shift={0: 1.0})
+    with pytest.raises(ValueError, match="DAG"):
+        intervention_means(np.array([[0, 1.0], [1.0, 0]]), np.zeros(2))
+    with pytest.raises(InvalidParameterError, match="fitted"):
+        predict_intervention(colide_core.CoLiDE(), np.zeros((5, 2)), do={0: 1.0})
+
+
+def test_a_fitted_model_recovers_a_simulated_chain_and_its_intervals_cover():
+    # x0 ~ N(3, 1); x1 = 2 x0 + N(0, 1); x2 = -1.5 x1 + N(0, 1), EV data: CoLiDE-EV finds the chain,
+    # and do(x0 = mean + 1) moves x1 by 2 and x2 by -3 (the product of the weights).
+    rng = np.random.default_rng(1)
+    n = 2000
+    x0 = 3 + rng.standard_normal(n)
+    x1 = 2 * x0 + rng.standard_normal(n)
+    x2 = -1.5 * x1 + rng.standard_normal(n)
+    X = np.column_stack([x0, x1, x2])
+    model = colide_core.CoLiDE("ev").fit(X)
+    pred = predict_intervention(model, X, do={0: X[:, 0].mean() + 1}, n_bootstrap=20, random_state=0)
+    t = pred.table
+    # (up to the L1 shrinkage of λ = 0.05 on each weight: measured -2.86 for -3)
+    assert t["shift"].tolist() == pytest.approx([1.0, 2.0, -3.0], rel=0.06)
+    # the bootstrap interval is of the plug-in (shrunk) estimate: it covers the estimate
+    assert (t["low"] <= t["shift"]).all() and (t["high"] >= t["shift"]).all()
+    assert (t["high"] - t["low"]).iloc[1:].max() < 0.5
+    assert pred.n_bootstrap == 20 and pred.do == {"X0": pytest.approx(X[:, 0].mean() + 1)}
+    # seeing x1 (a mediator) high says x0 was high too; doing it leaves x0 alone
+    mid = predict_intervention(model, X, do={1: X[:, 1].mean() + 1}).table
+    assert mid.loc["X0", "shift"] == pytest.approx(0.0, abs=1e-9) and mid.loc["X0", "associational_shift"] > 0.1
+
+
+def test_conditions_give_the_reference_means_and_resample_within():
+    rec = colide_core.load_sachs(rows="all", return_record=True)
+    model = colide_core.CoLiDE("nv", max_iter=(300, 300, 300, 600)).fit(rec.X, conditions=rec.conditions,
+                                                                         targets=rec.targets)
+    pred = predict_intervention(model, rec.X, shift={"Raf": 10.0}, conditions=rec.conditions, n_bootstrap=2,
+                                random_state=0)
+    labels = np.asarray(rec.conditions)
+    first = labels == labels[0]
+    np.testing.assert_allclose(pred.table["reference_mean"], rec.X[first].mean(axis=0))
+    assert pred.table.loc["Raf", "shift"] == pytest.approx(10.0)
+    assert pred.samples.shape == (2, 11)
+
+
+def test_cli_predict_writes_the_library_prediction(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from colide_core.run.cli import main
+
+    rng = np.random.default_rng(2)
+    x0 = rng.standard_normal(800)
+    X = pd.DataFrame({"a": x0, "b": 2 * x0 + rng.standard_normal(800)})
+    X.to_csv(tmp_path / "d.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["predict", "d.csv", "--out", "o", "--shift", "a=1", "--variant", "ev"]) == 0
+    got = pd.read_csv(tmp_path / "o" / "prediction.csv", index_col="node")
+    model = colide_core.CoLiDE("ev").fit(X)
+    want = predict_intervention(model, X, shift={"a": float(X["a"].std(ddof=1))}).table
+    np.testing.assert_allclose(got["shift"], want["shift"], rtol=1e-9)
+    assert got.loc["b", "shift_sd"] == pytest.approx(want.loc["b", "shift_sd"])
+    for bad, words in ((["--do", "zz=1"], "unknown node"), (["--shift", "a=x"], "NODE=NUMBER")):
+        with pytest.raises(SystemExit) as exc:
+            main(["predict", "d.csv", "--out", "o2", *bad])
+        assert exc.value.code == 2

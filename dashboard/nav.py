@@ -26,6 +26,7 @@ PAGES = (
     ("pages/explorer.py", "Explorer", ":material/map:"),
     ("pages/prior_knowledge.py", "Prior knowledge", ":material/rule:"),
     ("pages/check.py", "Check", ":material/fact_check:"),
+    ("pages/predict.py", "Predict", ":material/trending_up:"),
     ("pages/lessons.py", "Lessons", ":material/school:"),
 )
 

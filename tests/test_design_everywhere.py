@@ -169,6 +169,15 @@ def _check(at):
     assert report is not None and report.standardized is not None and at.session_state["check_path"]
 
 
+def _predict(at):
+    at.switch_page("pages/predict.py").run()
+    _ok(at)
+    at.number_input(key="pred_n_boot").set_value(2).run()
+    at.button(key="pred_boot_run").click().run()
+    _ok(at)
+    assert at.session_state["pred_boot_result"] is not None
+
+
 def _lessons(at):
     at.switch_page("pages/lessons.py").run()  # opening it fits nothing (a lesson replaces the data)
 
@@ -183,6 +192,7 @@ WALK = {
     "pages/explorer.py": (_explorer, True),
     "pages/prior_knowledge.py": (_prior_knowledge, False),
     "pages/check.py": (_check, True),
+    "pages/predict.py": (_predict, True),
     "pages/lessons.py": (_lessons, False),
 }
 

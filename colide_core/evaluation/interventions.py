@@ -29,7 +29,8 @@ import pandas as pd
 from colide_core._params import InvalidParameterError, is_real
 from colide_core._validation import check_X
 
-__all__ = ["intervention_means", "InterventionPrediction", "predict_intervention", "associational_shift"]
+__all__ = ["intervention_means", "InterventionPrediction", "predict_intervention", "intervention_table",
+           "associational_shift"]
 
 
 def _node_index(node, names, d):
@@ -167,7 +168,8 @@ class InterventionPrediction:
     Attributes
     ----------
     table : pandas.DataFrame
-        One row per node: ``reference_mean`` (the reference condition's mean), ``predicted_mean``,
+        One row per node: ``reference_mean`` and ``reference_sd`` (the reference condition's mean
+        and standard deviation), ``predicted_mean``,
         ``shift`` (predicted minus reference, data units), ``shift_sd`` (in the node's reference
         standard deviations), ``low`` and ``high`` (the bootstrap interval of ``shift``, NaN
         without ``n_bootstrap``), ``associational_shift`` (what regression on the intervened
@@ -255,10 +257,6 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
     if W.shape != (d, d):
         raise ValueError(f"X has {d} columns but the model has {W.shape[0]} nodes.")
     names = names or [f"X{j}" for j in range(d)]
-    rows = _reference_rows(n, conditions, reference)
-    mu, pred = _plug_in(W, values, rows, do, shift, names)
-    sd = values[rows].std(axis=0, ddof=1)
-    shifts = pred - mu
     samples = np.empty((0, d))
     if n_bootstrap:
         rng = np.random.default_rng(random_state)
@@ -280,6 +278,42 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
             if callback is not None and callback(b + 1, int(n_bootstrap)):
                 break
         samples = np.asarray(out)
+    return intervention_table(W, pd.DataFrame(values, columns=names), do=do, shift=shift, conditions=conditions,
+                              reference=reference, samples=samples, level=level)
+
+
+def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=None, samples=None,
+                       level=0.9) -> InterventionPrediction:
+    """The plug-in prediction of an intervention from given weights (no fit): what
+    :func:`predict_intervention` computes around its bootstrap, for a page that has the fit.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_nodes, n_nodes)
+        A DAG's weights, ``W[i, j] != 0`` meaning i -> j (the thresholded fit).
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+    do, shift, conditions, reference, level
+        As in :func:`predict_intervention`.
+    samples : ndarray of shape (n_bootstrap, n_nodes), optional
+        Bootstrap shifts, for the interval columns.
+
+    Returns
+    -------
+    InterventionPrediction
+    """
+    if not do and not shift:
+        raise InvalidParameterError("give an intervention: do={node: value} or shift={node: delta}.")
+    values, names = check_X(X)
+    n, d = values.shape
+    W = np.asarray(W, dtype=float)
+    if W.shape != (d, d):
+        raise ValueError(f"X has {d} columns but W has {W.shape[0]} nodes.")
+    names = names or [f"X{j}" for j in range(d)]
+    rows = _reference_rows(n, conditions, reference)
+    mu, pred = _plug_in(W, values, rows, do, shift, names)
+    sd = values[rows].std(axis=0, ddof=1)
+    shifts = pred - mu
+    samples = np.empty((0, d)) if samples is None else np.asarray(samples, dtype=float).reshape(-1, d)
     alpha = (1 - float(level)) / 2
     low = np.quantile(samples, alpha, axis=0) if len(samples) else np.full(d, np.nan)
     high = np.quantile(samples, 1 - alpha, axis=0) if len(samples) else np.full(d, np.nan)
@@ -290,7 +324,7 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
         t = _node_index(node, names, d)
         value = float(v) if do else float(mu[t] + float(v))
         seen = associational_shift(values, t, value, conditions=conditions, reference=reference)
-    table = pd.DataFrame({"reference_mean": mu, "predicted_mean": pred, "shift": shifts,
+    table = pd.DataFrame({"reference_mean": mu, "reference_sd": sd, "predicted_mean": pred, "shift": shifts,
                           "shift_sd": np.divide(shifts, sd, out=np.full(d, np.nan), where=sd > 0),
                           "low": low, "high": high, "associational_shift": seen}, index=pd.Index(names, name="node"))
     by_name = lambda m: {names[_node_index(k, names, d)]: float(v) for k, v in (m or {}).items()}  # noqa: E731

@@ -27,7 +27,7 @@ from colide_core.render.graph_style import EDGE_STYLES
 __all__ = [
     "noise_figure", "compare_figure", "objective_figure", "frequency_figure", "sigma_interval_figure",
     "edge_count_figure", "path_heatmap", "cell_from_selection", "playback_figure",
-    "adjacency_figure",
+    "adjacency_figure", "intervention_figure",
 ]
 
 #: One colour per method on every chart (issue 28: red was DAGMA in the bars and CoLiDE-NV in the
@@ -576,4 +576,46 @@ def adjacency_figure(A, names, B_true=None, height=640) -> go.Figure:
     fig.update_yaxes(type="category", title="source", autorange="reversed", showgrid=False)
     fig.update_layout(height=height, margin={"t": 10, "b": 10}, plot_bgcolor="white",
                       legend={"orientation": "h", "y": -0.15})
+    return fig
+
+
+def intervention_figure(table, sd_units=True) -> go.Figure:
+    """Predicted shifts of every node under an intervention: doing beside seeing.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`colide_core.evaluation.interventions.InterventionPrediction.table` (index: node
+        names; ``shift``, ``low``, ``high``, ``associational_shift``, ``reference_sd``).
+    sd_units : bool, default=True
+        Plot in each node's reference standard deviations, else data units.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Grouped bars on a categorical x axis: "doing" (the causal prediction, with its bootstrap
+        interval when there is one) and "seeing" (regression on the intervened node). Node names
+        are escaped here.
+    """
+    t = table
+    x = [html_escape(n) for n in t.index]
+    shift = t["shift"].to_numpy(float)
+    scale = np.ones(len(t))
+    if sd_units:
+        sd = t["reference_sd"].to_numpy(float)
+        scale = np.where(sd > 0, sd, np.nan)
+    y = shift / scale
+    low, high = t["low"].to_numpy(float) / scale, t["high"].to_numpy(float) / scale
+    seen = t["associational_shift"].to_numpy(float) / scale
+    fig = go.Figure()
+    error = None if np.all(np.isnan(low)) else {"type": "data", "symmetric": False, "array": np.nan_to_num(high - y),
+                                                 "arrayminus": np.nan_to_num(y - low)}
+    fig.add_bar(x=x, y=np.nan_to_num(y), name="doing (the graph's prediction)", marker_color="#1f77b4",
+                error_y=error)
+    if not np.all(np.isnan(seen)):
+        fig.add_bar(x=x, y=np.nan_to_num(seen), name="seeing (regression on the node)", marker_color="#bbbbbb")
+    fig.update_layout(barmode="group", height=340, margin={"t": 30, "b": 10}, legend_title_text="",
+                      yaxis_title="predicted shift" + (" (standard deviations)" if sd_units else " (data units)"),
+                      legend={"orientation": "h", "y": 1.12})
+    fig.update_xaxes(type="category")
     return fig

@@ -138,6 +138,9 @@ def init() -> None:
     from dashboard.state import check as check_state  # keys of the Check page
 
     check_state.init(ss)
+    from dashboard.state import predict as predict_state  # keys of the Predict page
+
+    predict_state.init(ss)
 
 
 @st.cache_data(show_spinner=False)

@@ -1,0 +1,113 @@
+"""Predict page: what an intervention on one node would do to every node, from the Learn fit.
+
+The prediction is the fitted linear SEM's (``colide_core.evaluation.interventions``): set a node
+to a value (``do``) or shift it by k of its standard deviations, and every descendant moves by its
+total effect. It is computed on every change (it takes milliseconds), next to what regression on
+the node predicts ("seeing"), which differs where the graph says the association is not causal.
+Intervals come from refits on resampled rows (within conditions): a job with Stop.
+"""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from colide_core import CoLiDE
+from colide_core.evaluation.interventions import intervention_table, predict_intervention
+from colide_core.render.figures import intervention_figure
+from dashboard import state
+from dashboard.data import design_of
+from dashboard.fitting import VARIANTS, check_params, check_widget_values
+from dashboard.jobs import Job, follow_job, show_messages, start_job
+from dashboard.layout import page_setup
+from dashboard.live import thresholded
+from dashboard.state import predict as ps
+from dashboard.text import fmt_seconds, md_escape
+
+page_setup()
+ss = st.session_state
+ds = state.current_dataset()
+st.title("What would an intervention do?")
+
+results = state.results_for_current()
+if not results:
+    st.info("Learn a graph first (the **Learn** page): the prediction uses its fit.")
+    st.stop()
+labels = [results[v].label for v in ("ev", "nv") if v in results]
+if ss["pred_model"] not in labels:
+    ss["pred_model"] = labels[-1]
+names = list(ds.node_names)
+if ss["pred_node"] not in names:
+    ss["pred_node"] = names[0]
+design = design_of(ds)
+conditions = design["conditions"]
+rows = np.ones(len(ds.X), dtype=bool) if conditions is None else np.asarray(conditions) == conditions[0]
+ref = ds.X[rows]
+
+c1, c2, c3, c4 = st.columns([1, 2, 2, 2])
+c1.segmented_control("Fit", labels, key="pred_model", required=True)
+c2.selectbox("Intervene on", names, key="pred_node")
+c3.segmented_control("Intervention", ["Set to a value", "Shift by k sd"], key="pred_kind", required=True)
+node = ss["pred_node"]
+sd = float(ref[node].std(ddof=1))
+if ss["pred_kind"] == "Shift by k sd":
+    c4.number_input("k (standard deviations)", min_value=-10.0, max_value=10.0, step=0.5, key="pred_k")
+    kw = {"shift": {node: float(ss["pred_k"]) * sd}}
+    what = f"{md_escape(node)} shifted by {float(ss['pred_k']):g} sd"
+else:
+    if not ss.get("pred_value_for") == node:  # a new node starts at its mean + 1 sd
+        ss["pred_value"], ss["pred_value_for"] = float(ref[node].mean() + sd), node
+    c4.number_input("Value (data units)", key="pred_value", format="%.4g")
+    kw = {"do": {node: float(ss["pred_value"])}}
+    what = f"do({md_escape(node)} = {float(ss['pred_value']):.4g})"
+
+res = results[VARIANTS[ss["pred_model"]]]
+threshold = float(ss["learn_threshold"])
+A = thresholded(res, threshold, names)
+boot = ss[ps.BOOT_RESULT]
+key = (ds.key, res.content_key, threshold, node, tuple(sorted((k, tuple(v.items())) for k, v in kw.items())))
+samples = boot["samples"] if boot is not None and boot["key"] == key else None
+pred = intervention_table(A, ds.X, conditions=conditions, samples=samples, **kw)
+where = "" if conditions is None else f", from the first condition's means ({md_escape(conditions[0])})"
+st.caption(f"{what}: the CoLiDE-{res.label} graph at threshold {threshold:g} as a linear SEM{where}. "
+           "**Doing**: every descendant moves by its total effect. **Seeing**: regression on the node, "
+           "which also moves its causes and anything confounded with it.")
+st.plotly_chart(intervention_figure(pred.table, sd_units=True), key="pred_chart")
+table = pred.table.assign(shift_sd_seen=pred.table["associational_shift"] / pred.table["reference_sd"])
+shown = pd.DataFrame({"reference mean": table["reference_mean"], "predicted mean": table["predicted_mean"],
+                      "shift (sd), doing": table["shift_sd"], "shift (sd), seeing": table["shift_sd_seen"],
+                      f"{pred.level:.0%} interval (data units)": [
+                          "—" if np.isnan(lo) else f"{lo:.3g} … {hi:.3g}" for lo, hi in zip(table["low"], table["high"])]})
+st.dataframe(shown.round(3), key="pred_table")
+
+
+def _start():
+    def make_job():
+        params = check_params(res.params)
+        check_widget_values(("Resamples", ss["pred_n_boot"], 2, 500, "int"))
+        n_boot = int(ss["pred_n_boot"])
+        X = ds.X
+        model = CoLiDE(**{**dict(params), "threshold": threshold})
+
+        def run(job):
+            fitted = model.fit(X, conditions=conditions, targets=design["targets"])
+            return predict_intervention(fitted, X, conditions=conditions, n_bootstrap=n_boot, random_state=0,
+                                        callback=job.progress, **kw).samples
+
+        return Job(run, f"Prediction intervals ({n_boot} refits)", key=key)
+
+    start_job(ss, ps.BOOT_SLOT, make_job)
+
+
+def _harvest(job):
+    if job.error:
+        return [("error", md_escape(job.error))]
+    ss[ps.BOOT_RESULT] = {"key": job.key, "samples": job.result}
+    return [("success", f"{len(job.result)} refits in {fmt_seconds(job.elapsed)}: the intervals are their "
+                        f"{pred.level:.0%} percentile range.")]
+
+
+b1, b2 = st.columns([1, 3])
+b1.number_input("Resamples", min_value=2, max_value=500, step=10, key="pred_n_boot")
+b2.button("Compute intervals", key="pred_boot_run", on_click=_start,
+          help="Refits the model on rows resampled with replacement (within each condition) and predicts again.")
+follow_job(ps.BOOT_SLOT, _harvest)
+show_messages(ss, ps.BOOT_SLOT)

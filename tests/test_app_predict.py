@@ -1,0 +1,57 @@
+"""The Predict page (issue 40, point 1): the Learn fit's prediction of an intervention, live,
+beside what regression predicts, with intervals from a job."""
+import numpy as np
+import pytest
+
+import colide_core
+from colide_core.evaluation.interventions import intervention_table, predict_intervention
+from dashboard.live import thresholded
+from tests._schedules import QUICK
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+
+
+def _page(new_app):
+    at = new_app()
+    at.run()
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.switch_page("pages/learn.py").run()
+    at.switch_page("pages/predict.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_page_predicts_the_learn_fit_and_compares_seeing(new_app):
+    at = _page(new_app)
+    at.selectbox(key="pred_node").set_value("PKA").run()
+    at.number_input(key="pred_k").set_value(2.0).run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    res = at.session_state["fit_results"]["nv"]
+    A = thresholded(res, 0.3, list(ds.node_names))
+    sd = float(ds.X["PKA"].std(ddof=1))
+    want = intervention_table(A, ds.X, shift={"PKA": 2.0 * sd}).table
+    [table] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
+    np.testing.assert_allclose(table["shift (sd), doing"], want["shift_sd"].round(3), atol=1e-9)
+    assert table.loc["PKA", "shift (sd), doing"] == pytest.approx(2.0)
+    # PKA's causes do not move when PKA is pushed; regression on PKA says they would
+    parents = [ds.node_names[i] for i in np.flatnonzero(A[:, list(ds.node_names).index("PKA")])]
+    for p in parents:
+        assert table.loc[p, "shift (sd), doing"] == 0
+    assert (table["shift (sd), seeing"].abs() > 0.05).sum() > (table["shift (sd), doing"].abs() > 0.05).sum()
+
+
+def test_intervals_are_a_job_and_match_the_library(new_app):
+    at = _page(new_app)
+    at.number_input(key="pred_n_boot").set_value(2).run()
+    at.button(key="pred_boot_run").click().run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    res = at.session_state["fit_results"]["nv"]
+    samples = at.session_state["pred_boot_result"]["samples"]
+    model = colide_core.CoLiDE(**{**dict(res.params), "threshold": 0.3}).fit(ds.X)
+    sd = float(ds.X["Raf"].std(ddof=1))
+    direct = predict_intervention(model, ds.X, shift={"Raf": sd}, n_bootstrap=2, random_state=0)
+    np.testing.assert_allclose(samples, direct.samples)
+    [table] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
+    assert table.iloc[:, -1].str.contains("…").all()

@@ -393,10 +393,10 @@ def format_summary(summary: pd.DataFrame) -> pd.DataFrame:
             if pd.isna(mean):
                 return "—"
             if m == "time":  # never "0.01 ± 0.00": milliseconds below a second
-                return f"{fmt_seconds(mean)} ± " + ("—" if pd.isna(std) else fmt_seconds(std))
+                return fmt_seconds(mean) + ("" if pd.isna(std) else f" ± {fmt_seconds(std)}")
             digits = 2 if m in ("fdr", "tpr") else 1
-            if pd.isna(std):  # one successful run: no spread to report
-                return f"{mean:.{digits}f} ± —"
+            if pd.isna(std):  # one run: its value, as counted (issue 41: "13.0 ± —")
+                return f"{mean:.0f}" if float(mean).is_integer() and digits == 1 else f"{mean:.{digits}f}"
             # a spread too small for the digits is shown with one significant digit, not as 0
             spread = f"{std:.{digits}f}" if std == 0 or std >= 10 ** -digits else f"{std:.1g}"
             return f"{mean:.{digits}f} ± {spread}"

@@ -170,7 +170,7 @@ frame = result["rows"]
 summary = cmp.summarize(frame)
 st.subheader("Results")
 st.caption(f"Data: {md_escape(result['description'])}. Mean ± std over repetitions "
-           "(sample std over successful runs, ddof = 1; — where there is one run).")
+           "(sample std over successful runs, ddof = 1; one run shows its value alone).")
 if result.get("backend_text"):
     st.caption(f"Computed with: {md_escape(result['backend_text'])}.")
 for method, row in summary.iterrows():

@@ -119,7 +119,7 @@ def _open_in_learn(path, cell, params):
     ss[state.FIT_MESSAGES] = [("info", f"Loaded from the Explorer: {label}, λ = {fmt_lambda(path.lambdas[i])}, "
                                        f"threshold {path.thresholds[j]:g}"
                                        + (", warm-started along the λ path (a cold fit at this λ may differ "
-                                          "slightly; press Run for one)." if path.warm_start else "."))]
+                                          "slightly: move λ to solve it cold)." if path.warm_start else "."))]
 
 
 st.title("λ × threshold explorer")

@@ -185,3 +185,12 @@ def test_default_lambdas_contain_the_paper_value():
     assert lam.size == 9 and lam[0] == pytest.approx(0.005) and lam[-1] == pytest.approx(0.5)
     assert lam[4] == pytest.approx(0.05)
     assert np.allclose(np.diff(np.log(lam)), np.log(10) / 4)
+
+
+def test_default_lambdas_read_as_written():
+    # Issue 41: a link carried lam=0.049999999999999996 from the Explorer's λ grid (geomspace).
+    from colide_core.solver.path import default_lambdas
+
+    lams = default_lambdas()
+    assert lams[4] == 0.05 and repr(float(lams[4])) == "0.05"
+    np.testing.assert_allclose(lams, np.geomspace(0.005, 0.5, 9), rtol=1e-11)

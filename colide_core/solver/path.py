@@ -103,7 +103,8 @@ def default_lambdas(n=9, low=0.005, high=0.5):
     Returns
     -------
     ndarray of shape (n,)
-        ``np.geomspace(low, high, n)``, increasing.
+        ``np.geomspace(low, high, n)``, increasing, each rounded to 12 significant digits (so
+        the value 0.05 is 0.05, not 0.049999999999999996, in links, files and labels).
 
     Raises
     ------
@@ -115,7 +116,7 @@ def default_lambdas(n=9, low=0.005, high=0.5):
     """
     if low > high:
         raise ValueError(f"need 0 < low <= high, got low={low!r}, high={high!r}.")
-    return np.geomspace(float(low), float(high), int(n))
+    return np.array([float(f"{v:.12g}") for v in np.geomspace(float(low), float(high), int(n))])
 
 
 def bic_score(cov, n, A):

@@ -213,3 +213,33 @@ def test_dashboard_report_carries_the_datasets_design():
     bare = dc.report_html("k", ("NV",), 0.3, None, None, None, X, [fit], None, "ground truth", checks, None, None,
                           "d").decode("utf-8")
     assert "id='conditions'" not in bare
+
+
+def test_cli_report_manifest_refuses_another_design(tmp_path, capsys):
+    # Issue 42 (low): `report --manifest` accepted conditions or targets other than the
+    # manifest's without a word (Manifest.reproduce checked them). Now both are checked.
+    import json
+
+    from colide_core.run.cli import main
+
+    X, labels, targets = _data()
+    df = X.copy()
+    df["cond"] = labels
+    df.to_csv(tmp_path / "d.csv", index=False)
+    model = colide_core.CoLiDE("nv", max_iter=(300, 300, 300, 600)).fit(X, conditions=labels, targets=targets)
+    from colide_core.run.manifest import manifest_to_json
+
+    (tmp_path / "m.json").write_text(manifest_to_json(build_manifest(model, X, conditions=labels)))
+    (tmp_path / "other.json").write_text(json.dumps({OTHER: [NODES[1]]}))
+    small = ["--random-graphs", "0", "--rescalings", "0"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", str(tmp_path / "d.csv"), "--out", str(tmp_path / "r"), "--manifest", str(tmp_path / "m.json"),
+              "--conditions", "cond", "--targets", str(tmp_path / "other.json")] + small)
+    assert exit_.value.code == 2 and "targets differ" in capsys.readouterr().err
+    shuffled = df.copy()
+    shuffled["cond"] = list(reversed(labels))  # the same labels on other rows
+    shuffled.to_csv(tmp_path / "s.csv", index=False)
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", str(tmp_path / "s.csv"), "--out", str(tmp_path / "r2"), "--manifest", str(tmp_path / "m.json"),
+              "--conditions", "cond"] + small)
+    assert exit_.value.code == 2 and "row labels differ" in capsys.readouterr().err

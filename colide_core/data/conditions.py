@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from colide_core import defaults
-from colide_core._validation import centred_covariance, check_data, check_X
+from colide_core._validation import NodeNameError, centred_covariance, check_data, check_node_names, check_X
 from colide_core.exceptions import ConditionsError, InvalidParameterError
 
 __all__ = ["ConditionStats", "centre_by_condition", "check_conditions", "check_targets", "condition_design",
@@ -147,6 +147,13 @@ def check_conditions(conditions, n_samples):
     if len(set(labels)) != len(labels):
         raise ConditionsError("Two different condition values read as the same label; make the labels distinct.",
                               "condition_bad_label")
+    # the node-name policy (issue 42): labels reach HTML, CSV, JSON and the report as names do, so
+    # control characters, bidirectional overrides and other invisible characters are refused, and
+    # labels equal after NFC normalisation are duplicates
+    try:
+        labels = tuple(check_node_names(labels, what="condition"))
+    except NodeNameError as exc:
+        raise ConditionsError(str(exc), "condition_bad_label") from None
     counts = np.bincount(codes, minlength=len(labels))
     small = [(lab, int(c)) for lab, c in zip(labels, counts) if c < defaults.MIN_CONDITION_ROWS]
     if small:
@@ -733,9 +740,12 @@ def read_targets(data, name="targets.json"):
     if "condition" not in cols or tcol is None:
         raise ConditionsError("The targets CSV needs a header with 'condition' and 'target' columns.",
                               "targets_malformed")
+    seen = {}  # label -> dict of its nodes (ordered, O(1) membership: issue 42, the list was quadratic)
     for lab, cell in zip(frame[cols["condition"]], frame[tcol]):
-        lab = str(lab).strip()
-        nodes = [x.strip() for x in str(cell).split(";") if x.strip()]
-        out.setdefault(lab, [])
-        out[lab] += [x for x in nodes if x not in out[lab]]
+        nodes = seen.setdefault(str(lab).strip(), {})
+        for x in str(cell).split(";"):
+            if x.strip():
+                nodes.setdefault(x.strip(), None)
+    for lab, nodes in seen.items():
+        out[lab] = list(nodes)
     return out

@@ -616,6 +616,7 @@ def cmd_report(args):
     if man is not None:
         try:
             man.check_data(X)
+            man.check_design(labels, targets)  # issue 42: another design was accepted silently
             est = man.estimator()
         except (ManifestError, ValueError) as exc:
             raise UsageError(f"--manifest {args.manifest.name}: {exc}") from None

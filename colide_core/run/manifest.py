@@ -679,6 +679,39 @@ class Manifest:
         """dict or None: the fit's conditions (:func:`conditions_record`), checked on load."""
         return self.raw.get("conditions")
 
+    def check_design(self, conditions=None, targets=None):
+        """Refuse row labels or targets other than the ones this manifest's fit used.
+
+        Parameters
+        ----------
+        conditions : array-like of shape (n_samples,), optional
+            The rows' condition labels given now (None: one condition).
+        targets : mapping, optional
+            ``{label: [node name, ...]}`` given now.
+
+        Raises
+        ------
+        ManifestError
+            When one side has conditions and the other not, the labels' fingerprint differs
+            from the recorded one, or the targets differ (issue 42: ``report --manifest``
+            accepted another design silently).
+        """
+        record = self.conditions
+        if record is None or conditions is None:
+            _require(record is None and conditions is None,
+                     "this manifest's fit used conditions and none are given" if conditions is None
+                     else "this manifest's fit used one condition, but conditions are given")
+            return
+        from colide_core.data.conditions import check_conditions
+
+        labels, codes = check_conditions(conditions, len(conditions))
+        _require(record.get("sha256") is None or _conditions_digest(labels, codes) == record["sha256"],
+                 "the row labels differ from the ones this manifest's fit used")
+        given = {str(k): sorted(map(str, v)) for k, v in (targets or {}).items() if len(v)}
+        recorded = {str(k): sorted(map(str, v)) for k, v in (record.get("targets") or {}).items() if len(v)}
+        _require(given == recorded, "the targets differ from the ones this manifest's fit used "
+                                    f"({len(recorded)} conditions with targets recorded, {len(given)} given)")
+
     def reproduce(self, X=None, *, cov=None, n=None, atol=0.0, callback=None, conditions=None):
         """Refit with the recorded parameters and check that the same W comes back.
 

@@ -192,6 +192,16 @@ class InterventionPrediction:
     samples: np.ndarray
 
 
+def _data_and_weights(X, W):
+    """``(values, names, W)``: the data checked, names given (``X0..`` for an array), W of its size."""
+    values, names = check_X(X)
+    d = values.shape[1]
+    W = np.asarray(W, dtype=float)
+    if W.shape != (d, d):
+        raise ValueError(f"X has {d} columns but the graph has {W.shape[0]} nodes.")
+    return values, names or [f"X{j}" for j in range(d)], W
+
+
 def _plug_in(W, values, rows, do, shift, names):
     """Reference means, intercepts ``c = mu (I - W)`` from them, and the intervened means."""
     mu = values[rows].mean(axis=0)
@@ -251,12 +261,8 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
         raise InvalidParameterError(f"level must be in (0, 1), got {level!r}.")
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or not 0 <= n_bootstrap <= 10_000:
         raise InvalidParameterError(f"n_bootstrap must be an integer in [0, 10000], got {n_bootstrap!r}.")
-    values, names = check_X(X)
+    values, names, W = _data_and_weights(X, W)
     n, d = values.shape
-    W = np.asarray(W, dtype=float)
-    if W.shape != (d, d):
-        raise ValueError(f"X has {d} columns but the model has {W.shape[0]} nodes.")
-    names = names or [f"X{j}" for j in range(d)]
     samples = np.empty((0, d))
     if n_bootstrap:
         rng = np.random.default_rng(random_state)
@@ -303,12 +309,8 @@ def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=
     """
     if not do and not shift:
         raise InvalidParameterError("give an intervention: do={node: value} or shift={node: delta}.")
-    values, names = check_X(X)
+    values, names, W = _data_and_weights(X, W)
     n, d = values.shape
-    W = np.asarray(W, dtype=float)
-    if W.shape != (d, d):
-        raise ValueError(f"X has {d} columns but W has {W.shape[0]} nodes.")
-    names = names or [f"X{j}" for j in range(d)]
     rows = _reference_rows(n, conditions, reference)
     mu, pred = _plug_in(W, values, rows, do, shift, names)
     sd = values[rows].std(axis=0, ddof=1)

@@ -38,6 +38,7 @@ __all__ = [
     "MethodError",
     "MissingExtraError",
     "OPTIONAL_PACKAGES",
+    "import_optional",
     "NodeNameError",
     "RunSettingsError",
     "UnknownNodesError",
@@ -308,3 +309,37 @@ class MissingExtraError(ModuleNotFoundError):
 
     def __reduce__(self):  # picklable (a Dask worker's error comes back to the client)
         return (type(self), (self.name, self.needed_for, self.extra))
+
+
+def import_optional(module, needed_for=None):
+    """Import an optional package's module, or raise :class:`MissingExtraError` naming its extra.
+
+    Parameters
+    ----------
+    module : str
+        The module to import (``"causallearn.utils.cit"``); its top-level package is a key of
+        :data:`OPTIONAL_PACKAGES`.
+    needed_for : str, optional
+        What needs it, for the message (``"GES"``).
+
+    Returns
+    -------
+    module
+
+    Raises
+    ------
+    MissingExtraError
+        When the package is not installed.
+    ModuleNotFoundError
+        When it is installed but one of its own imports fails (a broken installation, not a
+        missing extra): that error as it is.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = MissingExtraError.from_error(exc, needed_for)
+        if missing is None:
+            raise
+        raise missing from None

@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from colide_core.data.conditions import centre_by_condition
-from colide_core.exceptions import MethodError, MissingExtraError
+from colide_core.exceptions import MethodError, MissingExtraError, import_optional  # noqa: F401
 from colide_core.graph._dag import is_dag
 from colide_core.solver._estimator import CoLiDE
 from colide_core._validation import check_adjacency, check_X
@@ -224,14 +224,8 @@ def ges_dag(X, *, maxP=None, lambda_value=0.5) -> np.ndarray:
     The paper ran GES through py-causal (Tetrad) with ``maxDegree=5``; causal-learn's implementation
     and its ``maxP`` (a parent bound, not a degree bound) differ, so numbers need not match.
     """
-    try:
-        from causallearn.search.ScoreBased.GES import ges
-        from causallearn.utils.PDAG2DAG import pdag2dag
-    except ModuleNotFoundError as exc:
-        missing = MissingExtraError.from_error(exc, "GES")
-        if missing is None:  # causal-learn is there but broken: its own error
-            raise
-        raise missing from None
+    ges = import_optional("causallearn.search.ScoreBased.GES", "GES").ges
+    pdag2dag = import_optional("causallearn.utils.PDAG2DAG", "GES").pdag2dag
 
     A, _ = check_X(X, min_samples=2, min_features=1)
     with warnings.catch_warnings():
@@ -295,15 +289,9 @@ def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=
     edge); it is turned into one DAG of the class with ``gies.utils.pdag_to_dag`` (Dor and Tarsi,
     1992), so an undirected edge counts in SHD as one orientation of it, as for :func:`ges_dag`.
     """
-    try:
-        import gies
-        from gies.scores.gauss_int_l0_pen import GaussIntL0Pen
-        from gies.utils import pdag_to_dag
-    except ModuleNotFoundError as exc:
-        missing = MissingExtraError.from_error(exc, "GIES")
-        if missing is None:  # gies is there but broken: its own error
-            raise
-        raise missing from None
+    gies = import_optional("gies", "GIES")
+    GaussIntL0Pen = import_optional("gies.scores.gauss_int_l0_pen", "GIES").GaussIntL0Pen
+    pdag_to_dag = import_optional("gies.utils", "GIES").pdag_to_dag
     from colide_core.data.conditions import check_conditions, check_targets
 
     A, names = check_X(X, min_samples=2, min_features=1)

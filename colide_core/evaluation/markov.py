@@ -26,7 +26,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from colide_core.exceptions import MissingExtraError
+from colide_core.exceptions import MissingExtraError, import_optional  # noqa: F401
 from colide_core.data.conditions import centre_by_condition
 from colide_core.data.simulate import simulate_dag
 from colide_core.evaluation._check_inputs import _check_alpha, _check_callback, _check_count, _data_and_graph
@@ -193,13 +193,7 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     rejections of a correct graph is about ``alpha``. Gaussian (linear) partial correlations
     only see linear dependence.
     """
-    try:
-        from causallearn.utils.cit import CIT
-    except ModuleNotFoundError as exc:
-        missing = MissingExtraError.from_error(exc, "The Markov check")
-        if missing is None:  # causal-learn is there but broken: its own error
-            raise
-        raise missing from None
+    CIT = import_optional("causallearn.utils.cit", "The Markov check").CIT
 
     alpha = _check_alpha(alpha)
     n_random = _check_count(n_random, "n_random", 0, MAX_RANDOM_GRAPHS)

@@ -14,7 +14,7 @@ downloadable from the page itself through a ``data:`` link), so the run can be r
 with ``python -m colide_core fit`` or the dashboard's "Load a run manifest".
 
 Offline: plotly.js is inlined once (``include_plotlyjs=True`` for the first figure, every
-later figure reuses it), vis-network is inlined by pyvis (``cdn_resources="in_line"``), and
+later figure reuses it), vis-network is inlined by the graph page's template (the files pyvis ships), and
 :func:`build_report` refuses to return a document that still references an ``http(s)`` script,
 style sheet or image.
 

@@ -16,6 +16,7 @@ from colide_core.render import tables as _tables
 from colide_core.settings import NOT_SETTINGS, RESULT_SETTINGS
 from dashboard.cached import cache_data
 from dashboard.live import thresholded
+from dashboard.text import plural
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
            "bootstrap_frequency", "bootstrap_mismatch", "ChecksStopped", "PathStopped", "checks_job",
@@ -471,7 +472,7 @@ def check_lights(report, variant: str):
         share = ch.n_changed / max(1, report.n_edges)
         light = "ok" if ch.n_changed == 0 else ("warn" if share <= 0.5 else "bad")
         text = {"ok": "Standardising the data leaves the graph as it is.",
-                "warn": f"Standardising the data changes {ch.n_changed} edge(s) of {report.n_edges}.",
+                "warn": f"Standardising the data changes {ch.n_changed} of {plural(report.n_edges, 'edge')}.",
                 "bad": f"Standardising the data changes most of the graph ({ch.n_changed} edges of "
                        f"{report.n_edges}): it depends on the units."}[light]
         rows.append((light, "Standardise and refit", text,
@@ -481,7 +482,7 @@ def check_lights(report, variant: str):
         sc = report.scale
         light = "ok" if sc.verdict == "scale-robust" else "warn"
         text = ("Random changes of units leave the graph as it is." if light == "ok"
-                else f"Random changes of units change {float(sc.n_changed.mean()):.1f} edge(s) on average.")
+                else f"Random changes of units change {float(sc.n_changed.mean()):.3g} edges on average.")
         rows.append((light, "Scale sensitivity", text, sc.summary))
     order = {"bad": 0, "warn": 1, "ok": 2, "info": 3}
     return sorted(rows, key=lambda row: order[row[0]])
@@ -498,10 +499,11 @@ def overall_answer(lights) -> tuple:
     bad = [c for light, c, _, _ in lights if light == "bad"]
     warn = [c for light, c, _, _ in lights if light == "warn"]
     if bad:
-        return "bad", "Not as it stands: " + ", ".join(bad) + " point(s) to real problems" + (
-            f"; caution on {', '.join(warn)}." if warn else ".")
+        return "bad", "Not as it stands: " + ", ".join(bad) + (" points" if len(bad) == 1 else " point") + \
+            " to real problems" + (f"; caution on {', '.join(warn)}." if warn else ".")
     if warn:
-        return "warn", "With caution: every check runs, but " + ", ".join(warn) + " raise(s) doubts (details below)."
+        return "warn", "With caution: every check runs, but " + ", ".join(warn) + \
+            (" raises" if len(warn) == 1 else " raise") + " doubts (details below)."
     return "ok", "Yes, as far as these checks can tell: none of them contradicts the graph."
 
 

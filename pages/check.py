@@ -25,7 +25,7 @@ from dashboard.state import trust as trust_state
 from dashboard.fitting import VARIANTS
 from dashboard.jobs import follow_job, is_running, show_messages, start_job, stop_job
 from dashboard.layout import page_setup, prior_badge
-from dashboard.text import md_escape
+from dashboard.text import md_escape, plural
 
 page_setup()
 ss = st.session_state
@@ -55,7 +55,8 @@ def _load_reference():
     ss[cs.REFERENCE] = {"key": data.key, "name": up.name, "ref": ref}
     text = f"Using **{name}** ({ref.fmt.replace('_', ' ')}, {ref.n_edges} edges) as your reference."
     if ref.unmentioned:
-        text += f" {len(ref.unmentioned)} column(s) it does not mention are taken as nodes without edges."
+        text += (f" {plural(len(ref.unmentioned), 'column')} it does not mention "
+                 f"{'is' if len(ref.unmentioned) == 1 else 'are'} taken as nodes without edges.")
     ss[cs.REF_STATUS] = ("success", text)
 
 

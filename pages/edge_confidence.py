@@ -76,7 +76,8 @@ def _harvest(job):
         else:
             messages.append(("success", f"{plural(res.n_ok, 'resample')} fitted in {fmt_seconds(job.elapsed)}."))
         if res.n_failed:
-            messages.append(("warning", f"{res.n_failed} resample(s) could not be fitted and are left out: "
+            messages.append(("warning", f"{plural(res.n_failed, 'resample')} could not be fitted and "
+                                        f"{'is' if res.n_failed == 1 else 'are'} left out: "
                                         + md_escape(res.errors[0])))
         if res.n_not_converged:
             # n_not_converged counts fits whose *last* stage ran out of steps (colide_core.evaluation.stability)

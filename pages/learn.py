@@ -102,7 +102,7 @@ def _load_manifest():
     ss[state.LIVE_HOLD] = True  # show the stored fit as it is; live solving resumes on the next change
     ss[state.FIT_MESSAGES] = []
     when = f", made {md_escape(run.created)}" if run.created else ""
-    text = (f"Loaded **{name}**{when}: CoLiDE-{run.label}, λ = {run.lambda1:g}, threshold {run.threshold:g}, "
+    text = (f"Loaded **{name}**{when}: CoLiDE-{run.label}, λ = {fmt_lambda(run.lambda1)}, threshold {run.threshold:g}, "
             f"on the current data (fingerprint checked). The stored W is shown as it was; move λ or the noise model to solve again.")
     for note in run.notes:
         text += "  \n" + md_escape(note)

@@ -120,3 +120,13 @@ def test_the_check_page_reads_as_plain_language_with_names(new_app):
     assert all(len(p) <= 7 for p in markov["p-value"])          # never 50 digits
     evidence = frame("delta_bic_remove")
     assert all(re.match(r"^(✅ strong|⚠️ caution|❌ problem)", e) for e in evidence["evidence"])
+
+
+def test_answers_agree_in_number():
+    # issue 41: "point(s)", "raise(s)" and "11.0 edge(s)" on the Check page
+    one = dc.overall_answer([("bad", "Residuals", "", ""), ("ok", "Markov", "", "")])[1]
+    two = dc.overall_answer([("bad", "Residuals", "", ""), ("bad", "Markov", "", "")])[1]
+    assert one == "Not as it stands: Residuals points to real problems."
+    assert two == "Not as it stands: Residuals, Markov point to real problems."
+    warn = dc.overall_answer([("warn", "Scale sensitivity", "", "")])[1]
+    assert warn == "With caution: every check runs, but Scale sensitivity raises doubts (details below)."

@@ -75,16 +75,28 @@ def test_without_allowed_names_at_most_max_nodes_are_read():
         read_graph("dag { " + " ".join(names) + " }", "dagitty")
 
 
-def test_a_large_dot_file_is_refused_before_the_parser_and_its_lock():
+def test_a_large_dot_file_is_refused_and_any_accepted_one_is_read_in_one_pass():
     text = "digraph { " + "Raf -> Mek; " * (DOT_MAX_BYTES // 12 + 1) + "}"
-    lock = export._DOT_PARSE_LOCK
-    assert lock.acquire()  # held by "another session": a refused file must not wait for it
-    try:
-        with pytest.raises(ValueError, match="DOT file of more than"):
-            read_reference(text.encode(), "big.dot", COLUMNS)
-    finally:
-        lock.release()
+    with pytest.raises(ValueError, match="DOT file of more than"):
+        read_reference(text.encode(), "big.dot", COLUMNS)
     assert read_reference(b"digraph { Raf -> Mek }", "ok.dot", COLUMNS).n_edges == 1
+    # issue 42: the shapes that cost pydot minutes under a process-wide lock, at the size limit:
+    # 99 kB of node statements, and of groups in edge statements (pydot read the latter as a node
+    # named "FrozenDict(...)"). Our reader is one regular-expression pass and a recursive descent.
+    nodes = "digraph {\n" + "Raf;\n" * ((DOT_MAX_BYTES - 20) // 5) + "}"
+    assert len(nodes) < DOT_MAX_BYTES and read_reference(nodes.encode(), "n.dot", COLUMNS).n_edges == 0
+    cols = COLUMNS + ["Plcg", "PIP2"]
+    groups = "digraph {\n" + "{Raf Mek} -> {Plcg PIP2};\n" * ((DOT_MAX_BYTES - 20) // 26) + "}"
+    ref = read_reference(groups.encode(), "g.dot", cols)
+    assert ref.n_edges == 4
+    B = ref.B
+    for a, b in (("Raf", "Plcg"), ("Raf", "PIP2"), ("Mek", "Plcg"), ("Mek", "PIP2")):
+        assert B.loc[a, b] == 1
+    with pytest.raises(ValueError, match="digraph"):
+        read_reference(b"graph { Raf -- Mek }", "u.dot", COLUMNS)
+    with pytest.raises(ValueError, match="expand to more than"):
+        many = " ".join(f"n{i}" for i in range(500))
+        read_graph(f"digraph {{ {{{many}}} -> {{{many}}} }}", "dot")
 
 
 def test_a_json_weight_that_is_a_list_is_a_value_error():

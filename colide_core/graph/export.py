@@ -58,7 +58,6 @@ import csv
 import io
 import json
 import re
-import threading
 
 import networkx as nx
 import numpy as np
@@ -610,36 +609,163 @@ def _graph_to_frame(G):
     return pd.DataFrame(A, index=names, columns=names)
 
 
-# pydot's parser (pyparsing) is not thread-safe (pydot.graph_from_dot_data's docstring).
-_DOT_PARSE_LOCK = threading.Lock()
-#: Largest DOT text parsed (bytes). pydot's pyparsing grammar costs about 80 us per byte, under
-#: the process-wide lock above: 100 kB is a few seconds, and holds a dense 200-node graph's
-#: ~5,000 edges; larger references should come as an edge-list CSV, GraphML or JSON.
+#: Largest DOT text read (bytes): holds a dense 200-node graph's ~5,000 edges; larger references
+#: should come as an edge-list CSV, GraphML or JSON.
 DOT_MAX_BYTES = 100_000
+#: Most (tail, head) pairs a DOT file's edge statements may expand to (``{a b} -> {c d}`` is 4).
+DOT_MAX_PAIRS = 200_000
+
+# The DOT language's tokens (graphviz.org/doc/info/lang.html), in one pass of this pattern over the
+# text (linear in its length, issue 42: pydot's pyparsing grammar took 13.8 s for 20 kB of "Raf;",
+# 84 s for 40 kB, held a process-wide lock, and read "{a b} -> {c d}" as a node named
+# "FrozenDict(...)"). Quoted strings are written as an unrolled loop (no backtracking record per
+# character); HTML strings (<...>) are refused as names.
+_DOT_TOKEN = re.compile(
+    r'\s+|//[^\n]*|/\*.*?\*/|^\#[^\n]*|("(?:[^"\\]*(?:\\.[^"\\]*)*)")|(->|--)|([{}\[\];,=:])'
+    r'|(-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?))|([A-Za-z_\u0080-\uffff][A-Za-z_0-9\u0080-\uffff]*)|(<)',
+    re.DOTALL | re.MULTILINE)
+_DOT_KEYWORDS = {"strict", "graph", "digraph", "node", "edge", "subgraph"}
+
+
+def _dot_tokens(text):
+    """``(kind, value)`` tokens: "id" (a name: quoted strings decoded by :func:`dot_unquote`), "op"
+    (``->`` or ``--``), "kw" (a keyword, any case) or "p" (punctuation)."""
+    pos, out = 0, []
+    while pos < len(text):
+        m = _DOT_TOKEN.match(text, pos)
+        if m is None:
+            raise ValueError(f"unexpected character {text[pos]!r} at position {pos}")
+        pos = m.end()
+        quoted, op, punct, number, word, html = m.groups()
+        if html is not None:
+            raise ValueError("HTML-like DOT IDs (<...>) are not read as node names")
+        if quoted is not None:
+            out.append(("id", dot_unquote(quoted)))
+        elif op is not None:
+            out.append(("op", op))
+        elif punct is not None:
+            out.append(("p", punct))
+        elif number is not None:
+            out.append(("id", number))
+        elif word is not None:
+            out.append(("kw", word.lower()) if word.lower() in _DOT_KEYWORDS else ("id", word))
+    return out
+
+
+class _DotParser:
+    """A recursive-descent reader of the DOT statements a graph needs: nodes, edges (with
+    ``weight``), subgraphs and ``{...}`` groups in edge statements; attributes are skipped."""
+
+    def __init__(self, tokens):
+        self.t, self.i, self.G, self.pairs = tokens, 0, nx.DiGraph(), 0
+
+    def peek(self, k=0):
+        return self.t[self.i + k] if self.i + k < len(self.t) else (None, None)
+
+    def take(self, kind=None, value=None):
+        tok = self.peek()
+        if tok[0] is None or (kind and tok[0] != kind) or (value and tok[1] != value):
+            want = value or kind or "more"
+            raise ValueError(f"malformed DOT: expected {want!r}, got {tok[1]!r}")
+        self.i += 1
+        return tok
+
+    def graph(self):
+        if self.peek() == ("kw", "strict"):
+            self.take()
+        kind = self.take("kw")[1]
+        if kind != "digraph":
+            raise ValueError("the dot graph must be a digraph")
+        if self.peek()[0] == "id":
+            self.take()
+        self.block()
+        if self.peek()[0] is not None:
+            raise ValueError(f"malformed DOT: text after the graph ({self.peek()[1]!r})")
+        return self.G
+
+    def block(self):
+        """``{ stmt_list }``: the nodes it names, in order."""
+        self.take("p", "{")
+        names = []
+        while self.peek() != ("p", "}"):
+            if self.peek()[0] is None:
+                raise ValueError("malformed DOT: a '{' is not closed")
+            names += self.statement()
+            if self.peek() in (("p", ";"), ("p", ",")):
+                self.take()
+        self.take("p", "}")
+        return names
+
+    def attrs(self):
+        """``[a=b, ...]`` lists (any number), as a dict."""
+        out = {}
+        while self.peek() == ("p", "["):
+            self.take()
+            while self.peek() != ("p", "]"):
+                key = self.take("id")[1] if self.peek()[0] == "id" else self.take("kw")[1]
+                value = None
+                if self.peek() == ("p", "="):
+                    self.take()
+                    value = self.take("id")[1]
+                out[key] = value
+                if self.peek() in (("p", ","), ("p", ";")):
+                    self.take()
+            self.take("p", "]")
+        return out
+
+    def operand(self):
+        """A node ID (with an optional port) or a subgraph: the nodes it stands for."""
+        if self.peek() == ("kw", "subgraph") or self.peek() == ("p", "{"):
+            if self.peek() == ("kw", "subgraph"):
+                self.take()
+                if self.peek()[0] == "id":
+                    self.take()
+            return self.block()
+        name = self.take("id")[1]
+        while self.peek() == ("p", ":"):  # a port: not part of the node
+            self.take()
+            self.take("id")
+        self.G.add_node(name)
+        return [name]
+
+    def statement(self):
+        tok = self.peek()
+        if tok[0] == "kw" and tok[1] in ("node", "edge", "graph"):
+            self.take()
+            self.attrs()
+            return []
+        if tok[0] == "id" and self.peek(1) == ("p", "="):  # a graph attribute: name = value
+            self.take(), self.take(), self.take("id")
+            return []
+        chain = [self.operand()]
+        while self.peek()[0] == "op":
+            if self.take()[1] != "->":
+                raise ValueError("the dot graph must be a digraph (an undirected edge '--' was found)")
+            chain.append(self.operand())
+        found = self.attrs()
+        weight = 1.0
+        if "weight" in found and found["weight"] is not None:
+            try:
+                weight = float(found["weight"])
+            except ValueError:
+                raise ValueError(f"an edge weight is not a number: {found['weight'][:40]!r}") from None
+        for tails, heads in zip(chain, chain[1:]):
+            self.pairs += len(tails) * len(heads)
+            if self.pairs > DOT_MAX_PAIRS:
+                raise ValueError(f"the DOT edge statements expand to more than {DOT_MAX_PAIRS:,} edges")
+            for u in tails:
+                for v in heads:
+                    self.G.add_edge(u, v, weight=weight)
+        return [name for group in chain for name in group]
 
 
 def _read_dot(text, names_check=None):
-    import pydot
-
     if len(text.encode("utf-8")) > DOT_MAX_BYTES:
-        raise ValueError(f"a DOT file of more than {DOT_MAX_BYTES:,} bytes is not read (its parser is slow); "
+        raise ValueError(f"a DOT file of more than {DOT_MAX_BYTES:,} bytes is not read; "
                          "give the graph as an edge-list .csv, GraphML or node-link JSON")
-    with _DOT_PARSE_LOCK:
-        graphs = pydot.graph_from_dot_data(text)
-    if not graphs:
+    G = _DotParser(_dot_tokens(text)).graph()
+    if not G.number_of_nodes():
         raise ValueError("no graph found")
-    g = graphs[0]
-    if g.get_type() != "digraph":
-        raise ValueError("the dot graph must be a digraph")
-    G = nx.DiGraph()
-    for node in g.get_nodes():
-        name = node.get_name()
-        if name not in ("node", "edge", "graph"):  # default-attribute statements, not nodes
-            G.add_node(dot_unquote(name))
-    for e in g.get_edges():
-        w = e.get_attributes().get("weight", "1.0")
-        G.add_edge(dot_unquote(e.get_source()), dot_unquote(e.get_destination()),
-                   weight=float(dot_unquote(w)))
     return G
 
 

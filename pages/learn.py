@@ -442,10 +442,13 @@ with tab_play:  # watch the optimisation of the fit the Noise model control pick
 
     played = VARIANTS.get(ss["learn_variant"])
     played = played if played in order else order[-1]
-    st.caption(f"Playing back **CoLiDE-{results[played].label}** (λ = {fmt_lambda(results[played].lambda1)}, "
-               f"{solver_label(results[played])})"
-               + (": pick EV or NV in the Noise model above to choose which fit plays." if len(order) > 1
-                  else ": switch the Noise model above to play the other fit."))
+    topo = dict(results[played].params).get("solver") == "topo"
+    st.caption((f"**CoLiDE-TOPO-{results[played].label}** (λ = {fmt_lambda(results[played].lambda1)}) searches "
+                "over orders: there is nothing to play back." if topo else
+                f"Playing back **CoLiDE-{results[played].label}** (λ = {fmt_lambda(results[played].lambda1)}, "
+                f"{solver_label(results[played])})")
+               + (": pick EV or NV in the Noise model above to choose which fit plays." if len(order) > 1 and not topo
+                  else ": switch the Noise model above to play the other fit." if not topo else ""))
     # Built only while its tab is open (the tabs are stateful): a playback page is not rebuilt and
     # sent again on every rerun of the other tabs (issue 30, point 5).
     if ss["learn_tab"] == "Playback":

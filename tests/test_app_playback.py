@@ -128,3 +128,19 @@ def test_playback_is_built_only_while_its_tab_is_open_and_keeps_at_most_200_fram
     assert [m[0, 0] for m in w] == [float(s) for s in h["stage"]]  # frames and history stay aligned
     short = {"stage": list(range(50))}
     assert thin_frames(short, Ws[:50]) == (short, tuple(Ws[:50]))  # a short recording is kept whole
+
+
+def test_a_topo_fit_is_not_said_to_play_back(new_app):
+    # Issue 41: Playback's caption read "Playing back CoLiDE-NV (..., CoLiDE-TOPO)" for an order
+    # search, which has no continuous optimisation to play.
+    at = new_app()
+    at.run()
+    at.session_state["solver_overrides"] = {"solver": "topo"}
+    at.session_state["learn_variant"] = "NV"
+    at.switch_page("pages/learn.py").run()
+    if not at.session_state["fit_results"]:
+        at.button(key="learn_run").click().run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption]
+    assert not any(c.startswith("Playing back") for c in captions)
+    assert any("**CoLiDE-TOPO-NV**" in c and "nothing to play back" in c for c in captions)

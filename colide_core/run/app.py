@@ -122,7 +122,7 @@ def add_parser(sub):
                    help="print the streamlit command and exit (checks that the app and streamlit are installed)")
 
 
-def run(args, streamlit_args=()) -> int:
+def run(args, streamlit_args=(), echo=None) -> int:
     """Serve the dashboard (the CLI's ``app`` command).
 
     Parameters
@@ -131,6 +131,8 @@ def run(args, streamlit_args=()) -> int:
         With ``dry_run``.
     streamlit_args : sequence of str, default ()
         Passed on to ``streamlit run`` (:func:`app_command`).
+    echo : callable, optional
+        ``echo(text)``: where ``--dry-run`` writes the command (the CLI's writer); required then.
 
     Returns
     -------
@@ -149,7 +151,9 @@ def run(args, streamlit_args=()) -> int:
         raise MissingExtraError("streamlit", "the dashboard")
     command = app_command(streamlit_args)
     if args.dry_run:
-        print(shlex.join(command))
+        if echo is None:
+            raise ValueError("--dry-run needs echo= to say the command")
+        echo(shlex.join(command))
         return 0
     sys.stdout.flush()
     if os.name == "posix":

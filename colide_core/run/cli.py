@@ -378,6 +378,12 @@ def _add_report_parser(sub):
 # entry point
 # --------------------------------------------------------------------------------------------
 
+def _echo(text, err=False):
+    """The CLI's one writer: a line to stdout, or to stderr with ``err=True`` (the commands of
+    :mod:`colide_core.run.commands` speak only through it)."""
+    print(text, file=sys.stderr if err else sys.stdout)
+
+
 def main(argv=None):
     """Run the CLI; returns the exit status (0 ok, 1 run failed, 2 usage error, 130 interrupted).
 
@@ -392,9 +398,10 @@ def main(argv=None):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     from colide_core.run import app
 
-    run = {"fit": lambda args: commands.cmd_fit(args, _settings_of(args)), "simulate": commands.cmd_simulate,
-           "bench": commands.cmd_bench, "report": commands.cmd_report, "predict": commands.cmd_predict,
-           "app": lambda args: app.run(args, rest)}
+    run = {"fit": lambda args: commands.cmd_fit(args, _settings_of(args), _echo),
+           "simulate": lambda args: commands.cmd_simulate(args, _echo),
+           "bench": lambda args: commands.cmd_bench(args, _echo), "report": lambda args: commands.cmd_report(args, _echo),
+           "predict": lambda args: commands.cmd_predict(args, _echo), "app": lambda args: app.run(args, rest, _echo)}
     try:
         return run[args.command](args)
     except KeyboardInterrupt:

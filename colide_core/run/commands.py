@@ -151,7 +151,7 @@ def _fit_inputs(args):
     return inputs
 
 
-def cmd_fit(args, settings):
+def cmd_fit(args, settings, echo):
     """``fit DATA --out DIR``: learn a DAG with CoLiDE and write its files and manifest.
 
     Parameters
@@ -160,6 +160,9 @@ def cmd_fit(args, settings):
         The parsed ``fit`` arguments (:func:`colide_core.run.cli.build_parser`).
     settings : dict
         The run settings given on the command line (:func:`colide_core.run.cli._settings_of`).
+    echo : callable
+        ``echo(text, err=False)``: how the command speaks to its user (the CLI passes a writer to
+        stdout, or stderr with ``err=True``); the library itself never prints.
 
     Returns
     -------
@@ -242,7 +245,7 @@ def cmd_fit(args, settings):
             vd, labels = _read_data(Path(args.data), args.columns, condition_column=args.conditions, **drops)
             targets = None if args.targets is None else _read_targets_file(args.targets)
         for w in vd.warnings:
-            print(f"warning: {_printable(w)}", file=sys.stderr)
+            echo(f"warning: {_printable(w)}", err=True)
         X = vd.X
         if step is not None:
             try:
@@ -290,13 +293,13 @@ def cmd_fit(args, settings):
     written.append("manifest.json")
     if not args.quiet:
         n_edges = int(np.count_nonzero(model.adjacency_))
-        print(f"learned {n_edges} edge{'' if n_edges == 1 else 's'} among {len(names)} nodes from {shape[0]} samples "
+        echo(f"learned {n_edges} edge{'' if n_edges == 1 else 's'} among {len(names)} nodes from {shape[0]} samples "
               f"in {model.fit_time_:.2f} s ({model.n_iter_} {'swaps' if run.solver == 'topo' else 'iterations'}"
               f"{', stopped early' if model.stopped_ else ''})")
         if manifest["results"]["metrics"]:
             m = manifest["results"]["metrics"]
-            print("metrics: " + ", ".join(f"{k}={m[k]}" for k in ("shd", "tpr", "fdr", "sid") if k in m))
-        print(f"wrote {', '.join(written)} to {_printable(out.path)}")
+            echo("metrics: " + ", ".join(f"{k}={m[k]}" for k in ("shd", "tpr", "fdr", "sid") if k in m))
+        echo(f"wrote {', '.join(written)} to {_printable(out.path)}")
     return 0
 
 
@@ -304,13 +307,16 @@ def cmd_fit(args, settings):
 # simulate
 # --------------------------------------------------------------------------------------------
 
-def cmd_simulate(args):
+def cmd_simulate(args, echo):
     """``simulate --out DIR``: write a synthetic dataset (:func:`colide_core.data.simulate.simulate_dataset`).
 
     Parameters
     ----------
     args : argparse.Namespace
         The parsed ``simulate`` arguments.
+    echo : callable
+        ``echo(text, err=False)``: how the command speaks to its user (the CLI passes a writer to
+        stdout, or stderr with ``err=True``); the library itself never prints.
 
     Returns
     -------
@@ -359,7 +365,7 @@ def cmd_simulate(args):
     out.write("simulation.json", json.dumps(meta, indent=1) + "\n")
     extra = "" if sim.conditions is None else \
         f" and {len(sim.targets) - 1} interventional conditions of {interventions.get('n_per_condition') or args.samples}"
-    print(f"simulated {args.samples} samples{extra} of a {args.graph.upper()}{args.degree:g} DAG with "
+    echo(f"simulated {args.samples} samples{extra} of a {args.graph.upper()}{args.degree:g} DAG with "
           f"{args.nodes} nodes and {meta['n_edges']} edges ({args.noise} noise, {args.variance}); "
           f"wrote {', '.join(files)} to {_printable(out.path)}")
     return 0
@@ -406,13 +412,16 @@ def _check_device(device, solver):
         raise UsageError(f"--device {device}: {exc}") from None
 
 
-def cmd_bench(args):
+def cmd_bench(args, echo):
     """``bench CONFIG.toml``: run (or resume) a sweep and write its results and summaries.
 
     Parameters
     ----------
     args : argparse.Namespace
         The parsed ``bench`` arguments.
+    echo : callable
+        ``echo(text, err=False)``: how the command speaks to its user (the CLI passes a writer to
+        stdout, or stderr with ``err=True``); the library itself never prints.
 
     Returns
     -------
@@ -482,9 +491,9 @@ def cmd_bench(args):
 
     address = args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
     where = f"Dask scheduler {address}" if address else f"joblib (n_jobs={args.jobs})"
-    print(_printable(f"bench: {len(tasks)} runs ({len(config['methods'])} methods x {len(config['grid'])} settings "
-                     f"x {len(config['seeds'])} seeds) on {where}; results in {out_path}"), file=sys.stderr)
-    print(_bench_design_line(config), file=sys.stderr)
+    echo(_printable(f"bench: {len(tasks)} runs ({len(config['methods'])} methods x {len(config['grid'])} settings "
+                     f"x {len(config['seeds'])} seeds) on {where}; results in {out_path}"), err=True)
+    echo(_bench_design_line(config), err=True)
     t0 = time.perf_counter()
     try:
         res = run_sweep(tasks, store=store, scheduler=address, n_jobs=args.jobs, retries=retries,
@@ -510,10 +519,10 @@ def cmd_bench(args):
             "runs_per_second": (res.n_computed / wall) if wall > 0 else None,
             "environment": environment_info()}
     out.write("bench.json", json.dumps(meta, indent=1) + "\n")
-    print(f"bench: {res.n_computed} runs computed, {res.n_cached} reused, {meta['n_failed']} failed, "
+    echo(f"bench: {res.n_computed} runs computed, {res.n_cached} reused, {meta['n_failed']} failed, "
           f"in {wall:.1f} s; wrote {', '.join(BENCH_OUTPUTS)} to {_printable(out_path)}")
     for row in failures[:5]:
-        print(_printable(f"failed: {row.get('label')} seed={row.get('seed')}: {row.get('error')}"), file=sys.stderr)
+        echo(_printable(f"failed: {row.get('label')} seed={row.get('seed')}: {row.get('error')}"), err=True)
     return 0
 
 
@@ -521,13 +530,16 @@ def cmd_bench(args):
 # report
 # --------------------------------------------------------------------------------------------
 
-def cmd_report(args):
+def cmd_report(args, echo):
     """``report DATA --out DIR``: write ``report.html`` for a recorded or a new fit.
 
     Parameters
     ----------
     args : argparse.Namespace
         The parsed ``report`` arguments.
+    echo : callable
+        ``echo(text, err=False)``: how the command speaks to its user (the CLI passes a writer to
+        stdout, or stderr with ``err=True``); the library itself never prints.
 
     Returns
     -------
@@ -591,7 +603,7 @@ def cmd_report(args):
         elif man is not None and man.conditions:
             targets = {k: list(v) for k, v in (man.conditions.get("targets") or {}).items() if v} or None
     for w in vd.warnings:
-        print(f"warning: {_printable(w)}", file=sys.stderr)
+        echo(f"warning: {_printable(w)}", err=True)
     X = pd.DataFrame(vd.X, columns=vd.node_names)
     if steps:
         from colide_core.data.transforms import transform_columns
@@ -627,8 +639,8 @@ def cmd_report(args):
 
             est.get_run_settings(INTERACTIVE)
         except InvalidParameterError as exc:
-            print(f"warning: the manifest's settings exceed the report's limits for refits, so the standardise "
-                  f"and rescaling checks are skipped: {_printable(str(exc))}", file=sys.stderr)
+            echo(f"warning: the manifest's settings exceed the report's limits for refits, so the standardise "
+                  f"and rescaling checks are skipped: {_printable(str(exc))}", err=True)
             est = None
     else:
         est = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold, random_state=args.seed)
@@ -667,7 +679,7 @@ def cmd_report(args):
     html = build_report(X, [fit], dataset_name=Path(args.data).name, B_true=B_true, reference_label=label,
                         checks=checks, path=path, conditions=labels, targets=targets)
     target = out.write("report.html", html)
-    print(f"wrote {_printable(target)} ({len(html) / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f} s: "
+    echo(f"wrote {_printable(target)} ({len(html) / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f} s: "
           + "; ".join(f"{row.check}: {row.verdict}" for row in checks.verdicts().itertuples()))
     return 0
 
@@ -700,7 +712,7 @@ def _node_value(text, flag):
     return node.strip(), number
 
 
-def cmd_predict(args):
+def cmd_predict(args, echo):
     """``predict DATA --out DIR (--do NODE=V | --shift NODE=K)``: an intervention's predicted effect.
 
     Fits CoLiDE on the data (with ``--conditions``/``--targets``: the design) and writes
@@ -711,6 +723,9 @@ def cmd_predict(args):
     Parameters
     ----------
     args : argparse.Namespace
+    echo : callable
+        ``echo(text, err=False)``: how the command speaks to its user (the CLI passes a writer to
+        stdout, or stderr with ``err=True``); the library itself never prints.
 
     Returns
     -------
@@ -758,5 +773,5 @@ def cmd_predict(args):
     out.write("prediction.csv", to_csv_safe(pred.table.reset_index(), index=False))
     what = f"do({node} = {value:g})" if args.do is not None else f"{node} shifted by {value:g} sd"
     design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"
-    print(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv to {out.path}"))
+    echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv to {out.path}"))
     return 0

@@ -115,3 +115,45 @@ def test_cli_predict_writes_the_library_prediction(tmp_path, monkeypatch):
         with pytest.raises(SystemExit) as exc:
             main(["predict", "d.csv", "--out", "o2", *bad])
         assert exc.value.code == 2
+
+
+def test_refit_weights_by_hand_within_conditions_and_masked():
+    from colide_core.evaluation.interventions import refit_weights
+
+    # Condition "x": a = (-1, 1), b = 2a; condition "y": a = (9, 11), b = 2a - 100. Within each
+    # condition the slope of b on a is exactly 2; pooled (one intercept) it is not: the pooled
+    # points (-1,-2), (1,2), (9,-82), (11,-78) give a negative slope.
+    a = np.array([-1.0, 1.0, 9.0, 11.0])
+    b = np.array([-2.0, 2.0, -82.0, -78.0])
+    X = np.column_stack([a, b])
+    support = [[0, 0.1], [0, 0]]  # a -> b, with a shrunk weight: only the support counts
+    assert refit_weights(support, X, conditions=["x", "x", "y", "y"])[0, 1] == pytest.approx(2.0)
+    assert refit_weights(support, X)[0, 1] < 0
+    # Condition "z" intervenes on b (b set at will, (50, -50)): its rows leave b's equation, so the
+    # slope stays 2 with them present and is far from 2 if they are not masked.
+    X3 = np.vstack([X, [[0.0, 50.0], [2.0, -50.0]]])
+    conds = ["x", "x", "y", "y", "z", "z"]
+    assert refit_weights(support, X3, conditions=conds, targets={"z": [1]})[0, 1] == pytest.approx(2.0)
+    assert refit_weights(support, X3, conditions=conds)[0, 1] < 0
+    # no parents, no weights; the caller's array is left alone
+    before = X3.copy()
+    assert not refit_weights(np.zeros((2, 2)), X3).any()
+    np.testing.assert_array_equal(X3, before)
+
+
+def test_refit_weights_undo_the_l1_shrinkage_of_a_prediction():
+    # x1 = 2 x0 + noise, fitted with a heavy L1 weight (lambda1 = 0.5) that shrinks the edge: the
+    # plug-in with the fit's weights under-predicts the shift of x1 under shift x0 += 1, the refit
+    # predicts the least-squares slope (np.polyfit), which is 2 up to the noise.
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal(3000)
+    X = np.column_stack([x0, 2 * x0 + rng.standard_normal(3000)])
+    model = colide_core.CoLiDE("ev", lambda1=0.5).fit(X)
+    assert model.adjacency_[0, 1] != 0
+    fit = predict_intervention(model, X, shift={0: 1.0}).table
+    refit = predict_intervention(model, X, shift={0: 1.0}, weights="refit").table
+    slope = np.polyfit(X[:, 0], X[:, 1], 1)[0]
+    assert refit.loc["X1", "shift"] == pytest.approx(slope, rel=1e-9)
+    assert fit.loc["X1", "shift"] < slope - 0.1
+    with pytest.raises(InvalidParameterError, match="weights must be one of"):
+        predict_intervention(model, X, shift={0: 1.0}, weights="ols")

@@ -30,7 +30,11 @@ from colide_core._params import InvalidParameterError, is_real
 from colide_core._validation import check_X
 
 __all__ = ["intervention_means", "InterventionPrediction", "predict_intervention", "intervention_table",
-           "associational_shift"]
+           "associational_shift", "refit_weights", "WEIGHTS"]
+
+#: How the SEM's weights are taken from a fitted graph: ``"fit"`` (the fit's own, L1-shrunk
+#: weights) or ``"refit"`` (least squares on each node's learned parents, :func:`refit_weights`).
+WEIGHTS = ("fit", "refit")
 
 
 def _node_index(node, names, d):
@@ -202,6 +206,68 @@ def _data_and_weights(X, W):
     return values, names or [f"X{j}" for j in range(d)], W
 
 
+def refit_weights(W, X, *, conditions=None, targets=None):
+    """Unpenalised weights on a learned graph: each node regressed on its parents by least squares.
+
+    The L1 penalty that selects the graph also shrinks its weights towards 0; refitting each
+    node's equation on the selected parents (the "relaxed" or post-selection least-squares fit,
+    as in the relaxed lasso, Meinshausen 2007) removes that bias. With conditions, each condition
+    is centred on its own means (one intercept per condition, as the fit), and node j's equation
+    uses only the rows whose condition does not intervene on j (the masked likelihood of the fit
+    with targets).
+
+    Parameters
+    ----------
+    W : array-like of shape (n_nodes, n_nodes)
+        The graph (``W[i, j] != 0`` means i -> j); only its support is used.
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+        Data in data units (not modified).
+    conditions : array-like of shape (n_samples,), optional
+        Each row's condition.
+    targets : mapping, optional
+        ``{condition: nodes}`` intervened on in that condition.
+
+    Returns
+    -------
+    ndarray of shape (n_nodes, n_nodes)
+        Least-squares weights on the support of ``W``, 0 elsewhere.
+
+    Raises
+    ------
+    ValueError
+        For data that do not match ``W``, or bad conditions/targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x0 = np.array([-1.0, 0.0, 1.0, 2.0]); X = np.column_stack([x0, 3 * x0 + 1])
+    >>> refit_weights([[0, 0.5], [0, 0]], X).round(6).tolist()
+    [[0.0, 3.0], [0.0, 0.0]]
+    """
+    from colide_core.data.conditions import centre_by_condition, condition_design
+
+    values, names, W = _data_and_weights(X, W)
+    n, d = values.shape
+    Xc = centre_by_condition(values, conditions) if conditions is not None else values - values.mean(axis=0)
+    if conditions is not None and targets:
+        _, unmasked = condition_design(conditions, targets, n, node_names=names, n_nodes=d)
+    else:
+        unmasked = None
+    out = np.zeros((d, d))
+    for j in range(d):
+        pa = np.flatnonzero(W[:, j])
+        if pa.size:
+            rows = slice(None) if unmasked is None else unmasked[:, j]
+            out[pa, j] = np.linalg.lstsq(Xc[rows][:, pa], Xc[rows, j], rcond=None)[0]
+    return out
+
+
+def _check_weights(weights):
+    if weights not in WEIGHTS:
+        raise InvalidParameterError(f"weights must be one of {WEIGHTS}, got {str(weights)[:40]!r}.")
+    return weights
+
+
 def _plug_in(W, values, rows, do, shift, names):
     """Reference means, intercepts ``c = mu (I - W)`` from them, and the intervened means."""
     mu = values[rows].mean(axis=0)
@@ -210,7 +276,7 @@ def _plug_in(W, values, rows, do, shift, names):
 
 
 def predict_intervention(model, X, *, do=None, shift=None, conditions=None, reference=None, n_bootstrap=0,
-                         level=0.9, random_state=None, callback=None) -> InterventionPrediction:
+                         level=0.9, random_state=None, callback=None, weights="fit") -> InterventionPrediction:
     """Predict every node's mean under an intervention, from a fitted CoLiDE model.
 
     Parameters
@@ -238,6 +304,10 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
     callback : callable, optional
         ``callback(done, total)`` after each refit; returning True stops (the intervals then use
         the refits done).
+    weights : {"fit", "refit"}, default="fit"
+        The SEM's weights: the fit's own (L1-shrunk) or least squares on the learned parents
+        (:func:`refit_weights`), for the point prediction and every resample.
+        ``benchmarks/bench_predict.py`` compares them (``docs/predict.md``).
 
     Returns
     -------
@@ -261,15 +331,16 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
         raise InvalidParameterError(f"level must be in (0, 1), got {level!r}.")
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or not 0 <= n_bootstrap <= 10_000:
         raise InvalidParameterError(f"n_bootstrap must be an integer in [0, 10000], got {n_bootstrap!r}.")
+    _check_weights(weights)
     values, names, W = _data_and_weights(X, W)
     n, d = values.shape
+    targets = getattr(model, "targets_", None)
     samples = np.empty((0, d))
     if n_bootstrap:
         rng = np.random.default_rng(random_state)
         labels = None if conditions is None else np.asarray(conditions, dtype=object)
         groups = [np.arange(n)] if labels is None else [np.flatnonzero(labels == lab)
                                                         for lab in dict.fromkeys(labels.tolist())]
-        targets = getattr(model, "targets_", None)
         out = []
         for b in range(int(n_bootstrap)):
             idx = np.concatenate([rng.choice(g, size=g.size, replace=True) for g in groups])
@@ -279,11 +350,17 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
             else:
                 est.fit(values[idx], conditions=labels[idx], targets=targets)
             ref_b = _reference_rows(idx.size, None if labels is None else labels[idx], reference)
-            m_b, p_b = _plug_in(np.asarray(est.adjacency_, float), values[idx], ref_b, do, shift, names)
+            W_b = np.asarray(est.adjacency_, float)
+            if weights == "refit":
+                W_b = refit_weights(W_b, values[idx], conditions=None if labels is None else labels[idx],
+                                    targets=targets)
+            m_b, p_b = _plug_in(W_b, values[idx], ref_b, do, shift, names)
             out.append(p_b - m_b)
             if callback is not None and callback(b + 1, int(n_bootstrap)):
                 break
         samples = np.asarray(out)
+    if weights == "refit":
+        W = refit_weights(W, values, conditions=conditions, targets=targets)
     return intervention_table(W, pd.DataFrame(values, columns=names), do=do, shift=shift, conditions=conditions,
                               reference=reference, samples=samples, level=level)
 

@@ -115,7 +115,7 @@ def cache_data(*, unhashed=None, **kwargs):
 @cache_data(show_spinner=False, max_entries=64)
 def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular",
                       height_px: int | None = 520, legend: bool = True, assets_url: str | None = None,
-                      required=None, oriented=None) -> str:
+                      required=None, oriented=None, node_values=None, settled=None) -> str:
     """:func:`colide_core.render.graph_html.graph_html` cached on all its inputs (arrays hashed in full).
 
     Parameters
@@ -129,7 +129,7 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
         Fixed node positions (x right, y down), shared by the drawings of one node set.
     layout : {"circular", "topological"}
         Layout used when ``positions`` is None (:mod:`colide_core.render.graph_style`).
-    height_px, legend, assets_url, required, oriented
+    height_px, legend, assets_url, required, oriented, node_values, settled
         As in :func:`colide_core.render.graph_html.graph_html` (None: fill the frame; draw the legend;
         where vis-network is served, see :func:`dashboard.assets.vis_assets_url`; the edges
         required by prior knowledge, labelled).
@@ -141,7 +141,7 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
     """
     return graph_html(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout,
                       height_px=height_px, legend=legend, assets_url=assets_url, required=required,
-                      oriented=oriented)
+                      oriented=oriented, node_values=node_values, settled=settled)
 
 
 @cache_data(show_spinner=False, max_entries=16)

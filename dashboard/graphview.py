@@ -24,7 +24,7 @@ __all__ = ["drawing_html", "show_graph", "show_legend"]
 
 
 def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,
-                 required=None, oriented=None) -> str:
+                 required=None, oriented=None, node_values=None, settled=None) -> str:
     """The page of one drawing as the dashboard shows it (cached): filling its frame, vis-network
     served once (:func:`dashboard.assets.vis_assets_url`). The live Learn page's prefetch
     (:mod:`dashboard.live`) calls this too, so what it warms is what the page asks for.
@@ -44,6 +44,10 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
         Edges required by the fit's prior knowledge (:func:`dashboard.live.required_of`): labelled.
     oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges an intervention orients (:func:`dashboard.data.oriented_by_interventions`): labelled.
+    node_values : ndarray of shape (n_nodes,), optional
+        A signed change per node, shown as the nodes' fill (the Predict page).
+    settled : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges a planned experiment would settle, highlighted (the Predict page).
 
     Returns
     -------
@@ -52,7 +56,9 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
     """
     return graph_html_cached(np.asarray(A, dtype=float), tuple(str(n) for n in names), truth, sigma,
                              positions=positions, layout=layout, height_px=None, legend=bool(legend),
-                             assets_url=vis_assets_url(), required=required, oriented=oriented)
+                             assets_url=vis_assets_url(), required=required, oriented=oriented,
+                             node_values=None if node_values is None else np.asarray(node_values, dtype=float),
+                             settled=settled)
 
 
 def show_legend(As, truth=None, oriented=None) -> None:
@@ -73,7 +79,7 @@ def show_legend(As, truth=None, oriented=None) -> None:
 
 
 def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout="circular", height=560,
-               top_k=20, legend=True, required=None, oriented=None):
+               top_k=20, legend=True, required=None, oriented=None, node_values=None, settled=None):
     """Render graph ``A`` with the project's one drawing, or its summary above ``SUMMARY_NODES`` nodes.
 
     Parameters
@@ -98,11 +104,14 @@ def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout=
         Edges required by the fit's prior knowledge, labelled in the drawing.
     oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges an intervention orients, labelled in the drawing.
+    node_values, settled : optional
+        As in :func:`drawing_html` (a signed change per node; edges a planned experiment settles).
     """
     names = [str(n) for n in names]
     if len(names) <= SUMMARY_NODES:
         st.iframe(drawing_html(A, names, truth, sigma, positions=positions, layout=layout, legend=legend,
-                               required=required, oriented=oriented), height=height)
+                               required=required, oriented=oriented, node_values=node_values,
+                               settled=settled), height=height)
         return
     st.caption(f"{len(names)} nodes: more than {SUMMARY_NODES}, where labels of a drawing overlap. Showing the "
                "adjacency (row = source, column = target) in the same colours, and the strongest edges.")

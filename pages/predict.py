@@ -11,11 +11,12 @@ import pandas as pd
 import streamlit as st
 
 from colide_core import CoLiDE
-from colide_core.evaluation.interventions import intervention_table, predict_intervention
+from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
 from colide_core.render.figures import intervention_figure
 from dashboard import state
 from dashboard.data import design_of
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
+from dashboard.graphview import show_graph
 from dashboard.jobs import Job, follow_job, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard.live import thresholded
@@ -62,15 +63,30 @@ else:
 res = results[VARIANTS[ss["pred_model"]]]
 threshold = float(ss["learn_threshold"])
 A = thresholded(res, threshold, names)
+st.segmented_control("Weights", list(ps.WEIGHT_LABELS), key="pred_weights", required=True,
+                     format_func=ps.WEIGHT_LABELS.get,
+                     help="The fit's weights are shrunk by its L1 penalty; least squares refits each node on its "
+                          "learned parents (within conditions, targets masked). docs/predict.md compares them.")
+weights = ss["pred_weights"]
+W_sem = refit_weights(A, ds.X, conditions=conditions, targets=design["targets"]) if weights == "refit" else A
 boot = ss[ps.BOOT_RESULT]
-key = (ds.key, res.content_key, threshold, node, tuple(sorted((k, tuple(v.items())) for k, v in kw.items())))
+key = (ds.key, res.content_key, threshold, weights, node,
+       tuple(sorted((k, tuple(v.items())) for k, v in kw.items())))
 samples = boot["samples"] if boot is not None and boot["key"] == key else None
-pred = intervention_table(A, ds.X, conditions=conditions, samples=samples, **kw)
+pred = intervention_table(W_sem, ds.X, conditions=conditions, samples=samples, **kw)
 where = "" if conditions is None else f", from the first condition's means ({md_escape(conditions[0])})"
-st.caption(f"{what}: the CoLiDE-{res.label} graph at threshold {threshold:g} as a linear SEM{where}. "
+st.caption(f"{what}: the CoLiDE-{res.label} graph at threshold {threshold:g} as a linear SEM "
+           f"({ps.WEIGHT_LABELS[weights]}){where}. "
            "**Doing**: every descendant moves by its total effect. **Seeing**: regression on the node, "
            "which also moves its causes and anything confounded with it.")
-st.plotly_chart(intervention_figure(pred.table, sd_units=True), key="pred_chart")
+g1, g2 = st.columns([2, 3])
+with g1:
+    show_graph(A, names, key="pred_graph", node_values=pred.table["shift_sd"].to_numpy(), legend=False,
+               height=420)
+    st.caption("Each node filled by its predicted change (doing): red up, blue down, saturated at "
+               "±2 sd; white, unchanged.")
+with g2:
+    st.plotly_chart(intervention_figure(pred.table, sd_units=True), key="pred_chart")
 table = pred.table.assign(shift_sd_seen=pred.table["associational_shift"] / pred.table["reference_sd"])
 shown = pd.DataFrame({"reference mean": table["reference_mean"], "predicted mean": table["predicted_mean"],
                       "shift (sd), doing": table["shift_sd"], "shift (sd), seeing": table["shift_sd_seen"],
@@ -90,7 +106,7 @@ def _start():
         def run(job):
             fitted = model.fit(X, conditions=conditions, targets=design["targets"])
             return predict_intervention(fitted, X, conditions=conditions, n_bootstrap=n_boot, random_state=0,
-                                        callback=job.progress, **kw).samples
+                                        callback=job.progress, weights=weights, **kw).samples
 
         return Job(run, f"Prediction intervals ({n_boot} refits)", key=key)
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import colide_core
-from colide_core.evaluation.interventions import intervention_table, predict_intervention
+from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
+from colide_core.render.graph_style import change_fill
 from dashboard.live import thresholded
 from tests._schedules import QUICK
 
@@ -30,9 +31,25 @@ def test_the_page_predicts_the_learn_fit_and_compares_seeing(new_app):
     res = at.session_state["fit_results"]["nv"]
     A = thresholded(res, 0.3, list(ds.node_names))
     sd = float(ds.X["PKA"].std(ddof=1))
-    want = intervention_table(A, ds.X, shift={"PKA": 2.0 * sd}).table
+    # the default SEM: least squares on the learned parents
+    want = intervention_table(refit_weights(A, ds.X), ds.X, shift={"PKA": 2.0 * sd}).table
     [table] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
     np.testing.assert_allclose(table["shift (sd), doing"], want["shift_sd"].round(3), atol=1e-9)
+    # the drawing fills each node with its predicted change, in the node's tooltip too
+    html = next(f.proto.srcdoc for f in at.get("iframe") if "predicted change" in (f.proto.srcdoc or ""))
+    for colour in set(change_fill(want["shift_sd"].to_numpy())):
+        assert f'"color": "{colour}"' in html or f'"color":"{colour}"' in html
+    assert "predicted change: +2 sd" in html  # PKA itself, pushed by 2 sd
+    # the fit's own (shrunk) weights on request, on the node with the most children
+    src = ds.node_names[int(np.argmax((A != 0).sum(axis=1)))]
+    at.selectbox(key="pred_node").set_value(src).run()
+    sd_src = float(ds.X[src].std(ddof=1))
+    refit_table = intervention_table(refit_weights(A, ds.X), ds.X, shift={src: 2.0 * sd_src}).table
+    at.segmented_control(key="pred_weights").set_value("fit").run()
+    fit_table = intervention_table(A, ds.X, shift={src: 2.0 * sd_src}).table
+    [shown] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
+    np.testing.assert_allclose(shown["shift (sd), doing"], fit_table["shift_sd"].round(3), atol=1e-9)
+    assert not np.allclose(fit_table["shift_sd"], refit_table["shift_sd"], atol=1e-3)
     assert table.loc["PKA", "shift (sd), doing"] == pytest.approx(2.0)
     # PKA's causes do not move when PKA is pushed; regression on PKA says they would
     parents = [ds.node_names[i] for i in np.flatnonzero(A[:, list(ds.node_names).index("PKA")])]

@@ -71,9 +71,15 @@ def test_a_fitted_model_recovers_a_simulated_chain_and_its_intervals_cover():
     model = colide_core.CoLiDE("ev").fit(X)
     pred = predict_intervention(model, X, do={0: X[:, 0].mean() + 1}, n_bootstrap=20, random_state=0)
     t = pred.table
-    # (up to the L1 shrinkage of λ = 0.05 on each weight: measured -2.86 for -3)
-    assert t["shift"].tolist() == pytest.approx([1.0, 2.0, -3.0], rel=0.06)
-    # the bootstrap interval is of the plug-in (shrunk) estimate: it covers the estimate
+    # least-squares weights on the learned chain (the default): each is the sample slope, so the
+    # shift is the product of the two slopes, the truth up to sampling error (2000 rows)
+    slopes = [np.polyfit(X[:, 0], X[:, 1], 1)[0], np.polyfit(X[:, 1], X[:, 2], 1)[0]]
+    assert t["shift"].tolist() == pytest.approx([1.0, slopes[0], slopes[0] * slopes[1]], rel=1e-9)
+    assert t["shift"].tolist() == pytest.approx([1.0, 2.0, -3.0], rel=0.02)
+    # the fit's own weights are shrunk by the L1 penalty (λ = 0.05 on each: measured -2.86 for -3)
+    shrunk = predict_intervention(model, X, do={0: X[:, 0].mean() + 1}, weights="fit").table["shift"]
+    assert shrunk.tolist() == pytest.approx([1.0, 2.0, -3.0], rel=0.06) and abs(shrunk.iloc[2]) < 3 * 0.99
+    # the bootstrap interval is of the plug-in estimate: it covers the estimate
     assert (t["low"] <= t["shift"]).all() and (t["high"] >= t["shift"]).all()
     assert (t["high"] - t["low"]).iloc[1:].max() < 0.5
     assert pred.n_bootstrap == 20 and pred.do == {"X0": pytest.approx(X[:, 0].mean() + 1)}
@@ -150,8 +156,8 @@ def test_refit_weights_undo_the_l1_shrinkage_of_a_prediction():
     X = np.column_stack([x0, 2 * x0 + rng.standard_normal(3000)])
     model = colide_core.CoLiDE("ev", lambda1=0.5).fit(X)
     assert model.adjacency_[0, 1] != 0
-    fit = predict_intervention(model, X, shift={0: 1.0}).table
-    refit = predict_intervention(model, X, shift={0: 1.0}, weights="refit").table
+    fit = predict_intervention(model, X, shift={0: 1.0}, weights="fit").table
+    refit = predict_intervention(model, X, shift={0: 1.0}).table  # weights="refit", the default
     slope = np.polyfit(X[:, 0], X[:, 1], 1)[0]
     assert refit.loc["X1", "shift"] == pytest.approx(slope, rel=1e-9)
     assert fit.loc["X1", "shift"] < slope - 0.1

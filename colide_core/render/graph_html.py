@@ -217,7 +217,7 @@ def _legend_entries(graphs, B_true=None):
 
 def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520, positions=None,
                layout="circular", legend: bool = True, assets_url: str | None = None, required=None,
-               oriented=None) -> str:
+               oriented=None, node_values=None, settled=None) -> str:
     """Build a self-contained interactive HTML view of a weighted DAG.
 
     Parameters
@@ -258,6 +258,13 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     oriented : array-like of bool of shape (n_nodes, n_nodes), optional
         Edges whose direction an intervention identifies (``oriented[j, k]`` when some condition
         targets j or k, :func:`dashboard.data.oriented_by_interventions`): labelled "intervention".
+    node_values : array-like of shape (n_nodes,), optional
+        A signed change per node (the Predict page: the predicted shift in standard deviations):
+        each node filled by :func:`colide_core.render.graph_style.change_fill` and its tooltip
+        saying the value; NaN leaves a node plain.
+    settled : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges a planned experiment would settle the direction of (either orientation given):
+        drawn in :data:`colide_core.render.graph_style.SETTLED_STYLE`'s colour, labelled "settled".
 
     Returns
     -------
@@ -283,13 +290,14 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     The page is the template ``graph_page.html.j2`` (:func:`template_environment`).
     """
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=height_px, positions=positions,
-                             layout=layout, assets_url=assets_url, required=required, oriented=oriented)
+                             layout=layout, assets_url=assets_url, required=required, oriented=oriented,
+                             node_values=node_values, settled=settled)
     context["legend_entries"] = _legend_entries([context.pop("A")], B_true) if legend else None
     return template_environment().get_template("graph_page.html.j2").render(**context)
 
 
 def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, assets_url, required=None,
-                   oriented=None) -> dict:
+                   oriented=None, node_values=None, settled=None) -> dict:
     """The values ``graph_page.html.j2`` renders for :func:`graph_html` (same parameters), and ``A``.
 
     The vis-network node and edge lists (dicts, embedded by the template with ``|tojson``) and
@@ -320,13 +328,19 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
     edges = classify_edges(A, B_true)
     fill = height_px is None
     margin = max(2, int(font / 3))
+    values = None if node_values is None else np.asarray(node_values, dtype=float).ravel()
+    if values is not None and values.shape != (d,):
+        raise ValueError(f"node_values must have {d} entries, got {values.shape[0]}.")
+    fills = [graph_style.NODE_FILL] * d if values is None else graph_style.change_fill(values)
     nodes = []
     for i in range(d):
         label = names[i]  # plain text for vis-network: not HTML-escaped (see the module notes)
         title = label if sig is None else f"{label}\nσ̂ = {sig[i]:.4g}"
+        if values is not None and np.isfinite(values[i]):
+            title += f"\npredicted change: {values[i]:+.3g} sd"
         x, y = (float(v) for v in pos[i])
         nodes.append({"id": i, "label": label, "title": title, "x": x, "y": y, "physics": False,
-                      "color": graph_style.NODE_FILL, "shape": "ellipse", "font": {"size": font},
+                      "color": fills[i], "shape": "ellipse", "font": {"size": font},
                       "margin": margin})
 
     req = None if required is None else np.asarray(required, dtype=bool)
@@ -336,6 +350,19 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
     if ori is not None and ori.shape != (d, d):
         raise ValueError(f"oriented must have shape {(d, d)}, got {ori.shape}.")
     items = _edge_items(A, names, edges, req, ori)
+    if settled is not None:
+        sett = np.asarray(settled, dtype=bool)
+        if sett.shape != (d, d):
+            raise ValueError(f"settled must have shape {(d, d)}, got {sett.shape}.")
+        sett = sett | sett.T
+        for i, j, opts in items:
+            if sett[i, j] and not opts.get("dashes"):
+                opts["color"] = graph_style.SETTLED_STYLE["color"]
+                opts["width"] = max(opts["width"], 4.0)
+                opts["title"] += " · its direction is what the chosen experiment would settle"
+                opts["label"] = ", ".join(filter(None, [opts.get("label"), "settled"]))
+                opts["font"] = {"size": 11, "color": graph_style.SETTLED_STYLE["color"], "strokeWidth": 3,
+                                "align": "middle"}
     big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
     # each edge bent around the nodes it does not connect (at the largest font the page may show)
     bends = graph_style.edge_bends(pos, [(i, j) for i, j, _ in items], names, big)

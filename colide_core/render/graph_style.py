@@ -45,7 +45,7 @@ from colide_core._validation import check_square_matrix
 __all__ = [
     "EDGE_STYLES", "SIGN_STYLES", "NODE_FILL", "NODE_LINE", "LAYOUTS", "SUMMARY_NODES", "legend_entries",
     "node_positions", "font_px", "label_overlap", "max_font", "per_row", "unit_positions",
-    "EDGE_BENDS", "bend_via", "edge_bends",
+    "EDGE_BENDS", "bend_via", "edge_bends", "change_fill", "CHANGE_CLIP", "SETTLED_STYLE",
 ]
 
 #: kind -> (colour, dashed, legend text). The colour is the agreement with the truth.
@@ -76,6 +76,47 @@ SUMMARY_NODES = 60
 #: of the edge (vis-network's middle arrow of type "circle"), with its legend marker and text.
 ORIENTED_STYLE = {"arrow": {"enabled": True, "type": "circle", "scaleFactor": 0.8},
                   "marker": "●", "text": "orientable by an intervention (a target at one end)"}
+
+#: Edges a planned experiment would settle (the Predict page's ranking): drawn in this colour,
+#: wider, labelled "settled".
+SETTLED_STYLE = {"color": "#9467bd", "text": "direction the chosen experiment would settle"}
+
+#: Node fills of a predicted change saturate at this many standard deviations.
+CHANGE_CLIP = 2.0
+
+
+def change_fill(values, clip=CHANGE_CLIP):
+    """Node fill colours for signed changes: a diverging blue (down) / white / red (up) scale.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_nodes,)
+        Signed changes (e.g. a predicted shift in standard deviations); NaN gives the plain
+        :data:`NODE_FILL`.
+    clip : float > 0
+        The magnitude at which the colour saturates.
+
+    Returns
+    -------
+    list of str
+        ``#rrggbb`` per node: white at 0, red ``#d62728``-ward for increases, blue
+        ``#1f77b4``-ward for decreases, linear in ``|value| / clip`` up to 1.
+
+    Examples
+    --------
+    >>> change_fill([0.0, 2.0, -1.0, float("nan")])
+    ['#ffffff', '#d62728', '#8fbbda', '#cfe2f3']
+    """
+    out = []
+    for v in np.asarray(values, dtype=float).ravel():
+        if not np.isfinite(v):
+            out.append(NODE_FILL)
+            continue
+        a = min(abs(v) / float(clip), 1.0)
+        end = (0xD6, 0x27, 0x28) if v > 0 else (0x1F, 0x77, 0xB4)
+        rgb = [round(255 + (e - 255) * a) for e in end]
+        out.append("#%02x%02x%02x" % tuple(rgb))
+    return out
 
 
 def legend_entries(kinds=None, signs=("+", "-")):

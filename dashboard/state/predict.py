@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dashboard.jobs import JobSlot
 
-__all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "WIDGET_DEFAULTS", "init"]
+__all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS", "init"]
 
 #: :class:`dashboard.jobs.Job` refitting resamples for the prediction's intervals, or None.
 BOOT_JOB = "pred_boot_job"
@@ -17,6 +17,9 @@ BOOT_MESSAGES = "pred_boot_messages"
 BOOT_SLOT = JobSlot(BOOT_JOB, BOOT_MESSAGES, stop_key="pred_boot_stop",
                     stop_help="Stops after the refit in progress; the intervals use the refits done.")
 
+#: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention` -> its label.
+WEIGHT_LABELS = {"refit": "least squares on the learned parents", "fit": "the fit's weights"}
+
 WIDGET_DEFAULTS = {
     "pred_model": "NV",
     "pred_node": None,  # the first node of the data when None
@@ -24,6 +27,7 @@ WIDGET_DEFAULTS = {
     "pred_k": 1.0,
     "pred_value": 0.0,
     "pred_n_boot": 30,
+    "pred_weights": "refit",
 }
 
 

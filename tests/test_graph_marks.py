@@ -1,0 +1,49 @@
+"""Marks the Predict page adds to the one graph drawing: nodes filled by a predicted change, and
+the edges a planned experiment would settle (issue 40)."""
+import numpy as np
+import pytest
+
+from colide_core.render.graph_html import _graph_context, graph_html
+from colide_core.render.graph_style import NODE_FILL, SETTLED_STYLE, change_fill
+
+
+def _context(**kw):
+    # chain 0 -> 1 -> 2 with weights 1 and -2
+    W = np.array([[0, 1.0, 0], [0, 0, -2.0], [0, 0, 0]])
+    return _graph_context(W, ["a", "b", "c"], None, sigma=None, height_px=300, positions=None,
+                          layout="circular", assets_url="static", **kw)
+
+
+def test_change_fill_is_a_clipped_diverging_scale():
+    # white at 0; +clip and beyond is the red end, -clip the blue end; halfway is the midpoint
+    assert change_fill([0.0, 2.0, 5.0, -2.0]) == ["#ffffff", "#d62728", "#d62728", "#1f77b4"]
+    # +1 of clip 2: each channel halfway from 255 to red's (0xd6, 0x27, 0x28) = (214, 39, 40)
+    assert change_fill([1.0]) == ["#%02x%02x%02x" % (round(234.5), round(147), round(147.5))]
+    assert change_fill([np.nan]) == [NODE_FILL]
+
+
+def test_node_values_fill_nodes_and_say_the_change():
+    ctx = _context(node_values=[0.0, 1.5, np.nan])
+    fills = [n["color"] for n in ctx["nodes"]]
+    assert fills == change_fill([0.0, 1.5, np.nan])
+    assert "predicted change: +1.5 sd" in ctx["nodes"][1]["title"]
+    assert "predicted change" not in ctx["nodes"][2]["title"]
+    with pytest.raises(ValueError, match="node_values must have 3 entries"):
+        _context(node_values=[1.0, 2.0])
+
+
+def test_settled_edges_are_highlighted_in_either_orientation():
+    # the mask names 2 -> 1, the drawn edge is 1 -> 2: the experiment settles its direction either way
+    settled = np.zeros((3, 3), bool)
+    settled[2, 1] = True
+    edges = {(e["from"], e["to"]): e for e in _context(settled=settled)["edges"]}
+    assert edges[(1, 2)]["color"] == SETTLED_STYLE["color"] and edges[(1, 2)]["label"] == "settled"
+    assert edges[(0, 1)]["color"] != SETTLED_STYLE["color"] and "label" not in edges[(0, 1)]
+    with pytest.raises(ValueError, match="settled must have shape"):
+        _context(settled=np.zeros((2, 2), bool))
+
+
+def test_names_stay_plain_text_in_the_page():
+    # a hostile name is embedded as JSON once (the template's |tojson), not as markup
+    html = graph_html(np.array([[0, 1.0], [0, 0]]), ["<b>x</b>", "y"], node_values=[0.0, 1.0], assets_url="static")
+    assert "<b>x</b>" not in html and "\\u003cb\\u003ex\\u003c/b\\u003e" in html

@@ -21,7 +21,7 @@ def _fit(key, variant=None, lambda1=None, threshold=None):
 
 def test_every_lesson_is_complete_and_deterministic():
     assert list(LESSONS) == ["collider", "markov", "varsort_raw", "varsort_std", "scale", "hetero", "lambda",
-                             "iv_observational", "iv_pooled", "iv_known"]
+                             "iv_observational", "iv_pooled", "iv_known", "seeing_doing"]
     for key, lesson in LESSONS.items():
         assert lesson.title and lesson.idea and lesson.explanation and lesson.expected
         assert set(lesson.settings) == {"variant", "lambda1", "threshold"}
@@ -97,3 +97,24 @@ def test_interventions_lesson_what_the_targets_buy():
     assert len(obs.X) == 1000 and len(known.X) == 3000 and len(set(known.conditions)) == 5
     assert sorted(len(v) for v in known.targets.values()) == [0, 1, 1, 1, 1]
 
+
+
+def test_seeing_is_not_doing_on_a_confounded_pair():
+    # temperature -> ice_cream (1.5), temperature -> drownings (1.2), unit noise (EV). Seeing
+    # ice_cream 1 sd higher moves drownings by their correlation, 1.8 / sqrt(3.25 * 2.44) = 0.639 sd;
+    # doing it moves them by 0, because the learned graph has no path from ice_cream to drownings.
+    from colide_core.evaluation.interventions import predict_intervention
+
+    m, A = _fit("seeing_doing")
+    assert m["shd"] == 0 and A[0, 1] != 0 and A[0, 2] != 0 and (A != 0).sum() == 2
+    D = lesson_data("seeing_doing")
+    model = colide_core.CoLiDE("ev", lambda1=0.05, threshold=0.3).fit(D.X)
+    sd = float(D.X["ice_cream"].std(ddof=1))
+    t = predict_intervention(model, D.X, shift={"ice_cream": sd}).table
+    seen = t.loc["drownings", "associational_shift"] / t.loc["drownings", "reference_sd"]
+    assert seen == pytest.approx(0.639, abs=0.04)  # sampling error of a correlation at n = 2000
+    assert t.loc["drownings", "shift_sd"] == pytest.approx(0.0, abs=1e-12)  # no directed path
+    # on temperature, the cause of both, seeing and doing agree (up to sampling error)
+    sd_t = float(D.X["temperature"].std(ddof=1))
+    t2 = predict_intervention(model, D.X, shift={"temperature": sd_t}).table
+    np.testing.assert_allclose(t2["shift"], t2["associational_shift"], rtol=0.05, atol=1e-9)

@@ -143,6 +143,16 @@ def _interventions(mode):
                       conditions=tuple(str(c) for c in sim.conditions), targets=targets)
 
 
+def _seeing_doing():
+    # temperature -> ice_cream (1.5), temperature -> drownings (1.2), no edge between the two;
+    # unit noise variances (EV). Seeing ice cream 1 sd higher predicts drownings higher by
+    # corr = 1.5 * 1.2 / sqrt((1.5^2 + 1) (1.2^2 + 1)) = 1.8 / sqrt(3.25 * 2.44) = 0.639 sd;
+    # doing it (selling more ice cream) moves drownings by 0: the association is confounded.
+    W = np.zeros((3, 3))
+    W[0, 1], W[0, 2] = 1.5, 1.2
+    return _sem(W, ("temperature", "ice_cream", "drownings"), seed=5)
+
+
 _BUILDERS = {
     "collider": _collider,
     "markov": _markov,
@@ -154,6 +164,7 @@ _BUILDERS = {
     "iv_observational": lambda: _interventions("observational"),
     "iv_pooled": lambda: _interventions("pooled"),
     "iv_known": lambda: _interventions("known"),
+    "seeing_doing": _seeing_doing,
 }
 
 #: Every lesson, in teaching order.
@@ -265,6 +276,20 @@ LESSONS = {
             "Compare with the first two lessons: SHD 4, 4, then 0. The Data page's Conditions tab shows how each "
             "experiment moved each variable.",
             "SHD 0 with the targets known",
+        ),
+        Lesson(
+            "seeing_doing", "Seeing is not doing",
+            "An association predicts what you will see, not what an intervention will do.",
+            "Hot days sell more ice cream, and more people drown on hot days; ice cream drowns nobody. In "
+            "these data temperature causes both, and the two are strongly correlated. Regression on ice "
+            "cream (seeing) predicts more drownings when more ice cream is sold; the learned graph predicts "
+            "what selling more ice cream would do (doing): nothing to drownings, because the only path "
+            "between them goes back through temperature.",
+            {"variant": "ev", "lambda1": 0.05, "threshold": 0.3},
+            "Open the Predict page and intervene on ice_cream: compare the two bars of drownings. Then "
+            "intervene on temperature: now seeing and doing agree.",
+            "the graph temperature → ice_cream, temperature → drownings; shifting ice_cream by 1 sd: seeing "
+            "moves drownings by about 0.64 sd, doing by 0",
         ),
     )
 }

@@ -201,3 +201,11 @@ INTERCEPTS = ("condition", "pooled")
 INTERCEPT = "condition"
 __all__ += ["MIN_CONDITION_ROWS", "MAX_CONDITIONS", "MAX_CONDITION_LABEL", "MAX_TARGETS_FILE_BYTES", "INTERCEPTS",
             "INTERCEPT"]
+
+# Planning the next experiment (colide_core.evaluation.planning, docs/planning.md).
+#: What rank_interventions' score counts, the default first (read by the CLI's options too, so
+#: ``--help`` imports no solver).
+PLAN_CRITERIA = ("oriented", "mec", "entropy")
+#: Bootstrap refits of rank_interventions and ``colide plan`` by default.
+PLAN_BOOTSTRAP = 20
+__all__ += ["PLAN_CRITERIA", "PLAN_BOOTSTRAP"]

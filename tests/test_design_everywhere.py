@@ -248,6 +248,8 @@ COMMANDS = {
     "bench": ["bench", "b.toml", "--out", "b", "--jobs", "1"],
     "predict": ["predict", "d.csv", "--out", "p", "--do", "g0=1", "--conditions", "cond", "--targets", "t.json",
                 "--bootstrap", "2"],
+    "plan": ["plan", "d.csv", "--out", "plan.csv", "--conditions", "cond", "--targets", "t.json",
+             "--n-bootstrap", "2"],
     "simulate": None,
     "app": None,
 }

@@ -244,3 +244,28 @@ def test_the_callers_data_are_not_modified():
     rank_interventions(arr, variant="ev", n_bootstrap=2, random_state=0)
     pd.testing.assert_frame_equal(X, before)
     assert (arr == arr_before).all() and (conditions[:300] == "o").all()
+
+
+# --- the CLI -----------------------------------------------------------------------------------
+
+def test_cli_plan_prints_and_writes_the_ranking(tmp_path):
+    import subprocess
+    import sys
+
+    # the fork of _fork(): z first with its 3 edges, the leaves 1 each (derived above)
+    _fork(2000).to_csv(tmp_path / "d.csv", index=False)
+    cmd = [sys.executable, "-m", "colide_core", "plan", "d.csv", "--variant", "ev", "--n-bootstrap", "2",
+           "--out", "plan.csv"]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("ranked 4 single-node interventions") and "2 bootstrap refits of CoLiDE-EV" in lines[0]
+    assert lines[2].split()[:4] == ["1", "z", "3.0", "3"]
+    plan = pd.read_csv(tmp_path / "plan.csv")
+    assert plan["node"].tolist()[0] == "z" and plan["score"].tolist() == [3.0, 1.0, 1.0, 1.0]
+    assert plan.loc[0, "edge_probability"] == "z\u2014x=1.00, z\u2014y=1.00, z\u2014w=1.00"
+    again = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 2 and "--force" in again.stderr  # never replaces a file silently
+    bad = subprocess.run(cmd[:5] + ["--candidates", "z,nope"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600)
+    assert bad.returncode == 2 and "--candidates: not a column of d.csv: 'nope'" in bad.stderr

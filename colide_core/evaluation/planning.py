@@ -29,13 +29,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from colide_core import defaults
 from colide_core._params import InvalidParameterError, is_int
 from colide_core._validation import check_square_matrix
 
 __all__ = ["interventional_essential_graph", "rank_interventions", "CRITERIA", "EDGE_DASH"]
 
-#: The ranking criteria of :func:`rank_interventions`.
-CRITERIA = ("oriented", "mec", "entropy")
+#: The ranking criteria of :func:`rank_interventions`, the default first.
+CRITERIA = defaults.PLAN_CRITERIA
 
 #: How an undirected edge is written in the ``edges`` column ("Raf\u2014Mek").
 EDGE_DASH = "\u2014"
@@ -261,9 +262,10 @@ def _check_candidates(candidates, names, d):
     return out
 
 
-def rank_interventions(X, *, variant="nv", conditions=None, targets=None, candidates=None, n_bootstrap=20,
-                       random_state=None, estimator=None, criterion="oriented", min_probability=0.5,
-                       n_jobs=1, callback=None, scheduler=None) -> pd.DataFrame:
+def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=None, candidates=None,
+                       n_bootstrap=defaults.PLAN_BOOTSTRAP, random_state=None, estimator=None,
+                       criterion=defaults.PLAN_CRITERIA[0], min_probability=0.5, n_jobs=1, callback=None,
+                       scheduler=None) -> pd.DataFrame:
     """Rank single-node interventions by the number of edge directions they would settle.
 
     Parameters
@@ -358,7 +360,6 @@ def rank_interventions(X, *, variant="nv", conditions=None, targets=None, candid
     edge at t. A ranking by the bootstrap's orientation entropy alone measures how the fit wavers,
     not what the experiment settles: an estimate that is consistently wrong looks certain to it.
     """
-    from colide_core import defaults
     from colide_core.evaluation.stability import _as_data, _checked_conditions, bootstrap_edges
 
     if criterion not in CRITERIA:

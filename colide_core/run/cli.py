@@ -41,6 +41,12 @@ Commands
     ``--conditions COLUMN`` (and ``--targets FILE``) fit and check with an intercept per condition
     and the targets masked, and add the report's section per condition.
 
+``plan DATA [--conditions COLUMN --targets FILE] [--out plan.csv]``
+    Rank the nodes one could intervene on next by the expected number of edge directions the
+    experiment would settle (:func:`colide_core.evaluation.planning.rank_interventions`, over
+    ``--n-bootstrap`` refits with the design; ``docs/planning.md``); prints the ranking and, with
+    ``--out``, writes it as CSV.
+
 Files (issue 22)
 ----------------
 * **No overwriting without** ``--force``: every command lists the files it will write and
@@ -205,7 +211,7 @@ def build_parser():
 
     p = argparse.ArgumentParser(prog=PROG, description="CoLiDE: learn linear causal DAGs from data, "
                                 "simulate benchmarks, run sweeps locally or on a Dask cluster.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,simulate,bench,report,predict,app}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,simulate,bench,report,predict,plan,app}")
 
     f = sub.add_parser("fit", help="learn a DAG from a CSV/TSV/Parquet table",
                        description="Learn a DAG with CoLiDE. Rows are samples, columns are nodes; "
@@ -306,6 +312,7 @@ def build_parser():
                         "(one without results.jsonl)")
     _add_report_parser(sub)
     _add_predict_parser(sub)
+    _add_plan_parser(sub)
     from colide_core.run import app  # `app`: the dashboard, `streamlit run` of the installed app.py
 
     app.add_parser(sub)
@@ -335,6 +342,33 @@ def _add_predict_parser(sub):
     q.add_argument("--targets", type=Path, default=None, metavar="FILE",
                    help="the nodes each condition intervenes on, JSON or CSV (needs --conditions)")
     q.add_argument("--force", action="store_true", help="replace an existing prediction.csv")
+
+
+def _add_plan_parser(sub):
+    q = sub.add_parser("plan", help="rank single-node interventions: which experiment next",
+                       description="Rank the nodes one could intervene on next by the expected number of edge "
+                                   "directions the experiment would settle, over bootstrap refits of CoLiDE "
+                                   "(with the design, when given); prints the ranking, and writes it with --out "
+                                   "(docs/planning.md).")
+    q.add_argument("data", help="CSV/TSV/Parquet file (rows = samples, columns = nodes)")
+    q.add_argument("--out", type=Path, default=None, metavar="FILE.csv", help="also write the ranking as CSV")
+    q.add_argument("--variant", choices=("ev", "nv"), default=defaults.VARIANT)
+    q.add_argument("--lambda1", type=_positive_float, default=defaults.LAMBDA1)
+    q.add_argument("--threshold", type=_positive_float, default=defaults.THRESHOLD)
+    q.add_argument("--n-bootstrap", type=_int_in(0, 1000), default=defaults.PLAN_BOOTSTRAP, metavar="B",
+                   help=f"refits on rows resampled within conditions (default {defaults.PLAN_BOOTSTRAP}; "
+                        "0: the fit alone)")
+    q.add_argument("--candidates", type=lambda s: [c.strip() for c in s.split(",") if c.strip()], default=None,
+                   metavar="A,B,...", help="the nodes one could intervene on (default: every node)")
+    q.add_argument("--criterion", choices=defaults.PLAN_CRITERIA, default=defaults.PLAN_CRITERIA[0],
+                   help="what the score counts (default oriented; docs/planning.md)")
+    q.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
+    q.add_argument("--conditions", default=None, metavar="COLUMN",
+                   help="the column of each row's condition: the fits take the design (docs/conditions.md)")
+    q.add_argument("--targets", type=Path, default=None, metavar="FILE",
+                   help="the nodes each condition intervened on, JSON or CSV (needs --conditions): the "
+                        "experiments already run")
+    q.add_argument("--force", action="store_true", help="replace an existing --out file")
 
 
 def _add_report_parser(sub):
@@ -401,7 +435,8 @@ def main(argv=None):
     run = {"fit": lambda args: commands.cmd_fit(args, _settings_of(args), _echo),
            "simulate": lambda args: commands.cmd_simulate(args, _echo),
            "bench": lambda args: commands.cmd_bench(args, _echo), "report": lambda args: commands.cmd_report(args, _echo),
-           "predict": lambda args: commands.cmd_predict(args, _echo), "app": lambda args: app.run(args, rest, _echo)}
+           "predict": lambda args: commands.cmd_predict(args, _echo),
+           "plan": lambda args: commands.cmd_plan(args, _echo), "app": lambda args: app.run(args, rest, _echo)}
     try:
         return run[args.command](args)
     except KeyboardInterrupt:

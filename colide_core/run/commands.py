@@ -775,3 +775,96 @@ def cmd_predict(args, echo):
     design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"
     echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv to {out.path}"))
     return 0
+
+
+def cmd_plan(args, echo):
+    """``plan DATA [--conditions COL --targets FILE] [--out plan.csv]``: which experiment next.
+
+    Ranks single-node interventions by the expected number of edge directions each would settle
+    (:func:`colide_core.evaluation.planning.rank_interventions`, over bootstrap refits of CoLiDE
+    with the design when given), prints the ranking as a table and, with ``--out``, writes it as CSV
+    (through :func:`colide_core.graph.export.to_csv_safe`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    echo : callable
+        ``echo(text, err=False)``: how the command speaks to its user; the library never prints.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    UsageError
+        For bad arguments, files, nodes or conditions.
+    """
+    from colide_core import CoLiDE
+    from colide_core._params import InvalidParameterError
+    from colide_core.evaluation.planning import rank_interventions
+    from colide_core.exceptions import ConditionsError
+    from colide_core.graph.export import to_csv_safe
+
+    if args.targets is not None and args.conditions is None:
+        raise UsageError("--targets needs --conditions (the column of each row's condition)")
+    inputs = [Path(args.data)] + ([args.targets] if args.targets else [])
+    out = None
+    if args.out is not None:
+        out = OutputDir(args.out.parent, force=args.force, inputs=inputs)
+        out.check([args.out.name])
+    if args.conditions is None:
+        vd, labels, targets = _read_data(Path(args.data), None, False), None, None
+    else:
+        vd, labels = _read_data(Path(args.data), None, False, condition_column=args.conditions)
+        targets = None if args.targets is None else _read_targets_file(args.targets)
+    X = vd.X
+    candidates = None
+    if args.candidates is not None:
+        unknown = [c for c in args.candidates if c not in list(X.columns)]
+        if unknown:
+            raise UsageError(f"--candidates: not a column of {Path(args.data).name}: "
+                             + ", ".join(_printable(repr(c[:60])) for c in unknown[:5]))
+        candidates = args.candidates
+    estimator = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold)
+    try:
+        ranking = rank_interventions(X, conditions=labels, targets=targets, candidates=candidates,
+                                     n_bootstrap=args.n_bootstrap, random_state=args.seed, estimator=estimator,
+                                     criterion=args.criterion)
+    except ConditionsError as exc:
+        raise UsageError(f"--conditions/--targets: {exc}") from None
+    except InvalidParameterError as exc:
+        raise UsageError(str(exc)) from None
+    table = plan_table(ranking)
+    design = "" if labels is None else f", with {len(set(map(str, labels)))} conditions"
+    echo(_printable(f"ranked {len(table)} single-node interventions by the expected number of edges each settles "
+                    f"({ranking.attrs['n_graphs']} bootstrap refits of CoLiDE-{args.variant.upper()}{design}):"))
+    echo(_printable(table[["rank", "node", "score", "point_estimate", "edges"]].to_string(index=False)))
+    if out is not None:
+        out.write(args.out.name, to_csv_safe(table, index=False))
+        echo(_printable(f"wrote {args.out}"))
+    return 0
+
+
+def plan_table(ranking):
+    """The ranking of :func:`~colide_core.evaluation.planning.rank_interventions` as a flat table.
+
+    Parameters
+    ----------
+    ranking : pandas.DataFrame
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``rank`` (1 = best), ``node``, ``score`` (3 decimals), ``point_estimate``,
+        ``undirected``, ``edges`` and ``edge_probability`` (``"A\u2014B=0.85, ..."``), one row per
+        candidate, best first.
+    """
+    table = ranking.reset_index()
+    return pd.DataFrame({
+        "rank": np.arange(1, len(table) + 1), "node": table["node"], "score": table["score"].round(3),
+        "point_estimate": table["point_estimate"], "undirected": table["undirected"].round(3),
+        "edges": table["edges"],
+        "edge_probability": [", ".join(f"{k}={v:.2f}" for k, v in probs.items())
+                             for probs in table["edge_probability"]]})

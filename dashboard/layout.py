@@ -91,7 +91,9 @@ def prior_badge(params) -> None:
 
 #: Room for the content on a projector (issue 28, point 4: at 1024×768 the drawings were 176 px
 #: wide and the controls clipped): a narrower sidebar and less empty space around the main column,
-#: measured in the browser by tests/e2e/test_projector.py. And one Stop: Streamlit's header Stop
+#: measured in the browser by tests/e2e/test_projector.py; a lower header (40 px instead of 60) and
+#: the page's title starting below it (issue 41: titles were about 60 % under the header on every
+#: page). And one Stop: Streamlit's header Stop
 #: ended the script run that follows a background job, which froze the page while the job ran on
 #: unseen (issue 28, point 3); every job has its own Stop, which ends the job and redraws the page
 #: (tests/e2e/test_one_stop.py). Style rules only, no script: ``dashboard/static/projector.css``.

@@ -64,7 +64,8 @@ def lesson_banner(dataset) -> None:
     lesson = LESSONS[key]
     # compact for a projector (issue 28, point 4): the title and what to try on one banner, the
     # explanation one click away, so the slider, the drawings and their legend stay on screen
-    text, why = st.columns([6, 1], vertical_alignment="center")
+    # (the key gives the banner its tighter padding: dashboard/static/projector.css)
+    text, why = st.container(key="lesson_banner").columns([6, 1], vertical_alignment="center")
     text.info(f"**Lesson: {md_escape(lesson.title)}.** **Try:** {md_escape(lesson.try_next)}",
               icon=":material/school:")
     with why.popover("Why?", icon=":material/menu_book:", use_container_width=True):

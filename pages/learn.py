@@ -36,7 +36,7 @@ from dashboard.text import METRIC_LABELS, convergence_note, fmt_lambda, fmt_seco
 #: width at 1280 px with the sidebar open, so the drawing (fitted to its frame) fills it, and with
 #: the controls in one row above, the λ slider and the graphs are on screen together at 1280×720
 #: (tests/e2e/test_live_learn.py checks the boxes).
-GRAPH_HEIGHT = {1: 380, 2: 340, 3: 320}
+GRAPH_HEIGHT = {1: 340, 2: 320, 3: 300}
 #: Width of the row of drawings at 1024×768 with the sidebar open (dashboard.layout.PROJECTOR_CSS):
 #: the narrowest screen the page is laid out for.
 PROJECTOR_ROW_PX = 740.0
@@ -311,33 +311,41 @@ with tab_graph:
     # large drawing at a time, switched in place (same positions), so labels stay readable.
     k = per_row(positions if positions is not None else unit_positions(len(names)), names, len(panels),
                 width_px=PROJECTOR_ROW_PX, min_font_px=12.0)
+    # One row above the drawings: the switch (when they are shown one at a time), the one legend and
+    # the Layout switch; then each drawing under its heading. Everything that says what a drawing is
+    # sits above it, so on a projector it is on screen whenever the drawing is (issue 41, point 3:
+    # the headings below the drawings and the Layout switch below them fell under the fold).
     if k < len(panels):
         labels = [p[0] for p in panels]
         if ss["learn_graph_variant"] not in labels:
             ss["learn_graph_variant"] = labels[min(1, len(labels) - 1)]
-        show_col, legend_col = st.columns([1, 2], vertical_alignment="center")  # one row: a projector's height
+        show_col, legend_col, layout_col = st.columns([1.1, 2, 0.9], vertical_alignment="center")
         show_col.segmented_control("Show", labels, key="learn_graph_variant", required=True,
                                    label_visibility="collapsed",
                                    help=f"{len(names)} nodes: side by side their labels would be too small to "
                                         "read, so one drawing is shown at a time, with the same node positions: "
                                         "switch to see which edges differ.")
         panels = [p for p in panels if p[0] == ss["learn_graph_variant"]]
-        with legend_col:
-            show_legend([thresholded[v] for v in order], truth, oriented)
     else:
-        # one legend for the row of drawings, above them: on screen whenever the drawings are
+        legend_col, layout_col = st.columns([3, 0.9], vertical_alignment="center")
+    with legend_col:
         show_legend([thresholded[v] for v in order], truth, oriented)
+    layout_col.segmented_control("Layout", ["Circle", "Top-down"], key="learn_layout", required=True,
+                                 label_visibility="collapsed", width="stretch",
+                                 help="Layout. Top-down: nodes in layers by topological order (of the ground truth "
+                                      "when there is one, else of the last graph learned), so causes sit above "
+                                      "their effects.")
     gcols = st.columns(len(panels), gap="xsmall")  # the room goes to the drawings (labels >= 12 px)
     # frames about as tall as a column is wide at 1280 px, so the fitted drawing fills them
     height = GRAPH_HEIGHT[len(gcols)]
     required = {f"learn_graph_{v}": required_of(results[v], names) for v in order}  # labelled in the drawings
     for col, (_, heading, A, colour_by, sigma, key, caption) in zip(gcols, panels):
-        with col:
-            # the interactive drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview),
-            # then its heading and caption: below it, so that the drawing sits high on a projector
+        with col, st.container(gap=None):
+            # its heading, the interactive drawing (or its summary above SUMMARY_NODES nodes,
+            # dashboard.graphview) and its caption, with no gap between them
+            st.markdown(heading)
             show_graph(A, names, colour_by, sigma, key=key, positions=positions, height=height, legend=False,
                        required=required.get(key), oriented=None if key == "learn_graph_truth" else oriented)
-            st.markdown(heading)
             st.caption(caption)
     if truth is None:
         st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
@@ -345,9 +353,6 @@ with tab_graph:
     else:
         st.caption("Coloured against the ground truth. Edge width ∝ |w|; missing true edges dashed. "
                    "Every drawing uses the same node positions, so edges appear and vanish in place.")
-    st.segmented_control("Layout", ["Circle", "Top-down"], key="learn_layout", required=True,
-                         help="Top-down: nodes in layers by topological order (of the ground truth when there is "
-                              "one, else of the last graph learned), so causes sit above their effects.")
 
 with tab_noise:
     estimates = {results[v].label: results[v].sigma for v in order}

@@ -3,7 +3,10 @@
 At 1280×720 and 1024×768 with the sidebar open, on Sachs, on a lesson (with its banner) and on a
 d = 30 simulation: the λ slider, every drawing (whole) and the legend are on screen together,
 labels are at least 12 px on screen, and the controls are not clipped (the three noise-model
-choices, the Run button). Screenshots go to ``tests/e2e/artifacts`` (the ones in
+choices, the Run button). Issue 41, point 3: the page title is below Streamlit's header (it was
+about 60 % under it), and the headings that say which drawing is EV, NV or the truth and the Layout
+switch are above the fold (with a lesson banner at 1280×720 they were at y ≈ 750 and y ≈ 814).
+Every page's title is checked at both sizes too. Screenshots go to ``tests/e2e/artifacts`` (the ones in
 ``docs/images/projector-*.png`` were taken by this test).
 """
 import json
@@ -13,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from colide_core.data.lessons import LESSONS
+from dashboard.nav import PAGES
 from tests.e2e.harness import ARTIFACTS, UI_TIMEOUT_MS, graph_frame, lambda_slider, no_exception_shown, wait_for_idle
 
 #: On screen, labels at least this large (CSS px) up to d = 30.
@@ -42,6 +46,13 @@ def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, b
         fonts = [graph_frame(frames.nth(i)).evaluate(_FONT_JS) for i in range(frames.count())]
         page.evaluate(_TOP_JS)
         page.wait_for_function("() => window.scrollY === 0", timeout=UI_TIMEOUT_MS)
+        layout = page.get_by_role("radiogroup", name="Layout")
+        expect(layout).to_be_visible(timeout=UI_TIMEOUT_MS)
+        headings = page.get_by_test_id("stMarkdown").get_by_text(re.compile(r"^(CoLiDE-(EV|NV) · λ = |Ground truth$)"))
+        expect(headings.first).to_be_visible(timeout=UI_TIMEOUT_MS)
+        header, title = page.get_by_test_id("stHeader").bounding_box(), _title(page).bounding_box()
+        heading_boxes = [headings.nth(i).bounding_box() for i in range(headings.count())]
+        layout_box = layout.bounding_box()
         slider = lambda_slider(page).bounding_box()
         drawings = [frames.nth(i).bounding_box() for i in range(frames.count())]
         legend = page.get_by_test_id("stHtml").filter(has_text=re.compile("correct")).first.bounding_box()
@@ -54,7 +65,8 @@ def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, b
     finally:
         context.close()
     (ARTIFACTS / f"projector-{case}-{w}x{h}.json").write_text(json.dumps(
-        {"fonts": fonts, "slider": slider, "drawings": drawings, "legend": legend}, indent=1))
+        {"fonts": fonts, "slider": slider, "drawings": drawings, "legend": legend, "header": header, "title": title,
+         "headings": heading_boxes, "layout": layout_box}, indent=1))
 
     on_screen = lambda b: b is not None and b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= w + 0.5 \
         and b["y"] + b["height"] <= h + 0.5
@@ -64,3 +76,39 @@ def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, b
     assert min(fonts) >= MIN_LABEL_PX - 0.05, fonts                        # labels readable
     assert len(radio_boxes) == 3 and all(on_screen(b) for b in radio_boxes), radio_boxes
     assert clipped == [], clipped                                          # no "Run EV a…", no "V"
+    assert title["y"] >= header["y"] + header["height"] - 0.5, (title, header)  # the title is not under the header
+    assert len(heading_boxes) == len(drawings) and all(on_screen(b) for b in heading_boxes), heading_boxes
+    assert on_screen(layout_box), layout_box                                # the Layout switch above the fold
+
+
+def _title(page):
+    """The page's title (its ``st.title``, the first ``h1`` of the main area)."""
+    return page.get_by_test_id("stMain").locator("h1").first
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_every_page_title_is_below_the_header(server, browser, size):
+    """Issue 41, point 3: the title of every page of dashboard.nav.PAGES is whole on screen and below
+    Streamlit's header (it was drawn from y = 32 under a 60 px header), with the sidebar open."""
+    w, h = size
+    context = browser.new_context(viewport={"width": w, "height": h})
+    boxes = {}
+    try:
+        page = context.new_page()
+        for i, (path, title_text, _icon) in enumerate(PAGES):
+            url = "" if i == 0 else path.removeprefix("pages/").removesuffix(".py")
+            page.goto(f"{server.url}/{url}", timeout=UI_TIMEOUT_MS)
+            title = _title(page)
+            expect(title).to_be_visible(timeout=UI_TIMEOUT_MS)
+            expect(page.get_by_test_id("stSidebar")).to_be_visible(timeout=UI_TIMEOUT_MS)
+            wait_for_idle(page)
+            page.evaluate(_TOP_JS)
+            boxes[title_text] = (page.get_by_test_id("stHeader").bounding_box(), title.bounding_box(),
+                                 page.get_by_test_id("stSidebar").bounding_box())
+            no_exception_shown(page)
+    finally:
+        context.close()
+    for name, (header, title, sidebar) in boxes.items():
+        assert sidebar["width"] > 100, (name, sidebar)                      # the sidebar is open
+        assert title["y"] >= header["y"] + header["height"] - 0.5, (name, title, header)
+        assert title["y"] + title["height"] <= h and title["x"] >= sidebar["x"] + sidebar["width"] - 0.5, (name, title)

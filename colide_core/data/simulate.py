@@ -40,6 +40,7 @@ __all__ = [
     "simulate_dag",
     "simulate_parameters",
     "simulate_linear_sem",
+    "simulate_experiment",
     "draw_noise_variances",
     "standardize",
     "varsortability",
@@ -340,6 +341,51 @@ def simulate_linear_sem(W, n, noise="gaussian", noise_var=1.0, random_state=None
         parents = np.flatnonzero(A[:, j])
         X[:, j] = X[:, parents] @ A[parents, j] + Z[:, j]
     return X, std
+
+
+def simulate_experiment(W, targets, n, noise="gaussian", noise_var=1.0, random_state=None):
+    """Sample ``n`` rows of a hard intervention on ``targets`` in the linear SEM ``W``.
+
+    Each target loses its parents (its column of ``W`` is cut) and takes the value of its own
+    noise; every other node follows its equation: ``x_j = [j not in T] sum_i W[i, j] x_i + z_j``.
+    The rows an experiment that sets the targets at random (Eberhardt and Scheines 2007) would give,
+    the interventional conditions of :func:`simulate_dataset`.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_nodes, n_nodes)
+        Weighted DAG, ``W[i, j] != 0`` means i -> j (data units). Not modified.
+    targets : sequence of int
+        The intervened nodes (indices in ``[0, n_nodes)``).
+    n : int
+        Rows to draw (as :func:`simulate_linear_sem`).
+    noise, noise_var, random_state
+        As :func:`simulate_linear_sem` (``noise_var`` the variances, squared data units).
+
+    Returns
+    -------
+    ndarray of shape (n, n_nodes)
+        The interventional rows, each node's noise of mean 0.
+
+    Raises
+    ------
+    ValueError
+        For a target out of range, or the errors of :func:`simulate_linear_sem`.
+
+    Examples
+    --------
+    >>> X = simulate_experiment([[0, 2.0], [0, 0]], [1], 2000, random_state=0)
+    >>> bool(abs(np.corrcoef(X.T)[0, 1]) < 0.1)   # x1 no longer follows x0
+    True
+    """
+    W_c = np.array(W, dtype=float)
+    d = W_c.shape[0] if W_c.ndim == 2 else 0
+    nodes = [int(t) for t in targets]
+    if any(not 0 <= t < d for t in nodes):
+        raise ValueError(f"targets must be node indices in [0, {d}), got {nodes[:10]}.")
+    W_c[:, nodes] = 0.0  # hard intervention: the targets lose their parents
+    X, _ = simulate_linear_sem(W_c, n, noise, noise_var=noise_var, random_state=random_state)
+    return X
 
 
 def standardize(X) -> np.ndarray:
@@ -852,9 +898,9 @@ def simulate_dataset(spec=None, random_state=None, *, interventions=None, **sett
             shifts[1:] = rng_shift.normal(0.0, iv["mean_shift"], size=(k, d))
         blocks = [X]
         for c, (nodes, rng) in enumerate(zip(iv["targets"], rng_iv.spawn(k)), start=1):
+            X_c = simulate_experiment(W, nodes, m, s["noise"], noise_var=var, random_state=rng)
             W_c = W.copy()
-            W_c[:, list(nodes)] = 0.0  # hard intervention: the targets lose their parents
-            X_c, _ = simulate_linear_sem(W_c, m, s["noise"], noise_var=var, random_state=rng)
+            W_c[:, list(nodes)] = 0.0
             # x = x W_c + z + c  =>  x = (z + c)(I - W_c)^-1: the shift moves the mean by c (I - W_c)^-1
             blocks.append(X_c + np.linalg.solve(np.eye(d) - W_c.T, shifts[c]))
         X = np.concatenate(blocks, axis=0)

@@ -209,3 +209,8 @@ PLAN_CRITERIA = ("oriented", "mec", "entropy")
 #: Bootstrap refits of rank_interventions and ``colide plan`` by default.
 PLAN_BOOTSTRAP = 20
 __all__ += ["PLAN_CRITERIA", "PLAN_BOOTSTRAP"]
+
+#: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention`, the default first:
+#: least squares on the learned parents, or the fit's own (L1-shrunk) weights (docs/predict.md).
+PREDICT_WEIGHTS = ("refit", "fit")
+__all__ += ["PREDICT_WEIGHTS"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from colide_core import defaults
 from colide_core._params import InvalidParameterError, is_real
 from colide_core._validation import check_X
 
@@ -34,7 +35,7 @@ __all__ = ["intervention_means", "InterventionPrediction", "predict_intervention
 
 #: How the SEM's weights are taken from a fitted graph: ``"fit"`` (the fit's own, L1-shrunk
 #: weights) or ``"refit"`` (least squares on each node's learned parents, :func:`refit_weights`).
-WEIGHTS = ("fit", "refit")
+WEIGHTS = defaults.PREDICT_WEIGHTS
 
 
 def _node_index(node, names, d):
@@ -276,7 +277,7 @@ def _plug_in(W, values, rows, do, shift, names):
 
 
 def predict_intervention(model, X, *, do=None, shift=None, conditions=None, reference=None, n_bootstrap=0,
-                         level=0.9, random_state=None, callback=None, weights="refit") -> InterventionPrediction:
+                         level=0.9, random_state=None, callback=None, weights=defaults.PREDICT_WEIGHTS[0]) -> InterventionPrediction:
     """Predict every node's mean under an intervention, from a fitted CoLiDE model.
 
     Parameters

@@ -336,6 +336,9 @@ def _add_predict_parser(sub):
                    help="refits on resampled rows (within conditions) for the intervals (default 0)")
     q.add_argument("--level", type=_positive_float, default=0.9, help="coverage of the intervals (default 0.9)")
     q.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
+    q.add_argument("--weights", choices=defaults.PREDICT_WEIGHTS, default=defaults.PREDICT_WEIGHTS[0],
+                   help="the SEM's weights: least squares on the learned parents (refit, the default) or the "
+                        "fit's own L1-shrunk weights (fit); docs/predict.md")
     q.add_argument("--conditions", default=None, metavar="COLUMN",
                    help="the column of each row's condition: the fit takes the design, and the prediction "
                         "starts from the first condition's means (docs/conditions.md)")

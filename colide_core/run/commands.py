@@ -769,7 +769,7 @@ def cmd_predict(args, echo):
     else:
         kw = {"do": {node: value}}
     pred = predict_intervention(model, X, conditions=labels, n_bootstrap=args.bootstrap, level=args.level,
-                                random_state=args.seed, **kw)
+                                random_state=args.seed, weights=args.weights, **kw)
     out.write("prediction.csv", to_csv_safe(pred.table.reset_index(), index=False))
     what = f"do({node} = {value:g})" if args.do is not None else f"{node} shifted by {value:g} sd"
     design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"

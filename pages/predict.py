@@ -1,10 +1,16 @@
-"""Predict page: what an intervention on one node would do to every node, from the Learn fit.
+"""Predict page: what an intervention on one node would do to every node, from the Learn fit, and
+which experiment to run next.
 
 The prediction is the fitted linear SEM's (``colide_core.evaluation.interventions``): set a node
 to a value (``do``) or shift it by k of its standard deviations, and every descendant moves by its
 total effect. It is computed on every change (it takes milliseconds), next to what regression on
 the node predicts ("seeing"), which differs where the graph says the association is not causal.
 Intervals come from refits on resampled rows (within conditions): a job with Stop.
+
+"Which experiment next?" ranks single-node interventions by the edge directions they would settle
+(``colide_core.evaluation.planning.rank_interventions``, a job with Stop), highlights the edges of
+the chosen one, and on simulated data runs it: draws its rows from the true SEM, refits with the
+new condition's target known, and shows the SHD before and after.
 """
 import numpy as np
 import pandas as pd
@@ -12,9 +18,11 @@ import streamlit as st
 
 from colide_core import CoLiDE
 from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
+from colide_core.evaluation.planning import rank_interventions
 from colide_core.render.figures import intervention_figure
 from dashboard import state
 from dashboard.data import design_of
+from dashboard.planning import try_experiment
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
 from dashboard.jobs import Job, follow_job, show_messages, start_job
@@ -127,3 +135,106 @@ b2.button("Compute intervals", key="pred_boot_run", on_click=_start,
           help="Refits the model on rows resampled with replacement (within each condition) and predicts again.")
 follow_job(ps.BOOT_SLOT, _harvest)
 show_messages(ss, ps.BOOT_SLOT)
+
+
+# ---- which experiment next? -------------------------------------------------------------------
+st.subheader("Which experiment next?")
+st.caption("Each candidate is a hard intervention on one node, with the other conditions as they are. Its score is "
+           "the expected number of edges whose direction it would settle: every edge at the target, plus those "
+           "Meek's rules then orient (Hauser and Bühlmann 2012), averaged over refits on resampled rows. "
+           "docs/planning.md says why this criterion and how well it picks.")
+plan_key = (ds.key, res.content_key, threshold, int(ss["plan_n_boot"]))
+
+
+def _start_plan():
+    def make_job():
+        params = check_params(res.params)
+        check_widget_values(("Resamples", ss["plan_n_boot"], 2, 200, "int"))
+        n_boot = int(ss["plan_n_boot"])
+        model = CoLiDE(**{**dict(params), "threshold": threshold})
+        X = ds.X
+
+        def run(job):
+            return rank_interventions(X, conditions=conditions, targets=design["targets"], n_bootstrap=n_boot,
+                                      random_state=0, estimator=model, callback=job.progress)
+
+        return Job(run, f"Ranking the experiments ({n_boot} refits)", key=plan_key)
+
+    start_job(ss, ps.PLAN_SLOT, make_job)
+
+
+def _harvest_plan(job):
+    if job.error:
+        return [("error", md_escape(job.error))]
+    ss[ps.PLAN_RESULT] = {"key": job.key, "table": job.result}
+    ss[ps.TRY_RESULT] = None
+    used = job.result.attrs.get("n_graphs", 0)
+    return [("success", f"Ranked {len(job.result)} candidates on {used} refits in {fmt_seconds(job.elapsed)}.")]
+
+
+q1, q2 = st.columns([1, 3])
+q1.number_input("Resamples", min_value=2, max_value=200, step=5, key="plan_n_boot")
+q2.button("Rank the experiments", key="plan_run", on_click=_start_plan,
+          help="Refits the model on rows resampled within conditions, and counts on each refit the edge "
+               "directions each single-node experiment would settle.")
+follow_job(ps.PLAN_SLOT, _harvest_plan)
+show_messages(ss, ps.PLAN_SLOT)
+plan = ss[ps.PLAN_RESULT]
+if plan is not None and plan["key"] == plan_key:
+    ranking = plan["table"]
+    shown = pd.DataFrame({"expected edges settled": ranking["score"].round(2),
+                          "in the fit on all rows": ranking["point_estimate"],
+                          "edges settled (in at least half the refits)": ranking["edges"]})
+    st.dataframe(shown, key="plan_table")
+    if ss["plan_pick"] not in list(ranking.index):
+        ss["plan_pick"] = ranking.index[0]
+    st.selectbox("Show the edges settled by an intervention on", list(ranking.index), key="plan_pick")
+    pick = ss["plan_pick"]
+    settled = np.zeros((len(names), len(names)), dtype=bool)
+    for a, b in ranking.loc[pick, "edge_pairs"]:
+        settled[names.index(a), names.index(b)] = True
+    show_graph(A, names, ds.B_true, key="plan_graph", settled=settled, height=420)
+    meta = ds.meta or {}
+    if ds.source == "simulated" and meta.get("W_true") is not None and ds.B_true is not None:
+        r1, r2 = st.columns([1, 3])
+        r1.number_input("Rows of the experiment", min_value=50, max_value=5000, step=50, key="plan_try_rows")
+        try_key = (plan_key, pick, int(ss["plan_try_rows"]))
+
+        def _start_try():
+            def make_job():
+                params = check_params(res.params)
+                check_widget_values(("Rows of the experiment", ss["plan_try_rows"], 50, 5000, "int"))
+                stages = len(dict(params).get("max_iter") or (1,))
+                rows = int(ss["plan_try_rows"])  # read here: the job's thread has no session
+
+                def run(job):
+                    def hear(stage, iteration, _objective):  # CoLiDE.fit's callback -> the job's bar and Stop
+                        return job.report(min(stage, stages) / (stages + 1),
+                                          f"Refitting with do({pick}): stage {int(stage) + 1}, iteration {int(iteration)}")
+
+                    return try_experiment(ds, params, threshold, pick, rows, before=A, callback=hear)
+
+                return Job(run,
+                           f"Running do({pick}) and refitting", key=try_key)
+
+            start_job(ss, ps.TRY_SLOT, make_job)
+
+        def _harvest_try(job):
+            if job.error:
+                return [("error", md_escape(job.error))]
+            if job.stop_requested:
+                return [("info", "Stopped: the refit did not finish, so there is no gain to show.")]
+            ss[ps.TRY_RESULT] = {"key": job.key, **job.result}
+            return []
+
+        r2.button("Run it: simulate this experiment and refit", key="plan_try", on_click=_start_try,
+                  help="Draws the rows of a hard intervention on the chosen node from the true SEM, adds them as a "
+                       "new condition with its target known, and refits with the same settings.")
+        follow_job(ps.TRY_SLOT, _harvest_try)
+        show_messages(ss, ps.TRY_SLOT)
+        tried = ss[ps.TRY_RESULT]
+        if tried is not None and tried["key"] == try_key:
+            st.success(f"With {tried['rows']:,} rows of do({md_escape(pick)}): SHD {tried['shd_before']} → "
+                       f"{tried['shd_after']} against the true graph (gain {tried['shd_before'] - tried['shd_after']}); "
+                       f"the ranking expected {ranking.loc[pick, 'score']:.2g} edge directions settled.")
+            show_graph(tried["A_after"], names, ds.B_true, key="plan_try_graph", height=420)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dashboard.jobs import JobSlot
 
-__all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS", "init"]
+__all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "PLAN_JOB", "PLAN_RESULT", "PLAN_MESSAGES",
+           "PLAN_SLOT", "TRY_JOB", "TRY_RESULT", "TRY_MESSAGES", "TRY_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS",
+           "init"]
 
 #: :class:`dashboard.jobs.Job` refitting resamples for the prediction's intervals, or None.
 BOOT_JOB = "pred_boot_job"
@@ -16,6 +18,21 @@ BOOT_RESULT = "pred_boot_result"
 BOOT_MESSAGES = "pred_boot_messages"
 BOOT_SLOT = JobSlot(BOOT_JOB, BOOT_MESSAGES, stop_key="pred_boot_stop",
                     stop_help="Stops after the refit in progress; the intervals use the refits done.")
+
+#: :class:`dashboard.jobs.Job` ranking the candidate experiments (``rank_interventions``), or None.
+PLAN_JOB = "plan_job"
+#: dict(key=(data key, fit key, threshold, n_boot), table=DataFrame) or None.
+PLAN_RESULT = "plan_result"
+PLAN_MESSAGES = "plan_messages"
+PLAN_SLOT = JobSlot(PLAN_JOB, PLAN_MESSAGES, stop_key="plan_stop",
+                    stop_help="Stops after the refit in progress; the ranking uses the refits done.")
+#: :class:`dashboard.jobs.Job` running a planned experiment on simulated data and refitting, or None.
+TRY_JOB = "plan_try_job"
+#: dict(key=(plan key, node, rows), shd_before=int, shd_after=int, ...) or None.
+TRY_RESULT = "plan_try_result"
+TRY_MESSAGES = "plan_try_messages"
+TRY_SLOT = JobSlot(TRY_JOB, TRY_MESSAGES, stop_key="plan_try_stop",
+                   stop_help="Stops the refit; nothing is shown.")
 
 #: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention` -> its label.
 WEIGHT_LABELS = {"refit": "least squares on the learned parents", "fit": "the fit's weights"}
@@ -28,6 +45,9 @@ WIDGET_DEFAULTS = {
     "pred_value": 0.0,
     "pred_n_boot": 30,
     "pred_weights": "refit",
+    "plan_n_boot": 20,
+    "plan_pick": None,  # the best candidate when None
+    "plan_try_rows": 500,
 }
 
 
@@ -36,6 +56,9 @@ def init(ss) -> None:
     ss.setdefault(BOOT_JOB, None)
     ss.setdefault(BOOT_RESULT, None)
     ss.setdefault(BOOT_MESSAGES, [])
+    for k, v in ((PLAN_JOB, None), (PLAN_RESULT, None), (PLAN_MESSAGES, []), (TRY_JOB, None), (TRY_RESULT, None),
+                 (TRY_MESSAGES, [])):
+        ss.setdefault(k, v)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = value

@@ -1,0 +1,231 @@
+"""Planning the next experiment (issue 40, section 2): does the recommended target gain the most?
+
+Tables (paste-ready markdown, printed and written to ``benchmarks/results/planning.md``, or
+``planning_quick.md`` with ``--quick``; a subset of tables to ``planning_<tables>.md``):
+
+(sim) **Simulated NV SEMs**, the issue's protocol: ER graphs with edge probability 0.35
+    (``simulate_dataset``'s ``degree`` k gives ``round(k d)`` edges, so k = 0.35 (d - 1) / 2:
+    15.75 expected edges at d = 10, 66.5 at d = 20), the NV setting (noise variances uniform on
+    [0.5, 10], weights uniform on +-[0.25, 1]), 1,000 observational rows. CoLiDE-NV (the library's
+    defaults) is fitted on them; the experiment "intervene on t" adds 500 rows of a hard
+    intervention on t (``simulate_dataset(..., interventions={"targets": [[t]], "n_per_condition":
+    500})``: the same graph and observational rows), and CoLiDE-NV is refitted on the 1,500 rows
+    with the conditions and the target known. The gain of t is the drop in SHD against the true
+    DAG. For every graph every t is run, so the table has, per d:
+
+    * **recommended**: the gain of the top target of ``rank_interventions(X_obs, n_bootstrap=B)``
+      (criterion "oriented", the default), and of the criteria "mec" (Hauser and Buehlmann 2014's
+      count of the edges open in each bootstrap graph's class) and "entropy" (bootstrap direction
+      entropy of the edges at t), from the same B refits;
+    * **random**: the mean gain over all d targets (the expected gain of a target drawn at random);
+    * **oracle**: the largest gain over the d targets (the best single target, known only
+      afterwards); it is a maximum of d noisy refits, so it includes luck;
+    * the ratios recommended / random and recommended / oracle, against the issue's targets
+      (d = 10: >= 2.5x and >= 75 %; d = 20: >= 2x and >= 60 %).
+
+    With ``--tables sim`` the partial table is rewritten to the output after every graph.
+(sachs) **Sachs** (``load_sachs(rows="all", truth="utigsp18")``): start from the two observational
+    conditions (CD3/CD28 and CD3/CD28 + ICAM-2, 1,755 rows), rank the targets of the seven
+    interventional conditions that were run (``candidates``: Akt, PKC, PIP2, Mek, PIP3, PKA), and
+    put beside each the SHD (against the 18-edge UT-IGSP truth) of CoLiDE-NV fitted on the two
+    observational conditions plus that one condition, with its target known.
+
+Usage::
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_planning.py [--quick] [--graphs 30]
+        [--n-boot 20] [--sizes 10,20] [--tables sim,sachs] [--out PATH]
+
+``--quick``: 5 graphs per d (a few minutes on two cores).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from colide_core import CoLiDE, evaluate, load_sachs
+from colide_core.data.simulate import simulate_dataset
+from colide_core.evaluation.planning import rank_interventions
+
+HERE = Path(__file__).resolve().parent
+EDGE_PROBABILITY = 0.35
+N_OBS, N_EXPERIMENT = 1000, 500
+CRITERIA = ("oriented", "mec", "entropy")
+TARGETS = {10: (2.5, 0.75), 20: (2.0, 0.60)}
+
+
+def _shd(B, W):
+    return int(evaluate(B, W)["shd"])
+
+
+def _spec(d):
+    return {"n_nodes": d, "degree": EDGE_PROBABILITY * (d - 1) / 2, "variance": "nv", "n_samples": N_OBS}
+
+
+def one_graph(d, seed, n_boot):
+    """Every target's gain on one graph, and each criterion's pick."""
+    spec = _spec(d)
+    sim = simulate_dataset(spec, seed)
+    X = sim.X
+    before = _shd(sim.B_true, CoLiDE("nv").fit(X).adjacency_)
+    gains = np.empty(d)
+    for t in range(d):
+        run = simulate_dataset(spec, seed, interventions={"targets": [[t]], "n_per_condition": N_EXPERIMENT})
+        W = CoLiDE("nv").fit(run.X, conditions=run.conditions, targets=run.targets).adjacency_
+        gains[t] = before - _shd(run.B_true, W)
+    picks = {}
+    for criterion in CRITERIA:
+        ranking = rank_interventions(X, n_bootstrap=n_boot, random_state=seed, criterion=criterion)
+        picks[criterion] = int(str(ranking.index[0])[1:])  # "X7" -> 7
+    return {"d": d, "seed": seed, "shd": before, "edges": int(sim.B_true.sum()), "gains": gains, "picks": picks}
+
+
+def _sim_markdown(results, n_boot):
+    lines = ["### (sim) Simulated NV SEMs (ER, edge probability 0.35; 1,000 rows + 500 of a hard intervention), "
+             f"gain = drop in SHD of CoLiDE-NV; {n_boot} bootstrap refits", "",
+             "| d | graphs | true edges | SHD before | recommended (oriented) | mec | entropy | random | oracle | "
+             "rec / random | rec / oracle | target | met |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for d in sorted({r["d"] for r in results}):
+        rs = [r for r in results if r["d"] == d]
+        gain = {c: np.mean([r["gains"][r["picks"][c]] for r in rs]) for c in CRITERIA}
+        rnd = np.mean([r["gains"].mean() for r in rs])
+        orc = np.mean([r["gains"].max() for r in rs])
+        x_rnd = gain["oriented"] / rnd if rnd > 0 else float("nan")  # n/a when random gains nothing
+        x_orc = gain["oriented"] / orc if orc > 0 else float("nan")
+        want = TARGETS.get(d)
+        target = f">= {want[0]:g}x, >= {want[1]:.0%}" if want else "–"
+        met = ("yes" if x_rnd >= want[0] and x_orc >= want[1] else "no") if want else "–"
+        lines.append(f"| {d} | {len(rs)} | {np.mean([r['edges'] for r in rs]):.1f} | {np.mean([r['shd'] for r in rs]):.1f} "
+                     f"| {gain['oriented']:.2f} | {gain['mec']:.2f} | {gain['entropy']:.2f} | {rnd:.2f} | {orc:.2f} "
+                     f"| {x_rnd:.2f}x | {x_orc:.0%} | {target} | {met} |")
+    def ratio(c, d):
+        rs = [r for r in results if r["d"] == d]
+        rnd = np.mean([r["gains"].mean() for r in rs])
+        return f"{np.mean([r['gains'][r['picks'][c]] for r in rs]) / rnd:.2f}x" if rnd > 0 else "n/a (random <= 0)"
+
+    lines += ["", "The other criteria against random (same graphs, same refits): " + "; ".join(
+        f"d = {d}: " + ", ".join(f"{c} {ratio(c, d)}" for c in CRITERIA[1:]) for d in sorted({r["d"] for r in results}))
+        + "."]
+    return lines
+
+
+def sim_table(sizes, n_graphs, n_boot, progress, snapshot=None):
+    results = []
+    for d in sizes:
+        for g in range(n_graphs):
+            t0 = time.perf_counter()
+            r = one_graph(d, 1000 + g, n_boot)
+            results.append(r)
+            progress(f"d={d} graph {g + 1}/{n_graphs}: SHD {r['shd']}, oracle {r['gains'].max():+.0f}, random "
+                     f"{r['gains'].mean():+.2f}, picks " + ", ".join(f"{c} {r['gains'][r['picks'][c]]:+.0f}"
+                                                                   for c in CRITERIA)
+                     + f" ({time.perf_counter() - t0:.0f} s)")
+            if snapshot is not None:
+                snapshot(results)
+    return results
+
+
+CONDITION_NAMES = {"cd3cd28+aktinhib": "Akt inhibitor", "cd3cd28+g0076": "G06976", "cd3cd28+psitect": "psitectorigenin",
+                   "cd3cd28+u0126": "U0126", "cd3cd28+ly": "LY294002", "pma": "PMA", "b2camp": "b2cAMP"}
+OBSERVATIONAL = ("cd3cd28", "cd3cd28icam2")
+
+
+def sachs_table(n_boot):
+    data = load_sachs(rows="all", truth="utigsp18")
+    X, labels = data.X, np.asarray(data.conditions, dtype=object)
+    obs = np.isin(labels, OBSERVATIONAL)
+    W0 = CoLiDE("nv").fit(X[obs], conditions=labels[obs]).adjacency_
+    before = _shd(data.B_true, W0)
+    candidates = sorted({data.targets[c][0] for c in CONDITION_NAMES}, key=list(X.columns).index)
+    rankings = {c: rank_interventions(X[obs], conditions=labels[obs], candidates=candidates, n_bootstrap=n_boot,
+                                      random_state=0, criterion=c) for c in CRITERIA}
+    rows = []
+    for cond, name in CONDITION_NAMES.items():
+        keep = obs | (labels == cond)
+        targets = {cond: data.targets[cond]}
+        W = CoLiDE("nv").fit(X[keep], conditions=labels[keep], targets=targets).adjacency_
+        node = data.targets[cond][0]
+        rows.append({"condition": name, "target": node, "shd": _shd(data.B_true, W),
+                     **{c: (list(rankings[c].index).index(node) + 1, rankings[c].loc[node, "score"]) for c in CRITERIA},
+                     "edges": rankings["oriented"].loc[node, "edges"]})
+    lines = [f"### (sachs) Sachs: from CD3/CD28 and CD3/CD28 + ICAM-2 ({int(obs.sum()):,} rows; CoLiDE-NV SHD "
+             f"{before} against the 18-edge UT-IGSP truth), one measured condition added; {n_boot} bootstrap refits",
+             "", "| condition added | target | SHD after | gain | rank (oriented) | score (oriented) | rank (mec) | "
+             "rank (entropy) | edges it would settle (oriented, >= 50 % of refits) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: r["oriented"][0]):
+        lines.append(f"| {r['condition']} | {r['target']} | {r['shd']} | {before - r['shd']:+d} | {r['oriented'][0]} | "
+                     f"{r['oriented'][1]:.2f} | {r['mec'][0]} | {r['entropy'][0]} | {r['edges']} |")
+    best = max(rows, key=lambda r: before - r["shd"])
+    lines += ["", f"Largest measured gain: {best['condition']} ({best['target']}), {before} -> {best['shd']}; "
+              f"it is ranked {best['oriented'][0]} of {len(candidates)} targets by 'oriented'."]
+    return lines
+
+
+def _header(args):
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=HERE.parent).stdout.strip() or "unknown"
+    except OSError:
+        commit = "unknown"
+    return [f"# benchmarks/bench_planning.py ({'--quick' if args.quick else 'full run'}: graphs={args.graphs}, "
+            f"n_boot={args.n_boot}, sizes={args.sizes}, tables={args.tables})",
+            f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit} plus the working "
+            f"tree; {platform.machine()}, python {platform.python_version()}; CoLiDE-NV with the library's defaults", ""]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="5 graphs per d")
+    ap.add_argument("--graphs", type=int, default=None, help="graphs per d (default 30, --quick 5)")
+    ap.add_argument("--n-boot", type=int, default=20)
+    ap.add_argument("--sizes", default="10,20")
+    ap.add_argument("--tables", default="sim,sachs", help="comma-separated: sim, sachs")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    tables = {t.strip() for t in args.tables.split(",") if t.strip()}
+    if not tables or not tables <= {"sim", "sachs"}:
+        ap.error(f"--tables takes sim and/or sachs, got {args.tables!r}")
+    args.graphs = args.graphs or (5 if args.quick else 30)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    out_path = args.out or HERE / "results" / (
+        "planning_quick.md" if args.quick else "planning.md" if tables == {"sim", "sachs"}
+        else f"planning_{'_'.join(sorted(tables))}.md")
+    warnings.filterwarnings("ignore")
+
+    def progress(line):
+        print(line, file=sys.stderr, flush=True)
+
+    lines = _header(args)
+    t0 = time.perf_counter()
+    if "sachs" in tables:
+        lines += sachs_table(args.n_boot) + [""]
+        progress(f"(sachs) done in {time.perf_counter() - t0:.0f} s")
+    if "sim" in tables:
+        head = list(lines)
+
+        def snapshot(res):
+            part = head + _sim_markdown(res, args.n_boot) + ["", f"(partial: {time.perf_counter() - t0:.0f} s so far)"]
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            out_path.write_text("\n".join(part) + "\n", encoding="utf-8")
+
+        results = sim_table(sizes, args.graphs, args.n_boot, progress, snapshot=snapshot)
+        lines += _sim_markdown(results, args.n_boot) + [""]
+    lines.append(f"Total run time {time.perf_counter() - t0:.0f} s.")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(text, encoding="utf-8")
+    progress(f"wrote {out_path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -399,8 +399,11 @@ def report_html_or_error(*args) -> bytes:
 # readable verdicts and tables (issue 28, point 6)
 # --------------------------------------------------------------------------------------------
 
-#: The traffic lights: an icon and a word, so the meaning never rests on colour alone.
-LIGHTS = {"ok": ("✅", "Holds"), "warn": ("⚠️", "Caution"), "bad": ("❌", "Problem"), "info": ("ℹ️", "Nothing to test")}
+#: The traffic lights: an icon and a word, so the meaning never rests on colour alone. The icons are
+#: Streamlit's ``:material/...:`` glyphs (its own Material Symbols font, served offline), coloured;
+#: emoji drew as empty boxes on a machine without an emoji font (issue 41).
+LIGHTS = {"ok": (":green[:material/check_circle:]", "Holds"), "warn": (":orange[:material/warning:]", "Caution"),
+          "bad": (":red[:material/cancel:]", "Problem"), "info": (":blue[:material/info:]", "Nothing to test")}
 
 
 # The readable tables and the p-value format are the library's, shared with the HTML report
@@ -523,7 +526,8 @@ def edge_lights(evidence, scale=None, names=None):
     Returns
     -------
     list of str
-        One "✅ strong", "⚠️ …" or "❌ …" text per row, naming what is weak.
+        One "strong", "caution: …" or "problem: …" text per row, naming what is weak (words, not
+        emoji: a table cell shows text as it is).
 
     Notes
     -----
@@ -565,8 +569,8 @@ def edge_lights(evidence, scale=None, names=None):
             if kept < 0.8:
                 worst = "warn" if worst == "ok" else worst
                 why.append(f"kept in {kept:.0%} of rescalings")
-        icon, word = LIGHTS[worst]
-        out.append(f"{icon} {'strong' if worst == 'ok' else word.lower()}" + (f": {'; '.join(why)}" if why else ""))
+        word = LIGHTS[worst][1]
+        out.append(("strong" if worst == "ok" else word.lower()) + (f": {'; '.join(why)}" if why else ""))
     return out
 
 

@@ -115,7 +115,9 @@ UPLOAD_GUARD_JS = "<script>\n" + _static("upload_guard.js") + "</script>"
 
 def page_setup() -> None:
     """Configure the page, initialise session state (idempotent) and draw the sidebar."""
-    st.set_page_config(page_title="CoLiDE dashboard", page_icon="🕸️", layout="wide")
+    # no page_icon: an emoji favicon needs an emoji font, a :material/: one is fetched from
+    # fonts.gstatic.com (dashboard.nav); Streamlit's own bundled favicon is used
+    st.set_page_config(page_title="CoLiDE dashboard", layout="wide")
     st.html(PROJECTOR_CSS)
     start_solver_warmup()
     state.init()

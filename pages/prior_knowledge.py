@@ -209,6 +209,6 @@ for v in [v for v in ("ev", "nv") if v in results]:
         st.success(("The only check holds" if len(table) == 1 else f"All {len(table)} checks hold") + (" (every constraint, and the graph is a DAG)."
                                                          if not knowledge.is_empty else " (the graph is a DAG)."))
     st.caption(note)
-    shown = table.assign(holds=np.where(table["holds"], "✓", "✗"))
+    shown = table.assign(holds=np.where(table["holds"], "yes", "no"))
     st.dataframe(shown, hide_index=True, key=f"prior_audit_{v}",
                  column_config={"weight": st.column_config.NumberColumn("weight", format="%.4g")})

@@ -157,7 +157,7 @@ def test_prior_knowledge_is_loaded_applied_enforced_and_audited(new_app):
     assert any("All 5 checks hold" in s.value for s in at.success)
     audit = [d.value for d in at.dataframe if "constraint" in d.value.columns][0]
     assert list(audit["constraint"]) == ["forbidden", "required", "required", "tier", "acyclic"]
-    assert list(audit["holds"]) == ["✓"] * 5
+    assert list(audit["holds"]) == ["yes"] * 5
     # An inconsistent file is refused with the reason, and the applied knowledge is unchanged.
     at.text_area(key="prior_json_text").input(json.dumps({"required": [["PKC", "PKA"], ["PKA", "PKC"]]})).run()
     at.button(key="prior_load_text").click().run()

@@ -122,7 +122,7 @@ def test_format_p_and_tables_by_hand():
                         "normality_p": [0.5], "hetero_stat": [9.0], "hetero_p": [1e-5], "normal": [True],
                         "homoscedastic": [False]})
     t = tables.residual_table(res)
-    assert t.iloc[0].tolist() == ["a", 1, "1.235", "✅ yes (0.5)", "⚠️ no (< 0.001)"]
+    assert t.iloc[0].tolist() == ["a", 1, "1.235", "yes (0.5)", "no (< 0.001)"]
 
 
 def test_report_without_conditions_has_no_condition_section():

@@ -81,9 +81,9 @@ def residual_table(table) -> pd.DataFrame:
         "Node": list(table["node"]),
         "Parents": [int(v) for v in table["parents"]],
         "Residual SD": [format_number(v, ".4g") for v in table["residual_sd"]],
-        "Gaussian? (p)": [f"{'✅ yes' if ok else '⚠️ no'} ({format_p(p)})"
+        "Gaussian? (p)": [f"{'yes' if ok else 'no'} ({format_p(p)})"
                           for ok, p in zip(table["normal"], table["normality_p"])],
-        "Spread constant? (p)": ["— (no parents)" if pd.isna(p) else f"{'✅ yes' if ok else '⚠️ no'} ({format_p(p)})"
+        "Spread constant? (p)": ["— (no parents)" if pd.isna(p) else f"{'yes' if ok else 'no'} ({format_p(p)})"
                                  for ok, p in zip(table["homoscedastic"], table["hetero_p"])],
     })
 
@@ -106,7 +106,7 @@ def markov_table(tests) -> pd.DataFrame:
         "Independent of": list(tests["other"]),
         "Given": [g if g else MISSING for g in tests["given"]],
         "p-value": [format_p(p) for p in tests["p_value"]],
-        "Rejected?": ["❌ rejected" if r else "✅ not rejected" for r in tests["rejected"]],
+        "Rejected?": ["rejected" if r else "not rejected" for r in tests["rejected"]],
     })
 
 

@@ -347,7 +347,7 @@ def harvest_path(state, result_key):
 
 def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_key, path_key,
                 X, fits, B, reference_label, checks, path, audit, dataset_name, design=None,
-                data_file="DATA.csv") -> bytes:
+                data_file="DATA.csv", predictions=(), plan=None) -> bytes:
     """:func:`colide_core.render.report.build_report` as UTF-8 bytes.
 
     Not cached: the report embeds the dataset's name, the fits and the session's checks, and it
@@ -366,6 +366,8 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
         per-condition section (rows, targets, median shifts, edges the interventions orient).
     data_file : str, default="DATA.csv"
         The data file the report's commands name (:func:`dashboard.data.data_as_fitted`).
+    predictions, plan : optional
+        The Predict page's last prediction and ranking of this fit (:func:`dashboard.state.predict.for_report`).
 
     Returns
     -------
@@ -376,7 +378,8 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     html = core_report.build_report(X, fits, dataset_name=dataset_name, B_true=B,
                                     reference_label=reference_label, checks=checks, path=path,
                                     audit=audit, conditions=design.get("conditions"),
-                                    targets=design.get("targets"), data_file=data_file)
+                                    targets=design.get("targets"), data_file=data_file,
+                                    predictions=predictions, plan=plan)
     return html.encode("utf-8")
 
 

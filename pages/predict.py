@@ -12,6 +12,8 @@ Intervals come from refits on resampled rows (within conditions): a job with Sto
 the chosen one, and on simulated data runs it: draws its rows from the true SEM, refits with the
 new condition's target known, and shows the SHD before and after.
 """
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -81,7 +83,8 @@ boot = ss[ps.BOOT_RESULT]
 key = (ds.key, res.content_key, threshold, weights, node,
        tuple(sorted((k, tuple(v.items())) for k, v in kw.items())))
 samples = boot["samples"] if boot is not None and boot["key"] == key else None
-pred = intervention_table(W_sem, ds.X, conditions=conditions, samples=samples, **kw)
+pred = replace(intervention_table(W_sem, ds.X, conditions=conditions, samples=samples, **kw), weights=weights)
+ss[ps.LAST_PREDICTION] = {"key": (ds.key, res.content_key, threshold), "prediction": pred}  # for the report
 where = "" if conditions is None else f", from the first condition's means ({md_escape(conditions[0])})"
 st.caption(f"{what}: the CoLiDE-{res.label} graph at threshold {threshold:g} as a linear SEM "
            f"({ps.WEIGHT_LABELS[weights]}){where}. "

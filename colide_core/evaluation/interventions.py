@@ -21,7 +21,7 @@ Conventions: data ``X`` has shape ``(n_samples, n_nodes)`` (the paper writes d x
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -187,6 +187,9 @@ class InterventionPrediction:
         Refits behind the intervals (0: none).
     samples : ndarray of shape (n_bootstrap, n_nodes)
         The bootstrap shifts.
+    weights : str
+        How the SEM's weights were taken (:data:`WEIGHTS`); "" when the caller gave ``W``
+        (:func:`intervention_table`).
     """
 
     table: pd.DataFrame
@@ -195,6 +198,13 @@ class InterventionPrediction:
     level: float
     n_bootstrap: int
     samples: np.ndarray
+    weights: str = ""
+
+    def describe(self) -> str:
+        """The intervention in words, e.g. ``"do(Raf = 3.2)"`` or ``"Raf shifted by +1.5"`` (data units)."""
+        parts = [f"do({k} = {v:.4g})" for k, v in self.do.items()]
+        parts += [f"{k} shifted by {v:+.4g}" for k, v in self.shift.items()]
+        return ", ".join(parts)
 
 
 def _data_and_weights(X, W):
@@ -365,8 +375,9 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
         samples = np.asarray(out)
     if weights == "refit":
         W = refit_weights(W, values, conditions=conditions, targets=targets)
-    return intervention_table(W, pd.DataFrame(values, columns=names), do=do, shift=shift, conditions=conditions,
+    pred = intervention_table(W, pd.DataFrame(values, columns=names), do=do, shift=shift, conditions=conditions,
                               reference=reference, samples=samples, level=level)
+    return replace(pred, weights=weights)
 
 
 def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=None, samples=None,

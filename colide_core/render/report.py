@@ -162,6 +162,31 @@ def _fit_command(params, data_name, manifest=None):
         return f"(no single command reproduces this fit: {exc}; load its manifest instead)"
 
 
+def _prediction_item(pred):
+    """One predicted intervention as the template shows it: a title, a note and a table."""
+    t = pred.table
+    seen = t["associational_shift"] / t["reference_sd"]
+    table = pd.DataFrame({"node": t.index, "reference mean": t["reference_mean"], "predicted mean": t["predicted_mean"],
+                          "shift (sd), doing": t["shift_sd"], "shift (sd), seeing": seen,
+                          f"{pred.level:.0%} interval (data units)": [
+                              _NA if np.isnan(lo) else f"{lo:.3g} … {hi:.3g}" for lo, hi in zip(t["low"], t["high"])]})
+    weights = {"refit": "least squares on the learned parents", "fit": "the fit's weights"}.get(pred.weights, "given")
+    note = (f"SEM weights: {weights}; " + (f"intervals from {pred.n_bootstrap} refits on resampled rows."
+                                           if pred.n_bootstrap else "no intervals (no refits)."))
+    return {"title": pred.describe(), "note": note, "table": _table(table)}
+
+
+def _plan_item(plan):
+    """The ranking of :func:`rank_interventions` as a table, and a sentence on how it was made."""
+    table = pd.DataFrame({"target": plan.index, "expected edges settled": plan["score"],
+                          "in the fit on all rows": plan["point_estimate"], "edges settled": plan["edges"]})
+    attrs = plan.attrs
+    note = (f"Criterion {attrs.get('criterion', '?')!s}, over {attrs.get('n_graphs', 0)} refits on resampled rows "
+            "(docs/planning.md): the expected number of edges whose direction a hard intervention on the target "
+            "would settle.")
+    return _table(table, floatfmt="{:.3g}"), note
+
+
 def _condition_section(values, names, fits, conditions, targets):
     """The per-condition tables: ``(conditions table, oriented-edges table, sentence)`` or None.
 
@@ -207,7 +232,7 @@ def _condition_section(values, names, fits, conditions, targets):
 
 def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="ground truth", checks=None,
                  path=None, audit=None, frequency=None, created=None, notes=(), conditions=None,
-                 targets=None, data_file="DATA.csv") -> str:
+                 targets=None, data_file="DATA.csv", predictions=(), plan=None) -> str:
     """Build the self-contained HTML report of one or more fits on one dataset.
 
     Parameters
@@ -247,6 +272,13 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         fit whose manifest records conditions gives the section without the shifts.
     targets : mapping, optional
         ``{label: [node, ...]}``, nodes by name or index (needs ``conditions``).
+    predictions : sequence of InterventionPrediction, optional
+        Predicted interventions (:func:`colide_core.evaluation.interventions.predict_intervention`)
+        of the first fit: adds the "Interventions" section, one table each (doing, seeing, the
+        interval).
+    plan : pandas.DataFrame, optional
+        :func:`colide_core.evaluation.planning.rank_interventions` on the first fit's settings:
+        adds the "Next experiment" section (the ranking and the edges each candidate settles).
 
     Returns
     -------
@@ -291,6 +323,11 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         sections.append(("path", "λ and threshold"))
     if audit is not None:
         sections.append(("prior", "Prior knowledge"))
+    predictions = list(predictions or ())
+    if predictions:
+        sections.append(("interventions", "Interventions"))
+    if plan is not None:
+        sections.append(("plan", "Next experiment"))
     sections.append(("manifest", "Reproduce"))
     tables, figures = {}, {}
 
@@ -360,6 +397,10 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     # --- prior knowledge
     tables["audit"] = None if audit is None else _table(audit)
 
+    # --- interventions and the next experiment
+    tables["predictions"] = [_prediction_item(p) for p in predictions]
+    tables["plan"], plan_note = (None, None) if plan is None else _plan_item(plan)
+
     # --- reproduce
     reproduce = [{"label": f.label, "command": _fit_command(f.params, str(data_file), f.manifest), "manifest": None,
                   **({} if f.manifest is None else _manifest_item(f.label, f.manifest))} for f in fits]
@@ -369,7 +410,7 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         n_samples=n, n_nodes=d, reference_label=str(reference_label),
         n_truth_edges=None if truth is None else int(truth.sum()), tables=tables, figures=figures,
         graphs=graphs, first_label=first.label, verdicts=verdicts, path_summary=path_summary,
-        reproduce=reproduce, condition_note=condition_note)
+        reproduce=reproduce, condition_note=condition_note, plan_note=plan_note)
     if _EXTERNAL.search(html):
         raise ValueError("The report references an external resource.")
     return html

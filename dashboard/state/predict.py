@@ -7,7 +7,7 @@ from __future__ import annotations
 from dashboard.jobs import JobSlot
 
 __all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "PLAN_JOB", "PLAN_RESULT", "PLAN_MESSAGES",
-           "PLAN_SLOT", "TRY_JOB", "TRY_RESULT", "TRY_MESSAGES", "TRY_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS",
+           "PLAN_SLOT", "LAST_PREDICTION", "for_report", "TRY_JOB", "TRY_RESULT", "TRY_MESSAGES", "TRY_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS",
            "init"]
 
 #: :class:`dashboard.jobs.Job` refitting resamples for the prediction's intervals, or None.
@@ -18,6 +18,9 @@ BOOT_RESULT = "pred_boot_result"
 BOOT_MESSAGES = "pred_boot_messages"
 BOOT_SLOT = JobSlot(BOOT_JOB, BOOT_MESSAGES, stop_key="pred_boot_stop",
                     stop_help="Stops after the refit in progress; the intervals use the refits done.")
+
+#: dict(key=(data key, fit key, threshold), prediction=InterventionPrediction): the last one shown.
+LAST_PREDICTION = "pred_last"
 
 #: :class:`dashboard.jobs.Job` ranking the candidate experiments (``rank_interventions``), or None.
 PLAN_JOB = "plan_job"
@@ -56,9 +59,22 @@ def init(ss) -> None:
     ss.setdefault(BOOT_JOB, None)
     ss.setdefault(BOOT_RESULT, None)
     ss.setdefault(BOOT_MESSAGES, [])
-    for k, v in ((PLAN_JOB, None), (PLAN_RESULT, None), (PLAN_MESSAGES, []), (TRY_JOB, None), (TRY_RESULT, None),
+    for k, v in ((LAST_PREDICTION, None), (PLAN_JOB, None), (PLAN_RESULT, None), (PLAN_MESSAGES, []), (TRY_JOB, None), (TRY_RESULT, None),
                  (TRY_MESSAGES, [])):
         ss.setdefault(k, v)
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = value
+
+
+def for_report(ss, data_key, fit_key, threshold) -> tuple:
+    """``(predictions, plan)`` of the Predict page for the report of one fit: the last prediction
+    shown and the last ranking, when they were made of this dataset, fit and threshold; else
+    ``((), None)``.
+    """
+    want = (data_key, fit_key, float(threshold))
+    last = ss.get(LAST_PREDICTION)
+    predictions = (last["prediction"],) if last is not None and tuple(last["key"]) == want else ()
+    plan = ss.get(PLAN_RESULT)
+    plan = plan["table"] if plan is not None and tuple(plan["key"][:3]) == want else None
+    return predictions, plan

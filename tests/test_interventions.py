@@ -117,6 +117,16 @@ def test_cli_predict_writes_the_library_prediction(tmp_path, monkeypatch):
     want = predict_intervention(model, X, shift={"a": float(X["a"].std(ddof=1))}).table
     np.testing.assert_allclose(got["shift"], want["shift"], rtol=1e-9)
     assert got.loc["b", "shift_sd"] == pytest.approx(want.loc["b", "shift_sd"])
+    # the fit's manifest records the prediction it made; it reloads as a manifest of the same fit
+    from colide_core.run.manifest import load_manifest
+
+    man = load_manifest(tmp_path / "o" / "manifest.json")
+    rec = man.raw["extra"]["prediction"]
+    assert rec["intervention"]["given"] == "shift" and rec["intervention"]["value"] == 1.0
+    assert rec["intervention"]["shift"] == {"a": pytest.approx(float(X["a"].std(ddof=1)))}
+    assert rec["weights"] == "refit" and rec["n_bootstrap"] == 0
+    np.testing.assert_allclose(rec["table"]["shift"], want["shift"], rtol=1e-9)
+    np.testing.assert_allclose(man.W, model.W_, atol=1e-12)
     for bad, words in ((["--do", "zz=1"], "unknown node"), (["--shift", "a=x"], "NODE=NUMBER")):
         with pytest.raises(SystemExit) as exc:
             main(["predict", "d.csv", "--out", "o2", *bad])

@@ -747,7 +747,7 @@ def cmd_predict(args, echo):
         raise UsageError(f"--level must be in (0, 1), got {args.level}")
     node, value = _node_value(args.do if args.do is not None else args.shift, "--do" if args.do else "--shift")
     out = OutputDir(args.out, force=args.force, inputs=[Path(args.data)] + ([args.targets] if args.targets else []))
-    out.check(["prediction.csv"])
+    out.check(["prediction.csv", "manifest.json"])
     if args.conditions is None:
         vd, labels, targets = _read_data(Path(args.data), None, False), None, None
     else:
@@ -771,9 +771,21 @@ def cmd_predict(args, echo):
     pred = predict_intervention(model, X, conditions=labels, n_bootstrap=args.bootstrap, level=args.level,
                                 random_state=args.seed, weights=args.weights, **kw)
     out.write("prediction.csv", to_csv_safe(pred.table.reset_index(), index=False))
+    from colide_core.run.manifest import build_manifest, manifest_to_json
+
+    # the fit's manifest (as `colide fit` writes it), with the prediction it made under "extra"
+    record = {"intervention": {"do": pred.do, "shift": pred.shift, "given": "do" if args.do is not None else "shift",
+                               "value": value},
+              "weights": pred.weights, "n_bootstrap": pred.n_bootstrap, "level": pred.level, "seed": args.seed,
+              "reference": None if labels is None else str(np.asarray(labels)[0]),
+              "table": pred.table.reset_index().to_dict(orient="list")}
+    manifest = build_manifest(model, X, data_source=str(args.data), conditions=labels,
+                              conditions_column=args.conditions, extra={"prediction": record})
+    out.write("manifest.json", manifest_to_json(manifest))
     what = f"do({node} = {value:g})" if args.do is not None else f"{node} shifted by {value:g} sd"
     design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"
-    echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv to {out.path}"))
+    echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv and manifest.json "
+                    f"to {out.path}"))
     return 0
 
 

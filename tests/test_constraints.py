@@ -310,6 +310,11 @@ def test_sachs_required_consensus_edge_keeps_every_edge_off_cycles(variant):
         assert int(above.sum()) - len(m.removed_for_acyclicity_) == int(A.sum())
         # a required edge moves a few weights; it never empties the graph (13 or 14 edges before)
         assert int(A.sum()) >= n_base - 3, (src, dst, int(A.sum()), n_base)
+        # Issue 42: the solve counts the required edge in its acyclicity function (h_ldet of
+        # W o W + tau R), so W thresholded is already a DAG with the required edge in place and
+        # nothing is cut afterwards (on main 3 EV and 2 NV cases cut an edge, up to 1.37).
+        assert m.removed_for_acyclicity_ == [], (src, dst, m.removed_for_acyclicity_)
+        assert A[i, j] and is_dag(above), (src, dst)
 
 
 def test_prior_knowledge_keeps_one_copy_of_each_pair():
@@ -317,3 +322,123 @@ def test_prior_knowledge_keeps_one_copy_of_each_pair():
     pk = PriorKnowledge.create(required=[("a", "b")] * 600_000 + [("c", "d"), ("a", "b")])
     assert pk.required == (("a", "b"), ("c", "d"))
     assert PriorKnowledge.from_json(pk.to_json()).required == (("a", "b"), ("c", "d"))
+
+
+# --- required edges inside the acyclicity function (issue 42) ---------------------------------
+def test_h_ldet_counts_a_required_edge_as_present():
+    # W: 1 -> 2 and 2 -> 0, both 0.5; the edge 0 -> 1 is required with weight 0. W alone is a
+    # DAG, so h_ldet(W) = 0. With 0 -> 1 counted as tau = 1: A = W o W + R is the 3-cycle
+    # 0 -> 1 -> 2 -> 0 with product p = 1 * 0.25 * 0.25 = 1/16, det(I - A) = 1 - p = 15/16 and
+    # h = 3 log 1 - log(15/16) = log(16/15). inv(I - A) = (I + A + A^2) / (1 - p), so the gradient
+    # 2 inv(I - A)^T o W is 2 (A^2)[2, 1] 0.5 / (15/16) = 4/15 at 1 -> 2, 2 (A^2)[0, 2] 0.5 / (15/16)
+    # = 4/15 at 2 -> 0, and 0 elsewhere (W is 0 there, the required edge included).
+    from colide_core import h_ldet
+    from colide_core.solver._objective import REQUIRED_TAU
+
+    assert REQUIRED_TAU == 1.0
+    W = np.zeros((3, 3))
+    W[1, 2] = W[2, 0] = 0.5
+    R = np.zeros((3, 3), dtype=bool)
+    R[0, 1] = True
+    h0, g0 = h_ldet(W, 1.0)
+    assert h0 == pytest.approx(0.0, abs=1e-15) and np.allclose(g0, 0.0)
+    h, g = h_ldet(W, 1.0, required_mask=R)
+    assert h == pytest.approx(np.log(16 / 15), rel=1e-12)
+    expected = np.zeros((3, 3))
+    expected[1, 2] = expected[2, 0] = 4 / 15
+    np.testing.assert_allclose(g, expected, rtol=1e-12, atol=1e-15)
+    # at s = 0.8: det(0.8 I - A) = 0.512 - 1/16
+    assert h_ldet(W, 0.8, required_mask=R)[0] == pytest.approx(3 * np.log(0.8) - np.log(0.512 - 1 / 16), rel=1e-12)
+
+
+def test_the_stage_objectives_gradient_with_required_edges_is_its_derivative():
+    # The gradient keeps its form 2 inv(s I - W o W - tau R)^T o W: central differences agree.
+    from colide_core import stage_objective
+
+    rng = np.random.default_rng(3)
+    d = 5
+    X = rng.standard_normal((200, d))
+    cov = X.T @ X / 200
+    W = 0.2 * rng.standard_normal((d, d))
+    np.fill_diagonal(W, 0.0)
+    R = np.zeros((d, d), dtype=bool)
+    R[0, 3] = R[3, 4] = True
+    f = lambda V: stage_objective(V, 0.9, cov, "ev", 0.1, 0.0, 0.9, required_mask=R)  # noqa: E731
+    _, g = f(W)
+    num = np.zeros_like(W)
+    for i in range(d):
+        for j in range(d):
+            E = np.zeros_like(W)
+            E[i, j] = 1e-6
+            num[i, j] = (f(W + E)[0] - f(W - E)[0]) / 2e-6
+    np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-8)
+    assert f(W)[0] > stage_objective(W, 0.9, cov, "ev", 0.1, 0.0, 0.9)[0]  # the required edges add cycles
+
+
+def test_required_offset_refuses_a_cycle_and_is_none_without_edges():
+    from colide_core.solver._objective import required_offset
+
+    assert required_offset(None, 3) is None and required_offset(np.zeros((3, 3), bool), 3) is None
+    R = np.zeros((3, 3), dtype=bool)
+    R[0, 1] = R[1, 2] = True
+    np.testing.assert_array_equal(required_offset(R, 3), R.astype(float))
+    R[2, 0] = True
+    with pytest.raises(ValueError, match="directed cycle"):
+        required_offset(R, 3)
+    with pytest.raises(ValueError, match="shape"):
+        required_offset(np.zeros((2, 2), bool), 3)
+
+
+def _pka_erk_problem():
+    from colide_core._validation import data_covariance
+
+    X, names, _ = _sachs_consensus()
+    cov, _, _ = data_covariance(X)
+    edge_mask, req = resolve_constraints(11, names, required=[("PKA", "Erk")])
+    return cov, names, edge_mask, req
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_required_pka_erk_no_longer_cuts_erk_akt(engine):
+    # The issue's case, CoLiDE-EV on Sachs: on main the solve gave PKA -> Erk a weight of 0.005,
+    # and the acyclicity step then cut Erk -> Akt (1.37), the edge that closed the cycle
+    # PKA -> Erk -> Akt -> PKA. With the required edge in h_ldet the solve keeps that cycle out
+    # of W itself: thresholded, W is a DAG with PKA -> Erk in place, and nothing is cut. Both
+    # kernels of the fast solver (the numba one is the estimator's).
+    from colide_core.graph._dag import threshold_to_dag
+    from colide_core.solver._fast import fast_solve
+
+    cov, names, edge_mask, req = _pka_erk_problem()
+    res = fast_solve(cov, variant="ev", engine=engine, edge_mask=edge_mask, l1_mask=(~req).astype(float),
+                     required_mask=req)
+    A, removed = threshold_to_dag(res.W, 0.3, required=req, return_removed=True)
+    assert removed == []
+    assert A[names.index("PKA"), names.index("Erk")] != 0 and is_dag(A)
+
+
+@pytest.mark.parametrize("solver", ["auto", "adam"])
+def test_the_estimator_records_no_cut_for_required_pka_erk(solver):
+    # The same case through CoLiDE, with the fast solver and the paper-faithful Algorithm 1: the
+    # estimator's record of edges cut for acyclicity is empty (on main: [(Erk, Akt, 1.37)]).
+    X, names, _ = _sachs_consensus()
+    m = CoLiDE("ev", solver=solver, required=[("PKA", "Erk")]).fit(X)
+    assert m.removed_for_acyclicity_ == []
+    assert m.adjacency_[names.index("PKA"), names.index("Erk")] != 0 and is_dag(m.adjacency_)
+
+
+def test_the_lambda_path_counts_required_edges_as_the_estimator_does():
+    # lambda_path passes the required edges to the solve too: one lambda, no warm start, the
+    # estimator's graph (main cut Erk -> Akt here as well).
+    from colide_core.solver.path import lambda_path
+
+    X, names, _ = _sachs_consensus()
+    path = lambda_path(X, lambdas=[0.05], thresholds=[0.3], variant="ev", required=[("PKA", "Erk")])
+    m = CoLiDE("ev", required=[("PKA", "Erk")]).fit(X)
+    from colide_core.graph._dag import threshold_to_dag
+
+    X, names, _ = _sachs_consensus()
+    path = lambda_path(X, lambdas=[0.05], thresholds=[0.3], variant="ev", required=[("PKA", "Erk")])
+    assert threshold_to_dag(path.W[0], 0.3, required=path.required_mask, return_removed=True)[1] == []
+    m = CoLiDE("ev", required=[("PKA", "Erk")]).fit(X)
+    np.testing.assert_array_equal(path.adjacency[0, 0] != 0, m.adjacency_ != 0)
+    np.testing.assert_allclose(path.W[0], m.W_, rtol=0, atol=1e-12)

@@ -276,6 +276,22 @@ def test_prior_knowledge_on_the_jax_backend(solver):
         assert_allclose(gpu.W_, cpu.W_, rtol=0, atol=1e-10)
 
 
+def test_required_edges_count_in_the_jax_kernels_acyclicity_function():
+    # Issue 42: requiring PKA -> Erk on Sachs (EV) made the acyclicity step cut Erk -> Akt (1.37);
+    # the JAX kernel counts the required edge in h_ldet as the CPU kernels do: nothing is cut,
+    # and the graph is the CPU solver's.
+    from colide_core import load_sachs
+
+    X, _ = load_sachs()
+    kw = dict(required=[("PKA", "Erk")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cpu = CoLiDE("ev", **kw).fit(X)
+        gpu = CoLiDE("ev", device=DEVICE, **kw).fit(X)
+    assert gpu.removed_for_acyclicity_ == [] == cpu.removed_for_acyclicity_
+    assert np.array_equal(cpu.adjacency_ != 0, gpu.adjacency_ != 0)
+
+
 def test_the_convergence_record_matches_the_cpu_solver():
     X, _ = _er(10, 7)
     kw = dict(solver="adam", max_iter=(4000, 3000, 3000, 3000))

@@ -65,9 +65,9 @@ def iterate(cov, variant):
 
 
 def _PLAIN(d):
-    """The kernel's placeholders of the per-node covariance form (a plain covariance: unused)."""
+    """The kernel's placeholders of the per-node covariance form and of the required edges (unused)."""
     return (np.zeros((1, 1, 1)), np.zeros(1, dtype=np.int64), np.zeros(2, dtype=np.int64), np.ones(d), float(d),
-            False)
+            False, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 0.0)
 
 
 def chunk_us(cov, variant, W, refresh, steps):

@@ -251,6 +251,13 @@ class _Solve:
         Whether an ``edge_mask`` was given.
     lam : ndarray of shape (d, d)
         Per-edge L1 weights ``lambda1 * l1_mask``.
+    offset : ndarray of shape (d, d) or None
+        ``tau R`` of the required edges (:func:`colide_core.solver._objective.required_offset`):
+        subtracted from ``s I - W o W`` wherever the loops evaluate ``h_ldet``, its gradient or
+        the log-det domain; None without required edges (the plain arithmetic, bit for bit).
+    required : tuple of (ndarray of int64, ndarray of int64, float)
+        The same for the kernels: the rows and columns of the required edges and ``tau``
+        (two empty arrays and 0 without required edges).
     deadline : float or None
         ``time.perf_counter()`` value after which the solve stops (``max_time``).
     history : dict of list
@@ -316,6 +323,7 @@ class _Solve:
                 raise ValueError(f"l1_mask must be a finite non-negative {(d, d)} matrix.")
             lam = np.ascontiguousarray(lam * lm)
         self.lam = lam
+        self.require(None)
 
         self.history = {"stage": [], "iteration": [], "objective": [], "h": [], "sigma": []}
         self.W_history = [] if record_W else None
@@ -326,6 +334,26 @@ class _Solve:
         self.stage_conv = []
         self.t_start = time.perf_counter()
         self.deadline = None if max_time is None else self.t_start + float(max_time)
+
+    def require(self, offset):
+        """Count the required edges in the acyclicity function: ``offset`` is their ``tau R``.
+
+        ``offset``: :func:`colide_core.solver._objective.required_offset` of the required mask
+        (the loop builds it), or None. Sets :attr:`offset` and :attr:`required`; the loops then
+        evaluate ``h_ldet`` of ``W o W + tau R``, so the solve keeps out of W every cycle the
+        required edges would close (and the post-processing has nothing to cut).
+        """
+        if offset is None:
+            self.offset = None
+            self.required = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 0.0)
+            return
+        offset = np.ascontiguousarray(offset, dtype=float)
+        rows, cols = np.nonzero(offset)
+        taus = offset[rows, cols]
+        if offset.shape != (self.d, self.d) or taus.size == 0 or not np.all(taus == taus[0]) or not taus[0] > 0:
+            raise ValueError("offset must be tau > 0 at the required edges and 0 elsewhere.")
+        self.offset = offset
+        self.required = (rows.astype(np.int64), cols.astype(np.int64), float(taus[0]))
 
     # ---- stages -------------------------------------------------------------------------
     @staticmethod

@@ -420,6 +420,7 @@ class CoLiDE(BaseEstimator):
             callback=callback,
             edge_mask=edge_mask,
             l1_mask=None if required_mask is None else (~required_mask).astype(float),
+            required_mask=required_mask,
             **extra,
         )
         self.result_ = res
@@ -453,5 +454,4 @@ class CoLiDE(BaseEstimator):
         return {
             "init_order": None if self.init_order is None else resolve_order(self.init_order, d, names),
             "precedence": precedence,
-            "required_mask": required_mask,
         }

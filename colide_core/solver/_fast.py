@@ -33,7 +33,7 @@ from colide_core import defaults
 from colide_core.solver._common import loop_settings, _MAX_HALVINGS, ConvergenceWarning, _Solve
 from colide_core.solver import _fast_kernels
 from colide_core.solver._fast_kernels import HAVE_NUMBA, _VARIANT, _VCODE, _colsums_py, _isig_py, _kernels
-from colide_core.solver._objective import _DOMAIN_TOL, _stage_value, as_node_form
+from colide_core.solver._objective import _DOMAIN_TOL, _stage_value, as_node_form, required_offset
 
 __all__ = ["fast_solve", "HAVE_NUMBA", "warmup"]
 
@@ -227,10 +227,11 @@ class _Point:
     __slots__ = ("W", "MinvT", "R", "resid", "isig", "sigma", "logdet", "h", "obj")
 
 
-def _evaluate(W, cov, s, mu, lam, vcode, sig0, node=None):
+def _evaluate(W, cov, s, mu, lam, vcode, sig0, node=None, offset=None):
     """Evaluate the stage objective at W, or return None if W is outside the log-det domain.
 
     ``node``: the per-node covariance form (``cov`` is then its ``own`` matrix), or None.
+    ``offset``: the required edges' ``tau R`` (``h_ldet`` of ``W o W + tau R``), or None.
 
     One LU factorisation gives both ``log det(s I - W o W)`` and the inverse (needed by the
     gradient); the domain test is the solver's: a finite, entry-wise >= -1e-6 inverse of a
@@ -238,6 +239,8 @@ def _evaluate(W, cov, s, mu, lam, vcode, sig0, node=None):
     """
     d = W.shape[0]
     M = -(W * W)
+    if offset is not None:
+        M -= offset
     M.flat[:: d + 1] += s
     lu, piv, info = lapack.dgetrf(M, overwrite_a=1)
     if info != 0:
@@ -289,6 +292,7 @@ def fast_solve(
     callback=None,
     edge_mask=None,
     l1_mask=None,
+    required_mask=None,
     step_scale=None,
     switch_tol=None,
     chatter_tol="auto",
@@ -371,6 +375,10 @@ def fast_solve(
         in the Adam phase, projected in the polishing phase).
     l1_mask : ndarray of float of shape (n_nodes, n_nodes), optional
         Non-negative per-edge multiplier of ``lambda1``.
+    required_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Required edges (acyclic): each counts as present in the acyclicity function
+        (``h_ldet`` of ``W o W + tau R``, as in :func:`~colide_core.colide_solve`), in the
+        inverses, the O(d^2) certificates and the objective alike.
     step_scale : float or tuple of float, optional
         The initial factors ``c_k`` (>= 1), one per stage or one for all; default as in 1.
         above.
@@ -454,16 +462,18 @@ def fast_solve(
     # line search) and raised as FloatingPointError, so numpy's own RuntimeWarnings are muted.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"), _blas_threads(blas_threads):
         return _fast_solve(
-            cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1_mask, step_scale, switch_tol,
-            chatter_tol, average, min_scale, polish, engine, inverse_every,
+            cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1_mask, required_mask, step_scale,
+            switch_tol, chatter_tol, average, min_scale, polish, engine, inverse_every,
         )
 
 
-def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1_mask, step_scale, switch_tol,
-                chatter_tol, average, min_scale, polish, engine, inverse_every):
+def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1_mask, required_mask, step_scale,
+                switch_tol, chatter_tol, average, min_scale, polish, engine, inverse_every):
     cov, node = as_node_form(cov)
     run = _Solve(cov, st, beta_1=beta_1, beta_2=beta_2, sigma0=sigma0, W_init=W_init, edge_mask=edge_mask,
                  l1_mask=l1_mask, node=node)
+    run.require(required_offset(required_mask, run.d))
+    offset, required = run.offset, run.required
     variant, lr, tol, checkpoint = st.variant, st.lr, st.tol, st.checkpoint
     mu_schedule, s_schedule, max_iter = st.mu_schedule, st.s_schedule, st.max_iter
     cov, d, mask, lam, W = run.cov, run.d, run.mask, run.lam, run.W
@@ -508,7 +518,7 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
         mu, c = float(mu), scales[k]
         last = k == K - 1
         point, lr_k, s_k = run.enter_stage(
-            k, float(lr) * c, s, lambda s_try: _evaluate(W, cov, s_try, mu, lam, vcode, sig0, node)
+            k, float(lr) * c, s, lambda s_try: _evaluate(W, cov, s_try, mu, lam, vcode, sig0, node, offset)
         )
         T_adam = max(int(math.ceil(T / c)), 1)
         if switch_tol is None:
@@ -541,7 +551,7 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
                 state.W, m, v, state.MinvT, state.R, state.resid, state.isig, cov, lam, mask,
                 mu, s_k, lr_k, b1, b2, b1t, b2t, sig0, vcode, n, _MAX_HALVINGS, Wbar, ema,
                 _auto_inverse_every(c_cur) if auto_refresh else inverse_every, state.lag, state.xc,
-                auto_refresh and _auto_refine(c_cur), *grouped,
+                auto_refresh and _auto_refine(c_cur), *grouped, *required,
             )
             if status == 2:
                 raise FloatingPointError(
@@ -555,10 +565,10 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
                 )
             t += n
             used += n * c_cur
-            obj, h = state.objective(mu, s_k, lam, vcode, run.weight)
+            obj, h = state.objective(mu, s_k, lam, vcode, run.weight, offset)
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {k}, step {t}: the objective is not finite.")
-            pbar = _evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0, node) if (average or chatter_tol) else None
+            pbar = _evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0, node, offset) if (average or chatter_tol) else None
             stop_reason = run.checkpoint(k, t, obj, h, state.sigma(vcode), callback, used, W=state.W)
             if stop_reason is not None:
                 break
@@ -584,7 +594,7 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
         if stop_reason is None and polish_k:
             W_p, n_ev, stage_converged, stop_reason = _polish(
                 state.W.copy(), cov, s_k, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr_k,
-                float(tol) / 10.0, T_adam, ck, k, t, run, callback, used, c_cur, node,
+                float(tol) / 10.0, T_adam, ck, k, t, run, callback, used, c_cur, node, offset,
             )
             t += n_ev
             state = _StageState(W_p, d)
@@ -618,14 +628,14 @@ class _StageState:
         s = _sigma_value(self.isig, vcode)
         return s.copy() if isinstance(s, np.ndarray) else s
 
-    def objective(self, mu, s, lam, vcode, weight=None):
+    def objective(self, mu, s, lam, vcode, weight=None, offset=None):
         """``(objective, h)`` of the stage at the current W (:func:`colide_core.solver._objective._stage_value`)."""
         return _stage_value(self.W, self.resid, _sigma_value(self.isig, vcode), _VARIANT[vcode], mu, lam, s,
-                            weight=weight)
+                            weight=weight, offset=offset)
 
 
 def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, max_it, ck,
-            stage, t0, run, callback, used0, unit, node=None):
+            stage, t0, run, callback, used0, unit, node=None, offset=None):
     """Proximal gradient with BB steps and a nonmonotone domain-aware line search on stage F.
 
     Progress reported to the callback: ``used0`` faithful-equivalent steps before polishing plus
@@ -634,7 +644,7 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
     Returns ``(point, n_evaluations, converged, stop_reason)``.
     """
     d = W.shape[0]
-    p = _evaluate(W, cov, s, mu, lam, vcode, sig0, node)
+    p = _evaluate(W, cov, s, mu, lam, vcode, sig0, node, offset)
     G = grad_fn(p.W, p.R, p.MinvT, p.isig, mu, mask, np.empty((d, d)))
     thr_unit = mu * lam
     gmax = float(np.abs(G).max())
@@ -651,7 +661,7 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
         f_ref = max(hist[-_NM_MEMORY:])
         while True:
             prox_fn(p.W, G, eta, eta * thr_unit, mask, Wn)
-            q = _evaluate(Wn.copy(), cov, s, mu, lam, vcode, sig0, node)
+            q = _evaluate(Wn.copy(), cov, s, mu, lam, vcode, sig0, node, offset)
             n_ev += 1
             if q is not None and np.isfinite(q.obj):
                 dW = q.W - p.W

@@ -41,13 +41,18 @@ _VARIANT = {code: variant for variant, code in _VCODE.items()}
 # --------------------------------------------------------------------------------------
 def _adam_chunk_py(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1, b2, b1t, b2t,
                    sig0, vcode, nsteps, max_halvings, Wbar, ema, refresh, lag, xc, refine,
-                   gcov, gcols, gptr, wts, wsum, grouped):
+                   gcov, gcols, gptr, wts, wsum, grouped, rq_i=None, rq_j=None, tau=0.0):
     """``nsteps`` BCD iterations (one Adam step on W, then the closed-form sigma), in place.
 
     ``grouped``: the per-node covariance form (several conditions with known targets): ``cov``
     is then its ``own`` matrix, ``cov @ W`` is :func:`_grouped_dot_py` of the weighted group
     covariances ``gcov`` (nodes ``gcols[gptr[g]:gptr[g + 1]]`` in group g), and the sigma update
     uses the node weights ``wts`` (sum ``wsum``); else those are placeholders.
+
+    ``rq_i, rq_j, tau``: the required edges ``rq_i[k] -> rq_j[k]``, each counted in the
+    acyclicity function with ``tau`` (``M = s I - W o W - tau R`` in the inverses and the
+    certificates; :func:`colide_core.solver._objective.required_offset`); two empty int64 arrays
+    (or None) without required edges, which leaves the arithmetic as it was.
 
     Returns ``(status, lr, b1t, b2t)``; ``status`` is 0, 1 when the step had to be halved
     more than ``max_halvings`` times to stay in the log-det domain, or 2 when Adam's moments
@@ -61,6 +66,7 @@ def _adam_chunk_py(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
     """
     d = W.shape[0]
     diag = np.arange(d)
+    rq = None if rq_i is None or len(rq_i) == 0 else (rq_i, rq_j, tau)
     for _ in range(nsteps):
         G = R * (-mu * isig)[None, :]
         G += (mu * lam) * np.sign(W)
@@ -79,11 +85,13 @@ def _adam_chunk_py(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
         while True:
             Wn = W - lr * D
             if lag[0] + 1 < refresh and lag[0] >= 0 and (
-                _certify_py(Wn, s, xc) or (refine and _refine_cert_py(Wn, MinvT, s, xc))
+                _certify_py(Wn, s, xc, rq) or (refine and _refine_cert_py(Wn, MinvT, s, xc, rq))
             ):
                 lag[0] += 1
                 break
             M = -(Wn * Wn)
+            if rq is not None:
+                M[rq[0], rq[1]] -= rq[2]
             M[diag, diag] += s
             ok = _inv_into_py(M, MinvT)
             if ok:
@@ -112,8 +120,11 @@ def _grouped_dot_py(gcov, gcols, gptr, W):
     return out
 
 
-def _certify_py(Wn, s, xc):
+def _certify_py(Wn, s, xc, rq=None):
     """True if ``(s I - Wn o Wn) xc > 0`` entry-wise, for some ``xc > 0``.
+
+    ``rq``: ``(rows, cols, tau)`` of the required edges, then ``M = s I - Wn o Wn - tau R``
+    (:func:`_adam_chunk_py`); None: none.
 
     A Z-matrix ``M`` with ``M x > 0`` for a positive ``x`` (a semipositive Z-matrix) is a
     nonsingular M-matrix (Berman and Plemmons, *Nonnegative Matrices in the Mathematical
@@ -124,10 +135,12 @@ def _certify_py(Wn, s, xc):
     against rounding.
     """
     y = s * xc - (Wn * Wn) @ xc
+    if rq is not None:
+        np.subtract.at(y, rq[0], rq[2] * xc[rq[1]])
     return bool(np.all(xc > 0.0) and np.all(y > _CERT_MARGIN * s * xc))
 
 
-def _refine_cert_py(Wn, MinvT, s, xc):
+def _refine_cert_py(Wn, MinvT, s, xc, rq=None):
     """The certificate of :func:`_certify_py` with ``x2 = xc + inv(M_old) (1 - M xc)``.
 
     ``MinvT`` is ``inv(M_old).T`` from the last inverse, ``M = s I - Wn o Wn``. One step of
@@ -136,9 +149,12 @@ def _refine_cert_py(Wn, MinvT, s, xc):
     moved ``M`` too far for ``xc`` (near the boundary of the domain ``inv(M)`` is large and
     ``E`` is not small) can still be certified, at O(d^2) instead of an inverse. The test
     stays exact (any ``x > 0`` with ``M x > 0`` proves ``s > rho(Wn o Wn)``). On success
-    ``xc`` takes the value ``x2`` (the next steps start from the refined vector).
+    ``xc`` takes the value ``x2`` (the next steps start from the refined vector). ``rq``: the
+    required edges, as in :func:`_certify_py`.
     """
     M = -(Wn * Wn)
+    if rq is not None:
+        M[rq[0], rq[1]] -= rq[2]
     M.flat[:: M.shape[0] + 1] += s
     x2 = xc + MinvT.T @ (1.0 - M @ xc)
     if not (np.all(x2 > 0.0) and np.all(M @ x2 > _CERT_MARGIN * s * x2)):
@@ -368,6 +384,19 @@ if HAVE_NUMBA:
             y[i] = a
 
     @_njit
+    def _mx_req_nb(rq_i, rq_j, tau, x, y):  # pragma: no cover - compiled
+        """``y -= tau R x``: the required edges' part of ``M x`` for ``M = s I - Wn o Wn - tau R``
+        (nothing without required edges: empty ``rq_i``)."""
+        for k in range(rq_i.shape[0]):
+            y[rq_i[k]] -= tau * x[rq_j[k]]
+
+    @_njit
+    def _mt_req_nb(rq_i, rq_j, tau, Mt):  # pragma: no cover - compiled
+        """``Mt -= tau R.T``: the required edges in the transposed matrix ``Mt = M.T``."""
+        for k in range(rq_i.shape[0]):
+            Mt[rq_j[k], rq_i[k]] -= tau
+
+    @_njit
     def _certified_nb(x, y, s):  # pragma: no cover - compiled
         """True if ``x > 0`` and ``y = M x > margin * s * x`` entry-wise (:func:`_certify_py`)."""
         for i in range(x.shape[0]):
@@ -393,6 +422,12 @@ if HAVE_NUMBA:
         ``y`` is ``M xc`` (from :func:`_step_cert_nb`) and ``MinvT`` is ``inv(M_old).T`` from
         the last inverse; ``x2`` and ``y2`` are scratch of shape (d,).
         """
+        empty = np.zeros(0, dtype=np.int64)
+        return _refine_cert_rq_nb(Wn, MinvT, s, xc, y, x2, y2, empty, empty, 0.0)
+
+    @_njit
+    def _refine_cert_rq_nb(Wn, MinvT, s, xc, y, x2, y2, rq_i, rq_j, tau):  # pragma: no cover - compiled
+        """:func:`_refine_cert_nb` with the required edges ``rq_i -> rq_j`` counted with ``tau``."""
         d = Wn.shape[0]
         for i in range(d):
             x2[i] = xc[i]
@@ -401,6 +436,7 @@ if HAVE_NUMBA:
             for i in range(d):
                 x2[i] += MinvT[j, i] * rj
         _mx_nb(Wn, s, x2, y2)
+        _mx_req_nb(rq_i, rq_j, tau, x2, y2)
         if not _certified_nb(x2, y2, s):
             return False
         for i in range(d):
@@ -491,7 +527,7 @@ if HAVE_NUMBA:
     @_njit
     def _adam_chunk_nb(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1, b2, b1t, b2t,
                        sig0, vcode, nsteps, max_halvings, Wbar, ema, refresh, lag, xc, refine,
-                       gcov, gcols, gptr, wts, wsum, grouped):  # pragma: no cover
+                       gcov, gcols, gptr, wts, wsum, grouped, rq_i, rq_j, tau):  # pragma: no cover
         d = W.shape[0]
         D = np.empty_like(W)
         Wn = np.empty_like(W)
@@ -510,12 +546,17 @@ if HAVE_NUMBA:
             halvings = 0
             while True:
                 if lag[0] + 1 < refresh and lag[0] >= 0:
-                    if _step_cert_nb(W, D, lr, s, Wn, xc, y) or (refine and _refine_cert_nb(Wn, MinvT, s, xc, y, x2, y2)):
+                    _sub_nb(W, D, lr, Wn)
+                    _mx_nb(Wn, s, xc, y)
+                    _mx_req_nb(rq_i, rq_j, tau, xc, y)  # required edges (none: no-op)
+                    if _certified_nb(xc, y, s) or (
+                            refine and _refine_cert_rq_nb(Wn, MinvT, s, xc, y, x2, y2, rq_i, rq_j, tau)):
                         lag[0] += 1  # inside the domain (certified); MinvT is kept, lag[0] steps old
                         break
                     _build_mt_nb(Wn, s, Mt)
                 else:
                     _step_nb(W, D, lr, s, Wn, Mt)
+                _mt_req_nb(rq_i, rq_j, tau, Mt)
                 if _inv_into_nb(Mt, MinvT):
                     lag[0] = 0 if _colsums_nb(MinvT, xc) else -1
                     break

@@ -349,15 +349,20 @@ def _parts():
             isig = 1.0 / jnp.maximum(jnp.sqrt(jnp.maximum(resid, 0.0)), sig0)
         return R, resid, isig
 
-    def certify(Wn, s, x):
+    def certify(Wn, s, x, A=None):
         """``(s I - Wn o Wn) x > margin s x`` with ``x > 0``: Wn is inside the log-det domain
-        (:func:`colide_core.solver._fast._certify_py`)."""
+        (:func:`colide_core.solver._fast._certify_py`). ``A``: the required edges' ``tau R``
+        (subtracted from the matrix), or None."""
         y = s * x - (Wn * Wn) @ x
+        if A is not None:
+            y = y - A @ x
         return jnp.all(x > 0.0) & jnp.all(y > _CERT_MARGIN * s * x)
 
-    def refine_cert(Wn, MinvT, s, x):
+    def refine_cert(Wn, MinvT, s, x, A=None):
         """The refined certificate (:func:`colide_core.solver._fast._refine_cert_py`): ``(ok, x)``."""
         M = s * jnp.eye(Wn.shape[0], dtype=Wn.dtype) - Wn * Wn
+        if A is not None:
+            M = M - A
         x2 = x + MinvT.T @ (1.0 - M @ x)
         ok = jnp.all(x2 > 0.0) & jnp.all(M @ x2 > _CERT_MARGIN * s * x2)
         return ok, jnp.where(ok, x2, x)
@@ -367,16 +372,22 @@ def _parts():
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_chunk(vcode):
-    """The jitted Adam phase for one variant code (0 EV, 1 NV, 2 LS); compiled per matrix size."""
+def _compiled_chunk(vcode, required=False):
+    """The jitted Adam phase for one variant code (0 EV, 1 NV, 2 LS); compiled per matrix size.
+
+    ``required``: the chunk's argument ``A`` is the required edges' ``tau R``, subtracted from
+    ``s I - W o W`` in the inverses and the certificates (:func:`colide_core.solver._objective.
+    required_offset`); else ``A`` is ignored and the traced arithmetic is the plain one.
+    """
     jax = _import_jax()
     jnp, lax = jax.numpy, jax.lax
     P = _parts()
 
-    def chunk(W, m, v, MinvT, R, resid, isig, Wbar, xc, lag, cov, lam, mask, sig0,
+    def chunk(W, m, v, MinvT, R, resid, isig, Wbar, xc, lag, cov, lam, mask, sig0, A,
               mu, s, lr, b1, b2, b1t, b2t, ema, nsteps, max_halvings, refresh, refine):
         eye = jnp.eye(W.shape[0], dtype=W.dtype)
         false = jnp.asarray(False)
+        A = A if required else None
 
         def step(carry):
             i, status, W, m, v, MinvT, R, resid, isig, Wbar, xc, lag, lr, b1t, b2t = carry
@@ -396,12 +407,12 @@ def _compiled_chunk(vcode):
                 lr_c, halvings, _, _, _, Mt_c, x_c, lag_c = c
                 Wn = W - lr_c * D
                 can = (lag_c + 1 < refresh) & (lag_c >= 0)
-                cert = lax.cond(can, lambda: P.certify(Wn, s, x_c), lambda: false)
-                ref_ok, x_r = lax.cond(can & ~cert & refine, lambda: P.refine_cert(Wn, Mt_c, s, x_c),
+                cert = lax.cond(can, lambda: P.certify(Wn, s, x_c, A), lambda: false)
+                ref_ok, x_r = lax.cond(can & ~cert & refine, lambda: P.refine_cert(Wn, Mt_c, s, x_c, A),
                                        lambda: (false, x_c))
 
                 def inverted():
-                    Minv = P.block_inv(s * eye - Wn * Wn)
+                    Minv = P.block_inv(s * eye - Wn * Wn if A is None else s * eye - Wn * Wn - A)
                     ok = jnp.all(jnp.isfinite(Minv)) & (jnp.min(Minv) >= _DOMAIN_TOL)
                     Mt_n = Minv.T
                     x_n = Mt_n.sum(axis=0)  # inv(M) @ 1: the next certificate
@@ -459,6 +470,12 @@ def adam_chunk_jax(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
     ------
     DeviceNotSupportedError
         For the per-node covariance form (``grouped``, several conditions).
+
+    Notes
+    -----
+    ``grouped`` ends with the required edges ``(rq_i, rq_j, tau)`` of the fast loop
+    (:func:`colide_core.solver._fast._adam_chunk_py`): with any, the chunk compiled for them
+    subtracts ``tau R`` from ``s I - W o W`` (``h_ldet`` of ``W o W + tau R``).
     """
     if len(grouped) >= 6 and bool(grouped[5]):
         raise DeviceNotSupportedError(
@@ -471,9 +488,16 @@ def adam_chunk_jax(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
         dev = jax.devices()[0]
     put = functools.partial(jax.device_put, device=dev)
     cov_d, lam_d, mask_d, sig0_d = _constants(jax, dev, cov, lam, mask, sig0)
-    f = _compiled_chunk(int(vcode))
+    rq_i, rq_j, tau = grouped[6:9] if len(grouped) >= 9 else ((), (), 0.0)
+    required = len(rq_i) > 0
+    if required:
+        A = np.zeros(np.shape(W))
+        A[np.asarray(rq_i), np.asarray(rq_j)] = float(tau)
+    else:
+        A = np.zeros((1, 1))  # ignored by the plain chunk
+    f = _compiled_chunk(int(vcode), required)
     out = f(put(W), put(m), put(v), put(MinvT), put(R), put(resid), put(isig), put(Wbar), put(xc),
-            put(np.int64(lag[0])), cov_d, lam_d, mask_d, sig0_d,
+            put(np.int64(lag[0])), cov_d, lam_d, mask_d, sig0_d, put(A),
             float(mu), float(s), float(lr), float(b1), float(b2), float(b1t), float(b2t), float(ema),
             int(nsteps), int(max_halvings), int(refresh), bool(refine))
     status, W_o, m_o, v_o, Mt_o, R_o, resid_o, isig_o, Wbar_o, xc_o, lag_o, lr_o, b1t_o, b2t_o = jax.device_get(out)

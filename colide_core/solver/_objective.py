@@ -39,12 +39,20 @@ __all__ = [
     "sigma_update",
     "stage_objective",
     "residuals",
+    "required_offset",
 ]
 
 #: An entry of ``inv(s I - W o W)`` below this value means W left the M-matrix domain (the
 #: inverse of a nonsingular M-matrix is entry-wise non-negative). Same tolerance as the
 #: authors' and DAGMA's code.
 _DOMAIN_TOL = -1e-6
+
+#: ``tau``: the magnitude with which a required edge always counts in the acyclicity function
+#: (``h_ldet`` of ``W o W + tau R``, :func:`required_offset`), whatever its learned weight. The
+#: scale of an edge at the default threshold 0.3 would be 0.09; 1 is the scale of a strong edge,
+#: so a path that closes a cycle with a required edge is penalised as if the required edge were
+#: strong (measured in ``docs/trust-the-edges.md``, "Required edges in the acyclicity function").
+REQUIRED_TAU = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,11 +204,76 @@ def as_node_form(cov):
     return cov, None
 
 
-def h_ldet(W, s=1.0):
+def required_offset(required_mask, n_nodes, tau=REQUIRED_TAU):
+    """``tau R``: what the required edges add to ``W o W`` inside the acyclicity function.
+
+    With required edges ``R`` (prior knowledge), the solvers evaluate ``h_ldet`` on
+    ``W o W + tau R`` instead of ``W o W``: a required edge counts as present with at least
+    ``tau`` whatever its learned weight, so the solve itself keeps every cycle it would close
+    out of ``W`` (otherwise the post-processing cuts the edge that closes it, however strong).
+    The gradient in W keeps its form, ``2 (s I - W o W - tau R)^{-T} o W``. Since the required
+    edges are acyclic, ``tau R`` is nilpotent and ``s I - tau R`` is a nonsingular M-matrix for
+    every ``s > 0``: ``W = 0`` stays inside the log-det domain of every stage.
+
+    Parameters
+    ----------
+    required_mask : array-like of bool of shape (n_nodes, n_nodes) or None
+        True at ``[i, j]`` for a required edge i -> j; acyclic, zero diagonal.
+    n_nodes : int
+    tau : float, default=REQUIRED_TAU
+        The magnitude (> 0, in the units of a squared weight).
+
+    Returns
+    -------
+    ndarray of shape (n_nodes, n_nodes) or None
+        ``tau`` at the required edges and 0 elsewhere (a new C-contiguous array); None when
+        ``required_mask`` is None or requires nothing (the plain ``h_ldet``, bit for bit).
+
+    Raises
+    ------
+    ValueError
+        If the mask has another shape, requires a self-loop or a directed cycle, or ``tau``
+        is not a finite number > 0.
+    """
+    if required_mask is None:
+        return None
+    R = np.asarray(required_mask)
+    if R.shape != (n_nodes, n_nodes):
+        raise ValueError(f"required_mask must have shape {(n_nodes, n_nodes)}, got {R.shape}.")
+    R = R.astype(bool)
+    if not R.any():
+        return None
+    if not (np.isfinite(tau) and tau > 0):
+        raise ValueError(f"tau must be a finite number > 0, got {tau!r}.")
+    if np.any(np.diag(R)):
+        raise ValueError("required_mask requires a self-loop.")
+    # Kahn's algorithm: peel off the nodes no remaining required edge points into.
+    left = R.copy()
+    alive = np.ones(n_nodes, dtype=bool)
+    while alive.any():
+        free = alive & ~left[alive].any(axis=0)
+        if not free.any():
+            raise ValueError("The required edges form a directed cycle; no DAG can contain them all.")
+        alive &= ~free
+        left[free, :] = False
+    return np.ascontiguousarray(tau * R, dtype=float)
+
+
+def _domain_matrix(W, s, offset=None):
+    """``s I - W o W`` (minus ``offset``, the required edges' ``tau R``, when given)."""
+    M = s * np.eye(W.shape[0]) - W * W
+    if offset is not None:
+        M -= offset
+    return M
+
+
+def h_ldet(W, s=1.0, required_mask=None):
     """Log-determinant acyclicity function and its gradient (paper Section 3, Appendix B.3).
 
     ``h_ldet(W, s) = d log(s) - log det(s I - W o W)``, with gradient
-    ``2 (s I - W o W)^{-T} o W``, where ``o`` is the entry-wise product.
+    ``2 (s I - W o W)^{-T} o W``, where ``o`` is the entry-wise product. With required edges
+    ``R``, ``W o W`` is replaced by ``W o W + tau R`` (:func:`required_offset`): the gradient
+    keeps its form, ``2 (s I - W o W - tau R)^{-T} o W``.
 
     Parameters
     ----------
@@ -209,6 +282,9 @@ def h_ldet(W, s=1.0):
     s : float, default=1.0
         Positive log-det parameter. ``h_ldet`` is zero exactly on DAGs inside the domain
         where ``s I - W o W`` is an M-matrix, and positive elsewhere in that domain.
+    required_mask : array-like of bool of shape (n_nodes, n_nodes), optional
+        Required edges (acyclic): each counts as present with ``REQUIRED_TAU``, so ``h_ldet``
+        is zero exactly when W together with the required edges is a DAG.
 
     Returns
     -------
@@ -222,13 +298,13 @@ def h_ldet(W, s=1.0):
     FloatingPointError
         If ``s I - W o W`` is not a nonsingular M-matrix (W is outside the log-det domain).
     ValueError
-        If ``s <= 0``.
+        If ``s <= 0``, or ``required_mask`` is not an acyclic (n_nodes, n_nodes) mask.
     """
     W = np.asarray(W, dtype=float)
     if not s > 0:
         raise ValueError(f"s must be positive, got {s!r}.")
     d = W.shape[0]
-    M = s * np.eye(d) - W * W
+    M = _domain_matrix(W, s, required_offset(required_mask, d))
     sign, logdet = np.linalg.slogdet(M)
     Minv = np.linalg.inv(M) if sign > 0 else None
     if Minv is None or not np.all(np.isfinite(Minv)) or Minv.min() < _DOMAIN_TOL:
@@ -243,10 +319,9 @@ def _h_from_logdet(d, s, logdet):
     return d * np.log(s) - logdet
 
 
-def _logdet(W, s):
-    """``log det(s I - W o W)``, or ``-inf`` when the determinant is not positive."""
-    d = W.shape[0]
-    sign, logdet = np.linalg.slogdet(s * np.eye(d) - W * W)
+def _logdet(W, s, offset=None):
+    """``log det(s I - W o W - offset)``, or ``-inf`` when the determinant is not positive."""
+    sign, logdet = np.linalg.slogdet(_domain_matrix(W, s, offset))
     return logdet if sign > 0 else -np.inf
 
 
@@ -442,16 +517,17 @@ def sigma_update(W, cov, variant, sigma0):
     return _sigma_from_resid(residuals(W, cov)[1], variant, sigma0, _node_weight(cov))
 
 
-def _stage_value(W, resid, sigma, variant, mu, lambda1, s, logdet=None, weight=None):
+def _stage_value(W, resid, sigma, variant, mu, lambda1, s, logdet=None, weight=None, offset=None):
     """Stage objective ``mu (score + lambda1 |W|_1) + h_ldet(W, s)`` from precomputed parts.
 
     The one implementation of the stage objective's value (paper eq. 4 / eq. 6 at one point
     of the central path); both stage loops call it. ``logdet`` is ``log det(s I - W o W)``
-    when the caller has it (from an LU it needs anyway), else it is computed. Returns
+    when the caller has it (from an LU it needs anyway), else it is computed (minus
+    ``offset``, the required edges' ``tau R`` of :func:`required_offset`, when given). Returns
     ``(objective, h)``; both are ``inf`` outside the log-det domain.
     """
     if logdet is None:
-        logdet = _logdet(W, s)
+        logdet = _logdet(W, s, offset)
     h = _h_from_logdet(W.shape[0], s, logdet)
     return mu * (_score_value(resid, sigma, variant, weight) + float(np.sum(lambda1 * np.abs(W)))) + h, h
 
@@ -473,7 +549,7 @@ def _stage_grad(W, R, sigma, variant, mu, lambda1, MinvT, mask=None):
     return grad
 
 
-def stage_objective(W, sigma, cov, variant, mu, lambda1, s):
+def stage_objective(W, sigma, cov, variant, mu, lambda1, s, required_mask=None):
     """The objective of one stage of CoLiDE's central path and its (sub)gradient in W.
 
     ``F(W) = mu * (score(W, sigma) + sum(lambda1 * |W|)) + h_ldet(W, s)``: paper eq. 4
@@ -496,6 +572,8 @@ def stage_objective(W, sigma, cov, variant, mu, lambda1, s):
         L1 weight (>= 0), or one weight per edge.
     s : float
         Log-det parameter (> 0).
+    required_mask : array-like of bool of shape (n_nodes, n_nodes), optional
+        Required edges (acyclic): ``h_ldet`` counts each as present (:func:`h_ldet`).
 
     Returns
     -------
@@ -509,8 +587,9 @@ def stage_objective(W, sigma, cov, variant, mu, lambda1, s):
     if variant == "nv":
         sigma = np.asarray(sigma, dtype=float)
     R, resid = residuals(W, cov)
-    value, _ = _stage_value(W, resid, sigma, variant, mu, lambda1, s, weight=_node_weight(cov))
+    offset = required_offset(required_mask, W.shape[0])
+    value, _ = _stage_value(W, resid, sigma, variant, mu, lambda1, s, weight=_node_weight(cov), offset=offset)
     if not np.isfinite(value):
         return value, None
-    M = s * np.eye(W.shape[0]) - W * W
+    M = _domain_matrix(W, s, offset)
     return value, _stage_grad(W, R, sigma, variant, mu, lambda1, np.linalg.inv(M).T)

@@ -25,15 +25,23 @@ import numpy as np
 
 from colide_core import defaults
 from colide_core.solver._common import _MAX_HALVINGS, _Solve, loop_settings
-from colide_core.solver._objective import _DOMAIN_TOL, _sigma_from_resid, _stage_grad, _stage_value, as_node_form
+from colide_core.solver._objective import (
+    _DOMAIN_TOL, _sigma_from_resid, _stage_grad, _stage_value, as_node_form, required_offset,
+)
 
 __all__ = ["colide_solve"]
 
 
-def _inv_in_domain(W, s, eye):
-    """``inv(s I - W o W)`` if W is inside the log-det domain, else None."""
+def _inv_in_domain(W, s, eye, offset=None):
+    """``inv(s I - W o W)`` if W is inside the log-det domain, else None.
+
+    ``offset``: the required edges' ``tau R`` (subtracted from the matrix), or None.
+    """
+    M = s * eye - W * W
+    if offset is not None:
+        M -= offset
     try:
-        Minv = np.linalg.inv(s * eye - W * W)
+        Minv = np.linalg.inv(M)
     except np.linalg.LinAlgError:
         return None
     if not np.all(np.isfinite(Minv)) or Minv.min() < _DOMAIN_TOL:
@@ -52,6 +60,7 @@ def colide_solve(
     callback=None,
     edge_mask=None,
     l1_mask=None,
+    required_mask=None,
     **params,
 ):
     """Run the paper's Algorithm 1: BCD with one Adam step on W, then the closed-form sigma.
@@ -110,6 +119,11 @@ def colide_solve(
         masked, so Adam never moves it). The diagonal is ignored (h_ldet keeps it at zero).
     l1_mask : ndarray of float of shape (n_nodes, n_nodes), optional
         Per-edge multiplier of ``lambda1`` (0 exempts a required edge from the L1 penalty).
+    required_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Required edges (acyclic): each counts as present in the acyclicity function, which is
+        ``h_ldet`` of ``W o W + tau R`` (:func:`colide_core.solver._objective.required_offset`),
+        so the solve keeps out of W every cycle a required edge would close, however weak the
+        required edge's own weight. Without it (or with no True entry) nothing changes.
 
     Returns
     -------
@@ -118,8 +132,9 @@ def colide_solve(
     Raises
     ------
     ValueError
-        For invalid run settings (``RunSettingsError``, listing every problem) or a ``cov``
-        that is not a finite square matrix.
+        For invalid run settings (``RunSettingsError``, listing every problem), a ``cov``
+        that is not a finite square matrix, or a ``required_mask`` that is not an acyclic
+        (n_nodes, n_nodes) mask.
     FloatingPointError
         If the iterates cannot be kept inside the log-det domain or become non-finite even
         after backing off.
@@ -133,6 +148,8 @@ def colide_solve(
     cov, node = as_node_form(cov)
     run = _Solve(cov, st, beta_1=beta_1, beta_2=beta_2, sigma0=sigma0, W_init=W_init, edge_mask=edge_mask,
                  l1_mask=l1_mask, node=node)
+    run.require(required_offset(required_mask, run.d))
+    offset = run.offset
     lr, tol, checkpoint = st.lr, st.tol, st.checkpoint
     eye = np.eye(run.d)
     grad_mask = run.mask if run.masked else None
@@ -140,7 +157,7 @@ def colide_solve(
     stop_reason = None
     obj = np.nan
     for k, (mu, s, T) in enumerate(zip(st.mu_schedule, st.s_schedule, st.max_iter)):
-        _, lr_k, s_k = run.enter_stage(k, lr, s, lambda s_try: _inv_in_domain(W, s_try, eye))
+        _, lr_k, s_k = run.enter_stage(k, lr, s, lambda s_try: _inv_in_domain(W, s_try, eye, offset))
         W, sigma, n_it, lr_k, stage_converged, obj, stop_reason = _adam_stage(
             run, W, sigma, eye, float(mu), s_k, int(T), lr_k, float(tol), int(checkpoint), beta_1, beta_2,
             k, callback, grad_mask,
@@ -173,9 +190,9 @@ def _check_moments(m, v, stage, t):
 def _adam_stage_loop(run, W, sigma, eye, mu, s, T, lr, tol, checkpoint, beta_1, beta_2, stage, callback,
                      grad_mask):
     cov, variant, lam, sigma0, deadline = run.cov, run.variant, run.lam, run.sigma0, run.deadline
-    node, weight = run.node, run.weight
+    node, weight, offset = run.node, run.weight, run.offset
     W = W.copy()
-    Minv = _inv_in_domain(W, s, eye)
+    Minv = _inv_in_domain(W, s, eye, offset)
     IW = eye - W
     # cov (I - W): shared by the gradient and the sigma update (column j: w_j C_j (e_j - W[:, j])
     # for the per-node form).
@@ -197,7 +214,7 @@ def _adam_stage_loop(run, W, sigma, eye, mu, s, T, lr, tol, checkpoint, beta_1, 
             _check_moments(m, v, stage, t)
         direction = (m / (1.0 - b1t)) / (np.sqrt(v / (1.0 - b2t)) + 1e-8)
         W_new = W - lr * direction
-        Minv_new = _inv_in_domain(W_new, s, eye)
+        Minv_new = _inv_in_domain(W_new, s, eye, offset)
         halvings = 0
         while Minv_new is None:
             halvings += 1
@@ -208,7 +225,7 @@ def _adam_stage_loop(run, W, sigma, eye, mu, s, T, lr, tol, checkpoint, beta_1, 
                 )
             lr *= 0.5
             W_new = W - lr * direction
-            Minv_new = _inv_in_domain(W_new, s, eye)
+            Minv_new = _inv_in_domain(W_new, s, eye, offset)
         W, Minv = W_new, Minv_new
         IW = eye - W
         R = cov @ IW if node is None else cov - node.product(W)
@@ -220,7 +237,7 @@ def _adam_stage_loop(run, W, sigma, eye, mu, s, T, lr, tol, checkpoint, beta_1, 
         out_of_time = deadline is not None and time.perf_counter() > deadline
         if t % checkpoint == 0 or t == T or out_of_time:
             _check_moments(m, v, stage, t)
-            obj, h = _stage_value(W, resid, sigma, variant, mu, lam, s, weight=weight)
+            obj, h = _stage_value(W, resid, sigma, variant, mu, lam, s, weight=weight, offset=offset)
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {stage}, step {t}: the objective is not finite.")
             stop = run.checkpoint(stage, t, obj, h, sigma, callback, t, out_of_time=out_of_time, W=W)

@@ -655,7 +655,8 @@ def topo_solve(
         ``precedence[i, j]``: node i must come before node j in every order (required edges,
         tiers). The estimator builds it from ``required`` and ``tiers``.
     required_mask : ndarray of bool of shape (n_nodes, n_nodes), optional
-        Required edges (only used to keep them when ordering the continuous start).
+        Required edges: counted in the continuous start's acyclicity function (as in
+        :func:`~colide_core.solver._fast.fast_solve`) and kept when ordering its result.
     start_threshold : float, default=0.3
         Threshold under which the continuous start's edges do not constrain the start order.
 
@@ -722,7 +723,8 @@ def topo_solve(
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
                 start = fast_solve(prob.cov, st.replace(max_time=left), beta_1=beta_1, beta_2=beta_2,
-                                   sigma0=sigma0, callback=callback, edge_mask=edge_mask, l1_mask=l1_mask)
+                                   sigma0=sigma0, callback=callback, edge_mask=edge_mask, l1_mask=l1_mask,
+                                   required_mask=required_mask)
             W0 = start.W
             per_stage = tuple(start.n_iter_per_stage)
             for key in ("stage", "iteration", "objective", "h", "sigma"):

@@ -466,6 +466,7 @@ def lambda_path(
                 W_init=W_prev if warm_start else None, callback=inner if callback is not None else None,
                 edge_mask=edge_mask,
                 l1_mask=None if required_mask is None else (~required_mask).astype(float),
+                required_mask=required_mask,
             )
         if res.stopped:
             stopped = True

@@ -32,7 +32,7 @@ def get_solver(name):
     -------
     callable
         ``solve(cov, *, variant, lambda1, mu_schedule, s_schedule, max_iter, lr, tol,
-        checkpoint, W_init, callback, max_time, edge_mask, l1_mask) -> SolverResult``.
+        checkpoint, W_init, callback, max_time, edge_mask, l1_mask, required_mask) -> SolverResult``.
 
     Raises
     ------

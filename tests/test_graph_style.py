@@ -250,3 +250,27 @@ def test_summary_view_of_a_large_graph_has_no_per_cell_text():
     assert z.dtype == np.uint8 and z[0, 1] == 1 and z[2, 3] == 2 and (z != 0).sum() == 2  # correct, reversed
     small = adjacency_figure(A[:5, :5], [f"n{k}" for k in range(5)], B[:5, :5]).data[0]
     assert small.hovertext[0][1] == "n0 → n1<br>w = +0.7<br>correct"
+
+
+def _page_json(html, name):
+    """The JSON literal a graph page's script gives ``name`` (``var NAME = <json>, ...`` or ``new vis.DataSet(<json>)``)."""
+    m = re.search(rf"{name} = (\[.*?\]|true|false)[,;]", html)
+    return json.loads(m.group(1))
+
+
+def test_a_negative_weight_line_runs_into_its_bar_and_a_ring_is_marked():
+    # Issue 41: vis-network stops a line 0.9 arrowhead-lengths before the node when
+    # arrowStrikethrough is off, right for a pointed arrow, but a bar "⊣" is only 0.15 lengths deep:
+    # it floated off the line. A negative edge's line now runs to the node (drawn over it), a
+    # positive edge's still stops at its arrow's base. The page widens a ring to its frame in the
+    # browser (tests/e2e/test_projector.py); it is told which drawings are rings.
+    W = np.array([[0.0, 1.5, -0.8], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    html = graph_html(W, ["a", "b", "c"], height_px=None, legend=False, assets_url="app/static/vis")
+    edges = json.loads(re.search(r"new vis\.DataSet\((\[\{\"from\".*?\])\);", html).group(1))
+    by_end = {(e["from"], e["to"]): e for e in edges}
+    assert by_end[(0, 2)]["arrows"]["to"]["type"] == "bar" and by_end[(0, 2)]["arrowStrikethrough"] is True
+    assert by_end[(0, 1)]["arrows"]["to"]["type"] == "arrow" and "arrowStrikethrough" not in by_end[(0, 1)]
+    assert _page_json(html, "RING") is True
+    top_down = graph_html(W, ["a", "b", "c"], positions=graph_style.node_positions(3, W, layout="topological"),
+                          height_px=None, legend=False, assets_url="app/static/vis")
+    assert _page_json(top_down, "RING") is False

@@ -157,6 +157,10 @@ def _edge_items(A, names, edges, required=None, oriented=None):
             title = f"{names[i]} → {names[j]}: w = {w:+.4g} ({kind})"
         opts = {"color": colour, "width": width, "dashes": dashed, "title": title,
                 "arrows": {"to": {"enabled": True, "type": head}}}
+        if head == "bar":
+            # the line runs to the node (which is drawn over it), through the bar: with vis-network's
+            # default the line stopped 0.9 bar-lengths short and the "⊣" floated off the edge (issue 41)
+            opts["arrowStrikethrough"] = True
         marks = []
         if required is not None and kind != "missing" and required[i, j]:
             opts["title"] += " · required by prior knowledge"
@@ -174,7 +178,7 @@ def _edge_items(A, names, edges, required=None, oriented=None):
     return items
 
 
-def legend_for(graphs, B_true=None, oriented=None) -> str:
+def legend_for(graphs, B_true=None, oriented=None, *, truth_drawn=False) -> str:
     """The legend of drawings of ``graphs`` coloured against ``B_true``: what any of them draws.
 
     Parameters
@@ -186,6 +190,9 @@ def legend_for(graphs, B_true=None, oriented=None) -> str:
         The truth the edges are coloured against (:func:`colide_core.classify_edges`).
     oriented : array-like of bool of shape (n_nodes, n_nodes), optional
         Edges an intervention can orient: the legend gains their marker when any is drawn.
+    truth_drawn : bool, default False
+        ``graphs`` are a true graph (e.g. a simulated one), drawn without a truth to colour against:
+        their edges are called :data:`colide_core.render.graph_style.TRUE_EDGE_TEXT`, not "learned edge".
 
     Returns
     -------
@@ -196,6 +203,8 @@ def legend_for(graphs, B_true=None, oriented=None) -> str:
     entries = _legend_entries(graphs, B_true)
     if entries is None:
         return ""
+    if truth_drawn and B_true is None:
+        entries = [dict(e, text=graph_style.TRUE_EDGE_TEXT) if e.get("kind") == "learned" else e for e in entries]
     if oriented is not None:
         ori = np.asarray(oriented, dtype=bool)
         if any(np.any(ori & (np.asarray(A, dtype=float) != 0)) for A in graphs):
@@ -287,6 +296,12 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     drawn, the page fits the graph to its frame and enlarges the labels towards
     :data:`LABEL_SCREEN_PX` on screen, up to the largest font at which no two labels overlap
     (:func:`colide_core.render.graph_style.max_font`), so a narrow frame does not shrink them to dots.
+    A drawing narrower than its frame is first widened to the frame's shape (at most 3 times; a
+    ring, the default circle, becomes an ellipse with its nodes equally spaced along it), and every
+    edge whose arrowhead covers a label, or whose line crosses another node's label, gets a smaller
+    arrowhead, then another bend, then a thinner line (the ``fit_script`` macro; its
+    ``drawingGeometry`` gives the arrowheads and labels as drawn, read by the browser tests).
+    A negative weight's line runs into its bar (``arrowStrikethrough``), which is drawn at the node.
     The page is the template ``graph_page.html.j2`` (:func:`template_environment`).
     """
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=height_px, positions=positions,
@@ -374,7 +389,9 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
     context = {"nodes": nodes, "edges": edge_list, "options": _OPTIONS,
                "height": "100vh" if fill else f"{int(height_px)}px", "fill": fill,
                "assets_url": None if assets_url is None else str(assets_url).rstrip("/"),
-               "base_font": font, "max_font": round(big, 1), "target_font": LABEL_SCREEN_PX, "A": A}
+               "base_font": font, "max_font": round(big, 1), "target_font": LABEL_SCREEN_PX,
+               "bends": [list(b) for b in graph_style.EDGE_BENDS], "ring": positions is None and layout == "circular",
+               "A": A}
     context.update(_inline_assets() if assets_url is None else {"vis_css": None, "vis_js": None})
     return context
 

@@ -43,7 +43,7 @@ import numpy as np
 from colide_core._validation import check_square_matrix
 
 __all__ = [
-    "EDGE_STYLES", "SIGN_STYLES", "NODE_FILL", "NODE_LINE", "LAYOUTS", "SUMMARY_NODES", "legend_entries",
+    "EDGE_STYLES", "SIGN_STYLES", "TRUE_EDGE_TEXT", "NODE_FILL", "NODE_LINE", "LAYOUTS", "SUMMARY_NODES", "legend_entries",
     "node_positions", "font_px", "label_overlap", "max_font", "per_row", "unit_positions",
     "EDGE_BENDS", "bend_via", "edge_bends", "change_fill", "CHANGE_CLIP", "SETTLED_STYLE",
 ]
@@ -56,6 +56,9 @@ EDGE_STYLES = {
     "missing": ("#7f7f7f", True, "missing (true edge not found), dashed"),
     "learned": ("#1f77b4", False, "learned edge"),
 }
+#: The legend's text for the edges of a true graph drawn on its own (no truth to colour against:
+#: the "learned" colour, but not called learned).
+TRUE_EDGE_TEXT = "true edge"
 #: sign -> (vis-network arrowhead type, legend text). The arrowhead is the weight's sign.
 SIGN_STYLES = {
     "+": ("arrow", "→ positive weight"),

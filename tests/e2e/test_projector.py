@@ -10,6 +10,7 @@ Every page's title is checked at both sizes too. Screenshots go to ``tests/e2e/a
 ``docs/images/projector-*.png`` were taken by this test).
 """
 import json
+import math
 import re
 
 import pytest
@@ -17,7 +18,7 @@ from playwright.sync_api import expect
 
 from colide_core.data.lessons import LESSONS
 from dashboard.nav import PAGES
-from tests.e2e.harness import ARTIFACTS, UI_TIMEOUT_MS, graph_frame, lambda_slider, no_exception_shown, wait_for_idle
+from tests.e2e.harness import ARTIFACTS, GRAPH_READY_JS, UI_TIMEOUT_MS, graph_frame, lambda_slider, no_exception_shown, wait_for_idle
 
 #: On screen, labels at least this large (CSS px) up to d = 30.
 MIN_LABEL_PX = 12.0
@@ -112,3 +113,77 @@ def test_every_page_title_is_below_the_header(server, browser, size):
         assert sidebar["width"] > 100, (name, sidebar)                      # the sidebar is open
         assert title["y"] >= header["y"] + header["height"] - 0.5, (name, title, header)
         assert title["y"] + title["height"] <= h and title["x"] >= sidebar["x"] + sidebar["width"] - 0.5, (name, title)
+
+
+def _hull_axes(points):
+    """Normals of every pair of points: a superset of the convex hull's edge normals (SAT axes)."""
+    return [(q[1] - p[1], p[0] - q[0]) for i, p in enumerate(points) for q in points[i + 1:] if p != q]
+
+
+def _meets(polygon, box, pad):
+    """Does the convex hull of ``polygon`` overlap ``box`` shrunk by ``pad`` on each side?
+    (Separating axes: the hull's edge normals and the box's two axes.)"""
+    rect = [(box["left"] + pad, box["top"] + pad), (box["right"] - pad, box["top"] + pad),
+            (box["right"] - pad, box["bottom"] - pad), (box["left"] + pad, box["bottom"] - pad)]
+    if rect[1][0] <= rect[0][0] or rect[2][1] <= rect[1][1]:
+        return False
+    pts = [tuple(p) for p in polygon]
+    for nx, ny in _hull_axes(pts) + [(1.0, 0.0), (0.0, 1.0)]:
+        a = [x * nx + y * ny for x, y in pts]
+        b = [x * nx + y * ny for x, y in rect]
+        if max(a) <= min(b) or max(b) <= min(a):
+            return False
+    return True
+
+
+def test_hand_worked_overlap_of_an_arrowhead_and_a_label():
+    # a 10-long arrowhead pointing right with its tip at (0, 0): base corners (-10, +-3)
+    head = [(0, 0), (-10, 3), (-9, 0), (-10, -3)]
+    assert _meets(head, {"left": -2, "top": -1, "right": 5, "bottom": 1}, 0.5)        # over the tip
+    assert not _meets(head, {"left": 1, "top": -5, "right": 9, "bottom": 5}, 0.5)      # ahead of the tip
+    assert not _meets(head, {"left": -8, "top": 3, "right": -2, "bottom": 6}, 0.5)     # above the slanted side
+    assert _meets(head, {"left": -8, "top": 1, "right": -2, "bottom": 6}, 0.5)         # over the slanted side
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+@pytest.mark.parametrize("d", [30, 50])
+def test_arrowheads_stay_off_labels_and_the_drawing_uses_the_frame(server, browser, size, d):
+    """Issue 41, point 3: at d = 30 arrowheads covered labels (X9 entirely) and at d = 50 the circle used
+    about 40 % of the frame's width. Read from vis-network's own geometry (the template's
+    ``drawingGeometry``: each arrowhead as drawn, each label's box): no arrowhead covers any label by
+    more than half a pixel on screen, the nodes span most of the frame's width, a bar "⊣" (a
+    negative weight) has its line running into it (it floated 0.9 bar-lengths off the line), and
+    labels stay at least 12 px (d = 30) on screen."""
+    w, h = size
+    context = browser.new_context(viewport={"width": w, "height": h})
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/learn?data=sim&d={d}&n=600&seed=1", timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        frames = page.get_by_test_id("stIFrame")
+        expect(frames).to_have_count(1, timeout=UI_TIMEOUT_MS)  # one drawing at a time at these sizes
+        frame = graph_frame(frames.first, f"() => ({GRAPH_READY_JS})() && typeof drawingGeometry === 'function'")
+        geometry = frame.evaluate("() => drawingGeometry()")
+        span = frame.evaluate("""() => { const p = network.getPositions(), xs = Object.keys(p).map(k => network.canvasToDOM(p[k]).x);
+                                         return (Math.max(...xs) - Math.min(...xs)) / window.innerWidth; }""")
+        font = frame.evaluate(_FONT_JS)
+        page.screenshot(path=str(ARTIFACTS / f"projector-arrows-d{d}-{w}x{h}.png"))
+        no_exception_shown(page)
+    finally:
+        context.close()
+    pad = 0.5 / geometry["scale"]                      # half a CSS pixel, in drawing units
+    arrows, labels = geometry["arrows"], geometry["labels"]
+    assert len(labels) == d and len(arrows) > d, (len(labels), len(arrows))
+    covered = [(a["from"], a["to"], b["id"]) for a in arrows for b in labels if _meets(a["polygon"], b, pad)]
+    assert covered == [], covered
+    bars = [a for a in arrows if a["type"] == "bar"]
+    assert bars, "no negative weight drawn"
+    # the line reaches the bar: it ends at the node's centre (drawn under the node), behind the bar's tip
+    for a in bars:
+        end, tip = a["lineEnd"], a["tip"]
+        along = (end["x"] - tip["x"]) * math.cos(a["angle"]) + (end["y"] - tip["y"]) * math.sin(a["angle"])
+        assert along >= -0.15 * a["length"], a
+    assert span > 0.6, span                            # the frame is used (it was ~0.33)
+    if d == 30:
+        assert font >= MIN_LABEL_PX - 0.05, font

@@ -61,7 +61,7 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
                              settled=settled)
 
 
-def show_legend(As, truth=None, oriented=None) -> None:
+def show_legend(As, truth=None, oriented=None, truth_drawn=False) -> None:
     """One legend for drawings shown side by side, listing what any of the graphs ``As`` draws.
 
     Parameters
@@ -72,8 +72,10 @@ def show_legend(As, truth=None, oriented=None) -> None:
         The truth they are coloured against (:func:`colide_core.render.graph_html.legend_for`).
     oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges an intervention can orient: their marker joins the legend when one is drawn.
+    truth_drawn : bool, default False
+        ``As`` is the true graph itself (the Simulate page): its edges are "true", not "learned".
     """
-    legend = legend_for(As, truth, oriented)
+    legend = legend_for(As, truth, oriented, truth_drawn=truth_drawn)
     if legend:
         st.html(legend)
 

@@ -94,14 +94,19 @@ class SimConfig:
                 "w_range": [float(v) for v in self.w_range], "standardize": bool(self.standardize)}
 
     def describe(self) -> str:
-        """One line such as "ER2, d=10, n=1000, gaussian noise, NV σ² ∈ [0.5, 10]"."""
+        """One line such as "ER2, d=10, n=1000, gaussian noise, NV σ² ∈ [0.5, 10]" (with interventions,
+        "n=1000 per condition (4,000 rows)" and the conditions and targets)."""
         var = (f"EV σ² = {self.noise_var:g}" if self.variance == "EV"
                else f"NV σ² ∈ [{self.noise_var_range[0]:g}, {self.noise_var_range[1]:g}]")
         std = ", standardised" if self.standardize else ""
-        iv = "" if not self.interventions else (
-            f", + {self.interventions} interventions on {self.iv_targets} node(s) each"
+        k, t = int(self.interventions), int(self.iv_targets)
+        # with interventions n is per condition: say so, and how many rows that makes (issue 41:
+        # "n=1000" stood beside 4,000 samples)
+        iv = "" if not k else (
+            f", + {k} interventional condition{'s' if k != 1 else ''} on {t} node{'s' if t != 1 else ''} each"
             + (f" (shift sd {self.mean_shift:g})" if self.mean_shift else ""))
-        return (f"{self.graph}{self.degree:g}, d={self.d}, n={self.n}, {self.noise} noise, {var}, "
+        n = f"n={self.n}" if not k else f"n={self.n} per condition ({(k + 1) * self.n:,} rows)"
+        return (f"{self.graph}{self.degree:g}, d={self.d}, {n}, {self.noise} noise, {var}, "
                 f"|w| ∈ [{self.w_range[0]:g}, {self.w_range[1]:g}]{std}{iv}")
 
 

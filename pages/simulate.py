@@ -9,7 +9,8 @@ import streamlit as st
 from dashboard.layout import page_setup
 from dashboard import state
 from colide_core.graph.export import edge_list
-from dashboard.graphview import show_graph
+from dashboard.graphview import show_graph, show_legend
+from dashboard.text import md_escape
 from dashboard.simulation import config_from_state, simulate_dataset
 from dashboard.data import node_limit, too_large_message
 from colide_core.data.simulate import INTERACTIVE_BOUNDS as B  # the one table of bounds (widgets, links)
@@ -111,19 +112,35 @@ st.subheader("Current simulated dataset")
 st.caption(ds.name)
 meta = ds.meta
 n, d = ds.shape
+design_targets = {c: t for c, t in (meta.get("targets") or {}).items() if t}  # the interventional conditions
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Samples", n)
+m1.metric("Samples", f"{n:,}",
+          help=None if not design_targets else "All rows: the observational ones and each interventional condition's.")
 m2.metric("Nodes", d)
 m3.metric("True edges", int((ds.B_true.to_numpy() != 0).sum()))
 m4.metric("Varsortability", f"{meta.get('varsortability', float('nan')):.2f}",
           help="Fraction of causal paths along which the marginal variance increases (Reisach et al. "
                "2021). Near 1: sorting by variance already reveals the order.")
 
+if design_targets:  # which rows are which, and every condition's targets (issue 41: they were not listed)
+    counts = pd.Series(meta["conditions"]).value_counts(sort=False)
+    observational = [c for c in counts.index if c not in design_targets]
+    st.caption(" + ".join([f"{int(counts[c]):,} observational rows ({md_escape(c)})" for c in observational]
+                          + [f"{len(design_targets)} interventional condition{'s' if len(design_targets) != 1 else ''} "
+                             f"of {int(counts[next(iter(design_targets))]):,} rows"])
+               + f" = {n:,} samples.")
+    st.dataframe(pd.DataFrame({"condition": list(design_targets),
+                               "rows": [int(counts.get(c, 0)) for c in design_targets],
+                               "targets (set by the experiment)": [", ".join(t) for t in design_targets.values()]}),
+                 hide_index=True, key="sim_targets_table")
+
 tab_graph, tab_sigma, tab_data = st.tabs(["True graph", "True noise σ", "Data preview"])
 with tab_graph:
     W_true = meta["W_true"]
-    # the one drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview)
-    show_graph(W_true, ds.node_names, key="sim_graph", height=560)
+    # the one drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview); its legend
+    # says "true edge" (the drawing's own would call the truth's edges "learned")
+    show_legend([W_true], truth_drawn=True)
+    show_graph(W_true, ds.node_names, key="sim_graph", height=560, legend=False)
     st.dataframe(edge_list(W_true, ds.node_names), hide_index=True)
 with tab_sigma:
     st.dataframe(pd.DataFrame({"node": ds.node_names, "true σ": ds.sigma_true}), hide_index=True)

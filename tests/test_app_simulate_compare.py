@@ -129,3 +129,35 @@ def test_parallel_runs_give_the_same_table_as_serial(new_app):
     parallel = _summary(at)
     cols = ["SHD", "SHD-C", "SID", "FDR", "TPR", "NNZ", "runs", "failed"]
     assert parallel[cols].equals(serial[cols])
+
+
+def test_simulate_says_true_edge_and_lists_the_interventions(new_app):
+    # Issue 41: the true graph's legend said "learned edge"; with interventions the page showed
+    # 4,000 samples beside "n=1000" and did not list the targets.
+    at = _page(new_app, "pages/simulate.py")
+    at.number_input(key="sim_d").set_value(6)
+    at.number_input(key="sim_n").set_value(1000)
+    at.number_input(key="sim_interventions").set_value(3)
+    at.number_input(key="sim_iv_targets").set_value(2)
+    at.button(key="sim_run").click().run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    assert ds.shape == (4000, 6)                                   # 1,000 observational + 3 x 1,000
+    assert [m.value for m in at.metric if m.label == "Samples"] == ["4,000"]
+    assert "n=1000 per condition (4,000 rows)" in ds.name and "3 interventional conditions on 2 nodes each" in ds.name
+    assert "node(s)" not in ds.name
+    captions = [c.value for c in at.caption]
+    assert any(c.endswith("+ 3 interventional conditions of 1,000 rows = 4,000 samples.")
+               and c.startswith("1,000 observational rows") for c in captions), captions
+    targets = [d.value for d in at.dataframe if "targets (set by the experiment)" in d.value.columns]
+    assert len(targets) == 1 and len(targets[0]) == 3
+    assert list(targets[0]["rows"]) == [1000] * 3
+    # every condition's targets, as the dataset carries them (two nodes each)
+    assert [t.split(", ") for t in targets[0]["targets (set by the experiment)"]] == \
+        [t for t in ds.meta["targets"].values() if t]
+    assert all(len(t.split(", ")) == 2 for t in targets[0]["targets (set by the experiment)"])
+    # the legend above the drawing calls the edges true, and the drawing draws no legend of its own
+    legends = [h.proto.body for h in at.get("html") if "weight" in h.proto.body]
+    assert len(legends) == 1 and "true edge" in legends[0] and "learned edge" not in legends[0]
+    docs = [e.proto.srcdoc for e in at.get("iframe")]
+    assert len(docs) == 1 and "learned edge" not in docs[0] and 'id="legend"' not in docs[0]

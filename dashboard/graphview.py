@@ -64,6 +64,9 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
 def show_legend(As, truth=None, oriented=None, truth_drawn=False) -> None:
     """One legend for drawings shown side by side, listing what any of the graphs ``As`` draws.
 
+    Nothing above :data:`~colide_core.render.graph_style.SUMMARY_NODES` nodes, where
+    :func:`show_graph` shows a heatmap instead of lines and arrowheads.
+
     Parameters
     ----------
     As : sequence of ndarray of shape (n_nodes, n_nodes)
@@ -75,6 +78,8 @@ def show_legend(As, truth=None, oriented=None, truth_drawn=False) -> None:
     truth_drawn : bool, default False
         ``As`` is the true graph itself (the Simulate page): its edges are "true", not "learned".
     """
+    if any(np.asarray(A).shape[0] > SUMMARY_NODES for A in As):
+        return  # shown as heatmaps (show_graph), whose colour key is their own: no line legend (issue 41)
     legend = legend_for(As, truth, oriented, truth_drawn=truth_drawn)
     if legend:
         st.html(legend)

@@ -122,3 +122,30 @@ def test_fill_mode_sizes_the_canvas_to_the_frame_and_legend_can_be_left_out():
     assert "height: 520px" in fixed and "FILL = false" in fixed
     assert "height: 100vh" in fill and "FILL = true" in fill and "overflow:hidden" in fill
     assert 'id="legend"' in fixed and 'id="legend"' not in fill
+
+
+def _legend_script(d):
+    """A script drawing the Learn page's legend for a d-node chain and its truth (AppTest.from_function)."""
+    import numpy as np
+
+    from dashboard.graphview import show_legend
+
+    A = np.eye(d, k=1) * 0.8
+    show_legend([A], A)
+
+
+@pytest.mark.parametrize("d, shown", [(60, 1), (61, 0)])
+def test_no_line_legend_above_the_heatmap_size(d, shown):
+    # Issue 41: above SUMMARY_NODES (60) nodes show_graph draws a heatmap, yet the line legend (colours
+    # of lines, arrowheads) was still shown above it; up to 60 the drawing's legend is there
+    from streamlit.testing.v1 import AppTest
+
+    from colide_core.render.graph_style import SUMMARY_NODES
+
+    assert SUMMARY_NODES == 60
+    at = AppTest.from_function(_legend_script, args=(d,)).run()
+    assert not at.exception, at.exception
+    legends = [h.proto.body for h in at.get("html")]
+    assert len(legends) == shown
+    if shown:
+        assert "correct (in the ground truth)" in legends[0]

@@ -274,3 +274,46 @@ def test_a_negative_weight_line_runs_into_its_bar_and_a_ring_is_marked():
     top_down = graph_html(W, ["a", "b", "c"], positions=graph_style.node_positions(3, W, layout="topological"),
                           height_px=None, legend=False, assets_url="app/static/vis")
     assert _page_json(top_down, "RING") is False
+
+
+def _label_clashes(fig, ax, texts, xy, radius_px):
+    """Pairs of weight labels whose boxes overlap, and labels over a node's disc (display pixels)."""
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    pairs = [(a, b) for a in range(len(boxes)) for b in range(a + 1, len(boxes)) if boxes[a].overlaps(boxes[b])]
+    centres = ax.transData.transform(xy)
+    on_nodes = []
+    for a, box in enumerate(boxes):
+        nx = np.clip(centres[:, 0], box.x0, box.x1)
+        ny = np.clip(centres[:, 1], box.y0, box.y1)
+        if np.any(np.hypot(nx - centres[:, 0], ny - centres[:, 1]) < radius_px):
+            on_nodes.append(a)
+    return pairs, on_nodes
+
+
+def test_picture_weight_labels_cover_no_label_and_no_node():
+    # Issue 41: the PNG export wrote each weight at its edge's straight midpoint, over other weights
+    # and over nodes. A complete DAG on 8 nodes (28 edges, many crossing near the centre) drew
+    # overlapping labels that way; now each label sits on its arc where it covers nothing, strongest
+    # first, and a weight with no free place is left out.
+    from colide_core.graph._dag import classify_edges
+    from colide_core.render.picture import _graph_figure
+
+    d = 8
+    A = np.triu(np.arange(1.0, d * d + 1).reshape(d, d) / (d * d), 1)   # 28 distinct positive weights
+    A[0, 5] = -A[0, 5]
+    names = [f"N{k}" for k in range(d)]
+    xy = graph_style.unit_positions(d) * np.array([1.0, -1.0])
+    fig, ax, labels = _graph_figure(A, names, xy, classify_edges(A), None, figsize=(6, 6), dpi=150, decimals=2)
+    font_pt = graph_style.font_px(d, width_px=72 * 6, max_label=2) * 0.75
+    radius_px = max(10.0, font_pt * 1.6) * 150 / 72
+    pairs, on_nodes = _label_clashes(fig, ax, labels, xy, radius_px)
+    assert pairs == [] and on_nodes == []
+    shown = [t.get_text() for t in labels]
+    assert len(shown) >= 14, shown                         # at least half the weights still written
+    assert f"{A[d - 2, d - 1]:.2f}" in shown               # the strongest edge is labelled first: always shown
+    # the old placement (each label at its straight midpoint) overlapped on this graph
+    mids = [ax.text(*(0.5 * (xy[i] + xy[j])), f"{A[i, j]:.2f}", fontsize=max(5.0, font_pt * 0.7), ha="center",
+                    va="center") for i, j in zip(*np.nonzero(A))]
+    old_pairs, _ = _label_clashes(fig, ax, mids, xy, radius_px)
+    assert len(old_pairs) >= 3, old_pairs

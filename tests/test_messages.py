@@ -89,6 +89,9 @@ def test_no_success_message_on_the_learn_page_says_iteration_limit(new_app):
 def test_durations_lambdas_and_counts_read_well():
     assert [fmt_seconds(t) for t in (0.0304, 0.0004, 0.15, 1.73, 12.3, 150)] == \
         ["30 ms", "0.4 ms", "150 ms", "1.7 s", "12 s", "2.5 min"]
+    # issue 41: two significant digits, never a rounded-down "1 s" or an exponent at a unit's edge
+    assert [fmt_seconds(t) for t in (1.9, 1.0, 99.4, 99.9, 5999, 6000, 90000)] == \
+        ["1.9 s", "1 s", "99 s", "1.7 min", "1.7 h", "1.7 h", "25 h"]
     assert fmt_lambda(0.158113883) == "0.158" and fmt_lambda(0.05) == "0.05" and fmt_lambda(2) == "2"
     assert plural(1, "check") == "1 check" and plural(3, "check") == "3 checks"
 
@@ -126,3 +129,22 @@ def test_convergence_figure_is_log_scale_with_stage_boundaries():
     assert fig.layout.yaxis.type == "log"
     # one boundary, between checkpoint 2 (stage 0) and checkpoint 3 (stage 1)
     assert [s.x0 for s in fig.layout.shapes] == [2.5]
+
+
+def test_log_axes_label_each_power_of_ten_only_over_decades():
+    # Issue 41: plotly labels a log axis at 2 and 5 of every decade over a short range, a crowd of
+    # small numbers over a few decades. Over >= 2 decades: one label per power of ten (dtick=1),
+    # powers written as 10^k below 0.001; over less, plotly's own ticks.
+    from colide_core.render.figures import playback_figure
+    from colide_core.render.plots import log_axis
+
+    assert log_axis([0.5, 4.0]) == {"type": "log"}                        # under a decade: plotly's choice
+    wide = log_axis([0.001, 0.05, 1.0, -3.0, float("nan")])               # 3 decades; junk ignored
+    assert wide["type"] == "log" and wide["dtick"] == 1 and "exponentformat" not in wide
+    assert log_axis([1e-12, 10.0])["exponentformat"] == "power"           # h(W) falls to 1e-12
+    rec = _record((True, True), [0, 0, 1, 1, 1], [5000.0, 400.0, 30.0, 2.0, 1.5])
+    fig = objective_figure({"NV": rec})
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.dtick == 1
+    fig = playback_figure({"stage": [0, 0, 1], "h": [1.0, 1e-4, 1e-9], "objective": [3.0, 2.0, 1.0]},
+                          [1.0, 0.1], [1.0, 0.9])
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.exponentformat == "power"

@@ -23,6 +23,7 @@ from colide_core.render import graph_style
 from colide_core.graph._dag import classify_edges
 from colide_core.graph.export import html_escape
 from colide_core.render.graph_style import EDGE_STYLES
+from colide_core.render.plots import log_axis
 
 __all__ = [
     "noise_figure", "compare_figure", "objective_figure", "frequency_figure", "sigma_interval_figure",
@@ -185,7 +186,8 @@ def objective_figure(objectives: dict) -> go.Figure:
         fig.add_vline(x=i + 0.5, line_dash="dot", line_color="#888", line_width=1)
     log = bool(all_values) and all(np.isfinite(v) and v > 0 for v in all_values)
     fig.update_layout(xaxis_title="checkpoint", yaxis_title="objective" + (" (log scale)" if log else ""),
-                      yaxis_type="log" if log else "linear", height=300, margin={"t": 30, "b": 10})
+                      height=300, margin={"t": 30, "b": 10})
+    fig.update_yaxes(**(log_axis(all_values) if log else {"type": "linear"}))
     return fig
 
 
@@ -329,7 +331,7 @@ def edge_count_figure(path, paper_lambda=LAMBDA1) -> go.Figure:
                         name=f"threshold {thr:g}", line={"width": 3 if math.isclose(thr, THRESHOLD) else 1.5})
     fig.add_vline(x=paper_lambda, line_dash="dash", line_color="#444",
                   annotation_text=f"paper λ = {paper_lambda:g}", annotation_position="top")
-    fig.update_xaxes(type="log", title="λ (lambda1, log scale)")
+    fig.update_xaxes(**log_axis(path.lambdas), title="λ (lambda1, log scale)")
     fig.update_yaxes(title="edges in the DAG")
     fig.update_layout(height=360, margin={"t": 30, "b": 10}, legend_title_text="")
     return fig
@@ -509,7 +511,7 @@ def playback_figure(history, mu_schedule, s_used, current=None) -> go.Figure:
                            text=f"stage {k + 1}: μ={mu:g}<br>s={s:g}", font={"size": 10}, align="left")
     if current is not None and 0 <= current < n:
         fig.add_vline(x=current, line={"color": "#d62728", "width": 2})
-    fig.update_yaxes(type="log", title_text="h(W) (0: a DAG)", row=1, col=1)
+    fig.update_yaxes(**log_axis(h), title_text="h(W) (0: a DAG)", row=1, col=1)
     fig.update_yaxes(title_text="objective", row=2, col=1)
     fig.update_yaxes(title_text="σ̂", row=3, col=1)
     fig.update_xaxes(title_text="checkpoint", row=3, col=1)

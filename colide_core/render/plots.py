@@ -21,12 +21,41 @@ from colide_core.graph.export import html_escape
 
 __all__ = [
     "sortability_figure", "residual_sd_figure", "qq_figure", "hetero_figure", "markov_figure",
-    "roc_figure", "pr_figure", "threshold_figure", "path_figure",
+    "roc_figure", "pr_figure", "threshold_figure", "path_figure", "log_axis",
 ]
 
 _COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
 #: Most points per node drawn in the Q-Q and residual plots (an even subsample beyond that).
 MAX_POINTS = 400
+
+
+def log_axis(values) -> dict:
+    """Settings of a plotly log axis that shows the values without cluttered minor labels.
+
+    Plotly labels a log axis at 2 and 5 (or every digit) within each decade when the range is
+    short, which over a few decades writes a crowd of small numbers (issue 41). Over two decades or
+    more, one label per power of ten (``dtick=1``), written as a power (10⁻⁶) below 0.001; over less,
+    plotly's own choice.
+
+    Parameters
+    ----------
+    values : array-like of float
+        What the axis shows; non-finite and non-positive values are ignored.
+
+    Returns
+    -------
+    dict
+        ``{"type": "log", ...}`` for ``fig.update_xaxes`` / ``update_yaxes``.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v) & (v > 0)]
+    out = {"type": "log"}
+    if v.size and v.max() / v.min() >= 100.0:
+        out["dtick"] = 1
+        out["minor"] = {"showgrid": True, "ticks": ""}
+        if v.min() < 1e-3:
+            out["exponentformat"] = "power"
+    return out
 
 
 def _layout(fig, height=360, **kw):
@@ -64,7 +93,7 @@ def sortability_figure(names, variances, r2, A):
     fig.add_bar(x=x, y=np.asarray(variances, dtype=float)[order], name="variance", row=1, col=1,
                 marker_color=_COLOURS[0])
     fig.add_bar(x=x, y=np.asarray(r2, dtype=float)[order], name="R²", row=1, col=2, marker_color=_COLOURS[1])
-    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(**log_axis(variances), row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=1, col=2)
     fig.update_xaxes(type="category", title_text="nodes in the learned causal order")
     return _layout(fig, showlegend=False)
@@ -99,7 +128,7 @@ def residual_sd_figure(table, noise_model):
     fig.add_scatter(x=names, y=[pooled] * len(names), mode="lines", line={"dash": "dash", "color": "#444"},
                     name=f"one σ for all nodes (EV): {pooled:.4g}")
     fig.update_xaxes(type="category", title_text="node")
-    fig.update_yaxes(type="log" if log else "linear",
+    fig.update_yaxes(**(log_axis(sd) if log else {"type": "linear"}),
                      title_text="residual standard deviation (data units" + (", log scale)" if log else ")"))
     return _layout(fig, title_text=f"Residual spread per node: verdict {noise_model}")
 

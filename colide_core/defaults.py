@@ -192,6 +192,11 @@ MIN_CONDITION_ROWS = 2
 #: Most distinct conditions (labels) of one dataset. The statistics are ``K * n_nodes**2``
 #: numbers, also bounded by :data:`MAX_CELLS`.
 MAX_CONDITIONS = 1_000
+#: Most distinct conditions of a dataset in the dashboard (an upload's condition column): every
+#: fit, bootstrap worker and live rerun builds their statistics, so the shared server takes far
+#: fewer than the library (issue 42; the cost of both limits is measured in docs/security.md).
+#: Simulations and links stay below it (``INTERACTIVE_BOUNDS["n_conditions"]``, 50 + 1).
+MAX_CONDITIONS_DASHBOARD = 100
 #: Longest condition label, in characters (labels are shown and written to manifests).
 MAX_CONDITION_LABEL = 200
 #: Largest targets file the CLI reads (bytes): ``{label: [node, ...]}`` for 1,000 conditions.
@@ -199,8 +204,8 @@ MAX_TARGETS_FILE_BYTES = 1_000_000
 #: How the conditions enter the model: an intercept per condition (the default) or one per node.
 INTERCEPTS = ("condition", "pooled")
 INTERCEPT = "condition"
-__all__ += ["MIN_CONDITION_ROWS", "MAX_CONDITIONS", "MAX_CONDITION_LABEL", "MAX_TARGETS_FILE_BYTES", "INTERCEPTS",
-            "INTERCEPT"]
+__all__ += ["MIN_CONDITION_ROWS", "MAX_CONDITIONS", "MAX_CONDITIONS_DASHBOARD", "MAX_CONDITION_LABEL",
+            "MAX_TARGETS_FILE_BYTES", "INTERCEPTS", "INTERCEPT"]
 
 # Planning the next experiment (colide_core.evaluation.planning, docs/planning.md).
 #: What rank_interventions' score counts, the default first (read by the CLI's options too, so

@@ -43,6 +43,7 @@ __all__ = [
     "RunSettingsError",
     "UnknownNodesError",
     "ConditionsError",
+    "StatisticsStopped",
 ]
 
 
@@ -225,6 +226,16 @@ class ConditionsError(DataValidationError):
 
 def _rebuild_conditions_error(message, kind, columns, rows):
     return ConditionsError(message, kind, columns=columns, rows=rows)
+
+
+class StatisticsStopped(RuntimeError):
+    """A callback asked to stop while the statistics of several conditions were built.
+
+    Raised by :meth:`colide_core.data.conditions.ConditionStats.from_data` and
+    :meth:`~colide_core.data.conditions.ConditionStats.node_covariances` when their
+    ``callback()`` returns True. :meth:`colide_core.CoLiDE.fit` catches it: the fit then ends
+    stopped (``stopped_`` True) before the solve started, with ``W_`` all zeros.
+    """
 
 
 #: The optional packages by the name they are imported as: (the distribution pip installs, the extra

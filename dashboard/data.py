@@ -450,6 +450,7 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
     meta = {"upload": {**fixes, "dropped_columns": [str(c) for c in validated.dropped_columns],
                        "dropped_rows": int(validated.dropped_rows)}}
     if labels is not None:
+        from colide_core import defaults
         from colide_core.data.conditions import check_conditions, check_targets, read_targets
         from colide_core.exceptions import ConditionsError
 
@@ -457,6 +458,13 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
         names = [str(c) for c in validated.X.columns]
         try:
             got, codes = check_conditions(kept, len(kept))
+            if len(got) > defaults.MAX_CONDITIONS_DASHBOARD:  # issue 42: every fit builds their statistics
+                raise ConditionsError(
+                    f"{len(got):,} distinct conditions in column {str(condition_column)[:80]!r}, more than the "
+                    f"{defaults.MAX_CONDITIONS_DASHBOARD} this app takes: each fit here keeps a covariance per "
+                    "condition (at 1,000 conditions of 200 nodes, 320 MB for each fit and bootstrap worker). "
+                    "Merge rare conditions into one, or fit with the command line (colide fit DATA --conditions "
+                    f"COLUMN), which takes up to {defaults.MAX_CONDITIONS:,}.", "too_many_conditions")
             text = str(targets_text or "").strip()
             if text and not text.startswith("{") and "condition" not in text.splitlines()[0].lower():
                 text = "condition,target\n" + text  # CSV lines typed without their header

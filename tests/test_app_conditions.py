@@ -162,3 +162,35 @@ def test_the_explorer_path_carries_the_conditions(new_app):
     pooled = lambda_path(rec.X, lambdas, path.thresholds, "nv", **QUICK)
     np.testing.assert_array_equal(path.W, direct.W)
     assert not np.allclose(path.W, pooled.W)
+
+
+def test_an_upload_with_more_conditions_than_the_dashboard_takes_is_refused_clearly(new_app):
+    # Issue 42: the library takes up to 1,000 conditions (defaults.MAX_CONDITIONS; at d = 200 their
+    # statistics cost each fit 320 MB), the shared server at most MAX_CONDITIONS_DASHBOARD (100).
+    # 101 conditions of 2 rows: refused with the limit, the way out and the last dataset kept;
+    # 100 conditions: accepted.
+    import pandas as pd
+
+    from colide_core import defaults
+    from dashboard.data import UploadProblem, dataset_from_upload
+
+    assert defaults.MAX_CONDITIONS_DASHBOARD == 100 < defaults.MAX_CONDITIONS
+    rng = np.random.default_rng(0)
+
+    def table(k):
+        df = pd.DataFrame(rng.standard_normal((2 * k, 3)), columns=["A", "B", "C"])
+        df.insert(1, "batch", [f"b{i // 2}" for i in range(2 * k)])
+        return df.to_csv(index=False).encode()
+
+    with pytest.raises(UploadProblem, match=r"101 distinct conditions in column 'batch', more than the 100 this app"):
+        dataset_from_upload(table(101), "many.csv", condition_column="batch")
+    assert len(set(dataset_from_upload(table(100), "ok.csv", condition_column="batch").meta["conditions"])) == 100
+    at = new_app()
+    at.run()
+    at.session_state["data_drop_non_numeric"] = False
+    at.file_uploader(key="data_upload").set_value(("many.csv", table(101), "text/csv")).run()
+    at.selectbox(key="data_condition_column").set_value("batch").run()
+    errors = [e.value.replace("\\", "") for e in at.error]  # markdown escapes removed
+    assert any("101 distinct conditions" in e and "more than the 100 this app takes" in e
+               and "colide fit DATA --conditions COLUMN" in e for e in errors), errors
+    assert at.session_state["dataset"].source == "sachs"  # nothing replaced the dataset

@@ -295,6 +295,131 @@ def test_targets_without_conditions_and_integer_labels():
     assert check_conditions(np.array([2.0, 2.0, 5.0, 5.0]), 4)[0] == ("2", "5")
 
 
+def _old_node_covariances(stats, intercept):
+    # The formula before issue 42, written out: for each node, the kept conditions' scatter
+    # sum_c n_c S_c (plus the mean part for "pooled") over their rows.
+    mask = stats.target_mask()
+    n = np.asarray(stats.n, dtype=float)
+    out = []
+    for j in range(stats.n_nodes):
+        idx = np.flatnonzero(~mask[:, j])
+        N = n[idx].sum()
+        if idx.size == 1:
+            out.append(np.array(stats.covs[idx[0]]))
+            continue
+        C = np.tensordot(n[idx], stats.covs[idx], axes=1)
+        if intercept == "pooled":
+            m = n[idx] @ stats.means[idx] / N
+            dm = stats.means[idx] - m
+            C = C + (dm * n[idx][:, None]).T @ dm
+        out.append(C / N)
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("intercept", ["condition", "pooled"])
+def test_node_covariances_subtracting_the_masked_conditions_equal_the_kept_sums(intercept):
+    # Issue 42: each group's covariance is now the total scatter less the conditions that mask it
+    # (or the kept ones' sum when those are fewer); it must equal the kept conditions' sum. Twelve
+    # conditions of 3 to 40 rows with shifted means; node 0 is a target in all but condition 0
+    # (one condition kept: its own covariance, exactly), node 1 in none (the total), nodes 2
+    # and 5 in conditions 3 and 7 (subtracted, one group), node 3 in 8 of 12 (the kept side
+    # summed), node 4 only in the largest condition (more rows masked than kept on no side).
+    rng = np.random.default_rng(7)
+    K, d = 12, 6
+    sizes = rng.integers(3, 40, K)
+    sizes[5] = 400
+    labels = np.repeat([f"c{k}" for k in range(K)], sizes)
+    X = rng.standard_normal((sizes.sum(), d)) @ rng.standard_normal((d, d)) + 3.0 * rng.standard_normal(d)
+    X += np.repeat(rng.standard_normal((K, d)), sizes, axis=0)
+    targets = {f"c{k}": [0] for k in range(1, K)}
+    for k in (3, 7):
+        targets[f"c{k}"] = targets[f"c{k}"] + [2, 5]
+    for k in range(4, 12):
+        targets[f"c{k}"] = targets[f"c{k}"] + [3]
+    targets["c5"] = targets["c5"] + [4]
+    stats = ConditionStats.from_data(X, labels, targets)
+    node = stats.node_covariances(intercept)
+    assert node.covs.shape[0] == 5 and node.group[2] == node.group[5]
+    new = node.covs[node.group]
+    old = _old_node_covariances(stats, intercept)
+    scale = np.abs(old).max()
+    np.testing.assert_allclose(new, old, rtol=1e-12, atol=1e-12 * scale)
+    np.testing.assert_array_equal(new[0], stats.covs[0])  # one kept condition: no rounding at all
+    weights = np.array([stats.n[0]] + [sizes.sum() - sizes[[k for k in range(K) if j in stats.targets[f"c{k}"]]].sum()
+                                       for j in range(1, d)]) / sizes.sum()
+    np.testing.assert_allclose(node.node_weight, weights, rtol=1e-15)
+    np.testing.assert_allclose(node.pooled, stats.pooled_covariance(intercept), rtol=0, atol=0)
+
+
+def test_node_covariances_make_no_copy_of_the_stack(monkeypatch):
+    # K = 1,000 conditions of 40 nodes: the (K, d, d) stack is 12.8 MB. Before issue 42 each of
+    # the 40 target patterns fancy-indexed its ~995 kept conditions (a 12.7 MB copy each) and the
+    # constructor copied the stack and compared it with its transpose (several stack-sized
+    # temporaries). Now the statistics are built once, checked by blocks of conditions (here 16,
+    # 205 kB; 2 MB by default, small beside the 320 MB stack at the limit), and each group is the
+    # total less its 25 masked conditions: the peak of new allocations stays far below the stack.
+    import tracemalloc
+
+    from colide_core.data import conditions as cond_mod
+
+    K, d, rows = 1000, 40, 3
+    monkeypatch.setattr(cond_mod, "_BLOCK_CELLS", 16 * d * d)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((K * rows, d))
+    labels = np.repeat([f"c{k}" for k in range(K)], rows)
+    targets = {f"c{k}": [k % d] for k in range(1, K)}
+    stack = K * d * d * 8
+    tracemalloc.start()
+    try:
+        stats = ConditionStats.from_data(X, labels, targets)
+        built = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        node = stats.node_covariances()
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert node.covs.shape == (d, d, d)
+    assert built < 1.25 * stack, (built, stack)     # the stack once (main: two copies and more)
+    assert peak < 0.25 * stack, (peak, stack)       # G d^2 results and blocks (main: > one stack)
+
+
+def test_the_statistics_hear_stop(monkeypatch):
+    # A callback returning True stops the building of the statistics (from_data, node_covariances)
+    # with StatisticsStopped; CoLiDE.fit hears it as the first callback of the fit, (0, 0, nan),
+    # and ends stopped before the solve: no iteration, W zero.
+    from colide_core.data import conditions as cond_mod
+    from colide_core.exceptions import StatisticsStopped
+
+    monkeypatch.setattr(cond_mod, "_HEAR_EVERY", 0.0)  # every chance to listen (50 ms otherwise)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 4))
+    labels = np.repeat(["a", "b", "c"], 20)
+    targets = {"b": [1], "c": [2]}
+    calls = []
+    with pytest.raises(StatisticsStopped):
+        ConditionStats.from_data(X, labels, targets, callback=lambda: calls.append(1) or True)
+    assert calls == [1]
+    stats = ConditionStats.from_data(X, labels, targets, callback=lambda: False)
+    with pytest.raises(StatisticsStopped):
+        stats.node_covariances(callback=lambda: True)
+    seen = []
+
+    def stop(stage, iteration, objective):
+        seen.append((stage, iteration, objective))
+        return True
+
+    m = CoLiDE("nv").fit(X, labels, targets, callback=stop)
+    assert len(seen) == 1 and seen[0][:2] == (0, 0) and np.isnan(seen[0][2])
+    assert m.stopped_ and m.n_iter_ == 0 and m.result_.stop_reason == "callback"
+    assert not m.W_.any() and not m.adjacency_.any() and m.W_.shape == (4, 4)
+    assert m.conditions_ is None and m.sigma_.shape == (4,)
+    m = CoLiDE("ev").fit_from_stats(stats, callback=stop)  # heard in node_covariances
+    assert m.stopped_ and m.n_iter_ == 0 and m.conditions_ == ("a", "b", "c")
+    with pytest.raises(TypeError):
+        ConditionStats.from_data(X, labels, targets, callback="stop")
+
+
 def test_condition_stats_checks_its_statistics():
     ok = dict(labels=["a", "b"], n=[3, 4], means=np.zeros((2, 2)), covs=np.stack([np.eye(2)] * 2))
     ConditionStats(**ok)

@@ -19,6 +19,7 @@ Conventions: ``X`` is ``(n_samples, n_nodes)``; labels are kept as text (an inte
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -27,7 +28,7 @@ import pandas as pd
 
 from colide_core import defaults
 from colide_core._validation import NodeNameError, centred_covariance, check_data, check_node_names, check_X
-from colide_core.exceptions import ConditionsError, InvalidParameterError
+from colide_core.exceptions import ConditionsError, InvalidParameterError, StatisticsStopped
 
 __all__ = ["ConditionStats", "centre_by_condition", "check_conditions", "check_targets", "condition_design",
            "oriented_by_targets", "read_targets"]
@@ -431,6 +432,57 @@ def oriented_by_targets(targets, node_names=None, *, n_nodes=None):
     return hit[:, None] | hit[None, :]
 
 
+#: Numbers (float64) of the per-condition covariances handled at once when the statistics are
+#: checked or summed: a few temporaries of ``_BLOCK_CELLS * 8`` bytes (2 MB), whatever K.
+_BLOCK_CELLS = 1 << 18
+#: Seconds between two calls of the callback while the statistics are built.
+_HEAR_EVERY = 0.05
+
+
+class _Listener:
+    """Calls ``callback()`` at most every ``_HEAR_EVERY`` seconds; raises StatisticsStopped on True."""
+
+    __slots__ = ("callback", "last")
+
+    def __init__(self, callback):
+        if callback is not None and not callable(callback):
+            raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
+        self.callback = callback
+        self.last = time.perf_counter()
+
+    def __call__(self):
+        if self.callback is None:
+            return
+        now = time.perf_counter()
+        if now - self.last < _HEAR_EVERY:
+            return
+        self.last = now
+        if self.callback():
+            raise StatisticsStopped("Stopped while the statistics of the conditions were built.")
+
+
+def _blocks(K, d):
+    """Slices of at most ``_BLOCK_CELLS / d**2`` (at least 1) conditions covering ``range(K)``."""
+    step = max(1, _BLOCK_CELLS // max(d * d, 1))
+    return [slice(a, min(a + step, K)) for a in range(0, K, step)]
+
+
+class _Owned:
+    """Arrays :meth:`ConditionStats.from_data` built itself: the constructor keeps them without a copy."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+
+def _own_float_array(value):
+    """``value`` as a private float64 array: the array itself when it is ``_Owned``, else a copy."""
+    if isinstance(value, _Owned):
+        return value.array
+    return np.array(value, dtype=float)
+
+
 @dataclass(frozen=True, eq=False)
 class ConditionStats:
     """Per-condition sufficient statistics: all that CoLiDE with conditions needs of the data.
@@ -496,17 +548,20 @@ class ConditionStats:
             if c < defaults.MIN_CONDITION_ROWS:
                 raise ConditionsError(f"Condition {_shorten(lab)!r} has {c} row(s); each condition needs at least "
                                       f"{defaults.MIN_CONDITION_ROWS}.", "condition_too_few_rows")
-        means = np.array(self.means, dtype=float)
-        covs = np.array(self.covs, dtype=float)
+        means = _own_float_array(self.means)
+        covs = _own_float_array(self.covs)
         if means.ndim != 2 or means.shape[0] != K or means.shape[1] < 2:
             raise ValueError(f"means must have shape ({K}, n_nodes) with n_nodes >= 2, got {means.shape}.")
         d = means.shape[1]
         if covs.shape != (K, d, d):
             raise ValueError(f"covs must have shape {(K, d, d)}, got {covs.shape}.")
-        if not (np.all(np.isfinite(means)) and np.all(np.isfinite(covs))):
+        # Checked by blocks of conditions: no temporary of the stack's size (K = 1,000 at d = 200
+        # is 320 MB; issue 42).
+        blocks = _blocks(K, d)
+        if not (np.all(np.isfinite(means)) and all(np.all(np.isfinite(covs[b])) for b in blocks)):
             raise FloatingPointError("The per-condition statistics are not finite (the data overflow): rescale them.")
-        scale = np.abs(covs).max(initial=0.0)
-        if not np.allclose(covs, covs.transpose(0, 2, 1), rtol=1e-10, atol=1e-14 * scale):
+        scale = max(float(np.abs(covs[b]).max(initial=0.0)) for b in blocks)
+        if not all(np.allclose(covs[b], covs[b].transpose(0, 2, 1), rtol=1e-10, atol=1e-14 * scale) for b in blocks):
             raise ValueError("Each condition's covariance must be symmetric.")
         names = None if self.node_names is None else tuple(str(x) for x in self.node_names)
         if names is not None and len(names) != d:
@@ -520,7 +575,7 @@ class ConditionStats:
 
     # ---- construction ---------------------------------------------------------------------
     @classmethod
-    def from_data(cls, X, conditions, targets=None, node_names=None):
+    def from_data(cls, X, conditions, targets=None, node_names=None, *, callback=None):
         """The statistics of rows ``X`` labelled by ``conditions``.
 
         Parameters
@@ -534,6 +589,9 @@ class ConditionStats:
             ``{label: nodes}`` (:func:`check_targets`).
         node_names : sequence of str, optional
             The nodes' names; default the DataFrame's columns.
+        callback : callable, optional
+            ``callback() -> bool``, called every 50 ms or so while the conditions' statistics
+            are computed; True stops (a fit passes its own callback, so Stop is heard here too).
 
         Returns
         -------
@@ -541,6 +599,8 @@ class ConditionStats:
 
         Raises
         ------
+        StatisticsStopped
+            When ``callback`` returned True.
         ValueError
             As :func:`colide_core._validation.check_data` for ``X``.
         ConditionsError
@@ -549,6 +609,7 @@ class ConditionStats:
         FloatingPointError
             If a covariance overflows.
         """
+        listen = _Listener(callback)
         values, names = check_data(X)
         if node_names is not None:
             names = [str(x) for x in node_names]
@@ -566,9 +627,11 @@ class ConditionStats:
             order = np.argsort(codes, kind="stable")
             bounds = np.searchsorted(codes[order], np.arange(K + 1))
             for c in range(K):
+                listen()
                 means[c], covs[c] = centred_covariance(values[order[bounds[c]:bounds[c + 1]]])
         counts = np.bincount(codes, minlength=K)
-        return cls(labels, tuple(int(x) for x in counts), means, covs, targets, names)
+        listen()
+        return cls(labels, tuple(int(x) for x in counts), _Owned(means), _Owned(covs), targets, names)
 
     # ---- derived --------------------------------------------------------------------------
     @property
@@ -588,35 +651,68 @@ class ConditionStats:
             mask[c, list(self.targets[lab])] = True
         return mask
 
-    def _covariance_of(self, keep, intercept):
-        """The covariance of the rows of the conditions ``keep`` (bool (K,)) and their count."""
+    def _weighted_sum(self, idx, listen):
+        """``sum_{c in idx} n_c S_c``, (d, d), by blocks of conditions (no stack-sized temporary)."""
+        n = np.asarray(self.n, dtype=float)
+        d = self.n_nodes
+        out = np.zeros((d, d))
+        for b in _blocks(idx.size, d):
+            listen()
+            part = idx[b]
+            out += np.tensordot(n[part], self.covs[part], axes=1)
+        return out
+
+    def _total(self, listen):
+        """``sum_c n_c S_c`` over every condition: one matrix-vector product on the stack seen as
+        ``(K, d * d)`` (a view, no copy)."""
+        listen()
+        return np.tensordot(np.asarray(self.n, dtype=float), self.covs, axes=1)
+
+    def _covariance_of(self, keep, intercept, total=None, listen=None):
+        """The covariance of the rows of the conditions ``keep`` (bool (K,)) and their count.
+
+        The scatter ``sum_{c in keep} n_c S_c`` is summed over whichever side is shorter: the
+        kept conditions, or ``total`` (all of them) less the dropped ones when those are fewer and
+        hold fewer rows. A group masked in a few of 1,000 conditions then costs a few d x d
+        additions, not a copy of the stack (issue 42); the result agrees to rounding.
+        """
+        listen = listen or _Listener(None)
         idx = np.flatnonzero(keep)
-        n = np.asarray(self.n, dtype=float)[idx]
-        N = float(n.sum())
+        n = np.asarray(self.n, dtype=float)
+        N = float(n[idx].sum())
         if idx.size == 1:  # exactly the condition's own covariance (no rounding)
             return np.array(self.covs[idx[0]]), int(N)
-        C = np.tensordot(n, self.covs[idx], axes=1)
+        drop = np.flatnonzero(~np.asarray(keep, dtype=bool))
+        if drop.size == 0:
+            C = self._total(listen) if total is None else total.copy()
+        elif drop.size <= idx.size and float(n[drop].sum()) <= N:
+            C = (self._total(listen) if total is None else total) - self._weighted_sum(drop, listen)
+        else:
+            C = self._weighted_sum(idx, listen)
         if intercept == "pooled":
-            m = n @ self.means[idx] / N
+            m = n[idx] @ self.means[idx] / N
             dm = self.means[idx] - m
-            C = C + (dm * n[:, None]).T @ dm
+            C = C + (dm * n[idx][:, None]).T @ dm
         return C / N, int(N)
 
-    def pooled_covariance(self, intercept=defaults.INTERCEPT):
+    def pooled_covariance(self, intercept=defaults.INTERCEPT, *, callback=None):
         """The 1/n covariance of all rows: centred per condition (``"condition"``) or on the grand mean.
 
         Parameters
         ----------
         intercept : {"condition", "pooled"}, default="condition"
+        callback : callable, optional
+            As in :meth:`node_covariances`.
 
         Returns
         -------
         ndarray of shape (n_nodes, n_nodes)
         """
         _check_intercept(intercept)
-        return self._covariance_of(np.ones(len(self.labels), dtype=bool), intercept)[0]
+        return self._covariance_of(np.ones(len(self.labels), dtype=bool), intercept,
+                                   listen=_Listener(callback))[0]
 
-    def node_covariances(self, intercept=defaults.INTERCEPT):
+    def node_covariances(self, intercept=defaults.INTERCEPT, *, callback=None):
         """The per-node covariance form the solvers take (``NodeCovariance``).
 
         Node j's equation sees ``C_j = sum_{c: j not in T_c} n_c S_c / |O_j|`` (an intercept per
@@ -625,30 +721,46 @@ class ConditionStats:
         share one group, so the result holds ``G * n_nodes**2`` numbers with ``G`` the number of
         distinct target patterns (one when nothing is targeted).
 
+        Cost: ``sum_c n_c S_c`` is summed once, and each group's covariance is that total less
+        the conditions that mask it (or the sum of the ones that keep it, when those are fewer):
+        ``O((K + m) d^2)`` time for ``m`` masked (condition, group) pairs, and no temporary of the
+        ``(K, d, d)`` stack's size (measured in ``docs/security.md``).
+
         Parameters
         ----------
         intercept : {"condition", "pooled"}, default="condition"
+        callback : callable, optional
+            ``callback() -> bool``, called every 50 ms or so; True stops.
 
         Returns
         -------
         colide_core.solver._objective.NodeCovariance
             With one condition and no target: one group of weight 1 whose covariance is the
             condition's own, which the solvers treat exactly as a plain covariance.
+
+        Raises
+        ------
+        StatisticsStopped
+            When ``callback`` returned True.
         """
         from colide_core.solver._objective import NodeCovariance
 
         _check_intercept(intercept)
+        listen = _Listener(callback)
         mask = self.target_mask()  # (K, d)
         patterns, group = np.unique(mask.T, axis=0, return_inverse=True)
         group = np.asarray(group).reshape(-1)
         n_total = float(self.n_samples)
-        covs, weight = [], []
-        for p in patterns:
-            C, N = self._covariance_of(~p, intercept)
-            covs.append(C)
-            weight.append(1.0 if N == self.n_samples else N / n_total)
-        return NodeCovariance(np.stack(covs), group.astype(np.int64), np.array(weight),
-                              pooled=self.pooled_covariance(intercept))
+        d = self.n_nodes
+        total = None if len(self.labels) == 1 else self._total(listen)
+        covs = np.empty((patterns.shape[0], d, d))
+        weight = np.empty(patterns.shape[0])
+        for g, p in enumerate(patterns):
+            listen()
+            covs[g], N = self._covariance_of(~p, intercept, total, listen)
+            weight[g] = 1.0 if N == self.n_samples else N / n_total
+        pooled = self._covariance_of(np.ones(len(self.labels), dtype=bool), intercept, total, listen)[0]
+        return NodeCovariance(covs, group.astype(np.int64), weight, pooled=pooled)
 
     def summary(self):
         """One row per condition: label, rows, targets (names when known).

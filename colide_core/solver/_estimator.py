@@ -7,6 +7,7 @@ Conventions: data ``X`` has shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` mea
 """
 from __future__ import annotations
 
+import time
 from numbers import Integral
 
 import numpy as np
@@ -20,6 +21,14 @@ from colide_core.solver.registry import SOLVERS, get_solver  # noqa: F401 - re-e
 from colide_core._validation import check_square_matrix, data_covariance
 
 __all__ = ["CoLiDE", "SOLVERS", "get_solver"]
+
+
+def _statistics_callback(callback):
+    """The fit's ``callback(stage, iteration, objective)`` as the statistics' ``callback() -> bool``
+    (called as ``callback(0, 0, nan)``: no stage has started), or None."""
+    if callback is None:
+        return None
+    return lambda: bool(callback(0, 0, float("nan")))
 
 class CoLiDE(BaseEstimator):
     """CoLiDE estimator: a linear DAG and its exogenous noise scale(s) learned jointly.
@@ -268,7 +277,10 @@ class CoLiDE(BaseEstimator):
             ``conditions``. Checked by :func:`colide_core.data.conditions.check_targets`.
         callback : callable, optional
             ``callback(stage, iteration, objective)`` at every checkpoint; returning True
-            stops the solve and keeps the partial result (``stopped_`` is then True).
+            stops the solve and keeps the partial result (``stopped_`` is then True). With
+            ``conditions`` it is also called, as ``callback(0, 0, nan)``, every 50 ms or so while
+            the conditions' statistics are built (seconds at ``defaults.MAX_CONDITIONS``):
+            True there ends the fit before the solve, with ``stopped_`` True and ``W_`` zero.
 
         Returns
         -------
@@ -306,8 +318,13 @@ class CoLiDE(BaseEstimator):
             self._set_conditions(None)
             return self._fit_cov(settings, cov, n, names, callback)
         from colide_core.data.conditions import ConditionStats
+        from colide_core.exceptions import StatisticsStopped
 
-        stats = ConditionStats.from_data(X, conditions, targets)
+        t0 = time.perf_counter()
+        try:
+            stats = ConditionStats.from_data(X, conditions, targets, callback=_statistics_callback(callback))
+        except StatisticsStopped:
+            return self._stopped_before_solve(settings, X, None, t0)
         return self._fit_stats(settings, stats, defaults.INTERCEPT, callback)
 
     def fit_from_stats(self, cov, n=None, callback=None, node_names=None, *, intercept=defaults.INTERCEPT):
@@ -386,11 +403,56 @@ class CoLiDE(BaseEstimator):
         with node j's lasso on its own ``C_j`` (``docs/conditions.md``). Without targets (or
         with a single condition) it is one covariance, and the fit is the plain one bit for bit.
         """
-        node = stats.node_covariances(intercept)
+        from colide_core.exceptions import StatisticsStopped
+
+        t0 = time.perf_counter()
+        try:
+            node = stats.node_covariances(intercept, callback=_statistics_callback(callback))
+        except StatisticsStopped:
+            return self._stopped_before_solve(settings, None, stats, t0)
         self._set_conditions(stats)
         names = None if stats.node_names is None else list(stats.node_names)
         cov = np.array(node.covs[0]) if node.trivial else node
         return self._fit_cov(settings, cov, stats.n_samples, names, callback)
+
+    def _stopped_before_solve(self, settings, X, stats, t0):
+        """The record of a fit whose callback stopped it while the statistics were built.
+
+        ``W_`` is the solve's starting point (zeros), ``stopped_`` True, ``stop_reason``
+        ``"callback"``, no iteration; sigma is NaN (None for ``"ls"``): nothing was estimated.
+        """
+        from colide_core.solver._common import SolverResult
+        from colide_core._validation import check_data
+
+        if stats is None:
+            values, names = check_data(X)
+            n, d = values.shape
+        else:
+            names = None if stats.node_names is None else list(stats.node_names)
+            n, d = stats.n_samples, stats.n_nodes
+        self._set_conditions(stats)
+        sigma = {"ev": float("nan"), "nv": np.full(d, np.nan)}.get(settings.variant)
+        res = SolverResult(
+            W=np.zeros((d, d)), sigma=sigma, n_iter=0, n_iter_per_stage=(),
+            history={"stage": [], "iteration": [], "objective": [], "h": [], "sigma": []},
+            objective=float("nan"), converged=False, stopped=True, stop_reason="callback",
+            fit_time=time.perf_counter() - t0,
+        )
+        self.result_ = res
+        self.fit_time_ = res.fit_time
+        self.W_ = res.W
+        self.adjacency_, self.removed_for_acyclicity_ = np.zeros((d, d)), []
+        self.edge_mask_ = self.required_mask_ = None
+        self.sigma_ = res.sigma
+        self.n_iter_ = 0
+        self.history_ = res.history
+        self.converged_ = False
+        self.stopped_ = True
+        self.node_names_ = None if names is None else list(names)
+        self.n_features_in_ = d
+        self.n_samples_ = n
+        self.order_ = None
+        return self
 
     def _fit_cov(self, settings, cov, n, names, callback):
         # ``cov``: a (d, d) covariance, or the per-node form (NodeCovariance) of several

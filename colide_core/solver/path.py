@@ -425,9 +425,16 @@ def lambda_path(
 
         if conditions is None:
             raise ValueError("targets need conditions: give the condition of each row.")
-        stats = ConditionStats.from_data(X, conditions, targets)
-        node = stats.node_covariances()
-        cov, n = stats.pooled_covariance(), stats.n_samples
+        from colide_core.exceptions import StatisticsStopped
+
+        # Stop is heard while the statistics of many conditions are built (issue 42)
+        hear = None if callback is None else (lambda: bool(callback(0.0, int(lam.size))))
+        try:
+            stats = ConditionStats.from_data(X, conditions, targets, callback=hear)
+            node = stats.node_covariances(callback=hear)
+        except StatisticsStopped:
+            raise ValueError("The path was stopped before the first lambda1 was solved.") from None
+        cov, n = np.array(node.pooled), stats.n_samples
         names = None if stats.node_names is None else list(stats.node_names)
         solve_cov = np.array(node.covs[0]) if node.trivial else node
     d = cov.shape[0]

@@ -9,8 +9,10 @@ tools such as Tetrad's knowledge tiers):
 
 * **forbidden** edges i -> j: CoLiDE holds their weight at exactly zero during optimisation
   (``colide_solve(edge_mask=...)``);
-* **required** edges i -> j: exempt from the L1 penalty (``colide_solve(l1_mask=...)``) and
-  never removed by :func:`colide_core.threshold_to_dag` (``required=...``);
+* **required** edges i -> j: exempt from the L1 penalty (``colide_solve(l1_mask=...)``), counted
+  as present in the solver's acyclicity function (``colide_solve(required_mask=...)``: ``h_ldet``
+  of ``W o W + tau R``, so the solve closes no cycle through them) and never removed by
+  :func:`colide_core.threshold_to_dag` (``required=...``);
 * **tiers**: an ordered list of groups of nodes (temporal or biological layers). No edge may
   point from a later tier to an earlier one; edges within a tier and edges towards later tiers
   are allowed. Nodes in no tier are unconstrained. Tiers are turned into forbidden edges.
@@ -191,7 +193,8 @@ def resolve_constraints(d, names=None, *, forbidden=None, required=None, tiers=N
         pass it to ``colide_solve(edge_mask=...)``, which holds those weights at zero.
     required_mask : ndarray of bool of shape (d, d)
         True where an edge is required; pass ``(~required_mask).astype(float)`` as the
-        solver's ``l1_mask`` and ``required_mask`` to ``threshold_to_dag(required=...)``.
+        solver's ``l1_mask``, ``required_mask`` as its ``required_mask`` and to
+        ``threshold_to_dag(required=...)``.
 
     Raises
     ------

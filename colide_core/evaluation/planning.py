@@ -329,7 +329,8 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
           whose direction the experiment settles;
         * ``edges``: the edges settled in at least ``min_probability`` of the graphs, most often
           first, written ``"A\u2014B"`` (:data:`EDGE_DASH`; A before B in column order);
-        * ``edge_pairs``: those edges as a tuple of ``(A, B)`` name pairs;
+        * ``edge_pairs``: those edges as a tuple of ``(A, B)`` name pairs (A before B in column
+          order: the direction is what the experiment would tell);
         * ``edge_probability``: ``{"A\u2014B": share of the graphs}`` for every edge settled in any;
         * ``point_estimate``: the number of edges the intervention settles in the I-essential
           graph of the fit on all the rows;
@@ -339,7 +340,7 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         ``attrs`` holds ``criterion``, ``n_bootstrap`` (asked), ``n_graphs`` (refits used; 0: the point
         estimate alone),
         ``stopped``, ``family`` (the current target sets, by name) and ``point_adjacency``
-        (the point estimate's weights).
+        (the point estimate's weights, ``W[i][j]``, as nested lists: ``np.asarray`` it).
 
     Raises
     ------
@@ -454,5 +455,5 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
                         "n_graphs": n_graphs,
                         "stopped": stopped,
                         "family": [sorted(names_or_default[v] for v in T) for T in family if T],
-                        "point_adjacency": W_point})
+                        "point_adjacency": W_point.tolist()})  # lists: pandas compares attrs with ==
     return frame

@@ -548,6 +548,7 @@ class ConditionStats:
             if c < defaults.MIN_CONDITION_ROWS:
                 raise ConditionsError(f"Condition {_shorten(lab)!r} has {c} row(s); each condition needs at least "
                                       f"{defaults.MIN_CONDITION_ROWS}.", "condition_too_few_rows")
+        built = isinstance(self.covs, _Owned)  # by from_data: each an Xc.T @ Xc / n, symmetric
         means = _own_float_array(self.means)
         covs = _own_float_array(self.covs)
         if means.ndim != 2 or means.shape[0] != K or means.shape[1] < 2:
@@ -560,8 +561,9 @@ class ConditionStats:
         blocks = _blocks(K, d)
         if not (np.all(np.isfinite(means)) and all(np.all(np.isfinite(covs[b])) for b in blocks)):
             raise FloatingPointError("The per-condition statistics are not finite (the data overflow): rescale them.")
-        scale = max(float(np.abs(covs[b]).max(initial=0.0)) for b in blocks)
-        if not all(np.allclose(covs[b], covs[b].transpose(0, 2, 1), rtol=1e-10, atol=1e-14 * scale) for b in blocks):
+        scale = 0.0 if built else max(float(np.abs(covs[b]).max(initial=0.0)) for b in blocks)
+        if not built and not all(np.allclose(covs[b], covs[b].transpose(0, 2, 1), rtol=1e-10, atol=1e-14 * scale)
+                                 for b in blocks):
             raise ValueError("Each condition's covariance must be symmetric.")
         names = None if self.node_names is None else tuple(str(x) for x in self.node_names)
         if names is not None and len(names) != d:

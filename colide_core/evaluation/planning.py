@@ -307,10 +307,10 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         * ``"entropy"``: the baseline of issue 40, the sum over t's neighbours j of the bootstrap's
           adjacency frequency of t -- j times the binary entropy (bits) of its direction.
 
-        ``docs/planning.md`` compares the three; "oriented" is the default because it is the one
-        that beat a random target there: CoLiDE-NV's errors are not confined to the edges its
-        observational class leaves open (it also reverses compelled edges), so "mec" ignores most
-        of what an experiment fixes.
+        ``docs/planning.md`` compares the three on simulated NV data: "oriented" is the default
+        because it picked best (well above a random target, and at least as well as
+        "entropy"), while "mec" did worse than random: CoLiDE-NV's errors are not confined to the
+        edges its observational class leaves open, so "mec" ignores most of what an experiment fixes.
     min_probability : float in [0, 1], default=0.5
         The ``edges`` column lists the edges settled in at least this share of the graphs.
     n_jobs, scheduler

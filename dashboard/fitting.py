@@ -38,7 +38,8 @@ from dashboard.jobs import Job
 
 __all__ = [
     "VARIANTS", "BOTH", "NOISE_CHOICES", "shown_labels", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "fit_dataset", "topo_cost", "solver_params", "path_kwargs", "fit_colide",
-    "progress_fraction", "check_params", "check_widget_values", "live_reason", "fit_live",
+    "progress_fraction", "check_params", "check_widget_values", "live_reason", "fit_live", "expected_fit_seconds",
+    "LIVE_MAX_SECONDS", "LIVE_TIME_LIMIT",
 ]
 
 #: Display label -> ``colide_core.CoLiDE`` variant.
@@ -464,15 +465,86 @@ class FitJob(Job):
         return self.results
 
 
-def live_reason(dataset, overrides: dict | None = None) -> tuple:
+def _env_seconds(name, default):
+    """A positive number of seconds from the environment variable ``name``, else ``default``."""
+    import math
+    import os
+
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        value = default
+    return value if math.isfinite(value) and value > 0 else default
+
+
+#: A fit is live (re-solved on every change, no Run) when it is expected to take at most this many
+#: seconds: the last fit measured on the dataset with the same solver, else the estimate
+#: (:func:`expected_fit_seconds`). The brief: nothing under half a second needs a Run click.
+#: ``$COLIDE_LIVE_MAX_SECONDS`` sets it for a server (the test suite raises it, so that a loaded
+#: machine's timings do not decide tests that are not about this rule).
+LIVE_MAX_SECONDS = _env_seconds("COLIDE_LIVE_MAX_SECONDS", 1.0)
+#: A live fit still running after this many seconds is stopped (never cached) and the page asks for
+#: Run (issue 42: a link's dataset made 12 s live fits in the script thread, with no Stop).
+#: ``$COLIDE_LIVE_TIME_LIMIT`` sets it.
+LIVE_TIME_LIMIT = _env_seconds("COLIDE_LIVE_TIME_LIMIT", 2.0)
+
+
+def expected_fit_seconds(dataset, overrides: dict | None = None, variants=("ev", "nv")):
+    """What one fit on ``dataset`` is expected to cost, from a measurement on this machine.
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+    overrides : dict, optional
+        The session's solver overrides (``solver``, ``max_iter``).
+    variants : sequence of {"ev", "nv"}
+        The noise models that would be fitted (the largest estimate is returned).
+
+    Returns
+    -------
+    (float, float, str) or None
+        ``(low, high, how)`` in seconds: the fast solver's measured step scaled to the graph
+        (``colide_core.solver.cost.estimate_fit_cost``, from the typical to the long fits), or
+        CoLiDE-TOPO's measured swap evaluations (:func:`topo_cost`, once per dataset); None for a
+        solver without an estimate (the paper-faithful one) or when it cannot be made.
+    """
+    from colide_core.defaults import LIVE_SOLVERS, SOLVER
+    from colide_core.solver.cost import estimate_fit_cost
+
+    overrides = overrides or {}
+    solver = overrides.get("solver", SOLVER)
+    d = int(dataset.shape[1])
+    try:
+        if solver == "topo":
+            ests = [topo_cost(dataset.key, v, dataset.X) for v in variants]
+            if any(e is None for e in ests):
+                return None
+            return (max(e.low for e in ests), max(e.high for e in ests),
+                    "CoLiDE-TOPO's swap evaluations measured on these data")
+        if solver in LIVE_SOLVERS:
+            ests = [estimate_fit_cost(d, v, max_iter=tuple(overrides.get("max_iter", MAX_ITER))) for v in variants]
+            return (max(e.low for e in ests), max(e.high for e in ests),
+                    "the fast solver's step measured on this machine")
+    except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+        return None
+    return None
+
+
+def live_reason(dataset, overrides: dict | None = None, *, measured=None, estimate=None) -> tuple:
     """Whether the Learn page may re-solve on every widget change, and why not.
 
-    A fit is live when it takes well under a second: the fast solver
-    (:data:`colide_core.defaults.LIVE_SOLVERS`), a budget of at most
-    :data:`~colide_core.defaults.LIVE_MAX_ITER_TOTAL` iterations (the paper's schedule), at most
-    :data:`~colide_core.defaults.LIVE_MAX_NODES` nodes and
-    :data:`~colide_core.defaults.LIVE_MAX_CELLS` cells ``n_samples * n_nodes`` (measured:
-    0.03-0.1 s per fit on Sachs, 0.27-0.5 s at d = 50 on the 2-core development machine).
+    One rule for every solver: a fit is live when it is expected to take at most
+    :data:`LIVE_MAX_SECONDS`. The expectation is the last fit measured on this dataset with this
+    solver (``measured``) when there is one, else the low end of the estimate (``estimate``, from
+    :func:`expected_fit_seconds`: a solver step or TOPO's swap evaluations measured on this
+    machine). Before any of that, four bounds hold whatever the estimate: the paper-faithful
+    solver is never live (seconds a fit, no estimate), nor a budget above
+    :data:`~colide_core.defaults.LIVE_MAX_ITER_TOTAL` iterations, more than
+    :data:`~colide_core.defaults.LIVE_MAX_NODES` nodes or
+    :data:`~colide_core.defaults.LIVE_MAX_CELLS` cells ``n_samples * n_nodes``. A live fit still
+    running after :data:`LIVE_TIME_LIMIT` is stopped (:func:`fit_live`), and its time then makes the
+    page ask for Run.
 
     Parameters
     ----------
@@ -480,14 +552,19 @@ def live_reason(dataset, overrides: dict | None = None) -> tuple:
         ``dataset.shape`` is ``(n_samples, n_nodes)``.
     overrides : dict, optional
         The session's solver overrides (``solver`` among them when not the default).
+    measured : float, optional
+        Seconds the last fit on this dataset with this solver took
+        (:func:`dashboard.state.last_fit_time`).
+    estimate : (float, float, str), optional
+        :func:`expected_fit_seconds`: ``(low, high, how)``.
 
     Returns
     -------
     (bool, str)
         ``(True, "")`` when live, else ``(False, reason)`` with a sentence a user understands.
     """
-    from colide_core.defaults import (LIVE_MAX_CELLS, LIVE_MAX_ITER_TOTAL, LIVE_MAX_NODES, LIVE_MAX_TOPO_NODES,
-                                      LIVE_SOLVERS, SOLVER)
+    from colide_core.defaults import LIVE_MAX_CELLS, LIVE_MAX_ITER_TOTAL, LIVE_MAX_NODES, LIVE_SOLVERS, SOLVER
+    from dashboard.text import fmt_seconds
 
     n, d = dataset.shape
     solver = (overrides or {}).get("solver", SOLVER)
@@ -495,11 +572,7 @@ def live_reason(dataset, overrides: dict | None = None) -> tuple:
     if budget > LIVE_MAX_ITER_TOTAL:  # e.g. a manifest's 500,000 iterations: 15 s a fit at d = 50
         return False, (f"these settings allow {budget:,} iterations per fit (the paper's schedule has "
                        f"{LIVE_MAX_ITER_TOTAL:,}); fits are live only within it")
-    if solver == "topo":  # live on small graphs (issue 32: a TOPO fit is fast there, measured)
-        if d > LIVE_MAX_TOPO_NODES:
-            return False, (f"CoLiDE-TOPO's order search on {d} nodes takes seconds (live up to "
-                           f"{LIVE_MAX_TOPO_NODES} nodes; its measured estimate is below)")
-    elif solver not in LIVE_SOLVERS:
+    if solver != "topo" and solver not in LIVE_SOLVERS:
         return False, ("the paper-faithful solver (sidebar) takes seconds per fit; choose the fast solver "
                        "to see every change at once")
     if d > LIVE_MAX_NODES:
@@ -507,44 +580,68 @@ def live_reason(dataset, overrides: dict | None = None) -> tuple:
     if n * d > LIVE_MAX_CELLS:
         return False, (f"this dataset has {n:,} × {d} = {n * d:,} values; fits are live up to "
                        f"{LIVE_MAX_CELLS:,}")
+    what = "CoLiDE-TOPO's order search" if solver == "topo" else "a fit"
+    if measured is not None:
+        if measured > LIVE_MAX_SECONDS:
+            return False, (f"the last fit here took {fmt_seconds(measured)}; fits are live when they take under "
+                           f"{fmt_seconds(LIVE_MAX_SECONDS)}")
+        return True, ""
+    if estimate is not None and estimate[0] > LIVE_MAX_SECONDS:
+        return False, (f"{what} on {d} nodes takes about {fmt_seconds(estimate[0])}–{fmt_seconds(estimate[1])} "
+                       f"here (from {estimate[2]}); fits are live when they take under "
+                       f"{fmt_seconds(LIVE_MAX_SECONDS)}")
     return True, ""
 
 
-def fit_live(dataset, params_list) -> tuple:
+def fit_live(dataset, params_list, *, time_limit=None) -> tuple:
     """Solve each parameter tuple in the script thread (cached), for the live Learn page.
 
     Each fit goes through :func:`fit_colide` (so a setting seen before is a cache hit) inside a
     server-wide compute slot (:func:`dashboard.jobs.compute_slot`), after :func:`check_params`.
-    Use only where :func:`live_reason` allows it: the fits then take well under a second.
+    Use only where :func:`live_reason` allows it. A fit still running after ``time_limit``
+    seconds is stopped (its partial result is neither shown nor cached).
 
     Parameters
     ----------
     dataset : dashboard.data.Dataset
     params_list : sequence of tuple
         :func:`solver_params` tuples.
+    time_limit : float, optional
+        Seconds a live fit may take; default :data:`LIVE_TIME_LIMIT`.
 
     Returns
     -------
-    (list of FitResult, list of str)
-        The fits that succeeded, and one message per refused setting or failed fit.
+    (list of FitResult, list of str, float or None)
+        The fits that succeeded, one message per refused setting, failed or stopped fit, and the
+        seconds a stopped fit ran, at least ``time_limit`` (None when none was stopped), for the
+        page's liveness.
     """
+    import time
+
     from colide_core.run.manifest import RunSettingsError
     from dashboard.jobs import compute_slot
+    from dashboard.text import fmt_seconds
 
-    results, errors = [], []
+    limit = LIVE_TIME_LIMIT if time_limit is None else float(time_limit)
+    results, errors, stopped = [], [], None
     for params in params_list:
         name = dict(params)["variant"].upper()
         try:
             check_params(params)
             with compute_slot():
-                results.append(fit_dataset(dataset, params))
+                t0 = time.monotonic()
+                results.append(fit_dataset(dataset, params, lambda *_: time.monotonic() - t0 > limit))
+        except FitStopped:
+            stopped = max(stopped or 0.0, time.monotonic() - t0, limit)  # it would have taken longer
+            errors.append(f"{name}: stopped after {fmt_seconds(limit)}, the most a live fit may take: a fit here "
+                          "takes longer. Press Run to fit it as a job, with progress and Stop.")
         except RunSettingsError as exc:
             errors.append(f"{name}: {exc}")
         except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
             errors.append(f"{name}: the solver failed: {exc}")
         except Exception as exc:  # the page must never die with a traceback
             errors.append(f"{name}: unexpected error ({type(exc).__name__}): {exc}")
-    return results, errors
+    return results, errors, stopped
 
 
 @cache_data(show_spinner=False, max_entries=32, unhashed={
@@ -580,6 +677,8 @@ def topo_cost(data_key: str, variant: str, _X):
     cov = Xc.T @ Xc / X.shape[0]
     try:
         start = estimate_fit_cost(X.shape[1], variant)
-        return estimate_topo_cost(cov, variant=variant, lambda1=LAMBDA1, start_seconds=(start.low + start.high) / 2)
+        # the continuous start is a typical fast fit (the estimate's low end; measured on Sachs 0.04-0.06 s
+        # against 0.1-0.17 s for the low end and 0.5-0.9 s for the middle of the range)
+        return estimate_topo_cost(cov, variant=variant, lambda1=LAMBDA1, start_seconds=start.low)
     except (ValueError, FloatingPointError, np.linalg.LinAlgError):
         return None

@@ -66,9 +66,12 @@ def fmt_seconds(seconds) -> str:
         return f"{t * 1e3:.1g} ms" if t > 0 else "0 ms"
     if t < 1.0:
         return f"{t * 1e3:.2g} ms" if t * 1e3 < 100 else f"{t * 1e3:.0f} ms"
-    if t < 100:
-        return f"{t:.2g} s"
-    return f"{t / 60:.2g} min" if t < 6000 else f"{t / 3600:.2g} h"
+    # two significant digits, rounded before the unit is chosen: 99.9 s is "1.7 min", never "1e+02 s"
+    for value, unit, top in ((t, "s", 100.0), (t / 60, "min", 100.0), (t / 3600, "h", math.inf)):
+        rounded = float(f"{value:.2g}")
+        if rounded < top:
+            return f"{rounded:g} {unit}"
+    return "—"
 
 
 def fmt_lambda(lambda1) -> str:

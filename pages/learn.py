@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 import colide_core
-from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD_RANGE, TOL
+from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, SOLVER, THRESHOLD_RANGE, TOL
 from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
 from dashboard.data import data_as_fitted, design_of, fit_device, oriented_by_interventions, rows_and_truth
@@ -25,8 +25,8 @@ from colide_core.graph.constraints import removed_sentence
 from dashboard.live import neighbours, prefetch_neighbours, required_of, thresholded as threshold_fit
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from colide_core.render.figures import noise_figure, objective_figure
-from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, fit_live, live_reason, shown_labels, solver_params,
-                               topo_cost)
+from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, expected_fit_seconds, fit_live, live_reason,
+                               shown_labels, solver_params, topo_cost)
 from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.settings_form import settings_form
@@ -170,17 +170,26 @@ def _lambda_options():
 
 
 st.title("Learn a DAG with CoLiDE")
-live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES])
+# One rule for every solver (issue 41): live when a fit is expected to take under a second, from
+# the last fit measured here with this solver, else from an estimate measured on this machine.
+solver_now = ss[state.SOLVER_OVERRIDES].get("solver", SOLVER)
+measured = state.last_fit_time(solver_now)
+estimate = None if measured is not None else expected_fit_seconds(
+    ds, ss[state.SOLVER_OVERRIDES], [VARIANTS[lab] for lab in shown_labels(ss["learn_variant"])])
+live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES], measured=measured, estimate=estimate)
 st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
            + ("**Live**: every change re-solves EV and NV, no Run needed." if live
               else f"Press **Run** after a change: {md_escape(why_not_live)}."))
-if not live and ss[state.SOLVER_OVERRIDES].get("solver") == "topo":  # an honest cost before a slow fit
+if not live and solver_now == "topo":  # an honest cost before a slow fit
     for lab in shown_labels(ss["learn_variant"]):
         est = topo_cost(ds.key, VARIANTS[lab], ds.X)  # once per dataset and model, no fit (issue 42)
         if est is not None:
             st.caption(f"CoLiDE-TOPO-{lab} here: about {fmt_seconds(est.seconds)} "
                        f"({fmt_seconds(est.low)}–{fmt_seconds(est.high)}), from {fmt_seconds(est.seconds_per_evaluation)} "
                        "per swap evaluation measured on these data (docs/topo.md).")
+elif not live and estimate is not None and "about" not in why_not_live:  # a cost before any Run (issue 41)
+    st.caption(f"A fit here: about {fmt_seconds(estimate[0])}–{fmt_seconds(estimate[1])}, from {estimate[2]} "
+               "(typical to long fits).")
 prior_badge(ss[state.SOLVER_OVERRIDES])  # constraints are never invisible where the graph is shown
 lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
 
@@ -223,6 +232,7 @@ show_messages(ss, state.FIT_SLOT)
 lam_now = float(ss["learn_lambda1"])
 shown = shown_labels(ss["learn_variant"])  # "EV", "NV" or both: what is solved live and drawn
 live_errors = []
+stopped_after = None  # seconds a live fit ran before it was stopped (then the page asks for Run)
 if live and ss[state.LIVE_HOLD]:
     st.caption("Showing the fit stored in the run manifest; move λ or the noise model to solve live again.")
 elif live and not running:
@@ -232,9 +242,11 @@ elif live and not running:
     wanted = [solver_params(VARIANTS[lab], lam_now, ss[state.SOLVER_OVERRIDES]) for lab in shown]
     todo = [p for p in wanted if not (dict(p)["variant"] in held and held[dict(p)["variant"]].params == p)]
     if todo:
-        fitted, live_errors = fit_live(ds, todo)
+        fitted, live_errors, stopped_after = fit_live(ds, todo)
         for res in fitted:
             ss[state.RESULTS][res.variant] = res
+        if stopped_after is not None:  # measured too slow for a live page: the next change asks for Run
+            ss[state.LAST_FIT_TIME] = (ds.key, stopped_after, solver_now)
     if ss[state.LAMBDA_MOVED] and not live_errors:
         # the next step of the slider is then usually a cache hit (same cold fits, same drawings,
         # drawn with the positions the page will use when they do not depend on the fit)
@@ -266,7 +278,9 @@ if not order:  # the picked model has not been fitted yet (a Run page): show wha
     order = [v for v in ("ev", "nv") if v in results]
     st.info(f"CoLiDE-{' and '.join(shown)} has not been fitted at these settings yet: press **Run**. "
             f"Showing CoLiDE-{' and '.join(v.upper() for v in order)}.")
-ss[state.LAST_FIT_TIME] = (ds.key, max(results[v].fit_time for v in order))  # read by state.last_fit_time
+if stopped_after is None:  # a stopped live fit's time stands (else an older, faster fit would hide it)
+    ss[state.LAST_FIT_TIME] = (ds.key, max(results[v].fit_time for v in order),  # read by state.last_fit_time
+                               dict(results[order[-1]].params).get("solver", SOLVER))
 stale = [v for v in order if abs(results[v].lambda1 - lam_now) > 1e-12 * max(1.0, lam_now)]
 if stale and not running:
     st.warning("Stale: " + ", ".join(f"{v.upper()} was learned with λ = {fmt_lambda(results[v].lambda1)}"

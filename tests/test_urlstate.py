@@ -111,6 +111,22 @@ def test_a_link_cannot_start_a_simulation_larger_than_a_live_page(new_app):
     assert any("more than a link may start" in i.value for i in at.info)
 
 
+def test_a_link_counts_conditions_and_density_in_its_bound(new_app):
+    # Issue 42: ?data=sim&d=50&n=784&iv=50&ivt=10 is 784 x 50 x 51 = 1,999,200 values, under the
+    # 2,000,000 of a live page, but its 51 conditions made 12.1 s fits: (1 + 50) * 50^2 = 127,500
+    # fit units > 100,000 refuses it; 10 conditions (27,500) or 50 conditions on 20 nodes pass.
+    from dashboard.simulation import SimConfig
+    from dashboard.urlstate import LINK_MAX_FIT_UNITS, link_fit_units
+
+    assert link_fit_units(SimConfig(d=50, interventions=50)) == 127_500 > LINK_MAX_FIT_UNITS
+    assert link_fit_units(SimConfig(d=50, interventions=10)) == 27_500
+    assert link_fit_units(SimConfig(d=50, degree=8.0)) == 2_500 * 4       # denser: 4x the iterations
+    assert link_fit_units(SimConfig(d=20, interventions=50)) == 20_400
+    at = _learn(new_app, {"data": "sim", "d": "50", "n": "784", "iv": "50", "ivt": "10"})
+    assert at.session_state["dataset"].source == "sachs"
+    assert any("51 conditions on 50 nodes" in i.value for i in at.info), [i.value for i in at.info]
+
+
 def test_lambda_resets_for_other_columns_and_carries_for_the_same(new_app):
     # A lesson's λ = 0.001 once turned a new d = 30 simulation into a 305-edge hairball: for data
     # with other columns λ and the threshold go back to the paper's defaults, and the page says so.

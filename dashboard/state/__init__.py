@@ -151,12 +151,18 @@ def sachs():
     return sachs_dataset()
 
 
-def last_fit_time():
+def last_fit_time(solver=None):
     """Seconds the last fit on the current dataset took, or None.
 
-    ``LAST_FIT_TIME`` holds ``(dataset key, seconds)``: a time measured on another dataset says
-    nothing about this one (issue 28: "the last fit took 580 ms" was a d = 50 fit shown on d = 100,
-    where a fit takes 8 s).
+    ``LAST_FIT_TIME`` holds ``(dataset key, seconds, solver)``: a time measured on another dataset
+    says nothing about this one (issue 28: "the last fit took 580 ms" was a d = 50 fit shown on
+    d = 100, where a fit takes 8 s), nor one of another solver (the Learn page decides liveness
+    from it: :func:`dashboard.fitting.live_reason`).
+
+    Parameters
+    ----------
+    solver : str, optional
+        Only a time measured with this solver counts.
 
     Returns
     -------
@@ -164,6 +170,8 @@ def last_fit_time():
     """
     rec = st.session_state.get(LAST_FIT_TIME)
     if not rec or not isinstance(rec, tuple) or rec[0] != current_dataset().key:
+        return None
+    if solver is not None and (len(rec) < 3 or rec[2] != solver):
         return None
     return float(rec[1])
 

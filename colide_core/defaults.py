@@ -155,18 +155,14 @@ LIVE_MAX_NODES = 50
 #: Largest dataset (``n_samples * n_nodes``) the Learn page re-solves live: forming the
 #: covariance is the only step that grows with ``n``.
 LIVE_MAX_CELLS = 2_000_000
-#: Solvers fast enough for the live Learn page ("adam" is the paper's 130,000-step schedule).
+#: Solvers fast enough for the live Learn page ("adam" is the paper's 130,000-step schedule); CoLiDE-TOPO
+#: is live where its measured estimate allows (dashboard.fitting.live_reason, one rule for all).
 LIVE_SOLVERS = ("auto", "fast")
-#: CoLiDE-TOPO is live on the Learn page up to this many nodes: measured 0.07-0.22 s a fit at
-#: d = 20 (continuous start and order search; benchmarks/results/topo_scaling.md) and 0.03 s on
-#: Sachs; at d = 50 it takes seconds, so the page asks for Run and shows a measured estimate.
-LIVE_MAX_TOPO_NODES = 20
 #: Most iterations a live fit may be given (``sum(max_iter)``): the paper's schedule. A manifest
 #: may allow up to MAX_ITER_TOTAL, which at d = 50 is seconds per fit: such a page needs Run.
 LIVE_MAX_ITER_TOTAL = sum(MAX_ITER)
 
-__all__ += ["LAMBDA1_GRID", "LIVE_MAX_NODES", "LIVE_MAX_CELLS", "LIVE_SOLVERS", "LIVE_MAX_ITER_TOTAL",
-            "LIVE_MAX_TOPO_NODES"]
+__all__ += ["LAMBDA1_GRID", "LIVE_MAX_NODES", "LIVE_MAX_CELLS", "LIVE_SOLVERS", "LIVE_MAX_ITER_TOTAL"]
 
 #: Graph export formats: name -> (file extension, MIME type). Read by
 #: :func:`colide_core.graph.export.export_graph` and by the CLI's options (so ``--help`` imports

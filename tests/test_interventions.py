@@ -173,3 +173,16 @@ def test_refit_weights_undo_the_l1_shrinkage_of_a_prediction():
     assert fit.loc["X1", "shift"] < slope - 0.1
     with pytest.raises(InvalidParameterError, match="weights must be one of"):
         predict_intervention(model, X, shift={0: 1.0}, weights="ols")
+
+
+def test_predictions_from_a_topo_fit():
+    # CoLiDE-TOPO fits the same chain x0 -> x1 (weight 2, EV): its adjacency_ is the SEM, and with
+    # least-squares weights the shift of x1 under shift x0 += 1 is the sample slope, as for the fast solver.
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal(1500)
+    X = np.column_stack([x0, 2 * x0 + rng.standard_normal(1500)])
+    model = colide_core.CoLiDE("ev", solver="topo").fit(X)
+    assert model.adjacency_[0, 1] != 0 and model.adjacency_[1, 0] == 0
+    t = predict_intervention(model, X, shift={0: 1.0}, n_bootstrap=3, random_state=0).table
+    assert t.loc["X1", "shift"] == pytest.approx(np.polyfit(X[:, 0], X[:, 1], 1)[0], rel=1e-9)
+    assert (t["low"] <= t["high"]).all()

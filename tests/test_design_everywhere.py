@@ -78,6 +78,15 @@ def recorder(monkeypatch):
         return real_path(*args, conditions=conditions, **kw)
 
     monkeypatch.setattr(path_module, "lambda_path", lambda_path)
+    from colide_core.evaluation import interventions
+
+    real_refit = interventions.refit_weights
+
+    def refit_weights(W, X, *, conditions=None, targets=None):  # the Predict page's SEM weights
+        rec.add("refit_weights", conditions is not None)
+        return real_refit(W, X, conditions=conditions, targets=targets)
+
+    monkeypatch.setattr(interventions, "refit_weights", refit_weights)
     monkeypatch.setattr(colide_core, "lambda_path", lambda_path, raising=False)
     for module, name in ((checks, "edge_evidence"), (checks, "residual_checks"), (residuals, "residual_checks"),
                          (checks, "markov_check"), (markov, "markov_check"), (checks, "refit_compare"),
@@ -176,6 +185,10 @@ def _predict(at):
     at.button(key="pred_boot_run").click().run()
     _ok(at)
     assert at.session_state["pred_boot_result"] is not None
+    at.number_input(key="plan_n_boot").set_value(2).run()  # which experiment next: refits with the design
+    at.button(key="plan_run").click().run()
+    _ok(at)
+    assert at.session_state["plan_result"] is not None
 
 
 def _lessons(at):
@@ -219,7 +232,8 @@ def test_every_page_takes_the_design(new_app, recorder):
             assert not calls, f"{page} fits now ({calls[:3]}): walk its work and make it take the design"
     kinds = {what for calls in seen.values() for what, _ in calls}
     # the walk reached every kind of entry point (else a page stopped fitting and this test says nothing)
-    assert {"CoLiDE.fit", "lambda_path", "edge_evidence", "residual_checks", "markov_check", "refit_compare"} <= kinds
+    assert {"CoLiDE.fit", "lambda_path", "edge_evidence", "residual_checks", "markov_check", "refit_compare",
+            "refit_weights"} <= kinds
     assert {f"run_method[{m}]" for m in ("GES", "GIES", "SortNRegress")} <= kinds
 
 

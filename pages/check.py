@@ -188,13 +188,19 @@ with tab_a:
     st.markdown(report.residuals.summary)
     st.plotly_chart(plots.residual_sd_figure(report.residuals.table, report.residuals.noise_model),
                     key="check_resid_sd_chart")
-    st.dataframe(dc.residual_table(report.residuals.table), hide_index=True, key="check_resid_table")
+    resid_table = dc.residual_table(report.residuals.table)
+    st.dataframe(resid_table, hide_index=True, key="check_resid_table")
+    st.download_button("Residuals (CSV)", to_csv_safe(resid_table, index=False), file_name="colide_residuals.csv",
+                       mime="text/csv", key="check_resid_csv")
     st.plotly_chart(plots.qq_figure(report.residuals.refit.residuals, names), key="check_qq_chart")
     st.plotly_chart(plots.hetero_figure(report.residuals.refit, names), key="check_hetero_chart")
     st.subheader("Markov check")
     st.markdown(report.markov.summary)
     st.plotly_chart(plots.markov_figure(report.markov), key="check_markov_chart")
-    st.dataframe(dc.markov_table(report.markov.tests), hide_index=True, key="check_markov_table")
+    markov_table = dc.markov_table(report.markov.tests)
+    st.dataframe(markov_table, hide_index=True, key="check_markov_table")
+    st.download_button("Markov tests (CSV)", to_csv_safe(markov_table, index=False), file_name="colide_markov_tests.csv",
+                       mime="text/csv", key="check_markov_csv")
 
 with tab_e:
     ev = report.evidence

@@ -6,7 +6,7 @@ from dashboard.layout import page_setup
 from dashboard import state
 from dashboard.data import (SACHS_ROW_LABELS, SACHS_TRUTH_LABELS, UploadProblem, dataset_from_upload, sachs_dataset,
                             upload_columns)
-from colide_core.graph.export import edge_list
+from colide_core.graph.export import edge_list, to_csv_safe
 from dashboard.text import md_escape
 from dashboard.data import design_of
 from dashboard.cached import cached_condition_summary
@@ -212,7 +212,10 @@ tab_names = ["Preview", "Summary statistics", "Ground truth"] + (["Conditions"] 
 tab_preview, tab_stats, tab_truth, *tab_cond = st.tabs(tab_names)
 if tab_cond:
     with tab_cond[0]:
-        st.dataframe(cached_condition_summary(ds), hide_index=True, key="data_conditions")
+        conditions_table = cached_condition_summary(ds)
+        st.dataframe(conditions_table, hide_index=True, key="data_conditions")
+        st.download_button("Conditions (CSV)", to_csv_safe(conditions_table, index=False),
+                           file_name="colide_conditions.csv", mime="text/csv", key="data_conditions_csv")
         st.caption("Per condition: cells, the proteins its reagent targets, and each protein's median shift from the "
                    "baseline condition, in the baseline's standard deviations (colide_core.data.stats."
                    "condition_summary). An inhibitor blocks a protein's activity, not always its measured level: "

@@ -21,6 +21,7 @@ import streamlit as st
 from colide_core import CoLiDE
 from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
 from colide_core.evaluation.planning import rank_interventions
+from colide_core.graph.export import to_csv_safe
 from colide_core.render.figures import intervention_figure
 from dashboard import state
 from dashboard.data import design_of
@@ -104,6 +105,8 @@ shown = pd.DataFrame({"reference mean": table["reference_mean"], "predicted mean
                       f"{pred.level:.0%} interval (data units)": [
                           "—" if np.isnan(lo) else f"{lo:.3g} … {hi:.3g}" for lo, hi in zip(table["low"], table["high"])]})
 st.dataframe(shown.round(3), key="pred_table")
+st.download_button("Prediction (CSV)", to_csv_safe(shown.round(3), index_label="node"), file_name="colide_prediction.csv",
+                   mime="text/csv", key="pred_csv")
 
 
 def _start():
@@ -189,6 +192,8 @@ if plan is not None and plan["key"] == plan_key:
                           "in the fit on all rows": ranking["point_estimate"],
                           "edges settled (in at least half the refits)": ranking["edges"]})
     st.dataframe(shown, key="plan_table")
+    st.download_button("Ranking (CSV)", to_csv_safe(shown, index_label="target"), file_name="colide_next_experiment.csv",
+                       mime="text/csv", key="plan_csv")
     if ss["plan_pick"] not in list(ranking.index):
         ss["plan_pick"] = ranking.index[0]
     st.selectbox("Show the edges settled by an intervention on", list(ranking.index), key="plan_pick")

@@ -61,6 +61,8 @@ def test_check_page_on_sachs(new_app):
     curves = _frames(at, "AUROC")[0]
     assert curves.loc["AUROC", "NV"] == pytest.approx(edge_score_curves(B, fit.W).auroc)
     assert "Download the report (HTML)" in [b.label for b in at.get("download_button")]
+    # Streamlit's own table export is off (client.disableDataExport): these tables offer ours (to_csv_safe)
+    assert {"Residuals (CSV)", "Markov tests (CSV)"} <= {b.label for b in at.get("download_button")}
     # one click: standardise and refit, random rescalings
     at.button(key="check_refit").click().run()
     assert not at.exception, at.exception

@@ -147,3 +147,21 @@ def test_try_experiment_cuts_the_target_and_keeps_the_design():
     assert got["shd_before"] == got["shd_after"] == 0  # the chain is found with and without the experiment
     with pytest.raises(ValueError, match="unknown node"):
         try_experiment(ds, {"variant": "ev"}, 0.3, "X9", 10)
+
+
+def test_the_prediction_table_has_its_own_neutralised_download(new_app, downloads):
+    # Streamlit's own "Download as CSV" is off (client.disableDataExport): the table's file is ours,
+    # through to_csv_safe, with the node names as its first column
+    import pandas as pd
+    from io import StringIO
+
+    from colide_core.graph.export import to_csv_safe
+
+    at = _page(new_app)
+    at.selectbox(key="pred_node").set_value("PKA").run()
+    [table] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
+    text = downloads["colide_prediction.csv"][-1].decode()
+    assert text == to_csv_safe(table, index_label="node")
+    back = pd.read_csv(StringIO(text), index_col="node")
+    assert list(back.index) == list(at.session_state["dataset"].node_names)
+    np.testing.assert_allclose(back["shift (sd), doing"], table["shift (sd), doing"])

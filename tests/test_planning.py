@@ -264,6 +264,12 @@ def test_cli_plan_prints_and_writes_the_ranking(tmp_path):
     plan = pd.read_csv(tmp_path / "plan.csv")
     assert plan["node"].tolist()[0] == "z" and plan["score"].tolist() == [3.0, 1.0, 1.0, 1.0]
     assert plan.loc[0, "edge_probability"] == "z\u2014x=1.00, z\u2014y=1.00, z\u2014w=1.00"
+    # the fit it starts from is recorded as a manifest, the plan under extra.plan
+    import json
+
+    man = json.loads((tmp_path / "plan.manifest.json").read_text())
+    assert man["extra"]["plan"]["n_bootstrap"] == 2 and man["extra"]["plan"]["criterion"] == "oriented"
+    assert man["extra"]["plan"]["table"]["node"][0] == "z" and man["params"]["variant"] == "ev"
     again = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert again.returncode == 2 and "--force" in again.stderr  # never replaces a file silently
     bad = subprocess.run(cmd[:5] + ["--candidates", "z,nope"], cwd=tmp_path, capture_output=True, text=True,

@@ -823,9 +823,11 @@ def cmd_plan(args, echo):
         raise UsageError("--targets needs --conditions (the column of each row's condition)")
     inputs = [Path(args.data)] + ([args.targets] if args.targets else [])
     out = None
+    manifest_name = None
     if args.out is not None:
         out = OutputDir(args.out.parent, force=args.force, inputs=inputs)
-        out.check([args.out.name])
+        manifest_name = f"{args.out.stem}.manifest.json"
+        out.check([args.out.name, manifest_name])
     if args.conditions is None:
         vd, labels, targets = _read_data(Path(args.data), None, False), None, None
     else:
@@ -854,8 +856,20 @@ def cmd_plan(args, echo):
                     f"({ranking.attrs['n_graphs']} bootstrap refits of CoLiDE-{args.variant.upper()}{design}):"))
     echo(_printable(table[["rank", "node", "score", "point_estimate", "edges"]].to_string(index=False)))
     if out is not None:
+        from colide_core.run.manifest import build_manifest, manifest_to_json
+
         out.write(args.out.name, to_csv_safe(table, index=False))
-        echo(_printable(f"wrote {args.out}"))
+        # the fit the ranking starts from (all rows, with the design), with the plan under "extra"
+        model = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold).fit(
+            X, conditions=labels, targets=targets)
+        plan = {"criterion": ranking.attrs.get("criterion"), "n_bootstrap": args.n_bootstrap,
+                "n_graphs": ranking.attrs.get("n_graphs"), "seed": args.seed,
+                "candidates": None if candidates is None else list(candidates),
+                "table": table.to_dict(orient="list")}
+        out.write(manifest_name, manifest_to_json(build_manifest(
+            model, X, data_source=str(args.data), conditions=labels, conditions_column=args.conditions,
+            extra={"plan": plan})))
+        echo(_printable(f"wrote {args.out} and {manifest_name}"))
     return 0
 
 

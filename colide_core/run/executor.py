@@ -15,6 +15,8 @@ one row of a tidy results table. :func:`run_sweep`
   ``distributed.scheduler.allowed-failures``) and a task that still ends in
   ``KilledWorker`` is resubmitted up to ``retries`` more times; a crashed
   joblib pool is restarted on the unfinished tasks;
+* leaves **no worker** behind: when the last joblib run of the process ends, joblib's pool is
+  shut down (its workers would otherwise idle for 300 s, each keeping what its fits allocated);
 * **resumes**: every task has a key, a SHA-256 of (method, params, dataset,
   seed) (:func:`task_key`); tasks whose key is already in the store are not
   recomputed, so a killed sweep started again only runs what is missing.
@@ -38,6 +40,7 @@ import json
 import math
 import os
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -522,12 +525,59 @@ def _run_sweep(tasks, store, scheduler, n_jobs, retries, callback, connect_timeo
                        n_resubmitted=n_resub, backend=backend, stopped=state["stopped"])
 
 
+#: joblib runs going on in this process (guarded by :data:`_JOBLIB_LOCK`): the last one to end
+#: shuts the worker pool down (:func:`_joblib_run`).
+_JOBLIB_RUNS = 0
+_JOBLIB_LOCK = threading.Lock()
+
+
+def _shutdown_joblib_workers():
+    """Shut joblib's process-wide loky pool down and wait for its workers to exit.
+
+    joblib keeps its workers for ``idle_worker_timeout`` (300 s) after a run, each holding what its
+    fits allocated (issue 42: about 1 GB per worker after a bootstrap with conditions, on a
+    dashboard server that may not run another job for hours). The pool is joblib's one reusable
+    executor (``joblib.externals.loky.reusable_executor``); the next run starts a fresh one.
+    """
+    from joblib.externals.loky import reusable_executor
+
+    executor = reusable_executor._executor
+    if executor is not None:
+        executor.shutdown(wait=True)
+
+
+@contextlib.contextmanager
+def _joblib_run():
+    """Count a joblib run; when the last run in this process ends, its workers exit.
+
+    joblib's pool is shared by every thread of the process (two dashboard jobs may run at once),
+    so it is shut down only when no other run is using it: runs start and end under one lock.
+    """
+    global _JOBLIB_RUNS
+    with _JOBLIB_LOCK:
+        _JOBLIB_RUNS += 1
+    try:
+        yield
+    finally:
+        with _JOBLIB_LOCK:
+            _JOBLIB_RUNS -= 1
+            if _JOBLIB_RUNS == 0:
+                _shutdown_joblib_workers()
+
+
 def _run_joblib(pending, n_jobs, retries, record, done, timeout):
-    from joblib import Parallel, delayed, effective_n_jobs
-    from joblib.externals.loky.process_executor import TerminatedWorkerError
+    from joblib import effective_n_jobs
 
     if effective_n_jobs(n_jobs) == 1:
-        timeout = None  # the sequential backend cannot time tasks out
+        return _run_joblib_pool(pending, n_jobs, retries, record, done, None)  # sequential: no pool, no timeout
+    with _joblib_run():
+        return _run_joblib_pool(pending, n_jobs, retries, record, done, timeout)
+
+
+def _run_joblib_pool(pending, n_jobs, retries, record, done, timeout):
+    from joblib import Parallel, delayed
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
     n_resub = 0
     for attempt in range(retries + 1):
         todo = [t for t in pending if t.key not in done]

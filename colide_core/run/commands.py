@@ -748,12 +748,7 @@ def cmd_predict(args, echo):
     node, value = _node_value(args.do if args.do is not None else args.shift, "--do" if args.do else "--shift")
     out = OutputDir(args.out, force=args.force, inputs=[Path(args.data)] + ([args.targets] if args.targets else []))
     out.check(["prediction.csv", "manifest.json"])
-    if args.conditions is None:
-        vd, labels, targets = _read_data(Path(args.data), None, False), None, None
-    else:
-        vd, labels = _read_data(Path(args.data), None, False, condition_column=args.conditions)
-        targets = None if args.targets is None else _read_targets_file(args.targets)
-    X = vd.X
+    X, labels, targets = _data_and_design(args)
     if node not in list(X.columns):
         raise UsageError(f"unknown node {_printable(repr(node[:60]))}: not a column of {Path(args.data).name}")
     model = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold)
@@ -787,6 +782,15 @@ def cmd_predict(args, echo):
     echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv and manifest.json "
                     f"to {out.path}"))
     return 0
+
+
+def _data_and_design(args):
+    """``(X, labels, targets)`` of ``predict`` and ``plan``: the data file, its ``--conditions``
+    column (each row's condition, or None) and the ``--targets`` file (or None)."""
+    if args.conditions is None:
+        return _read_data(Path(args.data), None, False).X, None, None
+    vd, labels = _read_data(Path(args.data), None, False, condition_column=args.conditions)
+    return vd.X, labels, None if args.targets is None else _read_targets_file(args.targets)
 
 
 def cmd_plan(args, echo):
@@ -828,12 +832,7 @@ def cmd_plan(args, echo):
         out = OutputDir(args.out.parent, force=args.force, inputs=inputs)
         manifest_name = f"{args.out.stem}.manifest.json"
         out.check([args.out.name, manifest_name])
-    if args.conditions is None:
-        vd, labels, targets = _read_data(Path(args.data), None, False), None, None
-    else:
-        vd, labels = _read_data(Path(args.data), None, False, condition_column=args.conditions)
-        targets = None if args.targets is None else _read_targets_file(args.targets)
-    X = vd.X
+    X, labels, targets = _data_and_design(args)
     candidates = None
     if args.candidates is not None:
         unknown = [c for c in args.candidates if c not in list(X.columns)]

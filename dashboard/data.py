@@ -630,6 +630,32 @@ def rows_and_truth(dataset) -> str:
 def data_as_fitted(dataset) -> dict:
     """The data table a fit of ``dataset`` used, as files the printed ``fit`` command can read.
 
+    Built once per dataset (:func:`dashboard.cached.cached_data_as_fitted`), by
+    :func:`build_data_as_fitted`.
+
+    Parameters
+    ----------
+    dataset : Dataset
+
+    Returns
+    -------
+    dict
+        See :func:`build_data_as_fitted`.
+    """
+    from dashboard.cached import cached_data_as_fitted
+
+    return cached_data_as_fitted(dataset)
+
+
+def _fitted_stem(dataset) -> str:
+    from dashboard.text import safe_filename
+
+    return safe_filename(f"{dataset.name}_as_fitted")
+
+
+def build_data_as_fitted(dataset) -> dict:
+    """The data table a fit of ``dataset`` used, as files the printed ``fit`` command can read (uncached).
+
     For a bundled dataset (Sachs) or a simulation the command of the report and of the manifest
     needs a file behind it: this is that file, with the condition column (when the data have
     conditions) named as the command names it, and the targets file.
@@ -649,14 +675,13 @@ def data_as_fitted(dataset) -> dict:
     import json
 
     from colide_core.graph.export import to_csv_safe
-    from dashboard.text import safe_filename
 
     frame = dataset.X.copy()
     design = design_of(dataset)
     if design["conditions"] is not None:
         column = str(dataset.meta.get("conditions_column") or "condition")
         frame[column] = list(design["conditions"])
-    stem = safe_filename(f"{dataset.name}_as_fitted")
+    stem = _fitted_stem(dataset)
     targets = design["targets"]
     return {"file_name": f"{stem}.csv", "csv": to_csv_safe(frame, index=False).encode("utf-8"),
             "targets_name": "targets.json",
@@ -667,4 +692,4 @@ def command_data_file(dataset) -> str:
     """The data file a printed ``fit`` command names for ``dataset``: an upload's own file name
     (the command replays every cleaning step on the raw file), else the file of
     :func:`data_as_fitted`, which the Learn page offers for download."""
-    return str(dataset.name) if dataset.source == "upload" else data_as_fitted(dataset)["file_name"]
+    return str(dataset.name) if dataset.source == "upload" else f"{_fitted_stem(dataset)}.csv"

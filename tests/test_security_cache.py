@@ -144,6 +144,7 @@ def test_manifest_json_key_covers_w_sigma_and_the_dataset_name():
 
 def _learn_page(new_app):
     at = new_app().run()
+    at.session_state["learn_tab"] = "Downloads"  # the manifests' tab (only the open tab is built, issue 41)
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     return at
@@ -254,6 +255,7 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
         ("dashboard/checks.py", "ev_nv_line"),              # _X: data_key; A hashed
         ("dashboard/checks.py", "path_cached"),             # _X: data_key; λ-path settings hashed
         ("dashboard/cached.py", "_condition_summary"),     # _dataset: key is its content hash (rows, conditions, targets)
+        ("dashboard/cached.py", "_data_as_fitted"),        # _dataset: key (rows, conditions, targets); name, column hashed
         ("dashboard/fitting.py", "topo_cost"),              # _X: data_key is its content hash; settings hashed
     }, names
     for path, name, decorator, args in found:
@@ -280,4 +282,8 @@ def test_the_dataset_key_covers_its_conditions_and_targets():
     other = make_dataset("d", X, meta={"conditions": ["x"] * 2 + ["y"] * 4})
     targeted = make_dataset("d", X, meta={"conditions": ["x"] * 3 + ["y"] * 3, "targets": {"y": ["a"]}})
     assert len({plain.key, two.key, other.key, targeted.key}) == 4
+    # so the view of a dataset that cached functions hash leaves the labels to the key (issue 42)
+    from dashboard.cached import dataset_cache_key
+
+    assert len({dataset_cache_key(ds) for ds in (plain, two, other, targeted)}) == 4
     assert make_dataset("d", X).key == plain.key  # data without conditions keep the key they had

@@ -8,15 +8,27 @@ the same cached functions the page calls (:func:`dashboard.fitting.fit_colide`,
 fits are cold fits keyed on (data, parameters): a prefetched result is exactly the one the page
 would compute itself.
 
+The prefetch never holds a script run (issue 41, "settled"): the page asks for it as the last
+thing it does, and the job starts computing only :data:`PREFETCH_DELAY_S` later, once the user
+has paused, so the browser draws the step without the prefetch competing for the CPU. A newer
+step's request replaces a prefetch that has not started computing yet; one that is computing
+finishes (its fits are the cache the next step may hit) and the newer request is dropped.
+
 Convention: ``W[i, j] != 0`` means the edge i -> j; data ``X`` is ``(n_samples, n_nodes)``.
 """
 from __future__ import annotations
+
+import threading
 
 import colide_core
 from colide_core.graph.constraints import PriorKnowledge
 from dashboard.jobs import Job, is_running
 
-__all__ = ["thresholded", "required_of", "neighbours", "prefetch_neighbours"]
+__all__ = ["thresholded", "required_of", "neighbours", "prefetch_neighbours", "PREFETCH_DELAY_S"]
+
+#: Seconds between a script run asking for a prefetch and the prefetch computing: the user's pause
+#: (a step within it replaces the prefetch), and the time the browser has to draw the step alone.
+PREFETCH_DELAY_S = 0.3
 
 
 def thresholded(result, threshold: float, names, return_removed: bool = False):
@@ -66,13 +78,14 @@ def neighbours(options, value) -> list:
     return [opts[k] for k in (i + 1, i - 1) if 0 <= k < len(opts)]
 
 
-def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float, drawing=None) -> None:
-    """Solve and draw ``params_list`` in the background (one job per session at a time).
+def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float, drawing=None,
+                        delay: float = PREFETCH_DELAY_S) -> None:
+    """Solve and draw ``params_list`` in the background, ``delay`` seconds from now (one job per session).
 
     Parameters
     ----------
     state : MutableMapping
-        The session state; ``state[key]`` holds the running prefetch :class:`Job`.
+        The session state; ``state[key]`` holds the prefetch :class:`Job`.
     key : str
         Session key of the prefetch job (``dashboard.state.LIVE_PREFETCH``).
     dataset : dashboard.data.Dataset
@@ -83,14 +96,22 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
     drawing : dict, optional
         Keyword arguments of :func:`dashboard.graphview.drawing_html` (``positions``,
         ``legend``) as the page will ask for them, so the warmed drawings are cache hits.
+    delay : float, default=:data:`PREFETCH_DELAY_S`
+        Seconds before the job starts (a timer thread: nothing waits for it, and the job takes
+        its compute slot only when it starts).
 
     Notes
     -----
-    Nothing is started while the previous prefetch of the session is still running; a failed
-    fit is skipped silently (the page reports the error itself if the user goes there).
+    A previous prefetch of the session that has not started computing yet is stopped and replaced;
+    one that is computing is left to finish and nothing new is started. A failed fit is skipped
+    silently (the page reports the error itself if the user goes there); a stopped job stops
+    between fits and inside a fit (its partial fit is not cached).
     """
-    if is_running(state, key):
-        return
+    old = state.get(key)
+    if old is not None and not old.done:
+        if getattr(old, "begun", True):
+            return
+        old.request_stop()  # still in its delay: the user moved on; it ends at once when its timer fires
     from dashboard.fitting import check_params, fit_dataset
     from dashboard.graphview import drawing_html
 
@@ -104,13 +125,21 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
                 return None
             try:
                 check_params(params)
-                res = fit_dataset(dataset, params)
+                res = fit_dataset(dataset, params, lambda *_: job.stop_requested)
                 drawing_html(thresholded(res, threshold, names), names, truth, res.sigma,
                              required=required_of(res, names), **drawing)
-            except Exception:  # noqa: BLE001 - a prefetch is best effort
+            except Exception:  # noqa: BLE001 - a prefetch is best effort (a stopped fit raises FitStopped)
                 continue
         return None
 
     job = Job(work, "λ prefetch", key=dataset.key)
+    job.begun = False
     state[key] = job
-    job.start()
+
+    def begin():
+        job.begun = True
+        job.start()
+
+    timer = threading.Timer(max(0.0, float(delay)), begin)
+    timer.daemon = True
+    timer.start()

@@ -232,6 +232,7 @@ show_messages(ss, state.FIT_SLOT)
 lam_now = float(ss["learn_lambda1"])
 shown = shown_labels(ss["learn_variant"])  # "EV", "NV" or both: what is solved live and drawn
 live_errors = []
+prefetch = None  # (parameters, threshold, drawing) of the neighbours to warm once this run is done
 stopped_after = None  # seconds a live fit ran before it was stopped (then the page asks for Run)
 if live and ss[state.LIVE_HOLD]:
     st.caption("Showing the fit stored in the run manifest; move λ or the noise model to solve live again.")
@@ -249,11 +250,12 @@ elif live and not running:
             ss[state.LAST_FIT_TIME] = (ds.key, stopped_after, solver_now)
     if ss[state.LAMBDA_MOVED] and not live_errors:
         # the next step of the slider is then usually a cache hit (same cold fits, same drawings,
-        # drawn with the positions the page will use when they do not depend on the fit)
-        prefetch_neighbours(ss, state.LIVE_PREFETCH, ds,
-                            [solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES])
-                             for lam in neighbours(_lambda_options(), lam_now) for lab in shown],
-                            float(ss["learn_threshold"]), drawing={"positions": _positions(), "legend": False})
+        # drawn with the positions the page will use when they do not depend on the fit); asked
+        # for at the end of this run, and computed after a pause (dashboard.live), so it never
+        # holds the run nor competes with the browser drawing this step (issue 41)
+        prefetch = ([solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES])
+                     for lam in neighbours(_lambda_options(), lam_now) for lab in shown],
+                    float(ss["learn_threshold"]), {"positions": _positions(), "legend": False})
 for err in live_errors:
     st.error(md_escape(err))
 
@@ -305,6 +307,10 @@ tab_graph, tab_play, tab_noise, tab_metrics, tab_dl, tab_conv = st.tabs(
     ["Graph", "Playback", "Noise", "Metrics", "Downloads", "Convergence"], key="learn_tab", on_change="rerun")
 
 positions = _positions(thresholded[order[-1]])
+# Only the open tab is built (the tabs are stateful and a click on one reruns the page): a λ step
+# on the Graph tab no longer builds the figures, tables and downloads of the hidden tabs
+# (issue 41: they were most of a step's script time; Playback since issue 30).
+open_tab = ss["learn_tab"]
 
 with tab_graph:
     oriented = oriented_by_interventions(ds)  # edges a condition's targets can orient: a dot, in the legend
@@ -369,92 +375,96 @@ with tab_graph:
                    "Every drawing uses the same node positions, so edges appear and vanish in place.")
 
 with tab_noise:
-    estimates = {results[v].label: results[v].sigma for v in order}
-    st.plotly_chart(noise_figure(names, estimates, ds.sigma_true), key="learn_noise_chart")
-    st.caption("Estimated exogenous noise standard deviation per node (data units). "
-               "EV estimates one σ for all nodes (dashed line).")
-    for v in order:  # EV or NV? the residual test of the Check page (dashboard.checks)
-        st.caption(f"{results[v].label}: " + ev_nv_line(ds.key, results[v].params, threshold, ds.X, thresholded[v],
-                                                            design_of(ds)))
+    if open_tab == "Noise":
+        estimates = {results[v].label: results[v].sigma for v in order}
+        st.plotly_chart(noise_figure(names, estimates, ds.sigma_true), key="learn_noise_chart")
+        st.caption("Estimated exogenous noise standard deviation per node (data units). "
+                   "EV estimates one σ for all nodes (dashed line).")
+        for v in order:  # EV or NV? the residual test of the Check page (dashboard.checks)
+            st.caption(f"{results[v].label}: " + ev_nv_line(ds.key, results[v].params, threshold, ds.X, thresholded[v],
+                                                                design_of(ds)))
 
 with tab_metrics:
-    ecols = st.columns(len(order) + (ds.B_true is not None))
-    for col, v in zip(ecols, order):
-        col.metric(f"Edges · {v.upper()}", int((thresholded[v] != 0).sum()))
-    if ds.B_true is not None:
-        ecols[-1].metric("Edges · truth", int((truth != 0).sum()))
-    if ds.B_true is None:
-        st.info("This dataset has no ground truth, so there is nothing to score against.")
-    else:
-        table = {}
-        for v in order:
-            m = colide_core.evaluate(ds.B_true.to_numpy(), thresholded[v],
-                              sigma_true=ds.sigma_true,
-                              sigma_est=results[v].sigma if ds.sigma_true is not None else None)
-            table[results[v].label] = m
-        mcols = st.columns(len(order))
-        for col, v in zip(mcols, order):
-            m = table[results[v].label]
-            col.metric(f"SHD · {v.upper()}", m["shd"])
-        frame = pd.DataFrame(table)
-        frame = frame.loc[[k for k in METRIC_LABELS if k in frame.index]]
-        frame.index = [METRIC_LABELS[k] for k in frame.index]
-        st.dataframe(frame, key="learn_metrics_table")
-        st.caption(f"Against the {int((truth != 0).sum())}-edge ground truth at threshold "
-                   f"{threshold:g}. SHD counts a reversed edge once; SHD-C compares CPDAGs; SID counts "
-                   "wrongly inferred interventional distributions.")
+    if open_tab == "Metrics":
+        ecols = st.columns(len(order) + (ds.B_true is not None))
+        for col, v in zip(ecols, order):
+            col.metric(f"Edges · {v.upper()}", int((thresholded[v] != 0).sum()))
+        if ds.B_true is not None:
+            ecols[-1].metric("Edges · truth", int((truth != 0).sum()))
+        if ds.B_true is None:
+            st.info("This dataset has no ground truth, so there is nothing to score against.")
+        else:
+            table = {}
+            for v in order:
+                m = colide_core.evaluate(ds.B_true.to_numpy(), thresholded[v],
+                                  sigma_true=ds.sigma_true,
+                                  sigma_est=results[v].sigma if ds.sigma_true is not None else None)
+                table[results[v].label] = m
+            mcols = st.columns(len(order))
+            for col, v in zip(mcols, order):
+                m = table[results[v].label]
+                col.metric(f"SHD · {v.upper()}", m["shd"])
+            frame = pd.DataFrame(table)
+            frame = frame.loc[[k for k in METRIC_LABELS if k in frame.index]]
+            frame.index = [METRIC_LABELS[k] for k in frame.index]
+            st.dataframe(frame, key="learn_metrics_table")
+            st.caption(f"Against the {int((truth != 0).sum())}-edge ground truth at threshold "
+                       f"{threshold:g}. SHD counts a reversed edge once; SHD-C compares CPDAGs; SID counts "
+                       "wrongly inferred interventional distributions.")
 
 with tab_dl:
-    with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
-        _manifest_box()
-    if ds.source != "upload":  # the data behind the report's and the manifest's `fit` command
-        fitted = data_as_fitted(ds)
-        d1, d2 = st.columns(2)
-        d1.download_button("Data as fitted (CSV)", fitted["csv"], file_name=fitted["file_name"], mime="text/csv",
-                           key="learn_dl_data", help="The table these fits used, with its condition column: "
-                                                     "the file the report's `fit` command reads.")
-        if fitted["targets"] is not None:
-            d2.download_button("Intervention targets (JSON)", fitted["targets"], file_name=fitted["targets_name"],
-                               mime="application/json", key="learn_dl_targets",
-                               help="Each condition's targets: the command's --targets file.")
-    with st.expander("Solver settings"):
-        settings_form(state.SOLVER_OVERRIDES, state.FIT_MESSAGES)
-    for v in order:
-        res = results[v]
-        # dataset, noise model, λ and threshold in every file name (safe characters only)
-        stem = safe_filename(f"colide_{ds.name}_{v}_lambda{fmt_lambda(res.lambda1)}_thr{threshold:g}")
-        st.markdown(f"**{res.label}**, λ = {fmt_lambda(res.lambda1)}, threshold {threshold:g}")
-        edges = edge_list(thresholded[v], names)
-        st.dataframe(edges, hide_index=True, key=f"learn_edges_{v}")
-        d1, d2 = st.columns(2)
-        d1.download_button("Edge list (CSV)", edge_list_csv(thresholded[v], names),
-                           file_name=f"{stem}_edges.csv", mime="text/csv", key=f"learn_dl_edges_{v}")
-        d2.download_button("Weighted adjacency (CSV)", adjacency_csv(thresholded[v], names),
-                           file_name=f"{stem}_adjacency.csv", mime="text/csv", key=f"learn_dl_adj_{v}")
-        # Further formats from colide_core.graph.export (networkx / pydot / matplotlib), built only
-        # for the format picked.
-        f1, f2 = st.columns(2)
-        fmt = f1.selectbox("Other format", list(EXPORT_FORMATS), key=f"learn_export_fmt_{v}",
-                           help="GraphML, DOT, node-link JSON, DAGitty, CSV, or a PNG/SVG picture")
-        ext, mime = EXPORT_FORMATS[fmt]
-        picture = ({"B_true": truth, "positions": positions, "required": required_of(res, names)}
-                   if fmt in ("png", "svg") else {})
-        f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt, **picture),
-                           file_name=f"{stem}{ext}", mime=mime, key=f"learn_dl_export_{v}")
-        manifest_json = manifests.fit_manifest_json(res, ds, threshold)
-        st.download_button("Run manifest (JSON)", manifest_json, file_name=f"{stem}_manifest.json",
-                           mime="application/json", key=f"learn_dl_manifest_{v}",
-                           help="Data fingerprint, every parameter, package versions, git commit, W, σ and "
-                                "metrics. Load it back (Load a run manifest, above) to get this view again.")
+    if open_tab == "Downloads":
+        with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
+            _manifest_box()
+        if ds.source != "upload":  # the data behind the report's and the manifest's `fit` command
+            fitted = data_as_fitted(ds)
+            d1, d2 = st.columns(2)
+            d1.download_button("Data as fitted (CSV)", fitted["csv"], file_name=fitted["file_name"], mime="text/csv",
+                               key="learn_dl_data", help="The table these fits used, with its condition column: "
+                                                         "the file the report's `fit` command reads.")
+            if fitted["targets"] is not None:
+                d2.download_button("Intervention targets (JSON)", fitted["targets"], file_name=fitted["targets_name"],
+                                   mime="application/json", key="learn_dl_targets",
+                                   help="Each condition's targets: the command's --targets file.")
+        with st.expander("Solver settings"):
+            settings_form(state.SOLVER_OVERRIDES, state.FIT_MESSAGES)
+        for v in order:
+            res = results[v]
+            # dataset, noise model, λ and threshold in every file name (safe characters only)
+            stem = safe_filename(f"colide_{ds.name}_{v}_lambda{fmt_lambda(res.lambda1)}_thr{threshold:g}")
+            st.markdown(f"**{res.label}**, λ = {fmt_lambda(res.lambda1)}, threshold {threshold:g}")
+            edges = edge_list(thresholded[v], names)
+            st.dataframe(edges, hide_index=True, key=f"learn_edges_{v}")
+            d1, d2 = st.columns(2)
+            d1.download_button("Edge list (CSV)", edge_list_csv(thresholded[v], names),
+                               file_name=f"{stem}_edges.csv", mime="text/csv", key=f"learn_dl_edges_{v}")
+            d2.download_button("Weighted adjacency (CSV)", adjacency_csv(thresholded[v], names),
+                               file_name=f"{stem}_adjacency.csv", mime="text/csv", key=f"learn_dl_adj_{v}")
+            # Further formats from colide_core.graph.export (networkx / pydot / matplotlib), built only
+            # for the format picked.
+            f1, f2 = st.columns(2)
+            fmt = f1.selectbox("Other format", list(EXPORT_FORMATS), key=f"learn_export_fmt_{v}",
+                               help="GraphML, DOT, node-link JSON, DAGitty, CSV, or a PNG/SVG picture")
+            ext, mime = EXPORT_FORMATS[fmt]
+            picture = ({"B_true": truth, "positions": positions, "required": required_of(res, names)}
+                       if fmt in ("png", "svg") else {})
+            f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt, **picture),
+                               file_name=f"{stem}{ext}", mime=mime, key=f"learn_dl_export_{v}")
+            manifest_json = manifests.fit_manifest_json(res, ds, threshold)
+            st.download_button("Run manifest (JSON)", manifest_json, file_name=f"{stem}_manifest.json",
+                               mime="application/json", key=f"learn_dl_manifest_{v}",
+                               help="Data fingerprint, every parameter, package versions, git commit, W, σ and "
+                                    "metrics. Load it back (Load a run manifest, above) to get this view again.")
 
 with tab_conv:
-    st.plotly_chart(objective_figure({results[v].label: results[v].result for v in order}),
-                    key="learn_objective_chart")
-    st.caption("Objective (score + λ‖W‖₁ scaled by μ, plus the log-det acyclicity term) at each checkpoint, "
-               "on a log scale; dotted lines mark where a new stage (μ, s) starts, and the objective jumps there.")
-    for v in order:
-        level, text = _note(results[v])
-        st.caption(f"{v.upper()}: {text}")
+    if open_tab == "Convergence":
+        st.plotly_chart(objective_figure({results[v].label: results[v].result for v in order}),
+                        key="learn_objective_chart")
+        st.caption("Objective (score + λ‖W‖₁ scaled by μ, plus the log-det acyclicity term) at each checkpoint, "
+                   "on a log scale; dotted lines mark where a new stage (μ, s) starts, and the objective jumps there.")
+        for v in order:
+            level, text = _note(results[v])
+            st.caption(f"{v.upper()}: {text}")
 
 with tab_play:  # watch the optimisation of the fit the Noise model control picks (dashboard.playback)
     from dashboard.playback import render_playback
@@ -472,3 +482,6 @@ with tab_play:  # watch the optimisation of the fit the Noise model control pick
     # sent again on every rerun of the other tabs (issue 30, point 5).
     if ss["learn_tab"] == "Playback":
         render_playback(ds, results[played], threshold, truth=truth, positions=positions)
+
+if prefetch is not None:  # the last thing this run does: warm the neighbours' cache after a pause (dashboard.live)
+    prefetch_neighbours(ss, state.LIVE_PREFETCH, ds, prefetch[0], prefetch[1], drawing=prefetch[2])

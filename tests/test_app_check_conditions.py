@@ -17,6 +17,7 @@ pytestmark = pytest.mark.usefixtures("fresh_caches")
 def _check_page_on_sachs_all(new_app):
     at, rec = sachs_all_app(new_app)
     at.session_state["learn_variant"] = "NV"
+    at.session_state["learn_tab"] = "Noise"  # the EV-or-NV line's tab (only the open tab is built, issue 41)
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     at.learn_captions = [c.value for c in at.caption]

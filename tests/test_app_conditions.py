@@ -27,6 +27,7 @@ def test_all_nine_conditions_flow_from_data_to_learn(new_app):
     assert u0126["Mek"] > 0 and "Mek" in str(u0126["targets"])
 
     at.session_state["learn_variant"] = "NV"
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     res = at.session_state["fit_results"]["nv"]

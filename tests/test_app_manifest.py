@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning
 
 def _learn_page(new_app):
     at = new_app().run()
+    at.session_state["learn_tab"] = "Downloads"  # the manifests' tab (only the open tab is built, issue 41)
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     return at
@@ -29,7 +30,11 @@ def _view(at):
     edges = [d.value for d in at.dataframe if "source" in d.value.columns and "target" in d.value.columns]
     # one edges table per variant shown (EV first); NV is the last
     assert len(edges) == len(at.session_state["fit_results"])
+    at.session_state["learn_tab"] = "Metrics"  # a click on the tab (only the open tab is built)
+    at.run()
     metrics = {m.label: m.value for m in at.metric}
+    at.session_state["learn_tab"] = "Downloads"
+    at.run()
     return {"edges": edges[-1].reset_index(drop=True), "n_edges": metrics["Edges · NV"],
             "shd": metrics["SHD · NV"], "threshold": at.slider(key="learn_threshold").value,
             "lambda1": at.select_slider(key="learn_lambda1").value,

@@ -64,6 +64,7 @@ def test_sachs_is_loaded_by_default(new_app):
 def test_learn_nv_on_sachs_with_defaults_matches_direct_fit(new_app):
     # Paper defaults (lambda1 = 0.05, 4 stages up to 130 000 iterations, threshold 0.3).
     at = _app(new_app)
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     assert at.segmented_control(key="learn_variant").value == "Both"
     assert at.session_state["solver_overrides"] == {}
@@ -93,6 +94,7 @@ def test_noise_model_control_chooses_what_is_solved_and_drawn(new_app):
     # variant and the solver that produced it.
     at = _app(new_app)
     at.session_state["learn_variant"] = "EV"
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     assert set(at.session_state["fit_results"]) == {"ev"}  # only what is shown is solved live
@@ -115,6 +117,7 @@ def test_sidebar_solver_choice_switches_to_the_faithful_schedule_and_back(new_ap
     # key) and removes it again for the default fast solver. Both reach the paper's Sachs NV
     # figure (Table 4: SHD 12); the faithful one counts its iterations in whole checkpoints.
     at = _app(new_app)
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     assert at.sidebar.radio(key="solver_choice").value == "auto"
     at.button(key="learn_run").click().run()
@@ -141,6 +144,7 @@ def test_learn_offers_every_export_format_without_error(new_app):
     # The Downloads tab builds the picked format with colide_core.graph.export for the fitted graph.
     at = _app(new_app)
     at.session_state["solver_overrides"] = dict(QUICK)
+    at.session_state["learn_tab"] = "Downloads"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
@@ -154,6 +158,7 @@ def test_learn_offers_every_export_format_without_error(new_app):
 def test_threshold_slider_never_reruns_the_solver(solver_calls, new_app):
     calls = solver_calls
     at = _app(new_app)
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     # Sachs is live (fast solver, 11 nodes): opening the page solves EV and NV once.
     assert sorted(calls) == ["ev", "nv"]
@@ -181,6 +186,7 @@ def test_threshold_slider_never_reruns_the_solver(solver_calls, new_app):
 
 def test_results_survive_a_page_switch(new_app):
     at = _app(new_app)
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.slider(key="learn_threshold").set_value(0.5).run()
@@ -276,6 +282,7 @@ def test_good_upload_becomes_the_current_dataset_and_names_are_escaped(new_app):
     assert any(_shown(m.value).startswith("**my data.csv**") for m in at.sidebar.markdown)
     # Markdown never carries the raw tag (it is entity-escaped) nor live emphasis.
     assert all("<script>" not in m.value for m in at.markdown)
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     at.session_state["solver_overrides"] = dict(QUICK)
     at.button(key="learn_run").click().run()

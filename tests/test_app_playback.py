@@ -67,6 +67,8 @@ def test_playback_steps_through_the_recorded_checkpoints(new_app):
     assert len([e for e in frames[last] if not e.get("dashes")]) == edges(last)
     # the last recorded W is the fit's W: the last frame is the graph of the Graph tab
     np.testing.assert_array_equal(Ws[last], model.W_)
+    at.session_state["learn_tab"] = "Metrics"  # a click on the tab (only the open tab is built, issue 41)
+    at.run()
     assert edges(last) == int(_metric_edges(at))
     # the optimisation is visible: the first and the last frames draw different graphs
     assert edges(0) != edges(last)

@@ -47,8 +47,12 @@ def test_simulated_dataset_becomes_current_with_truth_and_sigma(new_app):
     at.session_state["solver_overrides"] = dict(QUICK)
     at.button(key="learn_run").click().run()
     assert not at.exception, at.exception
-    chart = at.get("plotly_chart")
-    assert len(chart) == 2  # noise + convergence
+    for tab in ("Noise", "Convergence"):  # a click on each tab (only the open tab is built, issue 41)
+        at.session_state["learn_tab"] = tab
+        at.switch_page("pages/learn.py").run()
+        assert len(at.get("plotly_chart")) == 1, tab
+    at.session_state["learn_tab"] = "Metrics"
+    at.switch_page("pages/learn.py").run()
     table = [d.value for d in at.dataframe if len(d.value.index) and d.value.index[0] == "SHD"][0]
     assert "σ relative error" in table.index and np.isfinite(table.loc["σ relative error", "NV"])
 

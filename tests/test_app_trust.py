@@ -82,6 +82,8 @@ def test_explorer_on_sachs_matches_direct_path_and_loads_a_cell_into_learn(new_a
     assert at.title[0].value == "Learn a DAG with CoLiDE"
     np.testing.assert_array_equal(ss["fit_results"]["nv"].W, path.W[4])
     assert ss["learn_threshold"] == 0.1 and ss["learn_lambda1"] == pytest.approx(0.5)
+    ss["learn_tab"] = "Metrics"  # a click on the tab (only the open tab is built, issue 41)
+    at.switch_page("pages/learn.py").run()
     assert _metric(at, "Edges · NV") == str(int((path.graph(4, 0) != 0).sum()))
 
 

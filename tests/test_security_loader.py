@@ -194,6 +194,7 @@ def test_prior_knowledge_page_shows_a_message_for_a_deep_document(new_app):
 
 def test_learn_page_shows_a_message_for_a_deep_manifest(new_app):
     at = new_app(timeout=120).run()
+    at.session_state["learn_tab"] = "Downloads"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     data = ('{"schema": "colide-manifest/1", "results": ' + "[" * 5000 + "]" * 5000 + "}").encode()
     at.file_uploader(key="learn_manifest_upload").set_value(("deep.json", data, "application/json")).run()

@@ -325,6 +325,7 @@ def test_learn_page_runs_colide_topo_from_the_sidebar(new_app):
     # CoLiDE-TOPO-NV on Sachs has SHD 11 (the continuous CoLiDE-NV: 12, as in the paper).
     at = new_app()
     at.run()
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
     at.switch_page("pages/learn.py").run()
     at.sidebar.radio(key="solver_choice").set_value("topo").run()
     assert at.session_state["solver_overrides"] == {"solver": "topo"}

@@ -1,16 +1,30 @@
-"""Responsiveness of the Learn page: a click on "Run" (AppTest) and a λ slider move (browser).
+"""Responsiveness of the Learn page: a click on "Run" (AppTest) and λ slider steps, drawn and settled (browser).
 
 Usage::
 
-    .venv/bin/python -m benchmarks.bench_app [--repeats 5] [--browser-only] [--screenshots]   (from the repository root: the browser part uses tests/e2e/harness.py)
+    .venv/bin/python -m benchmarks.bench_app [--repeats 5] [--browser-only] [--baseline REV]
+        [--moves 12] [--scenarios all|0,1,2] [--no-slow-steps] [--out FILE] [--screenshots]
+    (from the repository root: the browser part uses tests/e2e/harness.py)
 
-The browser part (:func:`browser_slider`) starts ``streamlit run app.py`` and Debian's headless
-chromium (``tests/e2e/harness``), opens the live Learn page at 1280×720 on Sachs and on a
-simulated ER2 graph with d = 50 (n = 1000), and times one arrow key on the λ slider until both
-the learned graphs shown are redrawn with the new λ (EV and NV side by side on Sachs; at d = 50
-the page shows one drawing at a time, NV, so labels stay readable, but the live page still solves
-both): new λ values (solved) and values seen before
-(cache hits). Targets (issue 25): median under 0.5 s on Sachs, under 1 s at d = 50.
+The browser part (:func:`browser_slider`) starts ``streamlit run app.py`` (and, with
+``--baseline REV``, a second server on ``git archive REV``) and Debian's headless chromium
+(``tests/e2e/harness``), opens the live Learn page at 1280×720 in each scenario of issue 41
+(:data:`SCENARIOS`: Sachs with EV and NV shown; all nine Sachs conditions, 7,466 rows; a simulated
+ER2 graph with d = 50, n = 1000, where one drawing is shown at a time but both fits are solved)
+and presses one arrow key on the λ slider ``--moves`` times per tree, the trees taking turns
+(interleaved, so both see the same load), :data:`PAUSE_S` after the page's previous step. Each
+step is timed in the page from the keydown to
+
+* **drawn**: every learned drawing shown holds its new document (its heading at the new λ, its
+  iframe sent in this run and drawn; an unchanged drawing keeps its document), and
+* **settled**: drawn, and no script run going on (``stApp``'s ``data-test-script-state``, which
+  drives Streamlit's status widget).
+
+Targets (issue 41, quiet machine, median over >= 10 steps): Sachs drawn <= 0.25 s and settled
+<= 0.35 s; settled <= 0.6 s on the nine conditions and <= 0.8 s at d = 50. It then times the
+other slow steps of the issue once per tree: Learn after Simulate (d = 50), opening a lesson and
+switching Playback on, each from the click until the page is drawn and settled. Prints the
+tables (min / median) with the load average at the start and the end.
 
 Drives the real app with ``streamlit.testing.v1.AppTest`` (no browser): opens the Learn page,
 clicks **Run** for NV, then EV, then NV again (a cache hit), and times each script run from the
@@ -26,6 +40,8 @@ finished yet.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
 import time
 from pathlib import Path
@@ -59,133 +75,314 @@ def one_session(solver):
 
 
 # --------------------------------------------------------------------------------------------------
-# In a real browser: λ slider move -> graphs drawn, on the live Learn page (issue 25)
+# In a real browser: λ slider move -> graphs drawn -> page settled, on the live Learn page (issues 25, 41)
 # --------------------------------------------------------------------------------------------------
 
-#: JavaScript: true once every learned graph shown (EV and NV side by side; at d = 50 only the
-#: one drawing shown, graph_style.per_row) is headed with the new λ and its iframe shows a new,
-#: drawn document.
-_DRAWN_JS = """([before, lam]) => {
-    const heads = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
-        .map(e => e.innerText.trim()).filter(t => /^CoLiDE-(EV|NV) · λ = /.test(t));
-    if (!heads.length || heads.some(h => !h.endsWith('λ = ' + lam))) return false;
-    const frames = [...document.querySelectorAll('[data-testid="stIFrame"]')].slice(0, heads.length);
-    if (frames.length < heads.length) return false;
-    if (frames.map(f => f.srcdoc || '').some(d => before.includes(d))) return false;
-    return frames.every(f => f.contentDocument && f.contentDocument.readyState === 'complete'
-                             && f.contentDocument.querySelector('canvas'));
+#: JavaScript, polled in the page (every 10 ms) after one arrow key. Stamps ``window.__drawnAt``
+#: the first time every learned graph shown (EV and NV side by side; at d = 50 the one drawing
+#: shown, graph_style.per_row) is headed with the new λ and each of their iframes, sent in this run
+#: (its element container is not stale), holds a drawn document: a new one where its ``srcdoc``
+#: changed (the old document was marked before the key, ``window.__e2eSeen``), else the same one.
+#: Returns true once the page is also *settled*: no script run is going on (``stApp``'s
+#: ``data-test-script-state``, which drives Streamlit's status widget) and it stamps
+#: ``window.__settledAt``. ``window.__keyAt`` is stamped by a keydown listener (capture phase).
+_STEP_JS = """([before, lam]) => {
+    const now = performance.now();
+    if (window.__drawnAt === null) {
+        const heads = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+            .map(e => e.innerText.trim()).filter(t => /^CoLiDE-(EV|NV) · λ = /.test(t));
+        if (!heads.length || heads.some(h => !h.endsWith('λ = ' + lam))) return false;
+        const frames = [...document.querySelectorAll('[data-testid="stIFrame"]')].slice(0, heads.length);
+        if (frames.length < heads.length) return false;
+        for (let i = 0; i < frames.length; i++) {
+            const f = frames[i], box = f.closest('[data-testid="stElementContainer"]');
+            if (box && box.getAttribute('data-stale') === 'true') return false;
+            const w = f.contentWindow;
+            if (!w || !w.document || w.document.readyState === 'loading') return false;
+            if ((f.srcdoc || '') !== before[i] && w.__e2eSeen) return false;
+            if (typeof w.network === 'undefined' || !w.network.body.data.nodes.length) return false;
+        }
+        window.__drawnAt = now;
+    }
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    window.__settledAt = now;
+    return true;
 }"""
 
-
-def _graph_docs(page):
-    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stIFrame"]')]
-                                  .slice(0, 2).map(f => f.srcdoc || '')""")
-
+#: JavaScript run before each key: mark the documents shown, reset the stamps, return the srcdocs.
+_BEFORE_JS = """() => {
+    if (!window.__keyListener) {
+        window.__keyListener = true;
+        document.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
+    }
+    window.__keyAt = null; window.__drawnAt = null; window.__settledAt = null;
+    return [...document.querySelectorAll('[data-testid="stIFrame"]')].map(f => {
+        try { if (f.contentWindow) f.contentWindow.__e2eSeen = true; } catch (e) {}
+        return f.srcdoc || '';
+    });
+}"""
 
 #: Seconds between two slider moves: a class looks at the graph before the next step (the page
 #: warms the cache for the neighbouring λ values meanwhile, dashboard.live).
 PAUSE_S = 1.5
 
+#: Seconds one λ step may take before the scenario's page is given up (said in the output).
+MOVE_TIMEOUT_S = 40
+
+#: (label, Data-page setup, simulated d or None): the issue 41 scenarios.
+#: The steps stay within ``span`` grid values of 0.05 (turning round there): at d = 50 a fit at
+#: λ = 2 took 2.1 s on the loaded development machine, and the page then rightly asks for Run.
+SCENARIOS = (
+    ("Sachs, 853 rows, EV and NV shown", "sachs", None, 3),
+    ("Sachs, all nine conditions, 7,466 rows", "sachs9", None, 3),
+    ("simulated ER2, d = 50, n = 1000, one drawing", "sachs", 50, 2),
+)
+
 
 def _move(page, key, timeout_ms=120_000):
-    """Press one arrow key on the λ slider; seconds until the learned graphs shown are redrawn."""
+    """Press one arrow key on the λ slider; returns (drawn s, settled s, new λ text), from the keydown."""
     page.wait_for_timeout(PAUSE_S * 1000)
     from tests.e2e.harness import lambda_slider
 
     slider = lambda_slider(page)
     thumb = slider.get_by_role("slider")
-    before = _graph_docs(page)
     old = slider.get_by_test_id("stSliderThumbValue").inner_text().strip()
-    t0 = time.perf_counter()
+    before = page.evaluate(_BEFORE_JS)
     thumb.press(key)
     new = slider.get_by_test_id("stSliderThumbValue").inner_text().strip()
     if new == old:
-        raise RuntimeError(f"the λ slider did not move from {old} with {key}")
-    page.wait_for_function(_DRAWN_JS, arg=[before, new], timeout=timeout_ms, polling=10)
-    return time.perf_counter() - t0, new
+        return None
+    page.wait_for_function(_STEP_JS, arg=[before, new], timeout=timeout_ms, polling=10)
+    key_at, drawn_at, settled_at = page.evaluate("() => [window.__keyAt, window.__drawnAt, window.__settledAt]")
+    return (drawn_at - key_at) / 1000, (settled_at - key_at) / 1000, new
 
 
-def _learn_live(page, url, simulate_d=None, screenshot=None):
-    """Open the app with Sachs (or a simulated graph with ``simulate_d`` nodes), then the Learn page."""
-    from tests.e2e.harness import UI_TIMEOUT_MS, open_app_with_sachs, set_lambda
+def _open_data(page, url, setup):
+    """The Data page with Sachs (``setup`` "sachs") or all nine Sachs conditions ("sachs9") current."""
+    import re
 
-    open_app_with_sachs(page, url)
+    from tests.e2e.harness import UI_TIMEOUT_MS, open_app_with_sachs
+
+    if setup == "sachs":
+        open_app_with_sachs(page, url)
+        return
+    page.goto(url + "/", timeout=UI_TIMEOUT_MS)
+    page.get_by_role("combobox", name="Sachs cells").click(timeout=UI_TIMEOUT_MS)
+    page.get_by_role("option", name=re.compile("All nine conditions")).click(timeout=UI_TIMEOUT_MS)
+    page.get_by_role("button", name="Use the Sachs data").click(timeout=UI_TIMEOUT_MS)
+    page.get_by_text("Current dataset: Sachs").wait_for(timeout=UI_TIMEOUT_MS)
+
+
+def _settled_after(page, click, ready):
+    """Seconds from ``click()`` until ``ready`` (a locator) is visible and no script run is going on."""
+    from tests.e2e.harness import wait_for_idle
+
+    t0 = time.perf_counter()
+    click()
+    ready.wait_for(timeout=600_000)
+    wait_for_idle(page, 600_000)
+    return time.perf_counter() - t0
+
+
+def _learn_live(page, url, setup, simulate_d=None, screenshot=None):
+    """Open the app with the scenario's data, then the Learn page; returns the slow steps' seconds:
+    {"learn after simulate": s} (simulated data only)."""
+    from tests.e2e.harness import UI_TIMEOUT_MS, set_lambda, wait_for_idle
+
+    _open_data(page, url, setup)
+    slow = {}
     if simulate_d is not None:
         page.get_by_role("link", name="Simulate").click(timeout=UI_TIMEOUT_MS)
         box = page.get_by_role("spinbutton", name="Nodes d")
         box.fill(str(simulate_d), timeout=UI_TIMEOUT_MS)
         box.press("Enter")
-        page.wait_for_timeout(500)
+        page.wait_for_function("n => [...document.querySelectorAll('input')].some(i => i.value === String(n))",
+                               arg=simulate_d, timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
         page.get_by_role("button", name="Simulate").click(timeout=UI_TIMEOUT_MS)
         page.get_by_text("The simulated dataset is now the current dataset").wait_for(timeout=UI_TIMEOUT_MS)
-    page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        slow["Learn after Simulate (d = 50: open, both live fits, drawn, settled)"] = _settled_after(
+            page, lambda: page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS),
+            page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True))
+    else:
+        page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
     page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=180_000)
-    page.wait_for_timeout(1000)
+    wait_for_idle(page, 180_000)
     if screenshot is not None:
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(screenshot))
     set_lambda(page, 0.05)
-    page.get_by_test_id("stSlider").first.get_by_role("slider").focus()
+    wait_for_idle(page, 180_000)
+    return slow
 
 
-def browser_slider(screenshots=False):
-    """Median/max seconds from a λ key press to the graphs redrawn, per dataset and kind of move.
+def _other_slow_steps(page, url):
+    """Seconds of the other slow steps of issue 41, on Sachs: opening a lesson (its Learn page drawn and
+    settled) and switching Playback on (the recording refit and its first frame, settled)."""
+    from tests.e2e.harness import UI_TIMEOUT_MS, open_app_with_sachs, wait_for_idle
 
-    Each dataset: 5 moves up the grid from 0.05 (new λ: solved, or prefetched during the pause of
-    :data:`PAUSE_S` before the move), 5 back down (seen before: cache hits), 5 below 0.05 (new).
-    Returns rows (dataset, move kind, median, max, count).
+    out = {}
+    page.get_by_role("link", name="Lessons").click(timeout=UI_TIMEOUT_MS)
+    first = page.get_by_role("button", name="Open").first
+    first.wait_for(timeout=UI_TIMEOUT_MS)
+    wait_for_idle(page)
+    out["opening a lesson (Lessons -> Open until its Learn page is settled)"] = _settled_after(
+        page, lambda: first.click(timeout=UI_TIMEOUT_MS),
+        page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = ")).first)
+    open_app_with_sachs(page, url)
+    page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+    page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=180_000)
+    wait_for_idle(page, 180_000)
+    page.get_by_role("tab", name="Playback").click(timeout=UI_TIMEOUT_MS)
+    toggle = page.get_by_text("Record and play back this fit")
+    toggle.wait_for(timeout=UI_TIMEOUT_MS)
+    wait_for_idle(page)
+    out["Playback switched on (recording refit, first frame, settled)"] = _settled_after(
+        page, lambda: toggle.click(timeout=UI_TIMEOUT_MS),
+        page.locator('[data-testid="stIFrame"]').last)
+    return out
+
+
+def _checkout(rev, into):
+    """``git archive rev`` unpacked under ``into``; returns the tree's path."""
+    import subprocess
+    import tarfile
+
+    archive = Path(into) / "src.tar"
+    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(Path(into) / "src", filter="data")
+    return Path(into) / "src"
+
+
+def _rev(rev="HEAD"):
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, slow_steps=True):
+    """Drawn and settled seconds of λ slider steps, per scenario and served tree.
+
+    Each tree (this one, and ``baseline``'s ``git archive`` when given) is served by its own
+    ``streamlit run``; for each scenario one page per server opens the live Learn page, then the
+    pages take turns, one arrow key each (``moves`` each: up the grid from 0.05, then down, turning
+    round ``span`` grid values from 0.05, :data:`SCENARIOS`), :data:`PAUSE_S` after the page's previous step, so both trees are measured
+    under the same load, interleaved. Returns ``{(tree, scenario): [(drawn, settled), ...]}``
+    and ``{(tree, step): seconds}`` of the other slow steps.
     """
+    import contextlib
+    import tempfile
+
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.harness import StreamlitServer, block_external, launch_chromium, lambda_slider
 
-    rows = []
-    with StreamlitServer(log_name="bench_app_streamlit.log") as server, sync_playwright() as p:
+    scenarios = SCENARIOS if scenarios is None else scenarios
+    steps, slow, failed = {}, {}, {}
+    with contextlib.ExitStack() as stack:
+        trees = [(f"this tree (on {_rev()})", None)]
+        if baseline:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory())
+            trees.insert(0, (f"{baseline} ({_rev(baseline)})", _checkout(baseline, tmp)))
+        servers = [(name, stack.enter_context(StreamlitServer(log_name=f"bench_app_streamlit_{i}.log", root=root)))
+                   for i, (name, root) in enumerate(trees)]
+        p = stack.enter_context(sync_playwright())
         browser = launch_chromium(p)
-        try:
-            for label, d in (("Sachs (d = 11)", None), ("simulated ER2, d = 50, n = 1000", 50)):
+        stack.callback(browser.close)
+        for label, setup, d, span in scenarios:
+            pages = []
+            for name, server in servers:
                 attempted = []
                 context = browser.new_context(viewport={"width": 1280, "height": 720})
+                stack.callback(context.close)
                 block_external(context, server.url, attempted)
                 page = context.new_page()
                 shot = None
-                if screenshots:
+                if screenshots and name.startswith("this tree") and setup == "sachs":
                     shot = ROOT / "docs" / "images" / ("learn-sachs-1280x720.png" if d is None
                                                        else "learn-d50-1280x720.png")
-                _learn_live(page, server.url, d, shot)
+                for step, secs in _learn_live(page, server.url, setup, d, shot).items():
+                    slow.setdefault((name, step), []).append(secs)
                 lambda_slider(page).get_by_role("slider").focus()
-                solved, cached = [], []
-                for _ in range(5):
-                    solved.append(_move(page, "ArrowRight")[0])
-                for _ in range(5):
-                    cached.append(_move(page, "ArrowLeft")[0])
-                for _ in range(5):
-                    solved.append(_move(page, "ArrowLeft")[0])
-                context.close()
+                pages.append([name, page, "ArrowRight", attempted, 0])
+            for _ in range(moves):
+                for entry in pages:
+                    name, page, key, attempted, at = entry
+                    if page is None:
+                        continue
+                    if abs(at + (1 if key == "ArrowRight" else -1)) > span:  # turn round at the span's end
+                        entry[2] = key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
+                    try:
+                        out = _move(page, key, timeout_ms=MOVE_TIMEOUT_S * 1000)
+                        if out is None:  # at an end of the grid: turn round
+                            entry[2] = key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
+                            out = _move(page, key, timeout_ms=MOVE_TIMEOUT_S * 1000)
+                        entry[4] += 1 if key == "ArrowRight" else -1
+                    except Exception as exc:  # noqa: BLE001 - e.g. the page stopped being live: said, not fatal
+                        failed[(name, label)] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+                        with contextlib.suppress(Exception):  # what the page showed, for the reader
+                            page.screenshot(path=str(ROOT / "tests" / "e2e" / "artifacts" / f"bench_app_failed_{len(failed)}.png"),
+                                            full_page=True)
+                        page.context.close()
+                        entry[1] = None
+                        continue
+                    steps.setdefault((name, label), []).append(out[:2])
+            for name, page, _, attempted, _ in pages:
+                if page is None:
+                    continue
+                page.context.close()
                 if attempted:
-                    raise RuntimeError(f"requests left 127.0.0.1: {attempted}")
-                rows.append((label, "new λ (prefetched or solved)", statistics.median(solved), max(solved),
-                             len(solved)))
-                rows.append((label, "λ seen before (cache)", statistics.median(cached), max(cached), len(cached)))
-        finally:
-            browser.close()
-    return rows
+                    raise RuntimeError(f"requests left 127.0.0.1 ({name}): {attempted}")
+        if slow_steps:
+            for name, server in servers:
+                context = browser.new_context(viewport={"width": 1280, "height": 720})
+                stack.callback(context.close)
+                page = context.new_page()
+                from tests.e2e.harness import open_app_with_sachs
+
+                open_app_with_sachs(page, server.url)
+                for step, secs in _other_slow_steps(page, server.url).items():
+                    slow.setdefault((name, step), []).append(secs)
+                context.close()
+    for key, why in failed.items():
+        slow[(key[0], f"λ steps on {key[1]} stopped: {why}")] = [float("nan")]
+    return steps, slow
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--browser-only", action="store_true", help="only the browser λ-slider measurement")
+    ap.add_argument("--baseline", default=None, metavar="REV",
+                    help="also serve the app at this git revision and measure both, interleaved (browser part)")
+    ap.add_argument("--moves", type=int, default=12, help="λ steps per scenario and tree (default 12)")
+    ap.add_argument("--scenarios", default="all", help="'all' or comma-separated indices into SCENARIOS (0,1,2)")
+    ap.add_argument("--no-slow-steps", action="store_true", help="skip the lesson and Playback timings")
+    ap.add_argument("--out", default=None, help="also write the browser tables to this file")
     ap.add_argument("--screenshots", action="store_true",
                     help="also write docs/images/learn-sachs-1280x720.png and learn-d50-1280x720.png")
     args = ap.parse_args(argv)
-    if args.browser_only:
-        _print_browser(browser_slider(args.screenshots))
-        return
+    if not args.browser_only:
+        _click_table(args.repeats)
+    chosen = None if args.scenarios == "all" else [SCENARIOS[int(i)] for i in args.scenarios.split(",")]
+    load0 = os.getloadavg()
+    t0 = time.time()
+    steps, slow = browser_slider(args.screenshots, args.baseline, args.moves, chosen, not args.no_slow_steps)
+    text = _browser_text(steps, slow, load0, os.getloadavg(), time.time() - t0)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+
+
+def _click_table(repeats):
     rows = []
     first = None
     for solver in ("auto", "adam"):
-        runs = [one_session(solver) for _ in range(args.repeats if solver == "auto" else 1)]
+        runs = [one_session(solver) for _ in range(repeats if solver == "auto" else 1)]
         if first is None:
             first = runs[0][0]
         for i, label in enumerate(("NV (solve)", "EV (solve)", "NV again (cache hit)")):
@@ -196,18 +393,31 @@ def main(argv=None):
     for solver, label, med, mx, k in rows:
         print(f"| {solver} | {label} | {med:.3f} | {mx:.3f} | {k} |")
     print(f"\nFirst click of the first session (fast solver, numba kernels possibly still loading): {first:.3f} s")
-    _print_browser(browser_slider(args.screenshots))
 
 
-def _print_browser(rows):
-    print("\nIn headless chromium at 1280×720 (live Learn page): one arrow key on the λ slider until the "
-          "learned graphs shown are redrawn (EV and NV on Sachs, NV alone at d = 50; Streamlit's slider "
-          "debounce, the rerun, both fits, the drawing), "
-          f"{PAUSE_S:g} s after the previous move.")
-    print("| dataset | move | median s | max s | moves |")
-    print("|---|---|---|---|---|")
-    for label, kind, med, mx, k in rows:
-        print(f"| {label} | {kind} | {med:.3f} | {mx:.3f} | {k} |")
+def _browser_text(steps, slow, load0, load1, wall):
+    """The paste-ready tables: drawn and settled (min / median) per scenario and tree, then the slow steps."""
+    lines = [f"In headless chromium at 1280×720, live Learn page: one arrow key on the λ slider, {PAUSE_S:g} s after "
+             "the previous step; **drawn**: every learned drawing shown holds its new document; **settled**: also "
+             "no script run going on (Streamlit's status widget idle). Seconds from the keydown, min / median "
+             f"over the moves; trees interleaved move by move. Load average (1, 5, 15 min) {load0[0]:.2f}, "
+             f"{load0[1]:.2f}, {load0[2]:.2f} at the start, {load1[0]:.2f}, {load1[1]:.2f}, {load1[2]:.2f} at "
+             f"the end ({nproc()} cores, {wall / 60:.0f} min).", "",
+             "| data | tree | drawn min / median s | settled min / median s | moves |", "|---|---|---|---|---|"]
+    for (tree, label), vals in steps.items():
+        drawn, settled = [v[0] for v in vals], [v[1] for v in vals]
+        lines.append(f"| {label} | {tree} | {min(drawn):.2f} / {statistics.median(drawn):.2f} | "
+                     f"{min(settled):.2f} / {statistics.median(settled):.2f} | {len(vals)} |")
+    if slow:
+        lines += ["", "Other slow steps (seconds from the click until the page is drawn and settled; one each):", "",
+                  "| step | tree | s |", "|---|---|---|"]
+        for (tree, step), vals in sorted(slow.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            lines.append(f"| {step} | {tree} | {' / '.join(f'{v:.2f}' for v in vals)} |")
+    return "\n".join(lines) + "\n"
+
+
+def nproc():
+    return os.cpu_count() or 1
 
 
 if __name__ == "__main__":

@@ -72,9 +72,12 @@ class StreamlitServer:
     """``streamlit run app.py`` on a free localhost port (a context manager).
 
     Attributes: ``port``, ``url`` (``http://127.0.0.1:<port>``), ``proc`` (the Popen), ``log`` (path).
+    ``root`` (default this checkout) is the tree whose ``app.py`` is served, first on ``PYTHONPATH``
+    (``benchmarks/bench_app.py --baseline`` serves an older commit's tree beside this one).
     """
 
-    def __init__(self, log_name="streamlit.log", start_timeout_s=90.0):
+    def __init__(self, log_name="streamlit.log", start_timeout_s=90.0, root=None):
+        self.root = ROOT if root is None else Path(root)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -87,7 +90,7 @@ class StreamlitServer:
         self.dump = self.log.with_suffix(".threads.txt")
         self.dump.write_text("")
         cmd = [str(python) if python.exists() else sys.executable,
-               str(ROOT / "tests" / "e2e" / "serve.py"), str(self.dump), "run", "app.py",
+               str(self.root / "tests" / "e2e" / "serve.py"), str(self.dump), "run", "app.py",
                "--server.headless", "true",
                "--server.port", str(self.port),
                "--server.address", "127.0.0.1",
@@ -95,8 +98,10 @@ class StreamlitServer:
                "--server.runOnSave", "false",
                "--browser.gatherUsageStats", "false"]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if self.root != ROOT:
+            env["PYTHONPATH"] = os.pathsep.join([str(self.root)] + [p for p in [env.get("PYTHONPATH")] if p])
         self._log_fh = open(self.log, "w")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log_fh, stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen(cmd, cwd=self.root, stdout=self._log_fh, stderr=subprocess.STDOUT,
                                      env=env)
 
         def healthy():

@@ -105,9 +105,10 @@ PROJECTOR_CSS = "<style>\n" + _static("projector.css") + "</style>"
 #: deleted the unclaimed file: a 6 MB file dropped on the Data page and "Learn" clicked 0-150 ms
 #: later was lost without a word (tests/e2e/test_upload_page_change.py). This script
 #: (``dashboard/static/upload_guard.js``) holds a page link's click from the moment a file is
-#: picked or dropped until every upload request has been answered, plus a short grace for the
-#: widget's value to reach the server, then clicks the link again, so the page still changes as
-#: asked. It is installed once per browser tab (a flag on
+#: picked or dropped until every upload request has been answered and the script run that received
+#: the widget's value has ended (issue 42: a fixed 400 ms grace lost the file on a loaded machine,
+#: where the page change reached the server while the Data page's on_change callback still read the
+#: file, and interrupted it), then clicks the link again, so the page still changes as asked. It is installed once per browser tab (a flag on
 #: ``window``), carries no user data, and only watches requests to the upload endpoint; a hold never
 #: lasts longer than ``maxHoldMs`` (an upload that never starts or never ends releases the link).
 UPLOAD_GUARD_JS = "<script>\n" + _static("upload_guard.js") + "</script>"

@@ -4,8 +4,15 @@ Streamlit's uploader sends the file (a PUT to ``/_stcore/upload_file``) and only
 value; a page change in between unmounted the uploader, so the server never saw the value and
 deleted the file as unclaimed: a 6 MB file dropped on the Data page and "Learn" clicked 0-150 ms
 later was lost without a word (2 of 3 tries). ``dashboard.layout.UPLOAD_GUARD_JS`` holds a page
-link's click until every upload in flight has been answered and the widget has sent its value;
-the page then changes as asked.
+link's click until every upload in flight has been answered and the script run that received the
+widget's value has ended; the page then changes as asked.
+
+Issue 42: the guard used to release 400 ms after the upload's answer. On a loaded machine (two
+busy loops on the 2 cores) the Data page's on_change callback was still reading the file then; the
+page change reached the server and interrupted it (Streamlit checks for a new request at every
+session-state access), and the file was dropped: 4 of 9 parameters failed in 3 runs. The guard now
+waits on conditions (the value sent, a run started after it and ended): 15 of 15 in 5 runs under
+the same load. The guard did not hold; the test's timing was right.
 """
 import re
 

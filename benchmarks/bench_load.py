@@ -119,6 +119,12 @@ class Probe(threading.Thread):
             self.stop.wait(0.25)
 
 
+#: The heaviest simulation a link may start (issue 42): d = 50 with 39 interventional conditions of
+#: 10 targets and mean shifts, 40,000 rows, at the bounds of dashboard.urlstate (n d (1 + K) <= 2,000,000
+#: values and (1 + K) d^2 <= 100,000 fit units).
+WORST_LINK = "data=sim&d=50&n=1000&iv=39&ivt=10&ivs=10"
+
+
 class WsSession:
     """A live session speaking Streamlit's own websocket protocol, without a browser.
 
@@ -131,8 +137,9 @@ class WsSession:
     open their pages in 400 s next to it).
     """
 
-    def __init__(self, url):
+    def __init__(self, url, query=""):
         self.url = url.replace("http://", "ws://") + "/_stcore/stream"
+        self.query = query  # the page's URL query string (a link's view: ?data=sim&d=50...)
         self.ws = None
         self.slider = None
         self.current = None
@@ -143,7 +150,8 @@ class WsSession:
         from streamlit.proto.ClientState_pb2 import ClientState
         from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
-        state = ClientState(query_string="", page_name=page_name, widget_states=WidgetStates(widgets=list(widgets)))
+        state = ClientState(query_string=self.query, page_name=page_name,
+                            widget_states=WidgetStates(widgets=list(widgets)))
         await self.ws.send(BackMsg(rerun_script=state).SerializeToString())
         return await self._until_finished()
 
@@ -215,8 +223,8 @@ async def _ws_steps(session, n):
     return times
 
 
-async def _ws_live_session(url, stop, counts, i, ready):
-    session = WsSession(url)
+async def _ws_live_session(url, stop, counts, i, ready, query=""):
+    session = WsSession(url, query)
     try:
         await session.open()
         ready.add(i)
@@ -275,7 +283,7 @@ async def _steps(page, n):
     return times
 
 
-async def _live_session(browser, url, stop, counts, i, ready):
+async def _live_session(browser, url, stop, counts, i, ready, query=""):  # noqa: ARG001 - links: websocket clients only
     ctx = await browser.new_context(viewport={"width": 1280, "height": 720})
     try:
         page = await ctx.new_page()
@@ -395,8 +403,9 @@ async def run(args):
             counts, up_log, heavy_log, ready = {}, [], [], set()
             tasks = [asyncio.create_task(_heavy_check(browser, server.url, stop, heavy_log)),
                      asyncio.create_task(_uploader(browser, server.url, stop, blob, up_log))]
-            live = _live_session if args.browser else (lambda b, *rest: _ws_live_session(*rest))
-            tasks += [asyncio.create_task(live(browser, server.url, stop, counts, i, ready))
+            live = _live_session if args.browser else (lambda b, *rest, **kw: _ws_live_session(*rest, **kw))
+            tasks += [asyncio.create_task(live(browser, server.url, stop, counts, i, ready,
+                                               **({"query": WORST_LINK} if i < args.link_sessions else {})))
                       for i in range(args.sessions)]
             # ramp: every live session on its Learn page and the heavy check running (bounded)
             t_ramp0 = time.monotonic()
@@ -433,7 +442,11 @@ async def run(args):
             "value sent to the server's script_finished, both headings at the new λ")
     lines.append(f"Load test (issue 30), one run on one `streamlit run` server (2-core machine shared with other work); "
                  f"{args.sessions} live sessions "
-                 f"({kind}) moving λ on Sachs, one session uploading the worst reference allowed "
+                 f"({kind}) moving λ on Sachs"
+                 + ("" if args.browser or not args.link_sessions else
+                    f" ({args.link_sessions} of them on the heaviest link accepted, `?{WORST_LINK}`: 40,000 rows "
+                    "x 50 nodes in 40 conditions)")
+                 + ", one session uploading the worst reference allowed "
                  f"({len(blob):,} bytes of DOT) again after each answer, one session running the heaviest Check "
                  f"(paper-faithful fit, 1,000 random DAGs, standardise and refit, 50 rescalings). Load window "
                  f"{t_load1 - t_load0:.0f} s, after a ramp of {ramp_s:.0f} s while the clients opened their pages.\n")
@@ -481,6 +494,9 @@ async def run(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=20)
+    ap.add_argument("--link-sessions", type=int, default=2,
+                    help="of the live sessions, how many open the heaviest link accepted (WORST_LINK; websocket "
+                         "clients only)")
     ap.add_argument("--seconds", type=float, default=120.0)
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--ramp", type=float, default=300.0, help="most seconds to wait for the clients to be ready")

@@ -20,6 +20,7 @@ def _submit(at):
 
 def test_typed_settings_reach_the_fit_its_manifest_and_its_command(new_app):
     at = new_app()
+    at.session_state["learn_tab"] = "Downloads"  # the form's tab (only the open tab is built, issue 41)
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     # three stages (the CLI used to force four) and a checkpoint the report's command omitted
@@ -47,6 +48,7 @@ def test_typed_settings_reach_the_fit_its_manifest_and_its_command(new_app):
 
 def test_bad_texts_are_refused_all_at_once_and_nothing_changes(new_app):
     at = new_app()
+    at.session_state["learn_tab"] = "Downloads"  # the form's tab (only the open tab is built, issue 41)
     at.switch_page("pages/learn.py").run()
     before = dict(at.session_state[state.SOLVER_OVERRIDES])
     at.text_input(key="adv_lr").set_value("0")            # the library refuses a step of 0

@@ -277,7 +277,9 @@ def start_fit(page, variant: str, lambda1: float) -> None:
                       .some(b => b.innerText.trim() === v && b.getAttribute('aria-checked') === 'true')""",
             arg=variant.upper(), timeout=UI_TIMEOUT_MS)
     set_lambda(page, lambda1)
-    page.get_by_text(re.compile(rf"^CoLiDE-{variant.upper()}\b.*λ = {re.escape(f'{lambda1:g}')}$")).wait_for(
+    # .first: during a rerun Streamlit may briefly show the stale heading beside the new one (both
+    # match once they carry this λ; seen in the full suite on a loaded machine)
+    page.get_by_text(re.compile(rf"^CoLiDE-{variant.upper()}\b.*λ = {re.escape(f'{lambda1:g}')}$")).first.wait_for(
         timeout=FIT_TIMEOUT_MS)
     run.click(timeout=UI_TIMEOUT_MS)
 
@@ -318,7 +320,7 @@ def wait_for_result(page, variant: str, lambda1: float) -> None:
     """
     page.get_by_text(re.compile(rf"^{variant.upper()} (finished:|was stopped)")).first.wait_for(
         timeout=FIT_TIMEOUT_MS)
-    page.get_by_text(re.compile(rf"^CoLiDE-{variant.upper()}\b.*λ = {re.escape(f'{lambda1:g}')}$")).wait_for(
+    page.get_by_text(re.compile(rf"^CoLiDE-{variant.upper()}\b.*λ = {re.escape(f'{lambda1:g}')}$")).first.wait_for(
         timeout=UI_TIMEOUT_MS)
     page.get_by_role("tab", name="Metrics").wait_for(timeout=UI_TIMEOUT_MS)
     no_exception_shown(page)

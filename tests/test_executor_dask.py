@@ -98,7 +98,7 @@ def test_killed_worker_mid_sweep_loses_and_duplicates_nothing(reference, cluster
         pids = client.run(os.getpid)
         victim = busy[0] if busy else next(iter(pids))
         os.kill(pids[victim], signal.SIGKILL)
-        killed.append(victim)
+        killed.append((victim, bool(busy)))
         return None
 
     store = tmp_path / "killed.jsonl"
@@ -111,8 +111,11 @@ def test_killed_worker_mid_sweep_loses_and_duplicates_nothing(reference, cluster
     assert len(lines) == 8  # nothing written twice
     assert len(ResultStore(store).load()) == 8
     # With allowed-failures=0 the task running on the killed worker came back as KilledWorker
-    # and was resubmitted by the executor (queued-only tasks are silently rescheduled by Dask).
-    assert res.n_resubmitted >= 1
+    # and was resubmitted by the executor (queued-only tasks are silently rescheduled by Dask). When
+    # no worker was computing at the moment of the kill (the fits are short; seen once in a full
+    # suite on a loaded machine), there is nothing to resubmit: the invariants above are the test.
+    if killed[0][1]:
+        assert res.n_resubmitted >= 1
 
 
 def test_env_var_selects_dask_and_resume_skips_finished(reference, cluster, tmp_path, monkeypatch):

@@ -10,6 +10,9 @@
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh tests    # the backend's tests on the GPU (3-4 minutes)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh bench    # the benchmark (5-6 minutes)
 #
+# Within a short lease, shrink it: GPU_TESTS_TIMEOUT (s, default 420), GPU_SIZES (default
+# 200,500,1000,2000,4000), GPU_MAX_TIME (s per fit, default 150), GPU_BENCH_TIMEOUT (s, default 540).
+#
 # Writes $OUT/gpu_env.txt (GPU, JAX, devices), $OUT/gpu_tests.txt (pytest's report),
 # $OUT/gpu_bench.md and $OUT/gpu_bench.json (the table). Exit status: the first failing part's.
 set -u
@@ -39,7 +42,7 @@ fi
 
 if [ "$part" = all ] || [ "$part" = tests ]; then
     # The JAX backend's tests, on the GPU (COLIDE_JAX_TEST_DEVICE), and the CPU ones beside them.
-    COLIDE_JAX_TEST_DEVICE=gpu timeout 420 "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_jax_backend.py \
+    COLIDE_JAX_TEST_DEVICE=gpu timeout "${GPU_TESTS_TIMEOUT:-420}" "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_jax_backend.py \
         > "$OUT/gpu_tests.txt" 2>&1
     rc=$?
     tail -n 15 "$OUT/gpu_tests.txt"
@@ -49,8 +52,8 @@ fi
 if [ "$part" = all ] || [ "$part" = bench ]; then
     # CoLiDE-NV (the issue's targets) at d = 200 ... 4000 with the paper's schedule on the GPU;
     # the one-thread CPU solvers' step timed up to d = 1000 beside it (their fits take hours there).
-    timeout 540 "$PYTHON" benchmarks/bench_gpu.py --sizes 200,500,1000,2000,4000 --settings NV \
-        --backends cpu,gpu --cpu-max-d 1000 --cpu-fit-max-d 0 --steps 20 --max-time 150 --timeout 240 \
+    timeout "${GPU_BENCH_TIMEOUT:-540}" "$PYTHON" benchmarks/bench_gpu.py --sizes "${GPU_SIZES:-200,500,1000,2000,4000}" --settings NV \
+        --backends cpu,gpu --cpu-max-d 1000 --cpu-fit-max-d 0 --steps 20 --max-time "${GPU_MAX_TIME:-150}" --timeout 240 \
         --out "$OUT/gpu_bench.md"
     rc=$?
     [ $rc -ne 0 ] && [ $status -eq 0 ] && status=$rc

@@ -297,3 +297,20 @@ def test_every_command_takes_the_design(tmp_path, monkeypatch, recorder):
     assert dict(zip(rows["label"], rows["design"])) == {"CoLiDE-NV": "design", "GES": "centred"}
     assert set(rows["n_conditions"]) == {3}
     assert "Conditions" in (tmp_path / "r" / "report.html").read_text()
+
+
+@pytest.mark.parametrize("name", [n for n, argv in COMMANDS.items() if argv and "--targets" in argv])
+def test_targets_without_conditions_is_refused_before_any_work(name, tmp_path, monkeypatch, capsys, recorder):
+    from colide_core.run.cli import main
+
+    _design_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    at = COMMANDS[name].index("--conditions")
+    argv = COMMANDS[name][:at] + COMMANDS[name][at + 2:]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"python -m colide_core {name}: error: --targets needs --conditions (the column of each row's condition)" in err
+    assert recorder.take() == []  # nothing fitted
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.toml", "d.csv", "t.json"]  # nothing written

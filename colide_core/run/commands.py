@@ -130,6 +130,23 @@ def _read_truth(path, names):
     return B
 
 
+def _check_targets_need_conditions(args):
+    """Refuse ``--targets`` without ``--conditions`` (``fit``, ``report``, ``predict``, ``plan``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of a command with ``--targets`` and ``--conditions``.
+
+    Raises
+    ------
+    UsageError
+        When ``--targets`` is given without ``--conditions``.
+    """
+    if args.targets is not None and args.conditions is None:
+        raise UsageError("--targets needs --conditions (the column of each row's condition)")
+
+
 def _fit_inputs(args):
     """The files ``fit`` reads: the data (every file of a ``--stats`` glob) and ``--truth``."""
     inputs = []
@@ -193,8 +210,7 @@ def cmd_fit(args, settings, echo):
         raise UsageError(f"--cofactor: {exc}") from None
     if step is None and args.cofactor is not None:
         raise UsageError("--cofactor applies to --transform asinh only")
-    if args.targets is not None and args.conditions is None:
-        raise UsageError("--targets needs --conditions (the column of each row's condition)")
+    _check_targets_need_conditions(args)
     if args.conditions is not None and args.stats:
         raise UsageError("--conditions cannot be combined with --stats yet (fit the rows)")
     t_start = time.perf_counter()
@@ -569,8 +585,7 @@ def cmd_report(args, echo):
             raise MissingExtraError(module, "the report", extra="dashboard")
     if args.truth is not None and args.reference is not None:
         raise UsageError("give --truth or --reference, not both")
-    if args.targets is not None and args.conditions is None:
-        raise UsageError("--targets needs --conditions (the column of each row's condition)")
+    _check_targets_need_conditions(args)
     inputs = [Path(args.data)] + [p for p in (args.manifest, args.truth, args.reference, args.targets)
                                   if p is not None]
     out = OutputDir(args.out, force=args.force, inputs=inputs)
@@ -741,8 +756,7 @@ def cmd_predict(args, echo):
     from colide_core.evaluation.interventions import predict_intervention
     from colide_core.graph.export import to_csv_safe
 
-    if args.targets is not None and args.conditions is None:
-        raise UsageError("--targets needs --conditions (the column of each row's condition)")
+    _check_targets_need_conditions(args)
     if not 0 < args.level < 1:
         raise UsageError(f"--level must be in (0, 1), got {args.level}")
     node, value = _node_value(args.do if args.do is not None else args.shift, "--do" if args.do else "--shift")
@@ -766,22 +780,45 @@ def cmd_predict(args, echo):
     pred = predict_intervention(model, X, conditions=labels, n_bootstrap=args.bootstrap, level=args.level,
                                 random_state=args.seed, weights=args.weights, **kw)
     out.write("prediction.csv", to_csv_safe(pred.table.reset_index(), index=False))
-    from colide_core.run.manifest import build_manifest, manifest_to_json
-
     # the fit's manifest (as `colide fit` writes it), with the prediction it made under "extra"
     record = {"intervention": {"do": pred.do, "shift": pred.shift, "given": "do" if args.do is not None else "shift",
                                "value": value},
               "weights": pred.weights, "n_bootstrap": pred.n_bootstrap, "level": pred.level, "seed": args.seed,
               "reference": None if labels is None else str(np.asarray(labels)[0]),
               "table": pred.table.reset_index().to_dict(orient="list")}
-    manifest = build_manifest(model, X, data_source=str(args.data), conditions=labels,
-                              conditions_column=args.conditions, extra={"prediction": record})
-    out.write("manifest.json", manifest_to_json(manifest))
+    _write_design_manifest(out, "manifest.json", model, X, args, labels, {"prediction": record})
     what = f"do({node} = {value:g})" if args.do is not None else f"{node} shifted by {value:g} sd"
     design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"
     echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv and manifest.json "
                     f"to {out.path}"))
     return 0
+
+
+def _write_design_manifest(out, name, model, X, args, labels, extra):
+    """Write the manifest of a ``predict`` or ``plan`` fit (as ``colide fit`` writes one).
+
+    Parameters
+    ----------
+    out : colide_core.run.outputs.OutputDir
+        The checked output folder.
+    name : str
+        The manifest's file name in ``out``.
+    model : colide_core.CoLiDE
+        The fitted estimator.
+    X : pandas.DataFrame
+        The rows it was fitted on.
+    args : argparse.Namespace
+        The command's arguments: ``data`` (recorded as the data source) and ``conditions`` (the
+        column of the conditions).
+    labels : array-like or None
+        Each row's condition (None without ``--conditions``).
+    extra : dict
+        What the command made of the fit (stored under ``"extra"``).
+    """
+    from colide_core.run.manifest import build_manifest, manifest_to_json
+
+    out.write(name, manifest_to_json(build_manifest(model, X, data_source=str(args.data), conditions=labels,
+                                                    conditions_column=args.conditions, extra=extra)))
 
 
 def _data_and_design(args):
@@ -823,8 +860,7 @@ def cmd_plan(args, echo):
     from colide_core.exceptions import ConditionsError
     from colide_core.graph.export import to_csv_safe
 
-    if args.targets is not None and args.conditions is None:
-        raise UsageError("--targets needs --conditions (the column of each row's condition)")
+    _check_targets_need_conditions(args)
     inputs = [Path(args.data)] + ([args.targets] if args.targets else [])
     out = None
     manifest_name = None
@@ -855,8 +891,6 @@ def cmd_plan(args, echo):
                     f"({ranking.attrs['n_graphs']} bootstrap refits of CoLiDE-{args.variant.upper()}{design}):"))
     echo(_printable(table[["rank", "node", "score", "point_estimate", "edges"]].to_string(index=False)))
     if out is not None:
-        from colide_core.run.manifest import build_manifest, manifest_to_json
-
         out.write(args.out.name, to_csv_safe(table, index=False))
         # the fit the ranking starts from (all rows, with the design), with the plan under "extra"
         model = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold).fit(
@@ -865,9 +899,7 @@ def cmd_plan(args, echo):
                 "n_graphs": ranking.attrs.get("n_graphs"), "seed": args.seed,
                 "candidates": None if candidates is None else list(candidates),
                 "table": table.to_dict(orient="list")}
-        out.write(manifest_name, manifest_to_json(build_manifest(
-            model, X, data_source=str(args.data), conditions=labels, conditions_column=args.conditions,
-            extra={"plan": plan})))
+        _write_design_manifest(out, manifest_name, model, X, args, labels, {"plan": plan})
         echo(_printable(f"wrote {args.out} and {manifest_name}"))
     return 0
 

@@ -57,6 +57,9 @@ from pathlib import Path
 
 import numpy as np
 
+if not __package__:  # run as a script (python benchmarks/bench_interventions.py): the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._common import markdown_table  # noqa: E402
 from colide_core import CoLiDE, ConvergenceWarning, evaluate, load_sachs  # noqa: E402
 from colide_core.data.conditions import ConditionStats  # noqa: E402
 from colide_core.data.simulate import simulate_dataset  # noqa: E402
@@ -144,12 +147,10 @@ def sachs_tables():
 
 
 def _sachs_markdown(rows, title):
-    out = [title, "", "| data | method | rows | intercept | targets | SHD vs 17 / 18 / 20 | edges | time (s) |",
-           "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        out.append(f"| {r['data']} | {r['method']} | {r['rows']:,} | {r['intercept']} | {r['targets']} | "
-                   f"{' / '.join(map(str, r['shd']))} | {r['edges']} | {r['time']:.2f} |")
-    return out
+    return [title, ""] + markdown_table(
+        ["data", "method", "rows", "intercept", "targets", "SHD vs 17 / 18 / 20", "edges", "time (s)"],
+        ([r["data"], r["method"], f"{r['rows']:,}", r["intercept"], r["targets"], " / ".join(map(str, r["shd"])),
+          r["edges"], f"{r['time']:.2f}"] for r in rows))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -180,18 +181,18 @@ def sachs_bootstrap(n_boot, seed=0):
 def _bootstrap_markdown(shd, n_boot):
     gies = {k: v for k, v in shd.items() if k.startswith("GIES")}
     best = min(gies, key=lambda k: gies[k].mean())
-    out = [f"### (c) Paired bootstrap, {n_boot} resamples within conditions: SHD against the 18-edge truth", "",
-           "| method | mean SHD ± sd | paired difference to the best GIES (" + best + "): mean [95 % interval] "
-           "| resamples better / equal / worse |", "|---|---|---|---|"]
+    rows = []
     for m, v in shd.items():
         if m == best:
-            out.append(f"| {m} | {_fmt(v)} | – (GIES's best) | – |")
+            rows.append([m, _fmt(v), "– (GIES's best)", "–"])
             continue
         diff = v - gies[best]
         lo, hi = np.percentile(diff, [2.5, 97.5])
-        out.append(f"| {m} | {_fmt(v)} | {diff.mean():+.2f} [{lo:+.1f}, {hi:+.1f}] | "
-                   f"{int((diff < 0).sum())} / {int((diff == 0).sum())} / {int((diff > 0).sum())} |")
-    return out
+        rows.append([m, _fmt(v), f"{diff.mean():+.2f} [{lo:+.1f}, {hi:+.1f}]",
+                     f"{int((diff < 0).sum())} / {int((diff == 0).sum())} / {int((diff > 0).sum())}"])
+    return [f"### (c) Paired bootstrap, {n_boot} resamples within conditions: SHD against the 18-edge truth", ""] \
+        + markdown_table(["method", "mean SHD ± sd", f"paired difference to the best GIES ({best}): mean [95 % interval]",
+                          "resamples better / equal / worse"], rows)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -265,10 +266,8 @@ def _target_met(obs, masked, gies):
 
 def _simulated_markdown(results, seeds, gies_max_d):
     out = [f"### (d) Simulated hard interventions: ER2, {N_OBS:,} observational rows + K conditions x "
-           f"{N_PER_CONDITION} rows (one random target each), Gaussian noise, up to {seeds} seeds: SHD mean ± sd", "",
-           "| data | d | K | seeds | true edges | fit | obs only | pooled | per condition | masked (targets known) "
-           "| masked / obs only | GIES (targets known) | target met (masked ≤ 0.6 × obs only, below GIES) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           f"{N_PER_CONDITION} rows (one random target each), Gaussian noise, up to {seeds} seeds: SHD mean ± sd", ""]
+    rows = []
     for (variance, d, k), rec in sorted(results.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if not rec["edges"]:
             continue
@@ -284,8 +283,11 @@ def _simulated_markdown(results, seeds, gies_max_d):
             obs, masked = np.mean(rec[(v, "obs only")]), np.mean(rec[(v, "masked")])
             ratio = masked / obs if obs > 0 else float("nan")
             cells = [(_fmt(rec[(v, f)]) if (v, f) in rec else "–") for f in FITS]
-            out.append(f"| {variance.upper()} | {d} | {k} | {n_seeds} | {np.mean(rec['edges']):.0f} | {name} | "
-                       + " | ".join(cells) + f" | {ratio:.2f} | {gies} | {_target_met(obs, masked, gies_mean)} |")
+            rows.append([variance.upper(), d, k, n_seeds, f"{np.mean(rec['edges']):.0f}", name, *cells,
+                         f"{ratio:.2f}", gies, _target_met(obs, masked, gies_mean)])
+    out += markdown_table(["data", "d", "K", "seeds", "true edges", "fit", "obs only", "pooled", "per condition",
+                           "masked (targets known)", "masked / obs only", "GIES (targets known)",
+                           "target met (masked ≤ 0.6 × obs only, below GIES)"], rows)
     times = [t for rec in results.values() for t in rec.get("TOPO time", [])]
     if times:
         out += ["", f"CoLiDE-TOPO masked fits: median {np.median(times):.2f} s, max {np.max(times):.2f} s per fit "
@@ -311,12 +313,10 @@ def shifts_table(seeds):
                 edges[f].append(int(np.count_nonzero(W)))
         rows.append((variance, np.mean(true_edges), rec, edges))
     out = [f"### (e) Condition-wide mean shifts (N(0, 2²) per node and condition), d = 11, 5 conditions, "
-           f"CoLiDE-NV, {seeds} seeds", "",
-           "| data | true edges | fit | edges found | SHD |", "|---|---|---|---|---|"]
-    for variance, te, rec, edges in rows:
-        for f in rec:
-            out.append(f"| {variance.upper()} | {te:.0f} | {f} | {_fmt(edges[f])} | {_fmt(rec[f])} |")
-    return out
+           f"CoLiDE-NV, {seeds} seeds", ""]
+    return out + markdown_table(["data", "true edges", "fit", "edges found", "SHD"],
+                                ([variance.upper(), f"{te:.0f}", f, _fmt(edges[f]), _fmt(rec[f])]
+                                 for variance, te, rec, edges in rows for f in rec))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -332,19 +332,18 @@ def cost_table(repeats):
         t_base.append(_colide("nv", X_base)[1])
         t_all.append(_colide("nv", d.X, d.conditions, d.targets)[1])
     mb, ma = float(np.median(t_base)), float(np.median(t_all))
-    return [f"### (f) Cost: CoLiDE-NV fit time, median of {repeats} interleaved fits", "",
-            "| fit | rows | median time (s) | ratio to the baseline fit |", "|---|---|---|---|",
-            f"| baseline only | 853 | {mb:.3f} | 1.00 |",
-            f"| nine conditions, per-condition intercepts, masked | 7,466 | {ma:.3f} | {ma / mb:.2f} |"]
+    return [f"### (f) Cost: CoLiDE-NV fit time, median of {repeats} interleaved fits", ""] + markdown_table(
+        ["fit", "rows", "median time (s)", "ratio to the baseline fit"],
+        [["baseline only", "853", f"{mb:.3f}", "1.00"],
+         ["nine conditions, per-condition intercepts, masked", "7,466", f"{ma:.3f}", f"{ma / mb:.2f}"]])
 
 
 def topo_cost_table(sizes=(20, 50), repeats=7, probes=64):
     from colide_core.solver._topo import estimate_topo_cost
 
     out = ["### (g) CoLiDE-TOPO: seconds per swap evaluation (the same probes, uncached), targets masked "
-           f"against conditions only; median of {repeats} interleaved measurements", "",
-           "| d | K | fit | groups (target patterns) | conditions only (ms) | masked (ms) | masked / conditions only |",
-           "|---|---|---|---|---|---|---|"]
+           f"against conditions only; median of {repeats} interleaved measurements", ""]
+    rows = []
     for d in sizes:
         k = max(5, d // 2)
         sim = simulate_dataset({"graph": "er", "degree": 2, "n_nodes": d, "n_samples": N_OBS, "variance": "ev"}, 0,
@@ -358,9 +357,10 @@ def topo_cost_table(sizes=(20, 50), repeats=7, probes=64):
                 plain.append(estimate_topo_cost(pooled, variant=v, probes=probes).seconds_per_evaluation)
                 masked.append(estimate_topo_cost(node, variant=v, probes=probes).seconds_per_evaluation)
             mp, mm = 1e3 * float(np.median(plain)), 1e3 * float(np.median(masked))
-            out.append(f"| {d} | {k} | CoLiDE-TOPO-{v.upper()} | {node.covs.shape[0]} | {mp:.3f} | {mm:.3f} | "
-                       f"{mm / mp:.2f} |")
-    return out
+            rows.append([d, k, f"CoLiDE-TOPO-{v.upper()}", node.covs.shape[0], f"{mp:.3f}", f"{mm:.3f}",
+                         f"{mm / mp:.2f}"])
+    return out + markdown_table(["d", "K", "fit", "groups (target patterns)", "conditions only (ms)", "masked (ms)",
+                                 "masked / conditions only"], rows)
 
 
 def _header(args):

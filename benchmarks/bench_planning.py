@@ -52,9 +52,12 @@ from pathlib import Path
 
 import numpy as np
 
-from colide_core import CoLiDE, evaluate, load_sachs
-from colide_core.data.simulate import simulate_dataset, simulate_experiment
-from colide_core.evaluation.planning import rank_interventions
+if not __package__:  # run as a script (python benchmarks/bench_planning.py): the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._common import markdown_table  # noqa: E402
+from colide_core import CoLiDE, evaluate, load_sachs  # noqa: E402
+from colide_core.data.simulate import simulate_dataset, simulate_experiment  # noqa: E402
+from colide_core.evaluation.planning import rank_interventions  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 EDGE_PROBABILITY = 0.35
@@ -99,11 +102,7 @@ def one_graph(d, seed, n_boot):
 
 
 def _sim_markdown(results, n_boot):
-    lines = ["### (sim) Simulated NV SEMs (ER, edge probability 0.35; 1,000 rows + 500 of a hard intervention), "
-             f"gain = drop in SHD of CoLiDE-NV; {n_boot} bootstrap refits", "",
-             "| d | graphs | true edges | SHD before | recommended (oriented) | mec | entropy | random | oracle | "
-             "oracle, re-drawn | rec / random | rec / oracle | rec / oracle re-drawn | target | met |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for d in sorted({r["d"] for r in results}):
         rs = [r for r in results if r["d"] == d]
         gain = {c: np.mean([r["gains"][r["picks"][c]] for r in rs]) for c in CRITERIA}
@@ -115,10 +114,16 @@ def _sim_markdown(results, n_boot):
         want = TARGETS.get(d)
         target = f">= {want[0]:g}x, >= {want[1]:.0%}" if want else "–"
         met = ("yes" if x_rnd >= want[0] and x_orc >= want[1] else "no") if want else "–"
-        lines.append(f"| {d} | {len(rs)} | {np.mean([r['edges'] for r in rs]):.1f} | {np.mean([r['shd'] for r in rs]):.1f} "
-                     f"| {gain['oriented']:.2f} | {gain['mec']:.2f} | {gain['entropy']:.2f} | {rnd:.2f} | {orc:.2f} "
-                     f"| {orc2:.2f} | {x_rnd:.2f}x | {x_orc:.0%} | "
-                     f"{gain['oriented'] / orc2 if orc2 > 0 else float('nan'):.0%} | {target} | {met} |")
+        rows.append([d, len(rs), f"{np.mean([r['edges'] for r in rs]):.1f}", f"{np.mean([r['shd'] for r in rs]):.1f}",
+                     f"{gain['oriented']:.2f}", f"{gain['mec']:.2f}", f"{gain['entropy']:.2f}", f"{rnd:.2f}",
+                     f"{orc:.2f}", f"{orc2:.2f}", f"{x_rnd:.2f}x", f"{x_orc:.0%}",
+                     f"{gain['oriented'] / orc2 if orc2 > 0 else float('nan'):.0%}", target, met])
+    lines = ["### (sim) Simulated NV SEMs (ER, edge probability 0.35; 1,000 rows + 500 of a hard intervention), "
+             f"gain = drop in SHD of CoLiDE-NV; {n_boot} bootstrap refits", ""]
+    lines += markdown_table(["d", "graphs", "true edges", "SHD before", "recommended (oriented)", "mec", "entropy",
+                             "random", "oracle", "oracle, re-drawn", "rec / random", "rec / oracle",
+                             "rec / oracle re-drawn", "target", "met"], rows)
+
     def ratio(c, d):
         rs = [r for r in results if r["d"] == d]
         rnd = np.mean([r["gains"].mean() for r in rs])
@@ -171,12 +176,12 @@ def sachs_table(n_boot):
                      "edges": rankings["oriented"].loc[node, "edges"]})
     lines = [f"### (sachs) Sachs: from CD3/CD28 and CD3/CD28 + ICAM-2 ({int(obs.sum()):,} rows; CoLiDE-NV SHD "
              f"{before} against the 18-edge UT-IGSP truth), one measured condition added; {n_boot} bootstrap refits",
-             "", "| condition added | target | SHD after | gain | rank (oriented) | score (oriented) | rank (mec) | "
-             "rank (entropy) | edges it would settle (oriented, >= 50 % of refits) |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: r["oriented"][0]):
-        lines.append(f"| {r['condition']} | {r['target']} | {r['shd']} | {before - r['shd']:+d} | {r['oriented'][0]} | "
-                     f"{r['oriented'][1]:.2f} | {r['mec'][0]} | {r['entropy'][0]} | {r['edges']} |")
+             ""]
+    lines += markdown_table(
+        ["condition added", "target", "SHD after", "gain", "rank (oriented)", "score (oriented)", "rank (mec)",
+         "rank (entropy)", "edges it would settle (oriented, >= 50 % of refits)"],
+        ([r["condition"], r["target"], r["shd"], f"{before - r['shd']:+d}", r["oriented"][0], f"{r['oriented'][1]:.2f}",
+          r["mec"][0], r["entropy"][0], r["edges"]] for r in sorted(rows, key=lambda r: r["oriented"][0])))
     best = max(rows, key=lambda r: before - r["shd"])
     lines += ["", f"Largest measured gain: {best['condition']} ({best['target']}), {before} -> {best['shd']}; "
               f"it is ranked {best['oriented'][0]} of {len(candidates)} targets by 'oriented'."]

@@ -52,10 +52,13 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.base import clone
 
-from colide_core import CoLiDE, load_sachs
-from colide_core.data.simulate import simulate_dataset
-from colide_core.evaluation._metrics import cpdag_from_dag
-from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
+if not __package__:  # run as a script (python benchmarks/bench_predict.py): the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._common import markdown_table  # noqa: E402
+from colide_core import CoLiDE, load_sachs  # noqa: E402
+from colide_core.data.simulate import simulate_dataset  # noqa: E402
+from colide_core.evaluation._metrics import cpdag_from_dag  # noqa: E402
+from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HELD_OUT = {"cd3cd28+aktinhib": "Akt inhibitor", "cd3cd28+g0076": "G06976", "cd3cd28+psitect": "psitectorigenin",
@@ -171,11 +174,8 @@ def sachs_held_out():
 
 
 def _markdown(frame):
-    """A DataFrame as a markdown table (without tabulate, which is not a dependency)."""
-    cols = [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join(lines)
+    """A DataFrame as a markdown table (:func:`benchmarks._common.markdown_table`), one string."""
+    return "\n".join(markdown_table(frame.columns, frame.itertuples(index=False)))
 
 
 def main(argv=None):

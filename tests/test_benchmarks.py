@@ -89,3 +89,11 @@ def test_reproduce_topo_quick_prints_the_appendix_e_table(capsys):
     assert [c.strip() for c in header.strip("|").split("|")][1:6] == list(reproduce_topo.METHODS)
     assert "| SHD (paper) | 100.7 ± 29.6 | 100.9 ± 23.5 | 128.4 ± 38.0 | 88.8 ± 21.4 | 66.9 ± 15.4 |" in out
     assert "SHD ratio CoLiDE-TOPO-NV / CoLiDE-NV" in out and "swaps accepted" in out
+
+
+def test_markdown_table_is_the_benchmarks_one_table_writer():
+    from benchmarks._common import markdown_table
+
+    lines = markdown_table(["d", "fit", 3], [[10, "CoLiDE-NV", ""], (20, None, 1.5)])
+    assert lines == ["| d | fit | 3 |", "|---|---|---|", "| 10 | CoLiDE-NV |  |", "| 20 | None | 1.5 |"]
+    assert markdown_table(["a"], []) == ["| a |", "|---|"]

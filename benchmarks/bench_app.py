@@ -78,11 +78,17 @@ def one_session(solver):
 # In a real browser: λ slider move -> graphs drawn -> page settled, on the live Learn page (issues 25, 41)
 # --------------------------------------------------------------------------------------------------
 
+#: The drawings' iframes (tests/e2e/harness.py): the long-lived drawing (a component, redrawn in
+#: place) on this tree, a ``srcdoc`` page per drawing on trees before it (``--baseline``).
+DRAWINGS = '[data-testid="stCustomComponentV1"], [data-testid="stIFrame"]'
+
 #: JavaScript, polled in the page (every 10 ms) after one arrow key. Stamps ``window.__drawnAt``
 #: the first time every learned graph shown (EV and NV side by side; at d = 50 the one drawing
 #: shown, graph_style.per_row) is headed with the new λ and each of their iframes, sent in this run
-#: (its element container is not stale), holds a drawn document: a new one where its ``srcdoc``
-#: changed (the old document was marked before the key, ``window.__e2eSeen``), else the same one.
+#: (its element container is not stale), holds the drawing: the long-lived drawing has drawn the
+#: graph under that heading (``colideLabel``); a ``srcdoc`` drawing (older trees) holds a drawn
+#: document, a new one where its ``srcdoc`` changed (the old one was marked before the key,
+#: ``window.__e2eSeen``), else the same one.
 #: Returns true once the page is also *settled*: no script run is going on (``stApp``'s
 #: ``data-test-script-state``, which drives Streamlit's status widget) and it stamps
 #: ``window.__settledAt``. ``window.__keyAt`` is stamped by a keydown listener (capture phase).
@@ -92,13 +98,18 @@ _STEP_JS = """([before, lam]) => {
         const heads = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
             .map(e => e.innerText.trim()).filter(t => /^CoLiDE-(EV|NV) · λ = /.test(t));
         if (!heads.length || heads.some(h => !h.endsWith('λ = ' + lam))) return false;
-        const frames = [...document.querySelectorAll('[data-testid="stIFrame"]')].slice(0, heads.length);
+        const frames = [...document.querySelectorAll(DRAWINGS)].slice(0, heads.length);
         if (frames.length < heads.length) return false;
         for (let i = 0; i < frames.length; i++) {
             const f = frames[i], box = f.closest('[data-testid="stElementContainer"]');
             if (box && box.getAttribute('data-stale') === 'true') return false;
             const w = f.contentWindow;
             if (!w || !w.document || w.document.readyState === 'loading') return false;
+            if (f.getAttribute('data-testid') === 'stCustomComponentV1') {
+                // the long-lived drawing: redrawn in place; it keeps the heading of what it last drew
+                if (w.colideLabel !== heads[i]) return false;
+                continue;
+            }
             if ((f.srcdoc || '') !== before[i] && w.__e2eSeen) return false;
             if (typeof w.network === 'undefined' || !w.network.body.data.nodes.length) return false;
         }
@@ -108,7 +119,7 @@ _STEP_JS = """([before, lam]) => {
     if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
     window.__settledAt = now;
     return true;
-}"""
+}""".replace("DRAWINGS", repr(DRAWINGS))
 
 #: JavaScript run before each key: mark the documents shown, reset the stamps, return the srcdocs.
 _BEFORE_JS = """() => {
@@ -117,11 +128,11 @@ _BEFORE_JS = """() => {
         document.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
     }
     window.__keyAt = null; window.__drawnAt = null; window.__settledAt = null;
-    return [...document.querySelectorAll('[data-testid="stIFrame"]')].map(f => {
+    return [...document.querySelectorAll(DRAWINGS)].map(f => {
         try { if (f.contentWindow) f.contentWindow.__e2eSeen = true; } catch (e) {}
         return f.srcdoc || '';
     });
-}"""
+}""".replace("DRAWINGS", repr(DRAWINGS))
 
 #: Seconds between two slider moves: a class looks at the graph before the next step (the page
 #: warms the cache for the neighbouring λ values meanwhile, dashboard.live).

@@ -23,7 +23,7 @@ from pathlib import Path
 from colide_core.render.graph_html import vis_assets
 from colide_core.run.app import app_script
 
-__all__ = ["STATIC_DIR", "VIS_SUBDIR", "vis_assets_url"]
+__all__ = ["STATIC_DIR", "VIS_SUBDIR", "install_file", "vis_assets_url"]
 
 #: Streamlit's app static folder: ``static/`` next to ``app.py`` (served as ``app/static/``): the
 #: checkout's root, or the installed ``colide_app/`` (:func:`colide_core.run.app.app_script`).
@@ -39,8 +39,18 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _install(source: Path, target: Path) -> None:
-    """Copy ``source`` to ``target`` unless an identical file is there (atomic replace)."""
+def install_file(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` unless an identical file is there (atomic replace).
+
+    Parameters
+    ----------
+    source, target : pathlib.Path
+
+    Raises
+    ------
+    OSError
+        If the target's folder cannot be made or written.
+    """
     if target.is_file() and target.stat().st_size == source.stat().st_size and _digest(target) == _digest(source):
         return
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -60,7 +70,7 @@ def _installed(static_dir: Path) -> bool:
     try:
         with _LOCK:
             for name, source in vis_assets().items():
-                _install(source, static_dir / VIS_SUBDIR / name)
+                install_file(source, static_dir / VIS_SUBDIR / name)
         return True
     except OSError:
         return False

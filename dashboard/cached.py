@@ -23,7 +23,9 @@ Convention: ``W[i, j] != 0`` means the edge i -> j.
 """
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 
 import numpy as np
 import pandas as pd
@@ -32,7 +34,7 @@ import streamlit as st
 from colide_core import threshold_to_dag
 from colide_core.hashing import fingerprint
 from colide_core.render.graph_html import playback_html
-from colide_core.render.graph_html import graph_html
+from colide_core.render.graph_html import graph_drawing, graph_html
 from dashboard.text import checkpoint_caption
 
 __all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "cached_data_as_fitted", "graph_html_cached", "playback_html_cached"]
@@ -150,6 +152,29 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
     return graph_html(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout,
                       height_px=height_px, legend=legend, assets_url=assets_url, required=required,
                       oriented=oriented, node_values=node_values, settled=settled)
+
+
+@cache_data(show_spinner=False, max_entries=64)
+def graph_drawing_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular",
+                         legend: bool = True, required=None, oriented=None, node_values=None,
+                         settled=None) -> tuple:
+    """:func:`colide_core.render.graph_html.graph_drawing` cached on all its inputs, with its digest.
+
+    Parameters
+    ----------
+    W, names, B_true, sigma, positions, layout, legend, required, oriented, node_values, settled
+        As in :func:`graph_html_cached` (the drawing fills its frame).
+
+    Returns
+    -------
+    tuple of (dict, str)
+        The drawing (JSON-able) and the SHA-256 of its JSON: the long-lived drawing
+        (:func:`dashboard.graphview.show_graph`) redraws only when it changes.
+    """
+    drawing = graph_drawing(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout, legend=legend,
+                            required=required, oriented=oriented, node_values=node_values, settled=settled)
+    token = hashlib.sha256(json.dumps(drawing, sort_keys=True, allow_nan=False).encode()).hexdigest()
+    return drawing, token
 
 
 @cache_data(show_spinner=False, max_entries=16)

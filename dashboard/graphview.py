@@ -1,7 +1,13 @@
 """Show a learned graph on a page: the interactive drawing, or a summary above a size.
 
 Up to :data:`colide_core.render.graph_style.SUMMARY_NODES` nodes the graph is drawn with the one
-interactive drawing (:func:`dashboard.cached.graph_html_cached`, fixed positions, legend); above
+interactive drawing (``colideDraw`` of ``colide_core/render/templates/graph_draw.js``: fixed
+positions, legend). The drawing is a Streamlit component whose document stays open across reruns:
+each rerun sends it the new drawing as data (:func:`drawing_data`), and it redraws in place, so a λ
+step costs no new page and no new parse of vis-network (issue 41: a new ``srcdoc`` page per drawing
+took 0.35-1.2 s in the browser under load). The component's folder is written once per process
+(:func:`drawing_component`); where it cannot be, each drawing is a page in an ``st.iframe``
+(:func:`drawing_html`), as before. Above
 it labels would overlap (measured by :func:`colide_core.render.graph_style.label_overlap`), so the page
 shows the adjacency as a heatmap in the same colours (:func:`colide_core.render.figures.adjacency_figure`)
 and the strongest edges as a table.
@@ -10,17 +16,98 @@ Convention: ``A[i, j] != 0`` means the edge i -> j.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+from pathlib import Path
+
 import numpy as np
 import streamlit as st
 
 from colide_core.graph.export import edge_list
 from colide_core.render.graph_html import legend_for
 from colide_core.render.graph_style import SUMMARY_NODES
+from dashboard import assets
 from dashboard.assets import vis_assets_url
-from dashboard.cached import graph_html_cached
+from dashboard.cached import graph_drawing_cached, graph_html_cached
 from colide_core.render.figures import adjacency_figure
 
-__all__ = ["drawing_html", "show_graph", "show_legend"]
+__all__ = ["drawing_component", "drawing_data", "drawing_html", "show_graph", "show_legend", "warm_drawing"]
+
+#: The component's own files (its page and Streamlit's protocol), next to this module.
+_COMPONENT_SOURCES = Path(__file__).resolve().parent / "drawing"
+
+
+def _component_files() -> dict:
+    """Every file the drawing component serves, by name: its page and protocol, the library's
+    drawing code and vis-network (the very files the library's pages inline)."""
+    from colide_core.render.graph_html import DRAW_JS, vis_assets
+
+    files = {p.name: p for p in sorted(_COMPONENT_SOURCES.iterdir()) if p.suffix in (".html", ".js")}
+    files["graph_draw.js"] = DRAW_JS
+    files.update(vis_assets())
+    return files
+
+
+@functools.lru_cache(maxsize=1)
+def drawing_component():
+    """The long-lived drawing component, declared once per process, or None where it cannot be.
+
+    Its files (:func:`_component_files`) are copied into ``static/graph-drawing-<digest>`` (the
+    digest of their contents, so a browser never meets a stale copy after an upgrade) and served
+    by Streamlit from there.
+
+    Returns
+    -------
+    callable or None
+        The component (``streamlit.components.v1.declare_component``), or None when the folder
+        cannot be written (a read-only install): :func:`show_graph` then draws pages in iframes.
+    """
+    import streamlit.components.v1 as components
+
+    files = _component_files()
+    digest = hashlib.sha256()
+    for name, path in files.items():
+        digest.update(name.encode() + b"\0" + path.read_bytes())
+    folder = assets.STATIC_DIR / f"graph-drawing-{digest.hexdigest()[:12]}"
+    try:
+        for name, path in files.items():
+            assets.install_file(path, folder / name)
+    except OSError:
+        return None
+    return components.declare_component("colide_drawing", path=str(folder))
+
+
+def drawing_data(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,
+                 required=None, oriented=None, node_values=None, settled=None) -> tuple:
+    """What the long-lived drawing is sent for one graph (cached): ``(drawing, token)``.
+
+    Parameters
+    ----------
+    A, names, truth, sigma, positions, layout, legend, required, oriented, node_values, settled
+        As in :func:`drawing_html`.
+
+    Returns
+    -------
+    tuple of (dict, str)
+        :func:`colide_core.render.graph_html.graph_drawing`'s dict and a digest of it: the drawing
+        redraws only when the token changes.
+    """
+    return graph_drawing_cached(np.asarray(A, dtype=float), tuple(str(n) for n in names), truth, sigma,
+                                positions=positions, layout=layout, legend=bool(legend), required=required,
+                                oriented=oriented,
+                                node_values=None if node_values is None else np.asarray(node_values, dtype=float),
+                                settled=settled)
+
+
+def warm_drawing(A, names, truth=None, sigma=None, **kwargs) -> None:
+    """Make (and cache) what :func:`show_graph` will send for this graph: the drawing's data when
+    the long-lived drawing is in use, else its page. Used by the live page's prefetch
+    (:mod:`dashboard.live`), so what it warms is what the page asks for."""
+    if drawing_component() is not None:
+        drawing_data(A, names, truth, sigma, **kwargs)
+    else:
+        drawing_html(A, names, truth, sigma, **kwargs)
 
 
 def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,
@@ -86,7 +173,7 @@ def show_legend(As, truth=None, oriented=None, truth_drawn=False) -> None:
 
 
 def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout="circular", height=560,
-               top_k=20, legend=True, required=None, oriented=None, node_values=None, settled=None):
+               top_k=20, legend=True, required=None, oriented=None, node_values=None, settled=None, label=""):
     """Render graph ``A`` with the project's one drawing, or its summary above ``SUMMARY_NODES`` nodes.
 
     Parameters
@@ -97,7 +184,8 @@ def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout=
     truth : ndarray of shape (n_nodes, n_nodes), optional
     sigma : float or ndarray of shape (n_nodes,), optional
     key : str
-        Streamlit key prefix of the elements created.
+        Streamlit key prefix of the elements created; the drawing's key (``<key>_drawing``) keeps its
+        document across reruns.
     positions : ndarray of shape (n_nodes, 2), optional
         Fixed node positions shared by the drawings of the same node set.
     layout : {"circular", "topological"}
@@ -113,12 +201,21 @@ def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout=
         Edges an intervention orients, labelled in the drawing.
     node_values, settled : optional
         As in :func:`drawing_html` (a signed change per node; edges a planned experiment settles).
+    label : str, default ""
+        The heading the page shows above this drawing: the drawing's document holds it once drawn
+        (``window.colideLabel``), which the browser tests and ``benchmarks/bench_app.py`` wait on.
     """
     names = [str(n) for n in names]
     if len(names) <= SUMMARY_NODES:
-        st.iframe(drawing_html(A, names, truth, sigma, positions=positions, layout=layout, legend=legend,
-                               required=required, oriented=oriented, node_values=node_values,
-                               settled=settled), height=height)
+        kw = dict(positions=positions, layout=layout, legend=legend, required=required, oriented=oriented,
+                  node_values=node_values, settled=settled)
+        component = drawing_component()
+        if component is None:
+            st.iframe(drawing_html(A, names, truth, sigma, **kw), height=height)
+            return
+        drawing, token = drawing_data(A, names, truth, sigma, **kw)
+        component(drawing=drawing, token=token, label=str(label), height=int(height), key=f"{key}_drawing",
+                  default=None)
         return
     st.caption(f"{len(names)} nodes: more than {SUMMARY_NODES}, where labels of a drawing overlap. Showing the "
                "adjacency (row = source, column = target) in the same colours, and the strongest edges.")

@@ -94,7 +94,7 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
     threshold : float
         The current threshold: the drawings are made at it.
     drawing : dict, optional
-        Keyword arguments of :func:`dashboard.graphview.drawing_html` (``positions``,
+        Keyword arguments of :func:`dashboard.graphview.warm_drawing` (``positions``,
         ``legend``) as the page will ask for them, so the warmed drawings are cache hits.
     delay : float, default=:data:`PREFETCH_DELAY_S`
         Seconds before the job starts (a timer thread: nothing waits for it, and the job takes
@@ -113,7 +113,7 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
             return
         old.request_stop()  # still in its delay: the user moved on; it ends at once when its timer fires
     from dashboard.fitting import check_params, fit_dataset
-    from dashboard.graphview import drawing_html
+    from dashboard.graphview import warm_drawing
 
     names = list(dataset.node_names)
     truth = None if dataset.B_true is None else dataset.B_true.to_numpy()
@@ -126,7 +126,7 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
             try:
                 check_params(params)
                 res = fit_dataset(dataset, params, lambda *_: job.stop_requested)
-                drawing_html(thresholded(res, threshold, names), names, truth, res.sigma,
+                warm_drawing(thresholded(res, threshold, names), names, truth, res.sigma,
                              required=required_of(res, names), **drawing)
             except Exception:  # noqa: BLE001 - a prefetch is best effort (a stopped fit raises FitStopped)
                 continue

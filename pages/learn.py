@@ -365,7 +365,8 @@ with tab_graph:
             # dashboard.graphview) and its caption, with no gap between them
             st.markdown(heading)
             show_graph(A, names, colour_by, sigma, key=key, positions=positions, height=height, legend=False,
-                       required=required.get(key), oriented=None if key == "learn_graph_truth" else oriented)
+                       required=required.get(key), oriented=None if key == "learn_graph_truth" else oriented,
+                       label=heading.replace("**", ""))
             st.caption(caption)
     if truth is None:
         st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "

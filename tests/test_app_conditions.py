@@ -7,6 +7,7 @@ import pytest
 import colide_core
 from colide_core import CoLiDE, threshold_to_dag
 from tests._app_sachs import QUICK, sachs_all_app
+from tests._drawing import drawing_of, shown_drawings  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -42,7 +43,7 @@ def test_all_nine_conditions_flow_from_data_to_learn(new_app):
     # edges an intervention can orient carry a dot (an edge style with a legend entry, issue 38:
     # the 7 px labels were unreadable) and say "orientable", not "identified", in their tooltip;
     # where the truth points the other way, the tooltip says so
-    html = next(f.proto.srcdoc for f in at.get("iframe") if "orientable" in (f.proto.srcdoc or ""))
+    html = next(d for d in shown_drawings(at) if "orientable" in d)
     assert "direction identified" not in html and '"middle": {"enabled": true, "type": "circle"' in html
     assert '"label": "intervention"' not in html
     assert "orientable by an intervention on one of its ends (under the linear SEM); the truth has the other" in html

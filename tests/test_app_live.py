@@ -10,6 +10,7 @@ from dashboard import fitting
 from dashboard.live import neighbours
 
 from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
+from tests._drawing import drawing_of, shown_drawings  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -145,15 +146,15 @@ def test_top_down_layout_puts_raf_above_mek_above_erk_in_every_drawing(new_app):
 
     at = new_app().run()
     at.switch_page("pages/learn.py").run()
-    circle = [e.proto.srcdoc for e in at.get("iframe")]
+    circle = shown_drawings(at)
     at.session_state["learn_layout"] = "Top-down"
     at.run()
     assert not at.exception, at.exception
-    docs = [e.proto.srcdoc for e in at.get("iframe")]
+    docs = shown_drawings(at)
     assert len(docs) == 3 and docs != circle
     ys = []
     for doc in docs:
-        nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", doc, re.S).group(1))
+        nodes = drawing_of(doc)["nodes"]
         y = {n["label"]: n["y"] for n in nodes}
         assert y["Raf"] < y["Mek"] < y["Erk"]
         ys.append(y)
@@ -176,7 +177,7 @@ def test_fifty_nodes_show_one_large_drawing_at_a_time_with_the_same_positions(ne
 
     at = new_app().run()
     at.switch_page("pages/learn.py").run()
-    assert len(at.get("iframe")) == 3 and not [c for c in at.segmented_control if c.key == "learn_graph_variant"]
+    assert len(shown_drawings(at)) == 3 and not [c for c in at.segmented_control if c.key == "learn_graph_variant"]
 
     at.switch_page("pages/simulate.py").run()
     at.number_input(key="sim_d").set_value(50).run()
@@ -187,10 +188,9 @@ def test_fifty_nodes_show_one_large_drawing_at_a_time_with_the_same_positions(ne
     assert show.options == ["EV", "NV", "Ground truth"] and show.value == "NV"
 
     def drawn():
-        (frame,) = at.get("iframe")
-        nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", frame.proto.srcdoc, re.S).group(1))
-        edges = re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", frame.proto.srcdoc, re.S).group(1)
-        return [(n["x"], n["y"]) for n in nodes], edges
+        (doc,) = shown_drawings(at)
+        drawing = drawing_of(doc)
+        return [(n["x"], n["y"]) for n in drawing["nodes"]], json.dumps(drawing["edges"])
 
     nv_pos, nv_edges = drawn()
     assert len(nv_pos) == 50

@@ -8,6 +8,7 @@ from colide_core.evaluation.interventions import intervention_table, predict_int
 from colide_core.render.graph_style import change_fill
 from dashboard.live import thresholded
 from tests._schedules import QUICK
+from tests._drawing import drawing_of, shown_drawings  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -36,7 +37,7 @@ def test_the_page_predicts_the_learn_fit_and_compares_seeing(new_app):
     [table] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
     np.testing.assert_allclose(table["shift (sd), doing"], want["shift_sd"].round(3), atol=1e-9)
     # the drawing fills each node with its predicted change, in the node's tooltip too
-    html = next(f.proto.srcdoc for f in at.get("iframe") if "predicted change" in (f.proto.srcdoc or ""))
+    html = next(d for d in shown_drawings(at) if "predicted change" in d)
     for colour in set(change_fill(want["shift_sd"].to_numpy())):
         assert f'"color": "{colour}"' in html or f'"color":"{colour}"' in html
     assert "predicted change: +2 sd" in html  # PKA itself, pushed by 2 sd
@@ -114,7 +115,7 @@ def test_plan_ranks_like_the_library_and_runs_the_experiment_on_simulated_data(n
     np.testing.assert_allclose(got["score"], want["score"])
     pick = at.session_state["plan_pick"]
     assert pick == want.index[0]
-    html = next(f.proto.srcdoc for f in at.get("iframe") if "settled" in (f.proto.srcdoc or ""))
+    html = next(d for d in shown_drawings(at) if "settled" in d)
     assert (SETTLED_STYLE["color"] in html) == bool(want.loc[pick, "edge_pairs"])
     at.number_input(key="plan_try_rows").set_value(100).run()
     at.button(key="plan_try").click().run()

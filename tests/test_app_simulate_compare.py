@@ -8,6 +8,7 @@ from dashboard import comparison
 from dashboard.simulation import SimConfig, simulate_arrays
 
 from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
+from tests._drawing import drawing_of, shown_drawings  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -163,5 +164,5 @@ def test_simulate_says_true_edge_and_lists_the_interventions(new_app):
     # the legend above the drawing calls the edges true, and the drawing draws no legend of its own
     legends = [h.proto.body for h in at.get("html") if "weight" in h.proto.body]
     assert len(legends) == 1 and "true edge" in legends[0] and "learned edge" not in legends[0]
-    docs = [e.proto.srcdoc for e in at.get("iframe")]
+    docs = shown_drawings(at)
     assert len(docs) == 1 and "learned edge" not in docs[0] and 'id="legend"' not in docs[0]

@@ -20,6 +20,8 @@ from colide_core.render.figures import cell_from_selection, frequency_figure, pa
 from dashboard.fitting import path_kwargs
 
 from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
+from tests._drawing import drawing_in, edges_in, nodes_in  # noqa: F401
+from tests._drawing import drawing_of, shown_drawings  # noqa: F401
 PAGES = ["pages/edge_confidence.py", "pages/explorer.py", "pages/prior_knowledge.py"]
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
@@ -293,7 +295,7 @@ def test_required_edges_are_labelled_in_every_fitted_drawing(new_app):
     req = np.zeros((3, 3), dtype=bool)
     req[0, 1] = True
     page = graph_html(W, ["a", "<b>", "c"], required=req)
-    edges = json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    edges = edges_in(page)
     labelled = [(e["from"], e["to"]) for e in edges if e.get("label") == "required"]
     assert labelled == [(0, 1)]  # only the required edge, not 1 -> 2
     assert "required by prior knowledge" in [e for e in edges if e["from"] == 0][0]["title"]
@@ -302,7 +304,7 @@ def test_required_edges_are_labelled_in_every_fitted_drawing(new_app):
     at.run()
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
-    docs = [e.proto.srcdoc for e in at.get("iframe")]
+    docs = shown_drawings(at)
     assert len(docs) == 3  # EV, NV, the truth
     assert [d.count('"label": "required"') for d in docs] == [1, 1, 0]  # Raf -> Mek in both fits, not in the truth
 

@@ -41,7 +41,7 @@ def test_inlines_when_static_serving_is_off_or_the_folder_cannot_be_written(stat
     def refuse(source, target):
         raise PermissionError("read-only install")
 
-    monkeypatch.setattr(assets, "_install", refuse)
+    monkeypatch.setattr(assets, "install_file", refuse)
     assert assets.vis_assets_url(static_serving=True) is None
 
 

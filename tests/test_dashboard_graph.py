@@ -7,15 +7,14 @@ import pytest
 
 from colide_core.graph._dag import classify_edges
 from colide_core.render.graph_html import graph_html
+from tests._drawing import drawing_in, edges_in, nodes_in  # noqa: F401
 
 EVIL = "<script>alert(1)</script>"
 
 
 def _datasets(html, which):
     """The JSON list passed to ``new vis.DataSet(...)``: which=0 nodes, which=1 edges."""
-    found = re.findall(r"new vis\.DataSet\((\[.*?\])\);", html, flags=re.DOTALL)
-    assert len(found) == 2
-    return json.loads(found[which])
+    return drawing_in(html)["nodes" if which == 0 else "edges"]
 
 
 def test_classify_edges_hand_worked():
@@ -119,8 +118,8 @@ def test_fill_mode_sizes_the_canvas_to_the_frame_and_legend_can_be_left_out():
     W = np.array([[0.0, 1.0], [0.0, 0.0]])
     fixed = graph_html(W, ["x", "y"])
     fill = graph_html(W, ["x", "y"], height_px=None, legend=False)
-    assert "height: 520px" in fixed and "FILL = false" in fixed
-    assert "height: 100vh" in fill and "FILL = true" in fill and "overflow:hidden" in fill
+    assert "height: 520px" in fixed and drawing_in(fixed)["fill"] is False
+    assert "height: 100vh" in fill and drawing_in(fill)["fill"] is True and "overflow:hidden" in fill
     assert 'id="legend"' in fixed and 'id="legend"' not in fill
 
 

@@ -15,6 +15,7 @@ from colide_core.data.io import read_table, validate_data
 from dashboard.data import dataset_from_upload
 from colide_core.render.graph_html import graph_html
 from dashboard.text import md_escape
+from tests._drawing import drawing_in, edges_in, nodes_in  # noqa: F401
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -51,9 +52,7 @@ def _csv_bytes(names, n=40, seed=0):
 
 def _vis_dataset(html, which):
     """The JSON array passed to ``new vis.DataSet(...)`` for "nodes" or "edges"."""
-    m = re.search(which + r"\s*=\s*new vis\.DataSet\((\[.*?\])\);", html, re.DOTALL)
-    assert m, f"no {which} DataSet in the graph HTML"
-    return json.loads(m.group(1))
+    return drawing_in(html)[which]
 
 
 def _graph_for(names):
@@ -98,7 +97,7 @@ def test_graph_html_contains_only_escaped_forms():
     assert [n["label"] for n in nodes] == NAMES
     assert all(n["title"].startswith(n["label"] + "\nσ̂ = ") for n in nodes)
     assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in html
-    assert "&lt;" not in html.split("new vis.DataSet(", 1)[1]  # never HTML-escaped as well
+    assert "&lt;" not in html.split("colideDraw({", 1)[1]  # never HTML-escaped as well
     edges = _vis_dataset(html, "edges")
     assert any(e["title"].startswith("<script>alert(1)</script> → \"><img src=x onerror=alert(1)>")
                for e in edges)

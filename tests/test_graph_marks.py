@@ -24,10 +24,10 @@ def test_change_fill_is_a_clipped_diverging_scale():
 
 def test_node_values_fill_nodes_and_say_the_change():
     ctx = _context(node_values=[0.0, 1.5, np.nan])
-    fills = [n["color"] for n in ctx["nodes"]]
+    fills = [n["color"] for n in ctx["drawing"]["nodes"]]
     assert fills == change_fill([0.0, 1.5, np.nan])
-    assert "predicted change: +1.5 sd" in ctx["nodes"][1]["title"]
-    assert "predicted change" not in ctx["nodes"][2]["title"]
+    assert "predicted change: +1.5 sd" in ctx["drawing"]["nodes"][1]["title"]
+    assert "predicted change" not in ctx["drawing"]["nodes"][2]["title"]
     with pytest.raises(ValueError, match="node_values must have 3 entries"):
         _context(node_values=[1.0, 2.0])
 
@@ -36,7 +36,7 @@ def test_settled_edges_are_highlighted_in_either_orientation():
     # the mask names 2 -> 1, the drawn edge is 1 -> 2: the experiment settles its direction either way
     settled = np.zeros((3, 3), bool)
     settled[2, 1] = True
-    edges = {(e["from"], e["to"]): e for e in _context(settled=settled)["edges"]}
+    edges = {(e["from"], e["to"]): e for e in _context(settled=settled)["drawing"]["edges"]}
     assert edges[(1, 2)]["color"] == SETTLED_STYLE["color"] and edges[(1, 2)]["label"] == "settled"
     assert edges[(0, 1)]["color"] != SETTLED_STYLE["color"] and "label" not in edges[(0, 1)]
     with pytest.raises(ValueError, match="settled must have shape"):

@@ -15,18 +15,17 @@ from colide_core.render import graph_style
 from colide_core.render.picture import to_image
 from colide_core.render.graph_html import graph_html
 from colide_core.render.figures import frequency_figure
+from tests._drawing import drawing_in, edges_in, nodes_in  # noqa: F401
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _vis_nodes(html):
-    m = re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", html, re.DOTALL)
-    return json.loads(m.group(1))
+    return nodes_in(html)
 
 
 def _vis_edges(html):
-    m = re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", html, re.DOTALL)
-    return json.loads(m.group(1))
+    return edges_in(html)
 
 
 def test_positions_are_deterministic_and_shared_by_every_call():
@@ -181,8 +180,7 @@ def test_the_drawing_enlarges_labels_only_up_to_the_no_overlap_font():
     for d in (5, 11, 30, 60):
         names = [f"X{i}" for i in range(1, d + 1)]
         html = graph_html(np.zeros((d, d)), names)
-        base = float(re.search(r"var BASE = ([0-9.]+)", html).group(1))
-        cap = float(re.search(r"MAXF = ([0-9.]+)", html).group(1))
+        base, cap = drawing_in(html)["base_font"], drawing_in(html)["max_font"]
         P = np.array([(n["x"], n["y"]) for n in _vis_nodes(html)])
         width = max(np.ptp(P[:, 0]), np.ptp(P[:, 1])) / 0.8
         assert base == graph_style.font_px(d, max_label=len(names[-1]))
@@ -252,12 +250,6 @@ def test_summary_view_of_a_large_graph_has_no_per_cell_text():
     assert small.hovertext[0][1] == "n0 → n1<br>w = +0.7<br>correct"
 
 
-def _page_json(html, name):
-    """The JSON literal a graph page's script gives ``name`` (``var NAME = <json>, ...`` or ``new vis.DataSet(<json>)``)."""
-    m = re.search(rf"{name} = (\[.*?\]|true|false)[,;]", html)
-    return json.loads(m.group(1))
-
-
 def test_a_negative_weight_line_runs_into_its_bar_and_a_ring_is_marked():
     # Issue 41: vis-network stops a line 0.9 arrowhead-lengths before the node when
     # arrowStrikethrough is off, right for a pointed arrow, but a bar "⊣" is only 0.15 lengths deep:
@@ -266,14 +258,14 @@ def test_a_negative_weight_line_runs_into_its_bar_and_a_ring_is_marked():
     # browser (tests/e2e/test_projector.py); it is told which drawings are rings.
     W = np.array([[0.0, 1.5, -0.8], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
     html = graph_html(W, ["a", "b", "c"], height_px=None, legend=False, assets_url="app/static/vis")
-    edges = json.loads(re.search(r"new vis\.DataSet\((\[\{\"from\".*?\])\);", html).group(1))
+    edges = edges_in(html)
     by_end = {(e["from"], e["to"]): e for e in edges}
     assert by_end[(0, 2)]["arrows"]["to"]["type"] == "bar" and by_end[(0, 2)]["arrowStrikethrough"] is True
     assert by_end[(0, 1)]["arrows"]["to"]["type"] == "arrow" and "arrowStrikethrough" not in by_end[(0, 1)]
-    assert _page_json(html, "RING") is True
+    assert drawing_in(html)["ring"] is True
     top_down = graph_html(W, ["a", "b", "c"], positions=graph_style.node_positions(3, W, layout="topological"),
                           height_px=None, legend=False, assets_url="app/static/vis")
-    assert _page_json(top_down, "RING") is False
+    assert drawing_in(top_down)["ring"] is False
 
 
 def _label_clashes(fig, ax, texts, xy, radius_px):

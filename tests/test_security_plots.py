@@ -18,6 +18,7 @@ import pandas as pd
 
 from colide_core.render.figures import compare_figure, frequency_figure, noise_figure, sigma_interval_figure
 from colide_core.render.graph_html import graph_html
+from tests._drawing import drawing_in, edges_in, nodes_in  # noqa: F401
 
 NUMERIC_LOOKING = ["1", "1.0", "01"]
 GENE = "gene<B>&C"
@@ -29,9 +30,7 @@ def _shown_by_plotly(text):
 
 
 def _vis_dataset(html, which):
-    m = re.search(which + r"\s*=\s*new vis\.DataSet\((\[.*?\])\);", html, re.DOTALL)
-    assert m, which
-    return json.loads(m.group(1))
+    return drawing_in(html)[which]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from colide_core.render import graph_style
 from colide_core.graph._dag import classify_edges
 from colide_core.render.graph_style import EDGE_STYLES, SIGN_STYLES
 
-__all__ = ["EDGE_STYLES", "LABEL_SCREEN_PX", "graph_html", "legend_for", "playback_html",
+__all__ = ["DRAW_JS", "EDGE_STYLES", "LABEL_SCREEN_PX", "draw_script", "graph_drawing", "graph_html", "legend_for", "playback_html",
            "set_playback_start", "template_environment", "vis_assets"]
 
 @functools.lru_cache(maxsize=1)
@@ -71,6 +71,8 @@ def _parts():
     return template_environment().get_template("graph_parts.html.j2").module
 
 
+#: The drawing code of every graph page (:func:`draw_script`), a package data file.
+DRAW_JS = Path(__file__).resolve().parent / "templates" / "graph_draw.js"
 #: Label size (CSS pixels) the drawing aims at on screen once fitted to its frame.
 LABEL_SCREEN_PX = 13
 #: Largest label font in drawing units (a graph of a few nodes in a large frame).
@@ -299,8 +301,8 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     A drawing narrower than its frame is first widened to the frame's shape (at most 3 times; a
     ring, the default circle, becomes an ellipse with its nodes equally spaced along it), and every
     edge whose arrowhead covers a label, or whose line crosses another node's label, gets a smaller
-    arrowhead, then another bend, then a thinner line (the ``fit_script`` macro; its
-    ``drawingGeometry`` gives the arrowheads and labels as drawn, read by the browser tests).
+    arrowhead, then another bend, then a thinner line (``templates/graph_draw.js``, :func:`draw_script`;
+    its ``drawingGeometry`` gives the arrowheads and labels as drawn, read by the browser tests).
     A negative weight's line runs into its bar (``arrowStrikethrough``), which is drawn at the node.
     The page is the template ``graph_page.html.j2`` (:func:`template_environment`).
     """
@@ -386,14 +388,68 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
         kind, roundness = bends[(i, j)]
         edge_list.append({"from": i, "to": j, **opts, "smooth": {"type": kind, "roundness": roundness}})
 
-    context = {"nodes": nodes, "edges": edge_list, "options": _OPTIONS,
-               "height": "100vh" if fill else f"{int(height_px)}px", "fill": fill,
-               "assets_url": None if assets_url is None else str(assets_url).rstrip("/"),
+    drawing = {"nodes": nodes, "edges": edge_list, "options": _OPTIONS, "fill": fill,
                "base_font": font, "max_font": round(big, 1), "target_font": LABEL_SCREEN_PX,
-               "bends": [list(b) for b in graph_style.EDGE_BENDS], "ring": positions is None and layout == "circular",
-               "A": A}
+               "bends": [list(b) for b in graph_style.EDGE_BENDS], "ring": positions is None and layout == "circular"}
+    context = {"drawing": drawing, "height": "100vh" if fill else f"{int(height_px)}px", "fill": fill,
+               "assets_url": None if assets_url is None else str(assets_url).rstrip("/"),
+               "draw_js": draw_script(), "A": A}
     context.update(_inline_assets() if assets_url is None else {"vis_css": None, "vis_js": None})
     return context
+
+
+@functools.lru_cache(maxsize=1)
+def draw_script():
+    """The drawing code of every graph page, ``templates/graph_draw.js``, read once per process.
+
+    Pure JavaScript holding no user text: its ``colideDraw(drawing)`` draws the dict of
+    :func:`graph_drawing` (a first call builds the vis-network, a later one replaces its nodes and
+    edges in place). Marked :class:`markupsafe.Markup` here, the one place, to be printed verbatim
+    inside a page's ``<script>``; the dashboard's long-lived drawing serves the same file.
+
+    Returns
+    -------
+    markupsafe.Markup
+
+    Raises
+    ------
+    ValueError
+        If the file holds ``</script`` (it would end the element early).
+    """
+    from markupsafe import Markup
+
+    text = DRAW_JS.read_text(encoding="utf-8")
+    if "</script" in text.lower():
+        raise ValueError("graph_draw.js must not hold a closing script tag.")
+    return Markup(text)
+
+
+def graph_drawing(W, names, B_true=None, *, sigma=None, positions=None, layout="circular", legend: bool = True,
+                  required=None, oriented=None, node_values=None, settled=None) -> dict:
+    """What :func:`graph_html` draws, as data: the argument of ``colideDraw`` in ``graph_draw.js``.
+
+    The dashboard sends it to a drawing that stays open across reruns
+    (:func:`dashboard.graphview.show_graph`), which redraws in place instead of loading a new page.
+    Same parameters and checks as :func:`graph_html` (the drawing fills its frame, ``height_px=None``).
+
+    Returns
+    -------
+    dict
+        JSON-able: ``nodes`` and ``edges`` (vis-network items; node labels and tooltips hold the
+        names as they are, drawn as plain text), ``options``, ``fill``, ``base_font``, ``max_font``,
+        ``target_font``, ``bends``, ``ring``, and ``legend_html``: the legend rendered by the
+        templates' ``legend`` macro (autoescaped: each name and text escaped once), or None.
+
+    Raises
+    ------
+    ValueError
+        As :func:`graph_html`.
+    """
+    context = _graph_context(W, names, B_true, sigma=sigma, height_px=None, positions=positions, layout=layout,
+                             assets_url=None, required=required, oriented=oriented, node_values=node_values,
+                             settled=settled)
+    entries = _legend_entries([context["A"]], B_true) if legend else None
+    return {**context["drawing"], "legend_html": str(_parts().legend(entries)) if entries else None}
 
 
 _START = re.compile(r"/\*start\*/\d+/\*start\*/")

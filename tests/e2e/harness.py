@@ -332,6 +332,22 @@ GRAPH_READY_JS = ("() => document.readyState !== 'loading' && typeof network !==
                   " && network.body.data.nodes.length > 0")
 
 
+#: Every graph drawing on a page: the long-lived drawing (a Streamlit component, dashboard.graphview)
+#: or a page in an ``st.iframe`` (the Playback tab, and the fallback where the component cannot be served).
+DRAWINGS = '[data-testid="stCustomComponentV1"], [data-testid="stIFrame"]'
+
+
+def drawings(where):
+    """The graph drawings' iframes in ``where`` (a page or a locator), in page order."""
+    return where.locator(DRAWINGS)
+
+
+def wait_for_drawing(frame, label: str, timeout_ms: int = UI_TIMEOUT_MS) -> None:
+    """Wait until the long-lived drawing in ``frame`` has drawn the graph the page heads ``label``
+    (plain text, e.g. "CoLiDE-NV · λ = 0.5"): it keeps the heading of the last drawing it drew."""
+    frame.wait_for_function("(l) => window.colideLabel === l && colideDrawn > 0", arg=label, timeout=timeout_ms)
+
+
 def mark_seen(frame) -> None:
     """Mark the document now shown in ``frame`` (a window variable, gone with the document), so that
     ``graph_frame(..., unseen=True)`` waits for a drawing that replaced it."""

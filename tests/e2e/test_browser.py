@@ -12,6 +12,7 @@ from tests.e2e.harness import (
     ARTIFACTS,
     StreamlitServer,
     block_external,
+    drawings,
     graph_frame,
     library_shd,
     no_exception_shown,
@@ -73,7 +74,7 @@ def test_sachs_nv_offline_graph_and_shd(server, browser):
         wait_for_idle(page, GRAPH_TIMEOUT_MS)
 
         # The Graph tab is the first tab: its iframe holds the pyvis page with vis-network inlined.
-        iframe = page.get_by_test_id("stIFrame").first
+        iframe = drawings(page).first
         iframe.wait_for(timeout=GRAPH_TIMEOUT_MS)
         frame = graph_frame(iframe, timeout_ms=GRAPH_TIMEOUT_MS)
         frame.locator("div.vis-network canvas").wait_for(timeout=GRAPH_TIMEOUT_MS)

@@ -18,6 +18,7 @@ from tests.e2e.harness import (
     FIT_TIMEOUT_MS,
     UI_TIMEOUT_MS,
     block_external,
+    drawings,
     graph_frame,
     no_exception_shown,
     open_app_with_sachs,
@@ -81,7 +82,7 @@ def test_xss_names_in_upload_graph_and_tooltips_stay_inert(page, server):
     page.get_by_role("tab", name="Metrics").wait_for(timeout=UI_TIMEOUT_MS)
     no_exception_shown(page)
 
-    iframe = page.get_by_test_id("stIFrame").first
+    iframe = drawings(page).first
     frame = graph_frame(iframe, "() => typeof network !== 'undefined' && network.body.data.nodes.length === 3")
     labels = frame.evaluate("() => network.body.data.nodes.get().map(n => n.label)")
     assert labels == HOSTILE  # plain text on the canvas: escaped once (in the JSON), not twice

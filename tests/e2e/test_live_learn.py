@@ -11,11 +11,13 @@
   navigation (titles, material icons), not Streamlit's list of ``pages/`` file names, and no
   request leaves 127.0.0.1 (icons and favicon are served locally).
 """
+import re
+
 from playwright.sync_api import expect
 
 from tests.e2e.harness import (
-    ARTIFACTS, UI_TIMEOUT_MS, StreamlitServer, block_external, graph_frame, lambda_slider, library_result,
-    mark_seen, no_exception_shown, open_app_with_sachs, set_lambda, shown_metric, wait_for_idle,
+    ARTIFACTS, UI_TIMEOUT_MS, StreamlitServer, block_external, drawings, graph_frame, lambda_slider, library_result,
+    no_exception_shown, open_app_with_sachs, set_lambda, shown_metric, wait_for_drawing, wait_for_idle,
 )
 
 from dashboard.nav import PAGES  # noqa: E402 - the one table of pages
@@ -24,9 +26,8 @@ TITLES = [title for _, title, _ in PAGES]
 assert TITLES[:2] == ["Data", "Learn"] and "Predict" in TITLES
 
 
-def _first_graph_doc(page):
-    return page.evaluate("""() => { const f = document.querySelector('[data-testid="stIFrame"]');
-                                    return f ? (f.srcdoc || f.src) : null; }""")
+#: In a drawing's frame: its edges as drawn, (from, to) pairs in order.
+_EDGES_JS = "() => edges.get().map(e => [e.from, e.to]).sort((a, b) => a[0] - b[0] || a[1] - b[1])"
 
 
 def _wait_for_lambda(page, lam):
@@ -52,15 +53,20 @@ def test_moving_lambda_redraws_the_graph_without_run(server, browser):
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         edges_lib = library_result("nv", 0.05)[1]
         page.get_by_text(f"{edges_lib} edges ·").first.wait_for(timeout=UI_TIMEOUT_MS)
-        doc_before = _first_graph_doc(page)
+        first = graph_frame(drawings(page).first)
+        wait_for_drawing(first, "CoLiDE-EV · λ = 0.05")
+        edges_before = first.evaluate(_EDGES_JS)
         set_lambda(page, 0.5)                     # no Run click anywhere in this test
         _wait_for_lambda(page, 0.5)
+        # the same document, redrawn in place (the long-lived drawing, issue 41): no new page
+        wait_for_drawing(first, "CoLiDE-EV · λ = 0.5")
         # the captions under the EV and NV drawings give the edge counts of a library fit at 0.5
         for variant in ("ev", "nv"):
             n_edges = library_result(variant, 0.5)[1]
             page.get_by_text(f"{n_edges} edges ·").first.wait_for(timeout=UI_TIMEOUT_MS)
         assert library_result("nv", 0.5)[1] != edges_lib
-        assert _first_graph_doc(page) != doc_before   # the drawing itself changed
+        assert first.evaluate(_EDGES_JS) != edges_before   # the drawing itself changed
+        assert first.evaluate("() => colideDrawn") >= 2
         page.get_by_role("tab", name="Metrics").click(timeout=UI_TIMEOUT_MS)
         assert shown_metric(page, "Edges · NV") == library_result("nv", 0.5)[1]
         assert shown_metric(page, "Edges · EV") == library_result("ev", 0.5)[1]
@@ -92,14 +98,15 @@ def test_slider_and_graph_on_screen_together_at_1280x720(server, browser):
         # the page is laid out: its script run has ended and the first drawing has run its scripts
         # (vis-network's, then the one that fits the graph to the frame)
         wait_for_idle(page)
-        frame = graph_frame(page.get_by_test_id("stIFrame").first)
+        frame = graph_frame(drawings(page).first)
         page.evaluate("window.scrollTo(0, 0)")
         page.wait_for_function("() => window.scrollY === 0", timeout=UI_TIMEOUT_MS)
         slider = lambda_slider(page).bounding_box()
-        graph = page.get_by_test_id("stIFrame").first.bounding_box()
+        graph = drawings(page).first.bounding_box()
         drawn = frame.evaluate(_DRAWN_BOX_JS)
-        docs = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stIFrame"]')]
-                                      .map(f => f.srcdoc.length)""")
+        # each drawing is the long-lived component's page (loaded once, redrawn in place), not a srcdoc
+        docs = page.evaluate("""() => [...document.querySelectorAll('iframe')].filter(f => f.closest('[data-testid="stTabPanel"], [role="tabpanel"]'))
+                                      .map(f => [f.getAttribute('data-testid'), (f.srcdoc || '').length])""")
         page.screenshot(path=str(ARTIFACTS / "learn_sachs_1280x720.png"))
         assert slider is not None and graph is not None
         # the whole slider is in the viewport ...
@@ -118,9 +125,10 @@ def test_slider_and_graph_on_screen_together_at_1280x720(server, browser):
     assert abs(drawn["top"] - (drawn["h"] - drawn["bottom"])) < 0.1 * drawn["h"], drawn
     # labels readable on a projector: at least 11 px on screen (Sachs, 3 drawings side by side)
     assert drawn["font"] >= 11, drawn
-    # vis-network comes once from the app's static folder, not inlined in each drawing (~700 kB)
-    assert len(docs) == 3 and max(docs) < 60_000, docs
-    assert any(u.endswith("/app/static/vis-network-9.1.2/vis-network.min.js") for u in requests)
+    # vis-network is loaded by each drawing's document once (the browser caches the file), never
+    # inlined: the three drawings are the component's page, with no srcdoc
+    assert docs == [["stCustomComponentV1", 0]] * 3, docs
+    assert any(re.search(r"/component/dashboard\.graphview\.colide_drawing/vis-network\.min\.js$", u) for u in requests)
 
 
 def test_deep_link_on_a_fresh_server_shows_the_apps_navigation(browser):
@@ -184,10 +192,10 @@ def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
         # the heading comes before the drawing in the same run: wait for that run to end, then read
         wait_for_idle(page)
         panel = page.get_by_role("tabpanel", name="Graph")
-        expect(panel.get_by_test_id("stIFrame")).to_have_count(1, timeout=UI_TIMEOUT_MS)
-        frame = graph_frame(panel.get_by_test_id("stIFrame").first)
+        expect(drawings(panel)).to_have_count(1, timeout=UI_TIMEOUT_MS)
+        frame = graph_frame(drawings(panel).first)
+        wait_for_drawing(frame, "CoLiDE-NV · λ = 0.05")
         nv = frame.evaluate(_NODES_JS)
-        mark_seen(frame)  # the truth must come as a new drawing, not this one still loaded
 
         page.get_by_role("radiogroup", name="Show").get_by_role("radio", name="Ground truth", exact=True).click(
             timeout=UI_TIMEOUT_MS)
@@ -195,8 +203,9 @@ def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
         panel.get_by_test_id("stMarkdown").get_by_text("Ground truth", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
         page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(state="detached", timeout=UI_TIMEOUT_MS)
         wait_for_idle(page)
-        expect(panel.get_by_test_id("stIFrame")).to_have_count(1, timeout=UI_TIMEOUT_MS)
-        frame = graph_frame(panel.get_by_test_id("stIFrame").first, unseen=True)
+        expect(drawings(panel)).to_have_count(1, timeout=UI_TIMEOUT_MS)
+        frame = graph_frame(drawings(panel).first)
+        wait_for_drawing(frame, "Ground truth")   # the truth's drawing, not NV's still shown
         truth = frame.evaluate(_NODES_JS)
         colours = frame.evaluate("() => [...new Set(edges.get().map(e => e.color.color || e.color))]")
         no_exception_shown(page)

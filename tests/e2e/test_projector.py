@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 
 from colide_core.data.lessons import LESSONS
 from dashboard.nav import PAGES
-from tests.e2e.harness import ARTIFACTS, GRAPH_READY_JS, UI_TIMEOUT_MS, graph_frame, lambda_slider, no_exception_shown, wait_for_idle
+from tests.e2e.harness import ARTIFACTS, GRAPH_READY_JS, UI_TIMEOUT_MS, drawings, graph_frame, lambda_slider, no_exception_shown, wait_for_idle
 
 #: On screen, labels at least this large (CSS px) up to d = 30.
 MIN_LABEL_PX = 12.0
@@ -41,7 +41,7 @@ def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, b
         page.goto(f"{server.url}/learn?{CASES[case]}", timeout=UI_TIMEOUT_MS)
         page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
         wait_for_idle(page)
-        frames = page.get_by_test_id("stIFrame")
+        frames = drawings(page)
         expect(frames).not_to_have_count(0, timeout=UI_TIMEOUT_MS)
         wait_for_idle(page)
         fonts = [graph_frame(frames.nth(i)).evaluate(_FONT_JS) for i in range(frames.count())]
@@ -55,7 +55,7 @@ def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, b
         heading_boxes = [headings.nth(i).bounding_box() for i in range(headings.count())]
         layout_box = layout.bounding_box()
         slider = lambda_slider(page).bounding_box()
-        drawings = [frames.nth(i).bounding_box() for i in range(frames.count())]
+        drawing_boxes = [frames.nth(i).bounding_box() for i in range(frames.count())]
         legend = page.get_by_test_id("stHtml").filter(has_text=re.compile("correct")).first.bounding_box()
         choices = page.get_by_role("radiogroup", name="Noise model").get_by_role("radio")
         clipped = page.evaluate("""() => [...document.querySelectorAll('[role=radiogroup][aria-label="Noise model"] [role=radio], button')]
@@ -66,19 +66,19 @@ def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, b
     finally:
         context.close()
     (ARTIFACTS / f"projector-{case}-{w}x{h}.json").write_text(json.dumps(
-        {"fonts": fonts, "slider": slider, "drawings": drawings, "legend": legend, "header": header, "title": title,
+        {"fonts": fonts, "slider": slider, "drawings": drawing_boxes, "legend": legend, "header": header, "title": title,
          "headings": heading_boxes, "layout": layout_box}, indent=1))
 
     on_screen = lambda b: b is not None and b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= w + 0.5 \
         and b["y"] + b["height"] <= h + 0.5
     assert on_screen(slider), slider
-    assert drawings and all(on_screen(b) for b in drawings), drawings       # every drawing, whole
+    assert drawing_boxes and all(on_screen(b) for b in drawing_boxes), drawing_boxes       # every drawing, whole
     assert on_screen(legend), legend
     assert min(fonts) >= MIN_LABEL_PX - 0.05, fonts                        # labels readable
     assert len(radio_boxes) == 3 and all(on_screen(b) for b in radio_boxes), radio_boxes
     assert clipped == [], clipped                                          # no "Run EV a…", no "V"
     assert title["y"] >= header["y"] + header["height"] - 0.5, (title, header)  # the title is not under the header
-    assert len(heading_boxes) == len(drawings) and all(on_screen(b) for b in heading_boxes), heading_boxes
+    assert len(heading_boxes) == len(drawing_boxes) and all(on_screen(b) for b in heading_boxes), heading_boxes
     assert on_screen(layout_box), layout_box                                # the Layout switch above the fold
 
 
@@ -161,7 +161,7 @@ def test_arrowheads_stay_off_labels_and_the_drawing_uses_the_frame(server, brows
         page.goto(f"{server.url}/learn?data=sim&d={d}&n=600&seed=1", timeout=UI_TIMEOUT_MS)
         page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
         wait_for_idle(page)
-        frames = page.get_by_test_id("stIFrame")
+        frames = drawings(page)
         expect(frames).to_have_count(1, timeout=UI_TIMEOUT_MS)  # one drawing at a time at these sizes
         frame = graph_frame(frames.first, f"() => ({GRAPH_READY_JS})() && typeof drawingGeometry === 'function'")
         geometry = frame.evaluate("() => drawingGeometry()")

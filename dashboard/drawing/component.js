@@ -1,0 +1,54 @@
+/* Streamlit's component protocol (version 1) for the long-lived drawing (dashboard/graphview.py).
+ *
+ * The page sends {drawing, token, label, height} at every rerun (a "streamlit:render" message from
+ * the parent frame). A new token means a new drawing: colideDraw (graph_draw.js) redraws it in
+ * place. The same token (an unchanged graph at a new λ) leaves the canvas as it is. The label, the
+ * heading the page gives this drawing, is kept on the document (window.colideLabel and the body's
+ * data-label) once the drawing it heads is drawn: the browser tests and benchmarks/bench_app.py
+ * wait on it.
+ *
+ * Only messages from the parent frame are read. The legend's HTML was rendered by the library's
+ * templates with autoescape (graph_html.graph_drawing): each name in it is escaped once, there.
+ */
+(function () {
+  var token = null, height = null, pending = null, timer = null;
+  window.colideLabel = null;
+  function send(type, data) {
+    window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, data || {}), '*');
+  }
+  // Draw the last drawing received once the frame has the height asked for: a first drawing made
+  // in a frame still being resized would be fitted twice. A frame that never reaches it exactly
+  // (zoom, rounding) is drawn anyway after half a second.
+  function draw() {
+    if (!pending) return;
+    if (Math.abs(window.innerHeight - height) > 1 && timer !== null) return;
+    clearTimeout(timer); timer = null;
+    var args = pending;
+    pending = null;
+    if (args.token !== token) {
+      document.getElementById('legend-slot').innerHTML = args.drawing.legend_html || '';
+      colideDraw(args.drawing);
+      token = args.token;
+    }
+    window.colideLabel = args.label;
+    document.body.setAttribute('data-label', args.label || '');
+  }
+  window.addEventListener('resize', draw);
+  window.addEventListener('message', function (event) {
+    if (event.source !== window.parent) return;
+    var msg = event.data;
+    if (!msg || msg.type !== 'streamlit:render' || !msg.args || !msg.args.drawing) return;
+    pending = msg.args;
+    if (pending.height !== height) {
+      height = pending.height;
+      send('streamlit:setFrameHeight', {height: height});
+    }
+    if (Math.abs(window.innerHeight - height) > 1) {
+      clearTimeout(timer);
+      timer = setTimeout(function () { timer = null; draw(); }, 500);
+      return;
+    }
+    draw();
+  });
+  send('streamlit:componentReady', {apiVersion: 1});
+})();

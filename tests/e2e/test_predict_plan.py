@@ -20,12 +20,10 @@ from dataclasses import replace
 from playwright.sync_api import expect
 
 from tests.e2e.harness import (
-    ARTIFACTS, FIT_TIMEOUT_MS, GRAPH_READY_JS, UI_TIMEOUT_MS, block_external, graph_frame, no_exception_shown,
+    ARTIFACTS, FIT_TIMEOUT_MS, GRAPH_READY_JS, UI_TIMEOUT_MS, block_external, drawings, graph_frame, no_exception_shown,
     open_app_with_sachs, wait_for_idle,
 )
 
-#: The drawings of a page in order (an ``st.iframe`` page, or the long-lived drawing component).
-DRAWINGS = '[data-testid="stIFrame"], [data-testid="stCustomComponentV1"]'
 #: The drawing holds an edge labelled "settled" (graph_html's mark of the chosen experiment's edges).
 SETTLED_JS = (f"() => ({GRAPH_READY_JS})() && network.body.data.edges.get()"
               ".some(e => String(e.label || '').split(', ').includes('settled'))")
@@ -97,11 +95,11 @@ def test_the_ranking_highlights_the_edges_the_best_experiment_settles_on_sachs(s
         wait_for_idle(page, FIT_TIMEOUT_MS)
         _open_predict_and_rank(page, 11)
         pick = _picked(page)
-        drawings = page.locator(DRAWINGS)
-        expect(drawings).to_have_count(2, timeout=UI_TIMEOUT_MS)  # the prediction's, then the plan's
-        frame = graph_frame(drawings.nth(1), SETTLED_JS)
+        shown_drawings = drawings(page)
+        expect(shown_drawings).to_have_count(2, timeout=UI_TIMEOUT_MS)  # the prediction's, then the plan's
+        frame = graph_frame(shown_drawings.nth(1), SETTLED_JS)
         shown = sorted(tuple(e) for e in frame.evaluate(SETTLED_EDGES_JS))
-        drawings.nth(1).scroll_into_view_if_needed(timeout=UI_TIMEOUT_MS)
+        shown_drawings.nth(1).scroll_into_view_if_needed(timeout=UI_TIMEOUT_MS)
         page.screenshot(path=str(ARTIFACTS / "predict_plan_sachs.png"), full_page=True)
         # real data have no true SEM to draw the experiment from: no "Run it"
         expect(page.get_by_role("button", name=re.compile("^Run it"))).to_have_count(0)
@@ -141,9 +139,9 @@ def test_run_it_simulates_the_chosen_experiment_and_reports_the_refit(server, br
         result.wait_for(timeout=FIT_TIMEOUT_MS)
         text = result.inner_text()
         # the refit is drawn below its result (the third drawing of the page)
-        drawings = page.locator(DRAWINGS)
-        expect(drawings).to_have_count(3, timeout=UI_TIMEOUT_MS)
-        graph_frame(drawings.nth(2), f"() => ({GRAPH_READY_JS})() && network.body.data.nodes.length === 6")
+        shown_drawings = drawings(page)
+        expect(shown_drawings).to_have_count(3, timeout=UI_TIMEOUT_MS)
+        graph_frame(shown_drawings.nth(2), f"() => ({GRAPH_READY_JS})() && network.body.data.nodes.length === 6")
         wait_for_idle(page)
         no_exception_shown(page)
         page.screenshot(path=str(ARTIFACTS / "predict_plan_run_it.png"), full_page=True)

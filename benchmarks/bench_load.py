@@ -51,18 +51,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "load.md"
 
+#: The drawings' iframes: the long-lived drawing (a component redrawn in place, dashboard.graphview)
+#: or, on older trees, a ``srcdoc`` page per drawing.
+DRAWINGS = '[data-testid="stCustomComponentV1"], [data-testid="stIFrame"]'
 _DRAWN_JS = """([before, lam]) => {
     const heads = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
         .map(e => e.innerText.trim()).filter(t => /^CoLiDE-(EV|NV) · λ = /.test(t));
     if (!heads.length || heads.some(h => !h.endsWith('λ = ' + lam))) return false;
-    const frames = [...document.querySelectorAll('[data-testid="stIFrame"]')].slice(0, heads.length);
+    const frames = [...document.querySelectorAll(DRAWINGS)].slice(0, heads.length);
     if (frames.length < heads.length) return false;
+    // the long-lived drawing keeps the heading of what it last drew
+    if (frames.some((f, i) => f.getAttribute('data-testid') === 'stCustomComponentV1'
+                              && (!f.contentWindow || f.contentWindow.colideLabel !== heads[i]))) return false;
     // (a drawing whose graph did not change keeps its document: only the heading shows the new λ)
     if (frames.map(f => f.srcdoc || '').every(d => before.includes(d)) && !heads.length) return false;
     return frames.every(f => f.contentDocument && f.contentDocument.readyState === 'complete'
                              && f.contentDocument.querySelector('canvas'));
-}"""
-_DOCS_JS = """() => [...document.querySelectorAll('[data-testid="stIFrame"]')].slice(0, 2).map(f => f.srcdoc || '')"""
+}""".replace("DRAWINGS", repr(DRAWINGS))
+_DOCS_JS = """() => [...document.querySelectorAll(DRAWINGS)].slice(0, 2).map(f => f.srcdoc || '')""".replace(
+    "DRAWINGS", repr(DRAWINGS))
 UI_MS = 180_000
 LAMBDA_LABEL = "λ (L1 weight, lambda1)"
 

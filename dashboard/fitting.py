@@ -357,7 +357,13 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=Non
     """
     import colide_core
 
-    model = colide_core.CoLiDE(**dict(params)).fit(_X, conditions=_conditions, targets=_targets, callback=_callback)
+    from dashboard.jobs import compute_slot
+
+    # the slot is taken here, on a cache miss only: a cache hit (a λ seen before, a prefetched one)
+    # never waits in line; a job's thread already holds its own slot (compute_slot is re-entrant)
+    with compute_slot():
+        model = colide_core.CoLiDE(**dict(params)).fit(_X, conditions=_conditions, targets=_targets,
+                                                       callback=_callback)
     names = list(model.node_names_) if model.node_names_ is not None else [str(c) for c in _X.columns]
     result = FitResult(result=model.result_, variant=dict(params)["variant"], params=params, data_key=data_key,
                        node_names=names, fit_time=float(model.fit_time_))
@@ -596,10 +602,12 @@ def live_reason(dataset, overrides: dict | None = None, *, measured=None, estima
 def fit_live(dataset, params_list, *, time_limit=None) -> tuple:
     """Solve each parameter tuple in the script thread (cached), for the live Learn page.
 
-    Each fit goes through :func:`fit_colide` (so a setting seen before is a cache hit) inside a
-    server-wide compute slot (:func:`dashboard.jobs.compute_slot`), after :func:`check_params`.
-    Use only where :func:`live_reason` allows it. A fit still running after ``time_limit``
-    seconds is stopped (its partial result is neither shown nor cached).
+    Each fit goes through :func:`fit_colide` after :func:`check_params`: a setting seen before is a
+    cache hit and takes no compute slot; a new one takes a server-wide slot
+    (:func:`dashboard.jobs.compute_slot`) with a person's priority (:func:`dashboard.jobs.interactive`:
+    ahead of the jobs in line, and preempting a λ prefetch). Use only where :func:`live_reason`
+    allows it. A fit still running ``time_limit`` seconds after it got its slot is stopped (its
+    partial result is neither shown nor cached).
 
     Parameters
     ----------
@@ -619,20 +627,30 @@ def fit_live(dataset, params_list, *, time_limit=None) -> tuple:
     import time
 
     from colide_core.run.manifest import RunSettingsError
-    from dashboard.jobs import compute_slot
+    from dashboard.jobs import interactive, slot_held_since
     from dashboard.text import fmt_seconds
 
     limit = LIVE_TIME_LIMIT if time_limit is None else float(time_limit)
     results, errors, stopped = [], [], None
     for params in params_list:
         name = dict(params)["variant"].upper()
+        began = {}
+
+        def over(*_):
+            # the time limit counts from the slot: waiting in line is not the fit's cost
+            since = slot_held_since()
+            if since is None:
+                return False
+            began["at"] = since
+            return time.monotonic() - since > limit
+
         try:
             check_params(params)
-            with compute_slot():
-                t0 = time.monotonic()
-                results.append(fit_dataset(dataset, params, lambda *_: time.monotonic() - t0 > limit))
+            with interactive():
+                results.append(fit_dataset(dataset, params, over))
         except FitStopped:
-            stopped = max(stopped or 0.0, time.monotonic() - t0, limit)  # it would have taken longer
+            ran = time.monotonic() - began.get("at", time.monotonic())
+            stopped = max(stopped or 0.0, ran, limit)  # it would have taken longer
             errors.append(f"{name}: stopped after {fmt_seconds(limit)}, the most a live fit may take: a fit here "
                           "takes longer. Press Run to fit it as a job, with progress and Stop.")
         except RunSettingsError as exc:

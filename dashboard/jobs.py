@@ -54,7 +54,7 @@ import streamlit as st
 
 __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
-    "compute_slot", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
+    "compute_slot", "interactive", "slot_held_since", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
 ]
 
 #: Worker processes one job may use (the "Parallel workers" widgets' maximum): the core count.
@@ -87,12 +87,15 @@ SESSION_GRACE_S = _grace_s()
 
 
 class _Ticket:
-    __slots__ = ("units", "granted", "done")
+    __slots__ = ("units", "granted", "done", "priority", "preempt", "preempted")
 
-    def __init__(self, units):
+    def __init__(self, units, priority=False, preempt=None):
         self.units = units
         self.granted = False
         self.done = False
+        self.priority = bool(priority)
+        self.preempt = preempt
+        self.preempted = False
 
 
 class ComputeSlots:
@@ -109,12 +112,20 @@ class ComputeSlots:
     is granted (its units fit and every earlier ticket was granted); :meth:`release` gives the
     units back, or leaves the line when the ticket was not granted yet. A request for more
     units than the capacity asks for the whole capacity.
+
+    Two kinds of work are told apart (issue 41: a live λ step waited behind other sessions'
+    prefetches). A *priority* request (a person waiting on the page: the live fits) joins the line
+    ahead of every ordinary request, and when it cannot be granted at once it asks enough
+    *preemptible* holders (work done ahead of need: the λ prefetch) to stop, through the
+    ``preempt`` callback each gave with its own request. A preempted holder stops at its next
+    progress report and gives its units back; nothing else is ever preempted.
     """
 
     def __init__(self, capacity: int):
         self.capacity = max(1, int(capacity))
         self._used = 0
         self._line: collections.deque = collections.deque()
+        self._held: list = []
         self._cond = threading.Condition()
 
     @property
@@ -134,14 +145,43 @@ class ComputeSlots:
             ticket = self._line.popleft()
             ticket.granted = True
             self._used += ticket.units
+            self._held.append(ticket)
         self._cond.notify_all()
 
-    def request(self, units: int = 1) -> _Ticket:
-        """Join the line for ``units`` units (clipped to [1, capacity]); returns the ticket."""
-        ticket = _Ticket(min(self.capacity, max(1, int(units))))
+    def request(self, units: int = 1, *, priority: bool = False, preempt=None) -> _Ticket:
+        """Join the line for ``units`` units (clipped to [1, capacity]); returns the ticket.
+
+        Parameters
+        ----------
+        units : int, default=1
+        priority : bool, default=False
+            Join ahead of every ordinary request and, if the units are not free, preempt
+            preemptible holders (see the class notes).
+        preempt : callable, optional
+            ``preempt()`` asks this request's work to stop: it makes the request preemptible.
+            Called at most once, outside the lock.
+        """
+        ticket = _Ticket(min(self.capacity, max(1, int(units))), priority, preempt)
+        victims = []
         with self._cond:
-            self._line.append(ticket)
+            if ticket.priority:
+                ahead = sum(1 for t in self._line if t.priority)
+                self._line.insert(ahead, ticket)
+            else:
+                self._line.append(ticket)
             self._grant()
+            if ticket.priority and not ticket.granted:
+                short = self._used + sum(t.units for t in self._line if t.priority and t is not ticket) \
+                    + ticket.units - self.capacity
+                for held in reversed(self._held):  # the most recent first: the least work lost
+                    if short <= 0:
+                        break
+                    if held.preempt is not None and not held.preempted:
+                        held.preempted = True
+                        victims.append(held.preempt)
+                        short -= held.units
+        for stop in victims:
+            stop()
         return ticket
 
     def wait(self, ticket, timeout: float | None = None) -> bool:
@@ -157,6 +197,7 @@ class ComputeSlots:
             ticket.done = True
             if ticket.granted:
                 self._used -= ticket.units
+                self._held.remove(ticket)
             else:
                 self._line.remove(ticket)
             self._grant()
@@ -172,11 +213,40 @@ class ComputeSlots:
 COMPUTE_SLOTS = ComputeSlots(MAX_CONCURRENT)
 
 
+#: Per thread: since when it holds a compute slot (None: none), and whether its requests are a
+#: person's (:func:`interactive`).
+_LOCAL = threading.local()
+
+
+@contextlib.contextmanager
+def interactive():
+    """Within it, this thread's slot requests are a person's, waiting on the page: priority.
+
+    The live Learn page's fits (:func:`dashboard.fitting.fit_live`) run in it: they join the line
+    ahead of the ordinary jobs and preempt the λ prefetch (:class:`ComputeSlots`).
+    """
+    old = getattr(_LOCAL, "interactive", False)
+    _LOCAL.interactive = True
+    try:
+        yield
+    finally:
+        _LOCAL.interactive = old
+
+
+def slot_held_since():
+    """``time.monotonic()`` when this thread got its compute slot, or None when it holds none."""
+    return getattr(_LOCAL, "since", None)
+
+
 @contextlib.contextmanager
 def compute_slot(units: int = 1, *, on_wait=None, slots: ComputeSlots | None = None):
-    """Hold ``units`` of the server-wide compute slots for a computation run in the script thread.
+    """Hold ``units`` of the server-wide compute slots for a computation run in this thread.
 
-    For work that is not a :class:`Job` (the Compare page's sweep): it waits in the same line.
+    For work that is not a :class:`Job` (the Compare page's sweep, a cached fit computed in the
+    script, :func:`dashboard.fitting.fit_colide`): it waits in the same line. Re-entrant: a thread
+    that already holds a slot (a job's thread, an outer ``compute_slot``) takes no second one, so a
+    cache miss inside a job never waits for itself. Inside :func:`interactive` the request has
+    priority.
 
     Parameters
     ----------
@@ -188,13 +258,18 @@ def compute_slot(units: int = 1, *, on_wait=None, slots: ComputeSlots | None = N
     slots : ComputeSlots, optional
         Default :data:`COMPUTE_SLOTS`.
     """
+    if slot_held_since() is not None:
+        yield
+        return
     slots = COMPUTE_SLOTS if slots is None else slots
-    ticket = slots.request(units)
+    ticket = slots.request(units, priority=getattr(_LOCAL, "interactive", False))
     try:
         while not slots.wait(ticket, 0.25 if on_wait is not None else None):
             on_wait(f"waiting for a free slot ({slots.describe()})")
+        _LOCAL.since = time.monotonic()
         yield
     finally:
+        _LOCAL.since = None
         slots.release(ticket)
 
 
@@ -247,6 +322,9 @@ class Job:
         Compute units held while ``fn`` runs (the number of worker processes it starts).
     slots : ComputeSlots, optional
         The limit to go through; default the process-wide :data:`COMPUTE_SLOTS`.
+    preemptible : bool, default=False
+        Work done ahead of need (the λ prefetch): a person's request for a slot
+        (:func:`interactive`) stops it, as Stop would (:attr:`stop_reason` "preempted").
 
     Attributes
     ----------
@@ -260,14 +338,17 @@ class Job:
         Message of the exception ``fn`` raised.
     elapsed : float
         Seconds from getting its compute slot to the end of ``fn`` (0 while running).
-    stop_reason : {"user", "session"} or None
-        Why the job was asked to stop: the Stop button, or its session ended.
+    stop_reason : {"user", "session", "preempted"} or None
+        Why the job was asked to stop: the Stop button, its session ended, or a person's request
+        needed its slot (a preemptible job).
     queued : threading.Event
         Set when the job found no free compute slot and started waiting in line.
     """
 
-    def __init__(self, fn, label: str, key=None, *, units: int = 1, slots: ComputeSlots | None = None):
+    def __init__(self, fn, label: str, key=None, *, units: int = 1, slots: ComputeSlots | None = None,
+                 preemptible: bool = False):
         self._fn = fn
+        self.preemptible = bool(preemptible)
         self.label = label
         self.key = key
         self.units = max(1, int(units))
@@ -340,10 +421,16 @@ class Job:
             if self._slots.wait(ticket, 0.25):
                 return
 
+    def _preempted(self) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = "preempted"
+        self._stop.set()
+
     def _run(self) -> None:
-        ticket = self._slots.request(self.units)
+        ticket = self._slots.request(self.units, preempt=self._preempted if self.preemptible else None)
         try:
             self._take_slot(ticket)
+            _LOCAL.since = time.monotonic()  # this thread holds its slot: compute_slot inside takes none
             self.started = time.perf_counter()
             self.status = f"{self.label}: starting"
             self.result = self._fn(self)
@@ -355,6 +442,7 @@ class Job:
         except Exception as exc:  # the page must never die with a traceback
             self.error = f"{self.label}: unexpected error ({type(exc).__name__}): {exc}"
         finally:
+            _LOCAL.since = None
             self._slots.release(ticket)
             self.elapsed = time.perf_counter() - self.started
             self.fraction = 1.0

@@ -12,7 +12,9 @@ The prefetch never holds a script run (issue 41, "settled"): the page asks for i
 thing it does, and the job starts computing only :data:`PREFETCH_DELAY_S` later, once the user
 has paused, so the browser draws the step without the prefetch competing for the CPU. A newer
 step's request replaces a prefetch that has not started computing yet; one that is computing
-finishes (its fits are the cache the next step may hit) and the newer request is dropped.
+finishes (its fits are the cache the next step may hit) and the newer request is dropped, unless
+a live fit (this session's or another's) needs its compute slot: the prefetch is preemptible
+(:class:`dashboard.jobs.ComputeSlots`) and stops for it.
 
 Convention: ``W[i, j] != 0`` means the edge i -> j; data ``X`` is ``(n_samples, n_nodes)``.
 """
@@ -132,7 +134,7 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
                 continue
         return None
 
-    job = Job(work, "λ prefetch", key=dataset.key)
+    job = Job(work, "λ prefetch", key=dataset.key, preemptible=True)  # a live fit's slot comes first
     job.begun = False
     state[key] = job
 

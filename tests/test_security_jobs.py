@@ -244,6 +244,70 @@ def test_stop_while_waiting_cancels_the_job_and_frees_its_place():
     assert running.wait(WAIT) and slots.in_use == 0
 
 
+def _prefetch_like(slots, entered, label="prefetch"):
+    """A preemptible job (as the λ prefetch) that reports progress until it is told to stop."""
+    def fn(job):
+        entered.set()
+        while not job.report(0.5, "prefetching"):
+            job._stop.wait(0.01)
+        return label
+
+    return jobs.Job(fn, label, slots=slots, preemptible=True)
+
+
+def test_a_persons_request_jumps_the_line_and_preempts_only_preemptible_work():
+    # Issue 41: a live λ step waited for the compute slot behind other sessions' prefetches.
+    # Capacity 2: an ordinary job and a prefetch hold both units; an ordinary job waits in line.
+    slots = jobs.ComputeSlots(2)
+    e_job, r_job, e_pre, e_wait, r_wait = (threading.Event() for _ in range(5))
+    ordinary = _blocking_job(slots, e_job, r_job, "ordinary").start()
+    prefetch = _prefetch_like(slots, e_pre).start()
+    assert e_job.wait(WAIT) and e_pre.wait(WAIT) and slots.in_use == 2
+    waiting = _blocking_job(slots, e_wait, r_wait, "waiting").start()
+    assert waiting.queued.wait(WAIT)
+    # a person's request: ahead of the waiting job; the prefetch (not the ordinary job) is asked to stop
+    with jobs.interactive():
+        with jobs.compute_slot(1, slots=slots):
+            assert jobs.slot_held_since() is not None
+            assert prefetch.wait(WAIT) and prefetch.stop_reason == "preempted" and prefetch.result == "prefetch"
+            assert not ordinary.stop_requested and not ordinary.done
+            assert not e_wait.is_set() and slots.in_use == 2   # the person got the prefetch's unit, not the job in line
+            # re-entrant: a cached fit computed inside takes no second unit
+            with jobs.compute_slot(1, slots=slots):
+                assert slots.in_use == 2
+    assert jobs.slot_held_since() is None
+    assert e_wait.wait(WAIT)                              # then the line moves on, in order
+    r_job.set()
+    r_wait.set()
+    assert ordinary.wait(WAIT) and waiting.wait(WAIT)
+    assert (ordinary.result, waiting.result) == ("ordinary", "waiting") and slots.in_use == 0
+
+
+def test_an_ordinary_request_never_preempts_and_a_person_waits_for_ordinary_work():
+    slots = jobs.ComputeSlots(1)
+    e_pre = threading.Event()
+    prefetch = _prefetch_like(slots, e_pre).start()
+    assert e_pre.wait(WAIT)
+    ticket = slots.request(1)                              # an ordinary request: it waits, preempts nothing
+    assert not slots.wait(ticket, 0.05) and not prefetch.stop_requested
+    slots.release(ticket)
+    prefetch.request_stop()
+    assert prefetch.wait(WAIT) and prefetch.stop_reason == "user"
+    # a person's request meets only ordinary work: it waits (nothing to preempt) and is served first
+    e_job, r_job = threading.Event(), threading.Event()
+    ordinary = _blocking_job(slots, e_job, r_job).start()
+    assert e_job.wait(WAIT)
+    later = slots.request(1)
+    person = slots.request(1, priority=True)
+    assert slots.waiting == 2 and not ordinary.stop_requested
+    r_job.set()
+    assert slots.wait(person, WAIT) and not later.granted
+    slots.release(person)
+    assert slots.wait(later, WAIT)
+    slots.release(later)
+    assert ordinary.wait(WAIT) and slots.in_use == 0
+
+
 def test_the_default_ceiling_is_the_core_count_and_compare_uses_the_same_slots():
     assert jobs.MAX_WORKERS == (os.cpu_count() or 1)
     if not os.environ.get("COLIDE_MAX_CONCURRENT_JOBS"):

@@ -43,6 +43,7 @@ import argparse
 import os
 import re
 import statistics
+import threading
 import time
 from pathlib import Path
 
@@ -275,15 +276,57 @@ def _rev(rev="HEAD"):
                           check=True).stdout.strip()
 
 
-def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, slow_steps=True):
+def _start_others(servers, n):
+    """``n`` other live sessions per server (:class:`benchmarks.bench_load.WsSession`: real sessions
+    on the websocket, no browser) moving their own λ sliders without pause, only while their server
+    is the one measured (``active[name]`` set), so each tree meets the same load. Returns
+    ``(stop, active, counts)``; ``counts[name]`` is the steps they made."""
+    import asyncio
+
+    from benchmarks.bench_load import WsSession
+
+    stop, counts = threading.Event(), {}
+    active = {name: threading.Event() for name, _ in servers}
+
+    async def one(name, url, i):
+        session = WsSession(url)
+        try:
+            await session.open()
+            forward, k = i % 2 == 0, 0
+            while not stop.is_set():
+                if not active[name].is_set():
+                    await asyncio.sleep(0.05)
+                    continue
+                if await session.step(forward) is None:
+                    forward = not forward
+                    continue
+                counts[name] = counts.get(name, 0) + 1
+                k += 1
+                if k % 3 == 0:
+                    forward = not forward
+        except Exception as exc:  # noqa: BLE001 - a load client that fails is said, not fatal
+            counts[f"error ({name}, {i})"] = f"{type(exc).__name__}: {str(exc)[:120]}"
+        finally:
+            await session.close()
+
+    async def run_all():
+        await asyncio.gather(*(one(name, server.url, i) for name, server in servers for i in range(n)))
+
+    threading.Thread(target=lambda: asyncio.run(run_all()), name="bench-others", daemon=True).start()
+    return stop, active, counts
+
+
+def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, slow_steps=True, others=0):
     """Drawn and settled seconds of λ slider steps, per scenario and served tree.
 
     Each tree (this one, and ``baseline``'s ``git archive`` when given) is served by its own
     ``streamlit run``; for each scenario one page per server opens the live Learn page, then the
     pages take turns, one arrow key each (``moves`` each: up the grid from 0.05, then down, turning
     round ``span`` grid values from 0.05, :data:`SCENARIOS`), :data:`PAUSE_S` after the page's previous step, so both trees are measured
-    under the same load, interleaved. Returns ``{(tree, scenario): [(drawn, settled), ...]}``
-    and ``{(tree, step): seconds}`` of the other slow steps.
+    under the same load, interleaved. With ``others`` > 0, that many other sessions move their own
+    λ sliders on the server being measured (:func:`_start_others`). Returns
+    ``{(tree, scenario): [(drawn, settled), ...]}`` and ``{(tree, step): seconds}`` of the other
+    slow steps (with ``others``, also ``{(tree, "other sessions' steps"): [count]}``).
     """
     import contextlib
     import tempfile
@@ -304,6 +347,9 @@ def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, s
         p = stack.enter_context(sync_playwright())
         browser = launch_chromium(p)
         stack.callback(browser.close)
+        if others:
+            stop_others, active, other_counts = _start_others(servers, others)
+            stack.callback(stop_others.set)
         for label, setup, d, span in scenarios:
             pages = []
             for name, server in servers:
@@ -327,6 +373,9 @@ def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, s
                         continue
                     if abs(at + (1 if key == "ArrowRight" else -1)) > span:  # turn round at the span's end
                         entry[2] = key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
+                    if others:
+                        for tree, flag in active.items():
+                            flag.set() if tree == name else flag.clear()
                     try:
                         out = _move(page, key, timeout_ms=MOVE_TIMEOUT_S * 1000)
                         if out is None:  # at an end of the grid: turn round
@@ -359,6 +408,14 @@ def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, s
                 for step, secs in _other_slow_steps(page, server.url).items():
                     slow.setdefault((name, step), []).append(secs)
                 context.close()
+        if others:
+            for flag in active.values():
+                flag.clear()
+            for name, _ in servers:
+                slow[(name, f"steps made by the {others} other sessions meanwhile")] = [other_counts.get(name, 0)]
+            for key, why in other_counts.items():
+                if str(key).startswith("error"):
+                    slow[(key, f"other session failed: {why}")] = [float("nan")]
     for key, why in failed.items():
         slow[(key[0], f"λ steps on {key[1]} stopped: {why}")] = [float("nan")]
     return steps, slow
@@ -374,6 +431,8 @@ def main(argv=None):
     ap.add_argument("--scenarios", default="all", help="'all' or comma-separated indices into SCENARIOS (0,1,2)")
     ap.add_argument("--no-slow-steps", action="store_true", help="skip the lesson and Playback timings")
     ap.add_argument("--out", default=None, help="also write the browser tables to this file")
+    ap.add_argument("--others", type=int, default=0,
+                    help="other live sessions (websocket clients) moving their λ sliders on the measured server")
     ap.add_argument("--screenshots", action="store_true",
                     help="also write docs/images/learn-sachs-1280x720.png and learn-d50-1280x720.png")
     args = ap.parse_args(argv)
@@ -382,7 +441,8 @@ def main(argv=None):
     chosen = None if args.scenarios == "all" else [SCENARIOS[int(i)] for i in args.scenarios.split(",")]
     load0 = os.getloadavg()
     t0 = time.time()
-    steps, slow = browser_slider(args.screenshots, args.baseline, args.moves, chosen, not args.no_slow_steps)
+    steps, slow = browser_slider(args.screenshots, args.baseline, args.moves, chosen, not args.no_slow_steps,
+                                 args.others)
     text = _browser_text(steps, slow, load0, os.getloadavg(), time.time() - t0)
     print(text)
     if args.out:
@@ -423,7 +483,7 @@ def _browser_text(steps, slow, load0, load1, wall):
         lines += ["", "Other slow steps (seconds from the click until the page is drawn and settled; one each):", "",
                   "| step | tree | s |", "|---|---|---|"]
         for (tree, step), vals in sorted(slow.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            lines.append(f"| {step} | {tree} | {' / '.join(f'{v:.2f}' for v in vals)} |")
+            lines.append(f"| {step} | {tree} | {' / '.join(f'{v:.2f}' if isinstance(v, float) else str(v) for v in vals)} |")
     return "\n".join(lines) + "\n"
 
 

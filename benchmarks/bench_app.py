@@ -167,7 +167,19 @@ def _move(page, key, timeout_ms=120_000):
         return None
     page.wait_for_function(_STEP_JS, arg=[before, new], timeout=timeout_ms, polling=10)
     key_at, drawn_at, settled_at = page.evaluate("() => [window.__keyAt, window.__drawnAt, window.__settledAt]")
-    return (drawn_at - key_at) / 1000, (settled_at - key_at) / 1000, new
+    split = page.evaluate(_SPLIT_JS)
+    return (drawn_at - key_at) / 1000, (settled_at - key_at) / 1000, new, split
+
+
+#: After a step, where its time went (the long-lived drawing only, else null): seconds from the
+#: keydown until the last drawing's data reached its frame (the server's run and the transport),
+#: and the longest redraw in a frame, in ms (``colideTiming``, dashboard/drawing/component.js).
+_SPLIT_JS = """() => {
+    const key = performance.timeOrigin + window.__keyAt;
+    const t = [...document.querySelectorAll('[data-testid="stCustomComponentV1"]')]
+        .map(f => f.contentWindow && f.contentWindow.colideTiming).filter(Boolean);
+    return t.length ? [(Math.max(...t.map(x => x.received)) - key) / 1000, Math.max(...t.map(x => x.draw_ms))] : null;
+}"""
 
 
 def _open_data(page, url, setup):
@@ -390,7 +402,7 @@ def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, s
                         page.context.close()
                         entry[1] = None
                         continue
-                    steps.setdefault((name, label), []).append(out[:2])
+                    steps.setdefault((name, label), []).append((out[0], out[1], out[3]))
             for name, page, _, attempted, _ in pages:
                 if page is None:
                     continue
@@ -470,15 +482,20 @@ def _browser_text(steps, slow, load0, load1, wall):
     """The paste-ready tables: drawn and settled (min / median) per scenario and tree, then the slow steps."""
     lines = [f"In headless chromium at 1280×720, live Learn page: one arrow key on the λ slider, {PAUSE_S:g} s after "
              "the previous step; **drawn**: every learned drawing shown holds its new document; **settled**: also "
-             "no script run going on (Streamlit's status widget idle). Seconds from the keydown, min / median "
+             "no script run going on (Streamlit's status widget idle); for the long-lived drawing, when the "
+             "drawing's data reached its frame and how long its redraw took. Seconds from the keydown, min / median "
              f"over the moves; trees interleaved move by move. Load average (1, 5, 15 min) {load0[0]:.2f}, "
              f"{load0[1]:.2f}, {load0[2]:.2f} at the start, {load1[0]:.2f}, {load1[1]:.2f}, {load1[2]:.2f} at "
              f"the end ({nproc()} cores, {wall / 60:.0f} min).", "",
-             "| data | tree | drawn min / median s | settled min / median s | moves |", "|---|---|---|---|---|"]
+             "| data | tree | drawn min / median s | settled min / median s | data in frame, median s | "
+             "redraw, median ms | moves |", "|---|---|---|---|---|---|---|"]
     for (tree, label), vals in steps.items():
         drawn, settled = [v[0] for v in vals], [v[1] for v in vals]
+        splits = [v[2] for v in vals if len(v) > 2 and v[2]]
+        arrive = f"{statistics.median(x[0] for x in splits):.2f}" if splits else "–"
+        redraw = f"{statistics.median(x[1] for x in splits):.0f}" if splits else "–"
         lines.append(f"| {label} | {tree} | {min(drawn):.2f} / {statistics.median(drawn):.2f} | "
-                     f"{min(settled):.2f} / {statistics.median(settled):.2f} | {len(vals)} |")
+                     f"{min(settled):.2f} / {statistics.median(settled):.2f} | {arrive} | {redraw} | {len(vals)} |")
     if slow:
         lines += ["", "Other slow steps (seconds from the click until the page is drawn and settled; one each):", "",
                   "| step | tree | s |", "|---|---|---|"]

@@ -11,7 +11,7 @@
  * templates with autoescape (graph_html.graph_drawing): each name in it is escaped once, there.
  */
 (function () {
-  var token = null, height = null, pending = null, timer = null;
+  var token = null, height = null, pending = null, timer = null, received = 0;
   window.colideLabel = null;
   function send(type, data) {
     window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, data || {}), '*');
@@ -23,13 +23,17 @@
     if (!pending) return;
     if (Math.abs(window.innerHeight - height) > 1 && timer !== null) return;
     clearTimeout(timer); timer = null;
-    var args = pending;
+    var args = pending, start = performance.now();
     pending = null;
     if (args.token !== token) {
       document.getElementById('legend-slot').innerHTML = args.drawing.legend_html || '';
       colideDraw(args.drawing);
       token = args.token;
     }
+    // when the last drawing arrived and was drawn, on the wall clock (comparable across frames):
+    // benchmarks/bench_app.py splits a λ step into the server's part and the drawing's
+    window.colideTiming = {received: performance.timeOrigin + received, drawn: performance.timeOrigin + performance.now(),
+                           draw_ms: performance.now() - start};
     window.colideLabel = args.label;
     document.body.setAttribute('data-label', args.label || '');
   }
@@ -39,6 +43,7 @@
     var msg = event.data;
     if (!msg || msg.type !== 'streamlit:render' || !msg.args || !msg.args.drawing) return;
     pending = msg.args;
+    received = performance.now();
     if (pending.height !== height) {
       height = pending.height;
       send('streamlit:setFrameHeight', {height: height});

@@ -178,8 +178,31 @@ _SPLIT_JS = """() => {
     const key = performance.timeOrigin + window.__keyAt;
     const t = [...document.querySelectorAll('[data-testid="stCustomComponentV1"]')]
         .map(f => f.contentWindow && f.contentWindow.colideTiming).filter(Boolean);
-    return t.length ? [(Math.max(...t.map(x => x.received)) - key) / 1000, Math.max(...t.map(x => x.draw_ms))] : null;
+    const sent = (window.__wsSends || []).find(x => x >= window.__keyAt);
+    const states = (window.__scriptStates || []).filter(x => x[0] >= window.__keyAt);
+    const running = states.find(x => x[1] === 'running'), ended = states.find(x => x[1] !== 'running' && running && x[0] > running[0]);
+    const rel = x => x === undefined ? null : (x[0] - window.__keyAt) / 1000;
+    return t.length ? [(Math.max(...t.map(x => x.received)) - key) / 1000, Math.max(...t.map(x => x.draw_ms)),
+                       sent === undefined ? null : (sent - window.__keyAt) / 1000, rel(running), rel(ended)] : null;
 }"""
+
+#: Run in every page before Streamlit's own code: stamps each message the page sends on its
+#: websocket (``window.__wsSends``), so a step's time to the widget's message is known.
+_WS_STAMP_JS = """(() => {
+    const send = WebSocket.prototype.send;
+    window.__wsSends = [];
+    WebSocket.prototype.send = function (data) {
+        window.__wsSends.push(performance.now());
+        if (window.__wsSends.length > 1000) window.__wsSends.splice(0, 500);
+        return send.call(this, data);
+    };
+    // and each change of the script's state (stApp's data-test-script-state: running, notRunning)
+    window.__scriptStates = [];
+    new MutationObserver(ms => ms.forEach(m => {
+        if (m.attributeName === 'data-test-script-state')
+            window.__scriptStates.push([performance.now(), m.target.getAttribute('data-test-script-state')]);
+    })).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+})();"""
 
 
 def _open_data(page, url, setup):
@@ -369,6 +392,7 @@ def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, s
                 context = browser.new_context(viewport={"width": 1280, "height": 720})
                 stack.callback(context.close)
                 block_external(context, server.url, attempted)
+                context.add_init_script(_WS_STAMP_JS)
                 page = context.new_page()
                 shot = None
                 if screenshots and name.startswith("this tree") and setup == "sachs":
@@ -483,19 +507,28 @@ def _browser_text(steps, slow, load0, load1, wall):
     lines = [f"In headless chromium at 1280×720, live Learn page: one arrow key on the λ slider, {PAUSE_S:g} s after "
              "the previous step; **drawn**: every learned drawing shown holds its new document; **settled**: also "
              "no script run going on (Streamlit's status widget idle); for the long-lived drawing, when the "
-             "drawing's data reached its frame and how long its redraw took. Seconds from the keydown, min / median "
+             "slider's new value left the page (its websocket message), when the page saw the script run start "
+             "and end (stApp's script state), when the drawing's data reached its "
+             "frame and how long its redraw took. Seconds from the keydown, min / median "
              f"over the moves; trees interleaved move by move. Load average (1, 5, 15 min) {load0[0]:.2f}, "
              f"{load0[1]:.2f}, {load0[2]:.2f} at the start, {load1[0]:.2f}, {load1[1]:.2f}, {load1[2]:.2f} at "
              f"the end ({nproc()} cores, {wall / 60:.0f} min).", "",
-             "| data | tree | drawn min / median s | settled min / median s | data in frame, median s | "
-             "redraw, median ms | moves |", "|---|---|---|---|---|---|---|"]
+             "| data | tree | drawn min / median s | settled min / median s | widget sent, median s | "
+             "script run seen, median s | data in frame, median s | redraw, median ms | moves |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for (tree, label), vals in steps.items():
         drawn, settled = [v[0] for v in vals], [v[1] for v in vals]
         splits = [v[2] for v in vals if len(v) > 2 and v[2]]
+        sends = [x[2] for x in splits if len(x) > 2 and x[2] is not None]
+        sent = f"{statistics.median(sends):.2f}" if sends else "–"
+        runs = [(x[3], x[4]) for x in splits if len(x) > 4 and x[3] is not None and x[4] is not None]
+        run = (f"{statistics.median(a for a, _ in runs):.2f} – {statistics.median(b for _, b in runs):.2f}"
+               if runs else "–")
         arrive = f"{statistics.median(x[0] for x in splits):.2f}" if splits else "–"
         redraw = f"{statistics.median(x[1] for x in splits):.0f}" if splits else "–"
         lines.append(f"| {label} | {tree} | {min(drawn):.2f} / {statistics.median(drawn):.2f} | "
-                     f"{min(settled):.2f} / {statistics.median(settled):.2f} | {arrive} | {redraw} | {len(vals)} |")
+                     f"{min(settled):.2f} / {statistics.median(settled):.2f} | {sent} | {run} | {arrive} | {redraw} | "
+                     f"{len(vals)} |")
     if slow:
         lines += ["", "Other slow steps (seconds from the click until the page is drawn and settled; one each):", "",
                   "| step | tree | s |", "|---|---|---|"]

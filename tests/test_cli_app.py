@@ -37,6 +37,8 @@ def test_dry_run_is_streamlit_run_of_the_app_with_its_settings_then_the_users_op
     settings = [f"--{section}.{key}={str(v).lower() if isinstance(v, bool) else v}"
                 for section, table in config.items() for key, v in table.items()]
     assert "--client.showSidebarNavigation=false" in settings and "--server.enableStaticServing=true" in settings
+    # issue 41: no full garbage collection after each script run (0.25 s a λ step, holding the GIL)
+    assert "--runner.postScriptGC=false" in settings
     # localhost first, then the app's settings (which Streamlit reads only from the current
     # directory), then the user's options: the last occurrence of an option wins in streamlit run
     assert command[5:] == ["--server.address=localhost", *settings, "--server.port", "8502", "--theme.base=dark"]

@@ -246,6 +246,7 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
     # The audited list: a new cached function must be reviewed and added here.
     assert names == {
         ("dashboard/cached.py", "graph_html_cached"),      # all inputs hashed in full
+        ("dashboard/cached.py", "graph_drawing_cached"),   # all inputs hashed in full (the long-lived drawing's data)
         ("dashboard/cached.py", "playback_html_cached"),   # all inputs hashed in full (W per checkpoint)
         ("dashboard/fitting.py", "fit_colide"),             # _X: data_key is its content hash
         ("dashboard/manifests.py", "fit_manifest_json"),    # record, dataset and threshold hashed

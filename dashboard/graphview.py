@@ -50,19 +50,9 @@ def _component_files() -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def drawing_component():
-    """The long-lived drawing component, declared once per process, or None where it cannot be.
-
-    Its files (:func:`_component_files`) are copied into ``static/graph-drawing-<digest>`` (the
-    digest of their contents, so a browser never meets a stale copy after an upgrade) and served
-    by Streamlit from there.
-
-    Returns
-    -------
-    callable or None
-        The component (``streamlit.components.v1.declare_component``), or None when the folder
-        cannot be written (a read-only install): :func:`show_graph` then draws pages in iframes.
-    """
+def _declared():
+    """``(component, folder)``: the files copied and the component declared, once per process;
+    ``(None, None)`` where the folder cannot be written."""
     import streamlit.components.v1 as components
 
     files = _component_files()
@@ -74,8 +64,28 @@ def drawing_component():
         for name, path in files.items():
             assets.install_file(path, folder / name)
     except OSError:
-        return None
-    return components.declare_component("colide_drawing", path=str(folder))
+        return None, None
+    return components.declare_component("colide_drawing", path=str(folder)), folder
+
+
+def drawing_component():
+    """The long-lived drawing component, declared once per process, or None where it cannot be.
+
+    Its files (:func:`_component_files`) are copied into ``static/graph-drawing-<digest>`` (the
+    digest of their contents, so a browser never meets a stale copy after an upgrade) and served
+    by Streamlit from there. A folder removed while the server runs is written again.
+
+    Returns
+    -------
+    callable or None
+        The component (``streamlit.components.v1.declare_component``), or None when the folder
+        cannot be written (a read-only install): :func:`show_graph` then draws pages in iframes.
+    """
+    component, folder = _declared()
+    if folder is not None and not (folder / "index.html").is_file():
+        _declared.cache_clear()  # removed while the server runs: copy again
+        component, folder = _declared()
+    return component
 
 
 def drawing_data(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,

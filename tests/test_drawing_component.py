@@ -21,9 +21,9 @@ EVIL = '<img src=x onerror="alert(1)">&amp;'
 @pytest.fixture
 def static_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(assets, "STATIC_DIR", tmp_path / "static")
-    graphview.drawing_component.cache_clear()
+    graphview._declared.cache_clear()
     yield tmp_path / "static"
-    graphview.drawing_component.cache_clear()
+    graphview._declared.cache_clear()
 
 
 def _sha(path):
@@ -46,9 +46,15 @@ def test_the_component_folder_holds_the_library_files_and_nothing_remote(static_
     protocol = (folder / "component.js").read_text(encoding="utf-8")
     assert "event.source !== window.parent" in protocol   # data from the parent frame only
     # a second call (another rerun) writes nothing new: same folder, same files
-    graphview.drawing_component.cache_clear()
+    graphview._declared.cache_clear()
     assert graphview.drawing_component() is not None
     assert [p.name for p in static_dir.iterdir()] == [folder.name]
+    # a folder removed while the server runs (a cleaned static/) is written again at the next rerun
+    for p in folder.iterdir():
+        p.unlink()
+    folder.rmdir()
+    assert graphview.drawing_component() is not None
+    assert {p.name for p in folder.iterdir()} == served
 
 
 def test_the_digest_changes_with_the_drawing_and_only_with_it():

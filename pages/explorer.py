@@ -235,7 +235,8 @@ if metrics is not None:
     m4.metric("TPR / FDR", f"{metrics['tpr'][i, j]:.2f} / {metrics['fdr'][i, j]:.2f}")
 truth = None if ds.B_true is None else ds.B_true.to_numpy()
 # Moving the λ slider plays the λ path back: each node stays in place, edges appear and vanish.
-show_graph(A, ds.node_names, truth, path.sigma[i], key="exp_graph", height=560)
+show_graph(A, ds.node_names, truth, path.sigma[i], key="exp_graph", height=560,
+           label=f"λ = {path.lambdas[i]:.3g}, threshold {path.thresholds[j]:g}")
 params = solver_params(path.variant, float(path.lambdas[i]), dict(stored["key"][5]))
 if st.button("Open this graph in the Learn page", key="exp_open_learn",
              help="Loads this λ's solution into the Learn page (Graph, Noise, Metrics, Downloads) with this threshold."):

@@ -7,7 +7,8 @@ solves the λ path on Sachs, clicks one heatmap cell with the mouse at the pixel
 it, and checks that the page shows no traceback and that the graph below moved to that cell.
 """
 from tests.e2e.harness import (
-    ARTIFACTS, UI_TIMEOUT_MS, block_external, no_exception_shown, open_app_with_sachs, wait_for_idle,
+    ARTIFACTS, UI_TIMEOUT_MS, block_external, drawings, graph_frame, no_exception_shown, open_app_with_sachs,
+    wait_for_drawing, wait_for_idle,
 )
 
 PATH_TIMEOUT_MS = 180_000
@@ -61,10 +62,19 @@ def test_clicking_a_heatmap_cell_shows_that_graph(server, browser):
         wait_for_idle(page)  # that rerun has ended: both sliders below the heatmap are drawn
         no_exception_shown(page)
         after_lambda, after_threshold = _slider_value(page, "λ"), _slider_value(page, "threshold")
+        # the graph below is that cell's: its drawing (redrawn in place) holds as many edges as
+        # the cell's "Edges" metric says
+        frame = graph_frame(drawings(page).last)
+        wait_for_drawing(frame, "λ = 0.005, threshold 0.1")
+        drawn_edges = frame.evaluate("() => edges.get().filter(e => !e.dashes).length")
+        metric = page.get_by_test_id("stMetric").filter(
+            has=page.get_by_test_id("stMetricLabel").get_by_text("Edges", exact=True))
+        shown_edges = int(metric.get_by_test_id("stMetricValue").inner_text(timeout=UI_TIMEOUT_MS).strip())
         page.screenshot(path=str(ARTIFACTS / "explorer_after_click.png"), full_page=True)
     finally:
         context.close()
     assert before != "0.005"
     assert (after_lambda, after_threshold) == ("0.005", "0.1")
+    assert drawn_edges == shown_edges > 0
     assert attempted == [], attempted
     assert errors == [], errors

@@ -605,9 +605,10 @@ def fit_live(dataset, params_list, *, time_limit=None) -> tuple:
     Each fit goes through :func:`fit_colide` after :func:`check_params`: a setting seen before is a
     cache hit and takes no compute slot; a new one takes a server-wide slot
     (:func:`dashboard.jobs.compute_slot`) with a person's priority (:func:`dashboard.jobs.interactive`:
-    ahead of the jobs in line, and preempting a λ prefetch). Use only where :func:`live_reason`
-    allows it. A fit still running ``time_limit`` seconds after it got its slot is stopped (its
-    partial result is neither shown nor cached).
+    ahead of the jobs in line, and preempting a λ prefetch), and waits for it at most ``time_limit``
+    seconds (every slot held by other jobs: said, and the page then asks for Run). Use only where
+    :func:`live_reason` allows it. A fit still running ``time_limit`` seconds after it got its slot
+    is stopped (its partial result is neither shown nor cached).
 
     Parameters
     ----------
@@ -627,7 +628,7 @@ def fit_live(dataset, params_list, *, time_limit=None) -> tuple:
     import time
 
     from colide_core.run.manifest import RunSettingsError
-    from dashboard.jobs import interactive, slot_held_since
+    from dashboard.jobs import SlotBusy, interactive, slot_held_since
     from dashboard.text import fmt_seconds
 
     limit = LIVE_TIME_LIMIT if time_limit is None else float(time_limit)
@@ -646,8 +647,13 @@ def fit_live(dataset, params_list, *, time_limit=None) -> tuple:
 
         try:
             check_params(params)
-            with interactive():
+            with interactive(wait=limit):
                 results.append(fit_dataset(dataset, params, over))
+        except SlotBusy as exc:
+            # every slot held by jobs that are not preempted (Run fits, checks, bootstraps): the page
+            # says so instead of hanging on them (not a measure of the fit: the page stays live)
+            errors.append(f"{name}: {exc}, the most a live fit may wait. Press Run to queue it as a job, "
+                          "with progress and Stop.")
         except FitStopped:
             ran = time.monotonic() - began.get("at", time.monotonic())
             stopped = max(stopped or 0.0, ran, limit)  # it would have taken longer

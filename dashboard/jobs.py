@@ -54,7 +54,7 @@ import streamlit as st
 
 __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
-    "compute_slot", "interactive", "slot_held_since", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
+    "compute_slot", "interactive", "slot_held_since", "SlotBusy", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
 ]
 
 #: Worker processes one job may use (the "Parallel workers" widgets' maximum): the core count.
@@ -218,19 +218,30 @@ COMPUTE_SLOTS = ComputeSlots(MAX_CONCURRENT)
 _LOCAL = threading.local()
 
 
+class SlotBusy(RuntimeError):
+    """No compute slot was free within the wait a person's request allows (:func:`interactive`)."""
+
+
 @contextlib.contextmanager
-def interactive():
+def interactive(wait: float | None = None):
     """Within it, this thread's slot requests are a person's, waiting on the page: priority.
 
     The live Learn page's fits (:func:`dashboard.fitting.fit_live`) run in it: they join the line
     ahead of the ordinary jobs and preempt the λ prefetch (:class:`ComputeSlots`).
+
+    Parameters
+    ----------
+    wait : float, optional
+        Seconds a request may wait for its slot; then :func:`compute_slot` leaves the line and
+        raises :class:`SlotBusy` (every slot held by jobs that cannot be preempted: the page must
+        not hang on them). None: no bound.
     """
-    old = getattr(_LOCAL, "interactive", False)
-    _LOCAL.interactive = True
+    old = getattr(_LOCAL, "interactive", False), getattr(_LOCAL, "wait", None)
+    _LOCAL.interactive, _LOCAL.wait = True, wait
     try:
         yield
     finally:
-        _LOCAL.interactive = old
+        _LOCAL.interactive, _LOCAL.wait = old
 
 
 def slot_held_since():
@@ -246,7 +257,7 @@ def compute_slot(units: int = 1, *, on_wait=None, slots: ComputeSlots | None = N
     script, :func:`dashboard.fitting.fit_colide`): it waits in the same line. Re-entrant: a thread
     that already holds a slot (a job's thread, an outer ``compute_slot``) takes no second one, so a
     cache miss inside a job never waits for itself. Inside :func:`interactive` the request has
-    priority.
+    priority, and waits at most the time it allows (then :class:`SlotBusy`, the ticket out of line).
 
     Parameters
     ----------
@@ -263,9 +274,20 @@ def compute_slot(units: int = 1, *, on_wait=None, slots: ComputeSlots | None = N
         return
     slots = COMPUTE_SLOTS if slots is None else slots
     ticket = slots.request(units, priority=getattr(_LOCAL, "interactive", False))
+    wait = getattr(_LOCAL, "wait", None) if getattr(_LOCAL, "interactive", False) else None
+    deadline = None if wait is None else time.monotonic() + float(wait)
     try:
-        while not slots.wait(ticket, 0.25 if on_wait is not None else None):
-            on_wait(f"waiting for a free slot ({slots.describe()})")
+        while True:
+            step = 0.25 if on_wait is not None else None
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                step = max(0.0, left if step is None else min(step, left))
+            if slots.wait(ticket, step):
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                raise SlotBusy(f"no compute slot was free within {float(wait):g} s ({slots.describe()})")
+            if on_wait is not None:
+                on_wait(f"waiting for a free slot ({slots.describe()})")
         _LOCAL.since = time.monotonic()
         yield
     finally:

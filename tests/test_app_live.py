@@ -73,6 +73,41 @@ def test_a_live_fit_is_stopped_at_its_time_limit_and_not_cached():
     assert len(results) == 1 and errors == [] and stopped is None and not results[0].stopped
 
 
+def test_a_live_fit_waits_for_a_slot_at_most_its_time_limit_then_says_so(monkeypatch):
+    # every compute slot held by a job that is not preempted (a Run fit, a check): the live fit
+    # leaves the line after its time limit and says so, instead of holding the page; a cached fit
+    # needs no slot at all, and once the slot is free the fit runs
+    import threading
+
+    from dashboard import jobs
+    from dashboard.data import sachs_dataset
+
+    slots = jobs.ComputeSlots(1)
+    monkeypatch.setattr(jobs, "COMPUTE_SLOTS", slots)
+    ds = sachs_dataset()
+    cached = fitting.solver_params("ev", 0.05, dict(QUICK))
+    fresh = fitting.solver_params("nv", 0.05, dict(QUICK))
+    fitting.fit_colide.clear()
+    assert len(fitting.fit_live(ds, [cached])[0]) == 1
+    entered, release = threading.Event(), threading.Event()
+
+    def hold(job):
+        entered.set()
+        release.wait(60)
+
+    holder = jobs.Job(hold, "a Run fit").start()      # ordinary work: never preempted
+    assert entered.wait(60)
+    results, errors, stopped = fitting.fit_live(ds, [cached, fresh], time_limit=0.05)
+    assert [r.params for r in results] == [cached]    # the cache hit took no slot
+    assert len(errors) == 1 and errors[0].startswith("NV: no compute slot was free within 0.05 s")
+    assert "1 of 1 compute slots busy" in errors[0] and "Press Run" in errors[0]
+    assert stopped is None and slots.waiting == 0     # not a fit's time; its ticket left the line
+    release.set()
+    assert holder.wait(60)
+    results, errors, stopped = fitting.fit_live(ds, [fresh], time_limit=30)
+    assert len(results) == 1 and errors == [] and slots.in_use == 0
+
+
 def test_the_page_asks_for_run_after_a_live_fit_ran_past_the_limit(new_app, monkeypatch):
     # (a fit this slow cannot be made cheaply, so the limits are made this fast: live when expected
     # to take 0 s, stopped after 0 s; the stopped fit's measured time then exceeds the live bound)

@@ -187,6 +187,9 @@ def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
             .to_have_count(0, timeout=UI_TIMEOUT_MS)
         page.get_by_role("button", name="Simulate").click(timeout=UI_TIMEOUT_MS)
         page.get_by_text("The simulated dataset is now the current dataset").wait_for(timeout=UI_TIMEOUT_MS)
+        # the Simulate page draws the true graph with the same long-lived drawing: 50 nodes, in one colour
+        simulated = graph_frame(drawings(page).first, "() => typeof network !== 'undefined' && nodes.length === 50")
+        sim_colours = simulated.evaluate("() => [...new Set(edges.get().map(e => e.color.color || e.color))]")
         page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
         page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
         # the heading comes before the drawing in the same run: wait for that run to end, then read
@@ -214,4 +217,5 @@ def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
         context.close()
     assert len(nv) == 50 and truth == nv           # same nodes at the same places
     assert colours == ["#1f77b4"]                  # the truth, drawn in one colour (not against itself)
+    assert sim_colours == colours                  # ... as on the Simulate page
     assert attempted == [], attempted

@@ -39,7 +39,7 @@ Tables (paste-ready markdown, printed and written to ``benchmarks/results/interv
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_interventions.py [--quick]
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.bench_interventions [--quick]
         [--seeds 10] [--n-boot 30] [--sizes 11,20,50] [--out PATH] [--tables abcdef] [--no-topo]
 
 ``--quick``: 3 seeds, d = 11 and 20, 10 resamples (a smoke run of a minute or two).
@@ -57,14 +57,12 @@ from pathlib import Path
 
 import numpy as np
 
-if not __package__:  # run as a script (python benchmarks/bench_interventions.py): the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._common import markdown_table  # noqa: E402
-from colide_core import CoLiDE, ConvergenceWarning, evaluate, load_sachs  # noqa: E402
-from colide_core.data.conditions import ConditionStats  # noqa: E402
-from colide_core.data.simulate import simulate_dataset  # noqa: E402
-from colide_core.data.transforms import transform_columns  # noqa: E402
-from colide_core.evaluation.baselines import run_method  # noqa: E402
+from benchmarks._common import markdown_table
+from colide_core import CoLiDE, ConvergenceWarning, evaluate, load_sachs
+from colide_core.data.conditions import ConditionStats
+from colide_core.data.simulate import simulate_dataset
+from colide_core.data.transforms import transform_columns
+from colide_core.evaluation.baselines import run_method
 
 TRUTHS = ("consensus17", "utigsp18", "cmu20")
 LAMBDA1, THRESHOLD = 0.05, 0.3

@@ -34,7 +34,7 @@ Tables (paste-ready markdown, printed and written to ``benchmarks/results/planni
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_planning.py [--quick] [--graphs 30]
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.bench_planning [--quick] [--graphs 30]
         [--n-boot 20] [--sizes 10,20] [--tables sim,sachs] [--first-seed 1000] [--out PATH]
 
 ``--quick``: 5 graphs per d (a few minutes on two cores).
@@ -52,12 +52,10 @@ from pathlib import Path
 
 import numpy as np
 
-if not __package__:  # run as a script (python benchmarks/bench_planning.py): the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._common import markdown_table  # noqa: E402
-from colide_core import CoLiDE, evaluate, load_sachs  # noqa: E402
-from colide_core.data.simulate import simulate_dataset, simulate_experiment  # noqa: E402
-from colide_core.evaluation.planning import rank_interventions  # noqa: E402
+from benchmarks._common import markdown_table
+from colide_core import CoLiDE, evaluate, load_sachs
+from colide_core.data.simulate import simulate_dataset, simulate_experiment
+from colide_core.evaluation.planning import rank_interventions
 
 HERE = Path(__file__).resolve().parent
 EDGE_PROBABILITY = 0.35

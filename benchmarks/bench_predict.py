@@ -35,7 +35,7 @@ would draw it once per intervention); the resampling is the same procedure.
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_predict.py [--quick] [--seeds 10]
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.bench_predict [--quick] [--seeds 10]
         [--n-boot 20] [--sizes 10,20] [--tables ab] [--out PATH]
 """
 from __future__ import annotations
@@ -52,13 +52,11 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.base import clone
 
-if not __package__:  # run as a script (python benchmarks/bench_predict.py): the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._common import markdown_table  # noqa: E402
-from colide_core import CoLiDE, load_sachs  # noqa: E402
-from colide_core.data.simulate import simulate_dataset  # noqa: E402
-from colide_core.evaluation._metrics import cpdag_from_dag  # noqa: E402
-from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights  # noqa: E402
+from benchmarks._common import markdown_table
+from colide_core import CoLiDE, load_sachs
+from colide_core.data.simulate import simulate_dataset
+from colide_core.evaluation._metrics import cpdag_from_dag
+from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
 
 HERE = Path(__file__).resolve().parent
 HELD_OUT = {"cd3cd28+aktinhib": "Akt inhibitor", "cd3cd28+g0076": "G06976", "cd3cd28+psitect": "psitectorigenin",

@@ -4,7 +4,9 @@
 #
 # Expects a Python with the project's dependencies and JAX with CUDA (jax[cuda12]) importable
 # (PYTHON=..., default: .venv/bin/python if it exists, else python3); the checkout is put on
-# PYTHONPATH, so the project need not be installed.
+# PYTHONPATH, so the project need not be installed. "The project's dependencies" include gadjid and
+# Dask (one test runs the CLI's Dask path): a GPU image without them gets them carried as wheels
+# (2026-11-28 on an H200: gadjid carried, Dask not, and that one test failed for it).
 #
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh          # both parts (about 8-10 minutes on one H100)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh tests    # the backend's tests on the GPU (3-4 minutes)

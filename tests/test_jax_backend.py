@@ -16,7 +16,6 @@ Invariants checked here:
 No timing is asserted: speed is measured by benchmarks/bench_gpu.py. The backend under test is
 ``jax-cpu``; ``COLIDE_JAX_TEST_DEVICE=gpu`` runs the same tests on a GPU (benchmarks/gpu_check.sh).
 """
-import importlib.util
 import json
 import os
 import subprocess
@@ -474,10 +473,7 @@ def test_fit_from_stats_on_the_backend_equals_the_fit_on_rows_and_never_sees_the
     assert all(max(s, default=1) <= d for s in shapes), sorted(set(shapes))
     assert sorted(set(shapes[len(on_rows):])) == sorted(set(on_rows))  # rows or statistics: the same arrays
 
-    # the CLI's out-of-core path (--stats: the covariance streamed with Dask) takes the device too.
-    # Dask is pinned in requirements.txt; only a GPU machine's own image may lack it (gpu_check.sh).
-    if DEVICE == "gpu" and importlib.util.find_spec("dask") is None:
-        pytest.skip("the rows and statistics paths agree on the GPU; the CLI's Dask path needs dask, absent here")
+    # the CLI's out-of-core path (--stats: the covariance streamed with Dask) takes the device too
     data = tmp_path / "rows.csv"
     pd.DataFrame(X, columns=[f"x{i}" for i in range(d)]).to_csv(data, index=False)
     assert main(["fit", str(data), "--stats", "--out", str(tmp_path / "fit"), "--device", DEVICE, "--quiet",

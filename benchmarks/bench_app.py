@@ -49,6 +49,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.bench_conditions import _rev, checkout
 from dashboard import fitting
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -292,60 +293,23 @@ def _other_slow_steps(page, url):
     return out
 
 
-def _checkout(rev, into):
-    """``git archive rev`` unpacked under ``into``; returns the tree's path."""
-    import subprocess
-    import tarfile
-
-    archive = Path(into) / "src.tar"
-    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev], check=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(Path(into) / "src", filter="data")
-    return Path(into) / "src"
-
-
-def _rev(rev="HEAD"):
-    import subprocess
-
-    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
 def _start_others(servers, n):
-    """``n`` other live sessions per server (:class:`benchmarks.bench_load.WsSession`: real sessions
-    on the websocket, no browser) moving their own λ sliders without pause, only while their server
-    is the one measured (``active[name]`` set), so each tree meets the same load. Returns
-    ``(stop, active, counts)``; ``counts[name]`` is the steps they made."""
+    """``n`` other live sessions per server (``bench_load._ws_live_session``: real sessions on the
+    websocket, no browser) moving their own λ sliders without pause, only while their server is
+    the one measured (``active[name]`` set), so each tree meets the same load. Returns
+    ``(stop, active, counts)``; ``counts[name]`` is the steps each server's sessions made (ints
+    by session, ``"error i"`` messages)."""
     import asyncio
 
-    from benchmarks.bench_load import WsSession
+    from benchmarks.bench_load import _ws_live_session
 
-    stop, counts = threading.Event(), {}
+    stop = threading.Event()
     active = {name: threading.Event() for name, _ in servers}
-
-    async def one(name, url, i):
-        session = WsSession(url)
-        try:
-            await session.open()
-            forward, k = i % 2 == 0, 0
-            while not stop.is_set():
-                if not active[name].is_set():
-                    await asyncio.sleep(0.05)
-                    continue
-                if await session.step(forward) is None:
-                    forward = not forward
-                    continue
-                counts[name] = counts.get(name, 0) + 1
-                k += 1
-                if k % 3 == 0:
-                    forward = not forward
-        except Exception as exc:  # noqa: BLE001 - a load client that fails is said, not fatal
-            counts[f"error ({name}, {i})"] = f"{type(exc).__name__}: {str(exc)[:120]}"
-        finally:
-            await session.close()
+    counts = {name: {} for name, _ in servers}
 
     async def run_all():
-        await asyncio.gather(*(one(name, server.url, i) for name, server in servers for i in range(n)))
+        await asyncio.gather(*(_ws_live_session(server.url, stop, counts[name], i, set(), active=active[name])
+                               for name, server in servers for i in range(n)))
 
     threading.Thread(target=lambda: asyncio.run(run_all()), name="bench-others", daemon=True).start()
     return stop, active, counts
@@ -376,7 +340,7 @@ def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, s
         trees = [(f"this tree (on {_rev()})", None)]
         if baseline:
             tmp = stack.enter_context(tempfile.TemporaryDirectory())
-            trees.insert(0, (f"{baseline} ({_rev(baseline)})", _checkout(baseline, tmp)))
+            trees.insert(0, (f"{baseline} ({_rev(baseline)})", checkout(baseline, tmp)))
         servers = [(name, stack.enter_context(StreamlitServer(log_name=f"bench_app_streamlit_{i}.log", root=root)))
                    for i, (name, root) in enumerate(trees)]
         p = stack.enter_context(sync_playwright())
@@ -448,10 +412,11 @@ def browser_slider(screenshots=False, baseline=None, moves=12, scenarios=None, s
             for flag in active.values():
                 flag.clear()
             for name, _ in servers:
-                slow[(name, f"steps made by the {others} other sessions meanwhile")] = [other_counts.get(name, 0)]
-            for key, why in other_counts.items():
-                if str(key).startswith("error"):
-                    slow[(key, f"other session failed: {why}")] = [float("nan")]
+                made = sum(v for k, v in other_counts[name].items() if isinstance(k, int))
+                slow[(name, f"steps made by the {others} other sessions meanwhile")] = [made]
+                for key, why in other_counts[name].items():
+                    if str(key).startswith("error"):
+                        slow[(name, f"other session {key.split()[-1]} failed: {why}")] = [float("nan")]
     for key, why in failed.items():
         slow[(key[0], f"λ steps on {key[1]} stopped: {why}")] = [float("nan")]
     return steps, slow

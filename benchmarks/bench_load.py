@@ -230,13 +230,19 @@ async def _ws_steps(session, n):
     return times
 
 
-async def _ws_live_session(url, stop, counts, i, ready, query=""):
+async def _ws_live_session(url, stop, counts, i, ready, query="", active=None):
+    """One live websocket session moving its λ slider without pause until ``stop`` is set (and,
+    with ``active``, a threading.Event, only while it is set); ``counts[i]`` counts its steps,
+    ``counts["times"]`` their seconds, ``counts["error i"]`` says why it ended early."""
     session = WsSession(url, query)
     try:
         await session.open()
         ready.add(i)
         forward, k = (i % 2 == 0), 0
         while not stop.is_set():
+            if active is not None and not active.is_set():
+                await asyncio.sleep(0.05)
+                continue
             dt = await session.step(forward)
             if dt is None:
                 forward = not forward

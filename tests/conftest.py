@@ -43,6 +43,21 @@ def fresh_caches():
 
 
 @pytest.fixture
+def static_dir(tmp_path, monkeypatch):
+    """The app's ``static/`` folder moved to a fresh temporary one, with the copies made into it
+    forgotten before and after (vis-network's, :mod:`dashboard.assets`; the long-lived drawing's,
+    :func:`dashboard.graphview.drawing_component`)."""
+    from dashboard import assets, graphview
+
+    monkeypatch.setattr(assets, "STATIC_DIR", tmp_path / "static")
+    assets._installed.cache_clear()
+    graphview._declared.cache_clear()
+    yield tmp_path / "static"
+    assets._installed.cache_clear()
+    graphview._declared.cache_clear()
+
+
+@pytest.fixture
 def new_app():
     """A factory of ``AppTest`` instances of the dashboard's ``app.py`` (not yet run).
 

@@ -1,22 +1,12 @@
 """dashboard.assets: vis-network is copied once from the installed pyvis and served by Streamlit."""
 import hashlib
 
-import pytest
-
 from colide_core.render.graph_html import vis_assets
 from dashboard import assets
 
 
 def _sha(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture
-def static_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(assets, "STATIC_DIR", tmp_path / "static")
-    assets._installed.cache_clear()
-    yield tmp_path / "static"
-    assets._installed.cache_clear()
 
 
 def test_copies_the_pinned_files_and_returns_the_served_path(static_dir):

@@ -9,21 +9,12 @@ import hashlib
 import json
 
 import numpy as np
-import pytest
 
 from colide_core.render.graph_html import graph_drawing, graph_html, vis_assets
 from dashboard import assets, graphview
 from tests._drawing import drawing_in, shown_drawings
 
 EVIL = '<img src=x onerror="alert(1)">&amp;'
-
-
-@pytest.fixture
-def static_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(assets, "STATIC_DIR", tmp_path / "static")
-    graphview._declared.cache_clear()
-    yield tmp_path / "static"
-    graphview._declared.cache_clear()
 
 
 def _sha(path):

@@ -37,7 +37,7 @@ from colide_core.render.graph_html import playback_html
 from colide_core.render.graph_html import graph_drawing, graph_html
 from dashboard.text import checkpoint_caption
 
-__all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "cached_data_as_fitted", "graph_html_cached", "playback_html_cached"]
+__all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "cached_data_as_fitted", "graph_drawing_cached", "graph_html_cached", "playback_html_cached"]
 
 
 def dataset_cache_key(dataset) -> str:

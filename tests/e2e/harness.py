@@ -6,8 +6,8 @@
 * :func:`block_external` aborts every request that does not go to the local server and records it.
 * :func:`library_shd` is the reference: the SHD of a direct ``colide_core.CoLiDE`` fit on Sachs.
 * :func:`run_fit` drives one browser page through Data -> Learn -> Run and reads the SHD shown.
-* :func:`wait_for_idle`, :func:`graph_frame` and :func:`mark_seen` wait for what a step needs (no
-  script run going on, a drawing ready, a drawing that replaced the one read before).
+* :func:`wait_for_idle`, :func:`graph_frame` and :func:`wait_for_drawing` wait for what a step needs
+  (no script run going on, a drawing ready, a drawing redrawn in place for the page's new heading).
 
 All traffic stays on 127.0.0.1, every wait has a timeout and every loop a bound. No test waits a
 fixed time: browser-side conditions are waited for with Playwright (``expect``, ``wait_for``,
@@ -348,24 +348,14 @@ def wait_for_drawing(frame, label: str, timeout_ms: int = UI_TIMEOUT_MS) -> None
     frame.wait_for_function("(l) => window.colideLabel === l && colideDrawn > 0", arg=label, timeout=timeout_ms)
 
 
-def mark_seen(frame) -> None:
-    """Mark the document now shown in ``frame`` (a window variable, gone with the document), so that
-    ``graph_frame(..., unseen=True)`` waits for a drawing that replaced it."""
-    frame.evaluate("() => { window.__e2eSeen = true; }")
-
-
-def graph_frame(iframe, ready_js: str = GRAPH_READY_JS, timeout_ms: int = UI_TIMEOUT_MS, unseen: bool = False):
+def graph_frame(iframe, ready_js: str = GRAPH_READY_JS, timeout_ms: int = UI_TIMEOUT_MS):
     """The frame of a drawing's iframe (a Playwright locator) once ``ready_js`` holds in it.
 
     A rerun may replace the iframe between finding it and reading its frame (the element is
     detached, its frame gone), or load another document into it: then the locator is resolved
-    again, after waiting for an iframe to be attached, until ``timeout_ms`` has passed. With
-    ``unseen=True`` a document marked by :func:`mark_seen` does not count: the wait is for the
-    drawing that replaces it (an iframe whose ``srcdoc`` changes keeps the old document, still
-    "ready", until the new one has loaded).
+    again, after waiting for an iframe to be attached, until ``timeout_ms`` has passed. A drawing
+    redrawn in place keeps its frame: wait for the new drawing with :func:`wait_for_drawing`.
     """
-    if unseen:
-        ready_js = f"() => !window.__e2eSeen && ({ready_js})()"
     deadline = time.monotonic() + timeout_ms / 1000
     last = None
     while time.monotonic() < deadline:

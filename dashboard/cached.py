@@ -247,16 +247,18 @@ def cached_condition_summary(dataset):
 
 
 @cache_data(show_spinner=False, max_entries=8, unhashed={
-    "_dataset": "key is the dataset's content hash (the rows, the conditions and the targets); the name and the "
-                "condition column's name, the file's other inputs, are the other parameters"})
-def _data_as_fitted(key, name, column, _dataset):
+    "_dataset": "key is the dataset's content hash (the rows, the conditions and the targets); the name, the "
+                "condition column's name, the source and the upload's file name, the other inputs, are the other "
+                "parameters"})
+def _data_as_fitted(key, name, column, source, upload_file, _dataset):
     from dashboard.data import build_data_as_fitted
 
     return build_data_as_fitted(_dataset)
 
 
-def cached_data_as_fitted(dataset) -> dict:
-    """:func:`dashboard.data.build_data_as_fitted`, cached on the dataset's key, name and condition column.
+def cached_data_as_fitted(dataset):
+    """:func:`dashboard.data.build_data_as_fitted`, cached on the dataset's key, name, condition column,
+    source and upload file name.
 
     The file holds every row and its condition label: built once per dataset, not on every rerun
     of the page that offers it (issue 42: about 0.1 s for nine-condition Sachs).
@@ -267,7 +269,8 @@ def cached_data_as_fitted(dataset) -> dict:
 
     Returns
     -------
-    dict
+    dashboard.data.Reproduction
         See :func:`dashboard.data.data_as_fitted`.
     """
-    return _data_as_fitted(dataset.key, str(dataset.name), dataset.meta.get("conditions_column"), dataset)
+    return _data_as_fitted(dataset.key, str(dataset.name), dataset.meta.get("conditions_column"), dataset.source,
+                           dataset.meta.get("upload_file"), dataset)

@@ -364,8 +364,9 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     design : dict, optional
         :func:`dashboard.data.design_of` of the dataset: with conditions the report gains its
         per-condition section (rows, targets, median shifts, edges the interventions orient).
-    data_file : str, default="DATA.csv"
-        The data file the report's commands name (:func:`dashboard.data.data_as_fitted`).
+    data_file : str or dashboard.data.Reproduction, default="DATA.csv"
+        What the report's commands read: :func:`dashboard.data.data_as_fitted` of the dataset (its
+        file name and whether the commands replay the cleaning and transforms), or a raw file's name.
     predictions, plan : optional
         The Predict page's last prediction and ranking of this fit (:func:`dashboard.state.predict.for_report`).
 
@@ -378,7 +379,9 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     html = core_report.build_report(X, fits, dataset_name=dataset_name, B_true=B,
                                     reference_label=reference_label, checks=checks, path=path,
                                     audit=audit, conditions=design.get("conditions"),
-                                    targets=design.get("targets"), data_file=data_file,
+                                    targets=design.get("targets"),
+                                    data_file=getattr(data_file, "data_name", data_file),
+                                    replay=getattr(data_file, "replay", True),
                                     predictions=predictions, plan=plan)
     return html.encode("utf-8")
 

@@ -477,6 +477,7 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
                     conditions_column=str(condition_column))
         notes += (f"{len(got)} conditions from column {str(condition_column)[:80]!r}: an intercept per condition"
                   + (", targets masked." if targets else "."),)
+    meta["upload_file"] = str(filename)  # the raw file a printed `fit` command reads (Reproduction)
     return make_dataset(filename, validated.X, source="upload", notes=notes, meta=meta)
 
 
@@ -627,11 +628,10 @@ def rows_and_truth(dataset) -> str:
         "simulated graph" if dataset.source == "simulated" else "graph given with the data")
 
 
-def data_as_fitted(dataset) -> dict:
-    """The data table a fit of ``dataset`` used, as files the printed ``fit`` command can read.
+def data_as_fitted(dataset) -> "Reproduction":
+    """The files and command that reproduce a fit of ``dataset``, built once per dataset.
 
-    Built once per dataset (:func:`dashboard.cached.cached_data_as_fitted`), by
-    :func:`build_data_as_fitted`.
+    Cached by :func:`dashboard.cached.cached_data_as_fitted` around :func:`build_data_as_fitted`.
 
     Parameters
     ----------
@@ -639,26 +639,25 @@ def data_as_fitted(dataset) -> dict:
 
     Returns
     -------
-    dict
-        See :func:`build_data_as_fitted`.
+    Reproduction
     """
     from dashboard.cached import cached_data_as_fitted
 
     return cached_data_as_fitted(dataset)
 
 
-def _fitted_stem(dataset) -> str:
-    from dashboard.text import safe_filename
+#: At most this many characters of a download's name come from the dataset (issue 48, M-2): the
+#: rest (noise model, λ, threshold, transforms, "as_fitted") is never cut.
+DATASET_STEM_MAX = 40
 
-    return safe_filename(f"{dataset.name}_as_fitted")
 
+def dataset_stem(dataset) -> str:
+    """A short file-name stem that identifies ``dataset``: its source, rows, truth and transforms.
 
-def build_data_as_fitted(dataset) -> dict:
-    """The data table a fit of ``dataset`` used, as files the printed ``fit`` command can read (uncached).
-
-    For a bundled dataset (Sachs) or a simulation the command of the report and of the manifest
-    needs a file behind it: this is that file, with the condition column (when the data have
-    conditions) named as the command names it, and the targets file.
+    Bundled Sachs is ``Sachs`` / ``Sachs9`` (nine conditions) / ``SachsUTIGSP`` with its truth
+    (``Sachs9_utigsp18``); an upload is its file's stem; a simulation its name. The user-text part
+    is cut to :data:`DATASET_STEM_MAX` characters; the transforms (``_asinh5``, ``_log``, ``_z``)
+    follow it uncut.
 
     Parameters
     ----------
@@ -666,11 +665,135 @@ def build_data_as_fitted(dataset) -> dict:
 
     Returns
     -------
-    dict
-        ``file_name`` (safe characters), ``csv`` (bytes: the nodes, then the condition column;
-        formula-like cells neutralised by ``colide_core.graph.export.to_csv_safe``),
-        ``targets_name`` and ``targets`` (JSON bytes, ``{condition: [node, ...]}``) or None
-        without targets.
+    str
+        Only ``A-Za-z0-9._-`` (:func:`dashboard.text.safe_filename`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ds = make_dataset("Sachs (x)", pd.DataFrame({"a": [1.0, 2.0], "b": [0.5, 1.0]}), source="sachs",
+    ...                   meta={"sachs_rows": "all", "truth_name": "utigsp18", "transform": [{"kind": "asinh", "cofactor": 5.0}]})
+    >>> dataset_stem(ds)
+    'Sachs9_utigsp18_asinh5'
+    """
+    from dashboard.text import safe_filename
+
+    meta = dataset.meta
+    if dataset.source == "sachs":
+        rows = {"all": "Sachs9", "utigsp": "SachsUTIGSP"}.get(meta.get("sachs_rows"), "Sachs")
+        base = f"{rows}_{meta.get('truth_name') or 'consensus17'}"
+    elif dataset.source == "upload" and meta.get("upload_file"):
+        base = str(meta["upload_file"]).rsplit(".", 1)[0]
+    else:
+        base = str(dataset.name).split(" · ")[0]
+    base = safe_filename(base, max_len=DATASET_STEM_MAX)
+    for step in meta.get("transform", ()):
+        kind = {"standardize": "z"}.get(step["kind"], step["kind"])
+        base += f"_{kind}{step['cofactor']:g}" if step.get("cofactor") is not None else f"_{kind}"
+    return base
+
+
+def download_name(dataset, *parts, ext) -> str:
+    """A download's file name: :func:`dataset_stem`, then ``parts`` (the noise model, λ,
+    threshold, ...) uncut, then ``ext``; ``colide_`` in front.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    *parts : str
+        E.g. ``"nv"``, ``"lambda0.05"``, ``"thr0.3"``.
+    ext : str
+        E.g. ``"_edges.csv"``, ``".graphml"``.
+
+    Returns
+    -------
+    str
+        Safe characters only; distinct for distinct ``parts`` whatever the dataset's name.
+    """
+    from dashboard.text import safe_filename
+
+    tail = "_".join(safe_filename(str(p), max_len=60) for p in parts)
+    return f"colide_{dataset_stem(dataset)}" + (f"_{tail}" if tail else "") + ext
+
+
+def _fitted_stem(dataset) -> str:
+    return f"colide_{dataset_stem(dataset)}_as_fitted"
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """The one pairing of a printed ``fit`` command and the data file it reads (issue 48, B-1).
+
+    Attributes
+    ----------
+    data_name : str
+        The file the command reads: an upload's own file name (the raw file: the command replays
+        its cleaning and transforms), else the "data as fitted" download (already transformed: the
+        command replays nothing).
+    replay : bool
+        Whether the command replays the recorded cleaning and transform steps.
+    file_name : str
+        The "data as fitted" download's file name (safe characters; ``== data_name`` unless
+        ``replay``).
+    csv : bytes
+        The data as fitted: the nodes, then the condition column (formula-like cells neutralised
+        by ``colide_core.graph.export.to_csv_safe``); floats written exactly (shortest repr).
+    targets_name : str
+        ``"targets.json"``, the name the command's ``--targets`` gives.
+    targets : bytes or None
+        ``{condition: [node, ...]}`` as JSON, None without targets.
+    """
+
+    data_name: str
+    replay: bool
+    file_name: str
+    csv: bytes
+    targets_name: str
+    targets: bytes | None
+
+    def __getitem__(self, key):  # the dict this used to be: fitted["csv"], fitted["file_name"]
+        return getattr(self, key)
+
+    def command(self, manifest, manifest_name="manifest.json") -> str:
+        """The shell command that refits ``manifest``'s fit from :attr:`data_name`.
+
+        Parameters
+        ----------
+        manifest : dict
+            The fit's run manifest (:func:`dashboard.manifests.fit_manifest`).
+        manifest_name : str, default "manifest.json"
+            The name the manifest is downloaded under (its ``--prior`` file).
+
+        Returns
+        -------
+        str
+            From :func:`colide_core.run.manifest.fit_command` with this file and ``replay``;
+            a sentence in parentheses when no single command can be exact.
+        """
+        from colide_core.run.manifest import fit_command
+
+        try:
+            return fit_command(manifest, self.data_name, manifest_name=manifest_name, replay=self.replay)
+        except ValueError as exc:
+            return f"(no single command reproduces this fit: {exc}; load its manifest instead)"
+
+
+def build_data_as_fitted(dataset) -> Reproduction:
+    """The data file and command that reproduce a fit of ``dataset`` (uncached).
+
+    One function decides both what the printed ``fit`` command reads and whether it replays the
+    preprocessing, so the two cannot disagree: an upload's command names the user's own raw
+    file (recorded at upload, ``meta["upload_file"]``) and replays its cleaning and transforms;
+    every other dataset's command names the "data as fitted" download, which holds the
+    transformed values, and replays nothing.
+
+    Parameters
+    ----------
+    dataset : Dataset
+
+    Returns
+    -------
+    Reproduction
     """
     import json
 
@@ -681,15 +804,15 @@ def build_data_as_fitted(dataset) -> dict:
     if design["conditions"] is not None:
         column = str(dataset.meta.get("conditions_column") or "condition")
         frame[column] = list(design["conditions"])
-    stem = _fitted_stem(dataset)
+    file_name = f"{_fitted_stem(dataset)}.csv"
     targets = design["targets"]
-    return {"file_name": f"{stem}.csv", "csv": to_csv_safe(frame, index=False).encode("utf-8"),
-            "targets_name": "targets.json",
-            "targets": None if not targets else json.dumps(targets, indent=1).encode("utf-8")}
+    upload = dataset.source == "upload"
+    return Reproduction(
+        data_name=str(dataset.meta.get("upload_file") or dataset.name) if upload else file_name, replay=upload,
+        file_name=file_name, csv=to_csv_safe(frame, index=False).encode("utf-8"), targets_name="targets.json",
+        targets=None if not targets else json.dumps(targets, indent=1).encode("utf-8"))
 
 
 def command_data_file(dataset) -> str:
-    """The data file a printed ``fit`` command names for ``dataset``: an upload's own file name
-    (the command replays every cleaning step on the raw file), else the file of
-    :func:`data_as_fitted`, which the Learn page offers for download."""
-    return str(dataset.name) if dataset.source == "upload" else f"{_fitted_stem(dataset)}.csv"
+    """The data file a printed ``fit`` command names for ``dataset`` (:attr:`Reproduction.data_name`)."""
+    return data_as_fitted(dataset).data_name

@@ -17,7 +17,7 @@ from colide_core.evaluation.curves import stable_region
 from colide_core.graph.export import to_csv_safe
 from colide_core.graph.reference import read_reference
 from colide_core.render.report import ReportFit
-from dashboard.data import command_data_file, design_of
+from dashboard.data import data_as_fitted, design_of
 from dashboard.state import check as cs
 from dashboard.state import predict as predict_state
 from dashboard import checks as dc
@@ -289,7 +289,7 @@ with tab_r:
             (res.params, refits, int(ss["check_n_random"]), int(ss["check_n_rescale"])),
             None if path is None else stored["key"],
             ds.X, fits, truth, truth_label or "ground truth", report, path, audit, ds.name, design_of(ds),
-            command_data_file(ds), *predict_state.for_report(ss, ds.key, res.content_key, threshold))
+            data_as_fitted(ds), *predict_state.for_report(ss, ds.key, res.content_key, threshold))
     # Built when the button is clicked (Streamlit runs the callable then), not on every rerun.
     st.download_button("Download the report (HTML)", lambda: dc.report_html_or_error(*args),
                        file_name="colide_report.html", mime="text/html", key="check_dl_report", type="primary")

@@ -16,7 +16,7 @@ import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, SOLVER, THRESHOLD_RANGE, TOL
 from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
-from dashboard.data import data_as_fitted, design_of, fit_device, oriented_by_interventions, rows_and_truth
+from dashboard.data import data_as_fitted, design_of, download_name, fit_device, oriented_by_interventions, rows_and_truth
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
@@ -30,7 +30,7 @@ from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, expected_fit_sec
 from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.settings_form import settings_form
-from dashboard.text import METRIC_LABELS, convergence_note, fmt_lambda, fmt_seconds, md_escape, safe_filename, solver_label
+from dashboard.text import METRIC_LABELS, convergence_note, fmt_lambda, fmt_seconds, md_escape, solver_label
 
 #: Height of each graph drawing (px) by the number of drawings side by side: about a column's
 #: width at 1280 px with the sidebar open, so the drawing (fitted to its frame) fills it, and with
@@ -417,22 +417,27 @@ with tab_dl:
     if open_tab == "Downloads":
         with st.expander("Load a run manifest", expanded=ss[state.MANIFEST_STATUS] is not None):
             _manifest_box()
-        if ds.source != "upload":  # the data behind the report's and the manifest's `fit` command
-            fitted = data_as_fitted(ds)
-            d1, d2 = st.columns(2)
-            d1.download_button("Data as fitted (CSV)", fitted["csv"], file_name=fitted["file_name"], mime="text/csv",
-                               key="learn_dl_data", help="The table these fits used, with its condition column: "
-                                                         "the file the report's `fit` command reads.")
-            if fitted["targets"] is not None:
-                d2.download_button("Intervention targets (JSON)", fitted["targets"], file_name=fitted["targets_name"],
-                                   mime="application/json", key="learn_dl_targets",
-                                   help="Each condition's targets: the command's --targets file.")
+        # the data behind the report's and the manifest's `fit` command (dashboard.data.Reproduction): bundled
+        # and simulated data as fitted (the command replays nothing); an upload's command reads the user's own file
+        fitted = data_as_fitted(ds)
+        d1, d2 = st.columns(2)
+        d1.download_button("Data as fitted (CSV)", fitted.csv, file_name=fitted.file_name, mime="text/csv",
+                           key="learn_dl_data",
+                           help=("The table these fits used, after cleaning and transforms. The report's `fit` "
+                                 f"command reads your own file, {md_escape(fitted.data_name)}, and replays those steps.")
+                           if fitted.replay else
+                           "The table these fits used (after any transform), with its condition column: the "
+                           "file the report's `fit` command reads, as it is.")
+        if fitted.targets is not None:
+            d2.download_button("Intervention targets (JSON)", fitted.targets, file_name=fitted.targets_name,
+                               mime="application/json", key="learn_dl_targets",
+                               help="Each condition's targets: the command's --targets file.")
         with st.expander("Solver settings"):
             settings_form(state.SOLVER_OVERRIDES, state.FIT_MESSAGES)
         for v in order:
             res = results[v]
             # dataset, noise model, λ and threshold in every file name (safe characters only)
-            stem = safe_filename(f"colide_{ds.name}_{v}_lambda{fmt_lambda(res.lambda1)}_thr{threshold:g}")
+            stem = download_name(ds, v, f"lambda{fmt_lambda(res.lambda1)}", f"thr{threshold:g}", ext="")
             st.markdown(f"**{res.label}**, λ = {fmt_lambda(res.lambda1)}, threshold {threshold:g}")
             edges = edge_list(thresholded[v], names)
             st.dataframe(edges, hide_index=True, key=f"learn_edges_{v}")

@@ -61,7 +61,7 @@ def test_download_then_upload_gives_the_same_view_on_sachs(downloads, monkeypatc
     assert not at.exception, at.exception
     before = _view(at)
     # the file name says the dataset, the noise model, λ and the threshold (safe characters only)
-    data = downloads["colide_Sachs_CD3_CD28_853_cells_x_11_proteins_nv_lambda0.1_thr0.25_manifest.json"][-1]
+    data = downloads["colide_Sachs_consensus17_nv_lambda0.1_thr0.25_manifest.json"][-1]
     doc = json.loads(data)
     assert doc["schema"] == "colide-manifest/1" and doc["params"]["threshold"] == 0.25
     assert doc["params"]["lambda1"] == 0.1 and doc["params"]["max_iter"] == list(QUICK["max_iter"])

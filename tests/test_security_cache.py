@@ -152,7 +152,7 @@ def _learn_page(new_app):
 
 #: The Learn page's manifest download for NV on Sachs at λ = 0.05 and threshold 0.3 (its name says
 #: dataset, noise model, λ and threshold).
-NV_MANIFEST = "colide_Sachs_CD3_CD28_853_cells_x_11_proteins_nv_lambda0.05_thr0.3_manifest.json"
+NV_MANIFEST = "colide_Sachs_consensus17_nv_lambda0.05_thr0.3_manifest.json"
 
 
 def test_a_manifest_loaded_in_one_session_never_reaches_another_sessions_download(downloads, new_app):

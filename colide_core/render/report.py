@@ -150,14 +150,17 @@ def _manifest_item(label, manifest):
             "file_stem": re.sub(r"[^A-Za-z0-9_-]+", "_", label) or "fit"}
 
 
-def _fit_command(params, data_name, manifest=None):
+def _fit_command(params, data_name, manifest=None, *, replay=True, manifest_name="manifest.json"):
     """The command that reproduces a fit: every recorded step when its manifest is there
     (:func:`colide_core.run.manifest.fit_command`: dropped rows and columns, transform, settings,
-    prior knowledge, conditions), else the main settings."""
+    prior knowledge, conditions), else the main settings. ``replay=False`` when ``data_name`` holds
+    the data as fitted (the transforms already applied); ``manifest_name`` is the name the report
+    saves the manifest under (its ``--prior`` file)."""
     from colide_core.run.manifest import fit_command
 
     try:
-        return fit_command(manifest if manifest is not None else {"params": dict(params)}, data_name)
+        return fit_command(manifest if manifest is not None else {"params": dict(params)}, data_name,
+                           manifest_name=manifest_name, replay=replay)
     except ValueError as exc:  # e.g. two transforms: say so instead of printing a command that differs
         return f"(no single command reproduces this fit: {exc}; load its manifest instead)"
 
@@ -232,7 +235,7 @@ def _condition_section(values, names, fits, conditions, targets):
 
 def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="ground truth", checks=None,
                  path=None, audit=None, frequency=None, created=None, notes=(), conditions=None,
-                 targets=None, data_file="DATA.csv", predictions=(), plan=None) -> str:
+                 targets=None, data_file="DATA.csv", replay=True, predictions=(), plan=None) -> str:
     """Build the self-contained HTML report of one or more fits on one dataset.
 
     Parameters
@@ -246,6 +249,10 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     data_file : str, default="DATA.csv"
         The data file the "Reproduce" commands name (shell-quoted there): the raw file a user
         uploaded, or the "data as fitted" download of a bundled dataset.
+    replay : bool, default=True
+        Whether ``data_file`` is the raw file (the commands replay the manifest's cleaning and
+        transforms) or the data as fitted (they replay neither: applying a transform again would
+        give another graph).
     B_true : array-like of shape (n_nodes, n_nodes), optional
         A ground truth or the user's reference (``reference_label`` says which); adds
         metrics, ROC / precision-recall curves and the threshold curves.
@@ -402,8 +409,13 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     tables["plan"], plan_note = (None, None) if plan is None else _plan_item(plan)
 
     # --- reproduce
-    reproduce = [{"label": f.label, "command": _fit_command(f.params, str(data_file), f.manifest), "manifest": None,
-                  **({} if f.manifest is None else _manifest_item(f.label, f.manifest))} for f in fits]
+    reproduce = []
+    for f in fits:
+        item = {} if f.manifest is None else _manifest_item(f.label, f.manifest)
+        name = f"colide_{item['file_stem']}_manifest.json" if item else "manifest.json"  # the report's own download
+        reproduce.append({"label": f.label, "manifest": None, **item,
+                          "command": _fit_command(f.params, str(data_file), f.manifest, replay=replay,
+                                                  manifest_name=name)})
 
     html = template_environment().get_template("report.html.j2").render(
         dataset_name=str(dataset_name), created=created, notes=[str(t) for t in notes], sections=sections,

@@ -910,13 +910,16 @@ def _manifest_from_document(doc):
     return Manifest(raw=doc, W=W, adjacency=adj, sigma=sigma)
 
 
-def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json"):
-    """The exact ``python -m colide_core fit`` command that reproduces a manifest's fit from the raw file.
+def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json", replay=True):
+    """The exact ``python -m colide_core fit`` command that reproduces a manifest's fit.
 
     Every step from the raw file to ``W`` that the manifest records is a flag: the columns
     and rows dropped (``extra.preprocess``, written by the dashboard's upload and by ``fit``),
     the transforms (``transform``), every solver setting (``params``), the prior knowledge
     (read back from the manifest itself with ``--prior``) and the conditions (``conditions``).
+    With ``replay=False`` the file already holds the data as fitted (dropped, transformed):
+    the cleaning and transform flags are then left out, since replaying them would transform
+    the transformed data (a silently different graph).
 
     Parameters
     ----------
@@ -927,6 +930,9 @@ def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json"
         The raw data file's name as the command should say it (shell-quoted here).
     manifest_name : str, default "manifest.json"
         The manifest file's name, for ``--prior`` (shell-quoted here).
+    replay : bool, default True
+        True: ``data_name`` is the raw file and the command replays the recorded cleaning and
+        transform. False: ``data_name`` holds the data as fitted and the command replays neither.
 
     Returns
     -------
@@ -936,8 +942,8 @@ def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json"
     Raises
     ------
     ValueError
-        If the manifest records a transform with several steps (``fit --transform`` applies
-        one); the command then cannot be exact.
+        If ``replay`` and the manifest records a transform with several steps (``fit
+        --transform`` applies one); the command then cannot be exact.
 
     Examples
     --------
@@ -946,6 +952,8 @@ def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json"
     ...      "extra": {"preprocess": {"drop_non_numeric": True, "drop_nonfinite_rows": True}}}
     >>> fit_command(m, "my data.csv")
     "python -m colide_core fit 'my data.csv' --out results --variant ev --lambda1 0.1 --threshold 0.3 --solver auto --drop-non-numeric --drop-nonfinite-rows --transform log --prior manifest.json"
+    >>> fit_command(m, "as_fitted.csv", replay=False)
+    'python -m colide_core fit as_fitted.csv --out results --variant ev --lambda1 0.1 --threshold 0.3 --solver auto --prior manifest.json'
     """
     import shlex
 
@@ -963,12 +971,12 @@ def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json"
         if row.dashboard != "own" and value == row.default:  # the noise model, λ, threshold, solver always
             continue
         parts.append(f"{row.flag} {shlex.quote(row.format(value))}")
-    pre = dict((raw.get("extra") or {}).get("preprocess") or {})
+    pre = dict((raw.get("extra") or {}).get("preprocess") or {}) if replay else {}
     for key, flag in (("drop_non_numeric", "--drop-non-numeric"), ("drop_nonfinite_rows", "--drop-nonfinite-rows"),
                       ("drop_constant_columns", "--drop-constant-columns")):
         if pre.get(key):
             parts.append(flag)
-    steps = list(raw.get("transform") or [])
+    steps = list(raw.get("transform") or []) if replay else []
     if len(steps) > 1:
         raise ValueError(f"the manifest records {len(steps)} transforms; `fit --transform` applies one")
     if steps:

@@ -17,7 +17,7 @@ __all__ = [
     "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES", "LR_RANGE", "TOL_RANGE",
     "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS", "MAX_RETRIES", "MAX_TOPO_SIZE", "TOPO_SIZES",
     "TOPO_CACHE_BYTES", "TOPO_CACHE_SLOTS_PER_D2",
-    "MAX_RECORD_W_CELLS", "DEVICES", "DEVICE", "AUTO_GPU_MIN_NODES",
+    "MAX_RECORD_W_CELLS", "DEVICES", "DEVICE", "AUTO_GPU_MIN_NODES", "AUTO_BUDGET",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
@@ -27,8 +27,15 @@ VARIANT = "nv"
 #: Solver names accepted by ``CoLiDE(solver=...)``; "auto" is the fast solver, "topo" the search
 #: over topological orders (CoLiDE-TOPO, paper Appendix E).
 SOLVERS = ("auto", "fast", "adam", "topo")
-#: Default solver.
+#: Default solver: the best optimum of the score the budget allows (issue 51,
+#: ``colide_core.solver._auto``): the fast solver, then CoLiDE-TOPO's order search when its
+#: predicted cost fits :data:`AUTO_BUDGET`, the candidate with the lowest score returned.
 SOLVER = "auto"
+#: Seconds ``solver="auto"`` may spend on the order search when no ``max_time`` is given (the
+#: predicted upper figure of :func:`colide_core.solver._topo.estimate_topo_cost` must fit). TOPO
+#: measured 3-7 s at d = 50 (ER4) and 30-60 s at d = 100 on a loaded 2-core machine: within the
+#: budget up to about d = 60, the fast solver alone above.
+AUTO_BUDGET = 20.0
 #: Where the stage loops run (``CoLiDE(device=...)``, issue 33, ``docs/gpu.md``): "cpu" the numpy /
 #: numba solvers; "gpu" the JAX backend on a GPU (an error when JAX or a GPU is missing); "auto"
 #: the GPU when JAX sees one, else "cpu"; "jax-cpu" the JAX backend on the CPU (tests, CI and

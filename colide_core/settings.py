@@ -407,7 +407,7 @@ RESULT_SETTINGS = tuple(row.name for row in SETTINGS if row.result)
 SCHEDULE_SETTINGS = tuple(row.name for row in SETTINGS if isinstance(row.constraint, Schedule))
 #: The estimator's parameters that are not run settings: prior knowledge and TOPO's start order,
 #: checked against the data's nodes by :class:`colide_core.graph.constraints.PriorKnowledge`.
-NOT_SETTINGS = ("forbidden", "required", "tiers", "init_order")
+NOT_SETTINGS = ("forbidden", "required", "tiers", "init_order", "warm_start")
 #: Of :data:`NOT_SETTINGS`, the prior knowledge (forbidden and required edges, tiers).
 PRIOR_KEYS = ("forbidden", "required", "tiers")
 

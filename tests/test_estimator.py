@@ -55,6 +55,7 @@ def test_get_params_lists_every_constructor_argument_with_its_default():
         "threshold": defaults.THRESHOLD, "random_state": None, "solver": defaults.SOLVER,
         "checkpoint": defaults.CHECKPOINT, "max_time": None, "forbidden": None, "required": None, "tiers": None,
         "init_order": None, "topo_sizes": defaults.TOPO_SIZES, "record_W": False, "device": defaults.DEVICE,
+        "warm_start": False,
     }
     # the paper's values (Appendix D, Section 5)
     assert (params["variant"], params["lambda1"], params["threshold"], params["lr"]) == ("nv", 0.05, 0.3, 3e-4)
@@ -132,7 +133,9 @@ def test_fit_returns_self_and_every_fitted_attribute_is_documented():
 # one table of solvers
 # ---------------------------------------------------------------------------------------------
 def test_one_table_of_solvers_matches_the_defaults():
-    assert SOLVERS == {"auto": fast_solve, "fast": fast_solve, "adam": colide_solve, "topo": topo_solve}
+    from colide_core.solver._auto import auto_solve
+
+    assert SOLVERS == {"auto": auto_solve, "fast": fast_solve, "adam": colide_solve, "topo": topo_solve}
     assert set(SOLVERS) == set(defaults.SOLVERS) and defaults.SOLVER in SOLVERS
 
 

@@ -251,11 +251,19 @@ def test_inputs_are_not_modified():
     assert np.array_equal(cov, cov0) and not W0.any() and mask.all()
 
 
-def test_auto_is_the_fast_solver():
+def test_auto_starts_from_the_fast_solver_and_keeps_its_checkpoints():
+    # solver="auto" runs the fast solver first (its checkpoints are the fit's history) and returns
+    # its point exactly when no candidate beats it (a budget of 0 s: no order search).
+    from colide_core.solver._auto import auto_solve
+
     X, _ = _er2(5, 2, n=300)
-    a = CoLiDE("nv", solver="auto").fit(X)
-    f = CoLiDE("nv", solver="fast").fit(X)
-    assert_allclose(a.W_, f.W_, rtol=0, atol=0)
+    Xc = X - X.mean(axis=0)
+    cov = Xc.T @ Xc / len(X)
+    f = fast_solve(cov, variant="nv")
+    a = auto_solve(cov, variant="nv", budget=0.0)
+    assert a.choice["solver"] == "fast" and "budget" in a.choice["reason"] and set(a.choice["candidates"]) == {"fast"}
+    assert_allclose(a.W, f.W, rtol=0, atol=0)
+    assert a.history["objective"] == f.history["objective"]
 
 
 def test_warmup_compiles_the_kernels_silently():

@@ -61,14 +61,19 @@ def test_estimator_record_w_and_identity_on_sachs():
     from colide_core import load_sachs
 
     X, _ = load_sachs()
-    plain = sachs_fit("auto", "nv")[1]  # the fit pinned by tests/test_solver_identity.py
-    rec = CoLiDE("nv", record_W=True).fit(X)
+    plain = sachs_fit("fast", "nv")[1]  # the fit pinned by tests/test_solver_identity.py
+    rec = CoLiDE("nv", solver="fast", record_W=True).fit(X)
     np.testing.assert_array_equal(rec.W_, plain.W_)
     assert rec.n_iter_ == plain.n_iter_ and rec.result_.objective == plain.result_.objective
     assert len(rec.result_.W_history) == len(rec.history_["objective"])
     # the fast solver's last checkpoint is its polished final iterate: the last frame is W_
     np.testing.assert_array_equal(rec.result_.W_history[-1], rec.W_)
     assert plain.result_.W_history is None
+    # the default (solver="auto") records the fast solver's trajectory and changes no number either
+    auto_rec, auto = CoLiDE("nv", record_W=True).fit(X), CoLiDE("nv").fit(X)
+    np.testing.assert_array_equal(auto_rec.W_, auto.W_)
+    assert auto_rec.result_.choice["candidates"] == auto.result_.choice["candidates"]
+    assert len(auto_rec.result_.W_history) == len(auto_rec.history_["objective"])
 
 
 def test_record_w_refused_values():

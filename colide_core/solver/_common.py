@@ -76,6 +76,12 @@ class SolverResult:
         Whether each stage met ``tol`` before its ``max_iter`` (one entry per finished stage).
         The early stages of the central path often end on their step budget by design; what
         matters for the result is the last one (:attr:`last_stage_converged`).
+    choice : dict or None
+        Set by ``solver="auto"`` (:func:`~colide_core.solver._auto.auto_solve`): which candidate
+        won (``"solver"``: ``"fast"``, ``"topo"``, ``"warm"`` or ``"topo-warm"``), why the order
+        search ran or not (``"reason"``), every candidate's objective
+        (:func:`~colide_core.solver._auto.dag_objective`, ``"candidates"``), their wall seconds
+        and the search's predicted seconds (``"estimate"``). None for the other solvers.
     """
 
     W: np.ndarray
@@ -93,6 +99,7 @@ class SolverResult:
     order: object = None
     W_history: object = None
     stage_converged: tuple = field(default_factory=tuple)
+    choice: object = None
 
     @property
     def last_stage_converged(self):

@@ -66,8 +66,12 @@ class CoLiDE(BaseEstimator):
         Accepted for API symmetry. The solvers are deterministic (W starts at zero), so the
         same data and parameters always give bit-identical results.
     solver : {"auto", "fast", "adam", "topo"}, default="auto"
-        Key of :data:`SOLVERS`. ``"auto"`` (alias ``"fast"``, the default) solves the same
-        problems, eq. 4 / eq. 6 along the same central path, with the fast solver
+        Key of :data:`SOLVERS`. ``"auto"`` (the default; :func:`~colide_core.solver._auto.auto_solve`,
+        ``docs/optimum.md``) returns the best optimum of the score among its candidates: the fast
+        solver's, CoLiDE-TOPO's started from it when the search's measured cost estimate fits
+        ``max_time`` (or ``defaults.AUTO_BUDGET`` seconds), and ``W_init``; the choice and every
+        candidate's objective are in ``result_.choice``. ``"fast"`` solves eq. 4 / eq. 6 along the
+        paper's central path with the fast solver alone
         (:func:`~colide_core.solver._fast.fast_solve`; ``docs/fast-solver.md``). ``"adam"`` is the
         paper-faithful schedule of Algorithm 1 (one Adam step per BCD iteration), the
         reference for every speed claim. The two reach the same objective to about 1e-3
@@ -77,8 +81,7 @@ class CoLiDE(BaseEstimator):
         the fast solver's solution, the score is minimised exactly for a topological order
         and the order improved by node swaps until no candidate swap lowers it (a local
         optimum); ``W_`` is then a DAG before any thresholding, ``n_iter_`` counts the swaps
-        accepted and ``order_`` holds the final order. Slower than ``"auto"`` (measured in
-        ``docs/topo.md``).
+        accepted and ``order_`` holds the final order (measured in ``docs/topo.md``).
     checkpoint : int, default=1000
         Steps between convergence checks, history entries and callback calls (>= 1).
     max_time : float, optional
@@ -91,8 +94,11 @@ class CoLiDE(BaseEstimator):
     tiers : list of list of node names or indices, optional
         Ordered layers: no edge may point from a later tier to an earlier one. With
         ``solver="topo"`` required edges and tiers also restrict the orders searched.
+    warm_start : bool, default=False
+        As in scikit-learn: a new :meth:`fit` takes the previous fit's ``W_`` as its warm-start
+        candidate (``W_init``), when the shapes agree.
     init_order : sequence of node names or indices, optional
-        ``solver="topo"`` only: the order the search starts from (every node once, first the
+        ``solver="topo"`` and ``"auto"``: the order the search starts from (every node once, first the
         nodes with no predecessor) instead of the continuous solution's.
     topo_sizes : tuple of 3 int, default=(10, 100, 1000)
         ``solver="topo"`` only: TOPO's candidate-set sizes ``(s0, s_small, s_large)``.
@@ -188,6 +194,7 @@ class CoLiDE(BaseEstimator):
         "required": "no_validation",
         "tiers": "no_validation",
         "init_order": ["array-like", None],
+        "warm_start": ["boolean"],
     }
 
     def get_run_settings(self, limits=LIBRARY):
@@ -235,6 +242,7 @@ class CoLiDE(BaseEstimator):
         topo_sizes=defaults.TOPO_SIZES,
         record_W=False,
         device=defaults.DEVICE,
+        warm_start=False,
     ):
         self.variant = variant
         self.lambda1 = lambda1
@@ -255,8 +263,9 @@ class CoLiDE(BaseEstimator):
         self.topo_sizes = topo_sizes
         self.record_W = record_W
         self.device = device
+        self.warm_start = warm_start
 
-    def fit(self, X, conditions=None, targets=None, callback=None):
+    def fit(self, X, conditions=None, targets=None, callback=None, W_init=None):
         """Learn the DAG and noise scale(s) from data.
 
         Parameters
@@ -281,6 +290,11 @@ class CoLiDE(BaseEstimator):
             ``conditions`` it is also called, as ``callback(0, 0, nan)``, every 50 ms or so while
             the conditions' statistics are built (seconds at ``defaults.MAX_CONDITIONS``):
             True there ends the fit before the solve, with ``stopped_`` True and ``W_`` zero.
+        W_init : array-like of shape (n_nodes, n_nodes), optional
+            A point the caller already has (the fit before new data, the neighbouring λ). With
+            ``solver="auto"`` it is one more candidate, and the fit returns the candidate with the
+            lowest score (``result_.choice``); the other solvers start from it. Without it,
+            ``warm_start=True`` uses the previous fit's ``W_``. Not modified.
 
         Returns
         -------
@@ -316,7 +330,7 @@ class CoLiDE(BaseEstimator):
                                       "target_unknown_condition")
             cov, n, names = data_covariance(X)
             self._set_conditions(None)
-            return self._fit_cov(settings, cov, n, names, callback)
+            return self._fit_cov(settings, cov, n, names, callback, W_init)
         from colide_core.data.conditions import ConditionStats
         from colide_core.exceptions import StatisticsStopped
 
@@ -325,7 +339,7 @@ class CoLiDE(BaseEstimator):
             stats = ConditionStats.from_data(X, conditions, targets, callback=_statistics_callback(callback))
         except StatisticsStopped:
             return self._stopped_before_solve(settings, X, None, t0)
-        return self._fit_stats(settings, stats, defaults.INTERCEPT, callback)
+        return self._fit_stats(settings, stats, defaults.INTERCEPT, callback, W_init)
 
     def fit_from_stats(self, cov, n=None, callback=None, node_names=None, *, intercept=defaults.INTERCEPT):
         """Learn from sufficient statistics instead of raw data.
@@ -396,7 +410,7 @@ class CoLiDE(BaseEstimator):
         self.targets_ = None if stats is None else dict(stats.targets)
         self.condition_counts_ = None if stats is None else stats.n
 
-    def _fit_stats(self, settings, stats, intercept, callback):
+    def _fit_stats(self, settings, stats, intercept, callback, W_init=None):
         """Fit the per-node covariance form of ``stats`` (an intercept per condition, masked targets).
 
         Every solver takes it: the continuous loops through the per-node gradient, CoLiDE-TOPO
@@ -413,7 +427,7 @@ class CoLiDE(BaseEstimator):
         self._set_conditions(stats)
         names = None if stats.node_names is None else list(stats.node_names)
         cov = np.array(node.covs[0]) if node.trivial else node
-        return self._fit_cov(settings, cov, stats.n_samples, names, callback)
+        return self._fit_cov(settings, cov, stats.n_samples, names, callback, W_init)
 
     def _stopped_before_solve(self, settings, X, stats, t0):
         """The record of a fit whose callback stopped it while the statistics were built.
@@ -454,7 +468,18 @@ class CoLiDE(BaseEstimator):
         self.order_ = None
         return self
 
-    def _fit_cov(self, settings, cov, n, names, callback):
+    def _warm_point(self, d, W_init):
+        """The warm-start candidate: ``fit(W_init=...)``, else the last fit's ``W_`` with ``warm_start``."""
+        if W_init is not None:
+            W = check_square_matrix(W_init, "W_init", what="weight matrix", copy=True)
+            if W.shape != (d, d):
+                raise ValueError(f"W_init must have shape {(d, d)}, got {W.shape}.")
+            return W
+        if self.warm_start and getattr(self, "W_", None) is not None and np.shape(self.W_) == (d, d):
+            return np.array(self.W_, dtype=float)
+        return None
+
+    def _fit_cov(self, settings, cov, n, names, callback, W_init=None):
         # ``cov``: a (d, d) covariance, or the per-node form (NodeCovariance) of several
         # conditions with targets; each node's own variance is C_j[j, j].
         node = cov if not isinstance(cov, np.ndarray) else None
@@ -470,7 +495,10 @@ class CoLiDE(BaseEstimator):
             edge_mask, required_mask = resolve_constraints(
                 d, names, forbidden=self.forbidden, required=self.required, tiers=self.tiers
             )
-        extra = self._topo_kwargs(d, names, required_mask) if settings.solver == "topo" else {}
+        extra = self._topo_kwargs(d, names, required_mask) if settings.solver in ("topo", "auto") else {}
+        W_init = self._warm_point(d, W_init)
+        if W_init is not None:
+            extra["W_init"] = W_init
         solve = get_solver(settings.solver)
         if settings.device != "cpu":  # the JAX backend (colide_core/solver/_jax.py); "cpu" never imports JAX
             from colide_core.solver._jax import device_solver

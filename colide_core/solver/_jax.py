@@ -234,6 +234,8 @@ def device_solver(solver, device, n_nodes=None):
                 "Several conditions (the per-node covariance form) run on the CPU solvers only; use "
                 "device='cpu' or 'auto'."
             )
+        for key in ("precedence", "init_order", "budget", "start"):  # the CPU order search's own (solver="auto")
+            kwargs.pop(key, None)
         params = {k: kwargs.pop(k) for k in list(kwargs) if k in _setting_names()}
         st = loop_settings(settings, params)
         extra = dict(ALGORITHM_1, switch_tol=st.tol) if faithful else {}

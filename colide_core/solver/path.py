@@ -465,6 +465,10 @@ def lambda_path(
             frac = progress_fraction(_sched[2], stage, iteration)
             return bool(callback(_k + min(frac, 0.99), int(lam.size)))
 
+        # solver="auto": the neighbouring λ's point is the warm start of the fast solver and one more
+        # candidate; the order search gets an equal share of one fit's budget per λ (issue 51)
+        extra = ({"start": "warm" if (warm_start and W_prev is not None) else "cold",
+                  "budget": defaults.AUTO_BUDGET / lam.size} if settings.solver == "auto" else {})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = solve(
@@ -473,7 +477,7 @@ def lambda_path(
                 W_init=W_prev if warm_start else None, callback=inner if callback is not None else None,
                 edge_mask=edge_mask,
                 l1_mask=None if required_mask is None else (~required_mask).astype(float),
-                required_mask=required_mask,
+                required_mask=required_mask, **extra,
             )
         if res.stopped:
             stopped = True

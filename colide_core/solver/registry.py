@@ -6,19 +6,21 @@ which loop a name runs, and neither the estimator nor the backend imports the ot
 """
 from __future__ import annotations
 
+from colide_core.solver._auto import auto_solve
 from colide_core.solver._fast import fast_solve, warmup  # noqa: F401 - warmup: public here
 from colide_core.solver._solver import colide_solve
 from colide_core.solver._topo import topo_solve
 
 __all__ = ["SOLVERS", "get_solver", "warmup"]
 
-#: Solver name -> stage loop. "auto" (the default) and "fast" are the fast solver
-#: (:func:`colide_core.solver._fast.fast_solve`); "adam" is the paper-faithful Algorithm 1
+#: Solver name -> stage loop. "auto" (the default, :func:`colide_core.solver._auto.auto_solve`) is
+#: the best of the fast solver's point and CoLiDE-TOPO's started from it, when the search fits the
+#: budget; "fast" is the fast solver alone (:func:`colide_core.solver._fast.fast_solve`); "adam" is the paper-faithful Algorithm 1
 #: (:func:`colide_core.colide_solve`). Both take the same arguments and return a
 #: :class:`~colide_core.SolverResult`. "topo" is CoLiDE-TOPO (:func:`colide_core.solver._topo.topo_solve`,
 #: paper Appendix E): the same score minimised over topological orders by node swaps, started
 #: from the fast solver's solution.
-SOLVERS = {"auto": fast_solve, "fast": fast_solve, "adam": colide_solve, "topo": topo_solve}
+SOLVERS = {"auto": auto_solve, "fast": fast_solve, "adam": colide_solve, "topo": topo_solve}
 
 
 def get_solver(name):

@@ -26,7 +26,13 @@ import colide_core
 from colide_core.graph.constraints import PriorKnowledge
 from dashboard.jobs import Job, is_running
 
-__all__ = ["thresholded", "required_of", "neighbours", "prefetch_neighbours", "PREFETCH_DELAY_S"]
+__all__ = ["thresholded", "required_of", "neighbours", "prefetch_neighbours", "PREFETCH_DELAY_S", "fast_first",
+           "refine", "refined", "drawn_after", "AUTO_DIRECT_NODES"]
+
+#: Up to this many nodes the live page solves ``solver="auto"`` directly (the order search costs
+#: 0.03-0.2 s there, issue 51's measurement, and Sachs's whole auto fit 0.08 s); above it the fast
+#: answer is drawn at once and :func:`refine` replaces it when the search is done.
+AUTO_DIRECT_NODES = 20
 
 #: Seconds between a script run asking for a prefetch and the prefetch computing: the user's pause
 #: (a step within it replaces the prefetch), and the time the browser has to draw the step alone.
@@ -145,3 +151,112 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
     timer = threading.Timer(max(0.0, float(delay)), begin)
     timer.daemon = True
     timer.start()
+
+
+def fast_first(params: tuple, n_nodes: int) -> tuple:
+    """The parameters the live page draws at once for ``params``: ``solver="fast"`` in place of
+    ``"auto"`` above :data:`AUTO_DIRECT_NODES` nodes, else ``params`` unchanged.
+
+    Parameters
+    ----------
+    params : tuple
+        A :func:`dashboard.fitting.solver_params` tuple.
+    n_nodes : int
+
+    Returns
+    -------
+    tuple
+        Sorted ``(name, value)`` pairs, as :func:`dashboard.fitting.solver_params` makes them.
+
+    Examples
+    --------
+    >>> fast_first((("lambda1", 0.05), ("variant", "nv")), 50)
+    (('lambda1', 0.05), ('solver', 'fast'), ('variant', 'nv'))
+    >>> fast_first((("lambda1", 0.05), ("variant", "nv")), 11)
+    (('lambda1', 0.05), ('variant', 'nv'))
+    """
+    from colide_core.defaults import SOLVER
+
+    p = dict(params)
+    if p.get("solver", SOLVER) != "auto" or int(n_nodes) <= AUTO_DIRECT_NODES:
+        return tuple(params)
+    p["solver"] = "fast"
+    return tuple(sorted(p.items()))
+
+
+def drawn_after(result, n_nodes: int) -> float:
+    """Seconds the live page waits for ``result`` to be drawn: its fit time, or for a refined
+    ``solver="auto"`` fit above :data:`AUTO_DIRECT_NODES` nodes only its fast solve (the order
+    search runs after the drawing). Liveness is decided from this (issue 51: a 5 s refinement at
+    d = 50 must not turn the page to "Press Run").
+
+    Parameters
+    ----------
+    result : dashboard.fitting.FitResult
+    n_nodes : int
+
+    Returns
+    -------
+    float
+    """
+    choice = getattr(result.result, "choice", None)
+    if choice and int(n_nodes) > AUTO_DIRECT_NODES and "fast" in (choice.get("seconds") or {}):
+        return float(choice["seconds"]["fast"])
+    return float(result.fit_time)
+
+
+def refine(state, key: str, dataset, params_list) -> Job:
+    """The background job that solves ``params_list`` (``solver="auto"``: the order search too).
+
+    One per session, preemptible (a person's live fit takes its compute slot first). Asking for
+    other parameters stops the previous refinement: the next slider step cancels it, and nothing
+    waits on it. The fits go through :func:`dashboard.fitting.fit_dataset` (cached), so a
+    refinement seen before is a cache hit.
+
+    Parameters
+    ----------
+    state : MutableMapping
+        The session state; ``state[key]`` holds the job.
+    key : str
+        Session key (``dashboard.state.LIVE_REFINE``).
+    dataset : dashboard.data.Dataset
+    params_list : sequence of tuple
+        :func:`dashboard.fitting.solver_params` tuples.
+
+    Returns
+    -------
+    Job
+        Its ``result`` is the list of :class:`dashboard.fitting.FitResult` (None when stopped).
+    """
+    wanted = (dataset.key, tuple(params_list))
+    old = state.get(key)
+    if old is not None and getattr(old, "wanted", None) == wanted:
+        return old  # running, done, or failed (the page says so): never restarted for the same settings
+    if old is not None and not old.done:
+        old.request_stop()
+    from dashboard.fitting import check_params, fit_dataset
+
+    def work(job):
+        out = []
+        for k, params in enumerate(params_list):
+            if job.stop_requested:
+                return None
+            job.status = f"refining {dict(params)['variant'].upper()} with the order search"
+            job.fraction = k / max(1, len(params_list))
+            check_params(params)
+            out.append(fit_dataset(dataset, params, lambda *_: job.stop_requested))
+        return out
+
+    job = Job(work, "refining", key=dataset.key, preemptible=True)
+    job.wanted = wanted
+    state[key] = job
+    job.start()
+    return job
+
+
+def refined(state, key: str, dataset, params_list):
+    """The refinement's results when its job for exactly ``params_list`` is done, else None."""
+    job = state.get(key)
+    if job is None or getattr(job, "wanted", None) != (dataset.key, tuple(params_list)) or not job.done:
+        return None
+    return job.result

@@ -168,10 +168,13 @@ def safe_filename(stem: str, max_len: int = 120) -> str:
     return out or "colide"
 
 
-#: The solver names shown beside a drawing (``colide_core.CoLiDE(solver=...)``): "auto" is the
-#: fast solver.
-SOLVER_LABELS = {"auto": "fast solver", "fast": "fast solver", "adam": "paper-faithful solver",
+#: The solver names shown beside a drawing (``colide_core.CoLiDE(solver=...)``); a fit of "auto"
+#: says which of its candidates won (``SolverResult.choice``, :func:`solver_label`).
+SOLVER_LABELS = {"auto": "auto", "fast": "fast solver", "adam": "paper-faithful solver",
                  "topo": "CoLiDE-TOPO"}
+#: What each ``solver="auto"`` candidate is, in words (issue 51).
+AUTO_CHOICE_LABELS = {"fast": "the fast solver's optimum", "topo": "CoLiDE-TOPO's order search (lower score)",
+                      "warm": "the previous fit (lower score)", "topo-warm": "the order search from the previous fit"}
 
 
 def solver_label(fit) -> str:
@@ -196,6 +199,9 @@ def solver_label(fit) -> str:
 
     params = dict(getattr(fit, "params", fit) or {})
     name = params.get("solver", SOLVER)
+    choice = getattr(getattr(fit, "result", None), "choice", None)
+    if name == "auto" and choice:
+        return f"auto: {AUTO_CHOICE_LABELS.get(choice.get('solver'), str(choice.get('solver')))}"
     return SOLVER_LABELS.get(name, str(name))
 
 

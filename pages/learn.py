@@ -22,7 +22,8 @@ from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
 from dashboard import manifests, state, urlstate
 from colide_core.graph.constraints import removed_sentence
-from dashboard.live import neighbours, prefetch_neighbours, required_of, thresholded as threshold_fit
+from dashboard.live import (drawn_after, fast_first, neighbours, prefetch_neighbours, refine, refined, required_of,
+                            thresholded as threshold_fit)
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from colide_core.render.figures import noise_figure, objective_figure
 from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, expected_fit_seconds, fit_live, live_reason,
@@ -135,6 +136,24 @@ def _harvest(job):
     return messages
 
 
+def _refine_watch(job):
+    """Say that the order search is refining the fast answer, and redraw the page when it is done."""
+    if job.done and job.error is not None:
+        st.caption(f"The order search could not refine this fit ({md_escape(job.error)}); the fast solver's "
+                   "answer is shown.")
+        return
+
+    @st.fragment(run_every=0.3)
+    def watch():
+        if job.done:
+            st.rerun(scope="app")
+        st.caption(":material/hourglass_top: **Refining**: the fast solver's answer is shown while CoLiDE-TOPO's "
+                   "order search looks for a lower score (solver auto, docs/optimum.md). Moving a control "
+                   "cancels it.", help=md_escape(job.status))
+
+    watch()
+
+
 def _manifest_box():
     """The run-manifest uploader and the status of the last manifest loaded."""
     st.file_uploader("Run manifest (JSON) from the Downloads tab or `python -m colide_core fit`",
@@ -241,19 +260,34 @@ elif live and not running:
     # identical to what Run computes), unless the session already holds them.
     held = state.results_for_current()
     wanted = [solver_params(VARIANTS[lab], lam_now, ss[state.SOLVER_OVERRIDES]) for lab in shown]
-    todo = [p for p in wanted if not (dict(p)["variant"] in held and held[dict(p)["variant"]].params == p)]
+    # solver="auto" above AUTO_DIRECT_NODES: the fast answer is drawn at once, and the order search
+    # refines it in a preemptible job that the next change cancels (issue 51; dashboard.live.refine)
+    first = [fast_first(p, ds.shape[1]) for p in wanted]
+    to_refine = [p for p, q in zip(wanted, first) if p != q]
+    for res in refined(ss, state.LIVE_REFINE, ds, to_refine) or ():
+        ss[state.RESULTS][res.variant] = res
+    held = state.results_for_current()
+
+    def _has(p):
+        return dict(p)["variant"] in held and held[dict(p)["variant"]].params == p
+
+    todo = [q for p, q in zip(wanted, first) if not (_has(p) or _has(q))]
     if todo:
         fitted, live_errors, stopped_after = fit_live(ds, todo)
         for res in fitted:
             ss[state.RESULTS][res.variant] = res
         if stopped_after is not None:  # measured too slow for a live page: the next change asks for Run
             ss[state.LAST_FIT_TIME] = (ds.key, stopped_after, solver_now)
+    refining = [p for p in to_refine if not _has(p)] if not live_errors else []
+    if refining:
+        refine_job = refine(ss, state.LIVE_REFINE, ds, refining)
+        _refine_watch(refine_job)
     if ss[state.LAMBDA_MOVED] and not live_errors:
         # the next step of the slider is then usually a cache hit (same cold fits, same drawings,
         # drawn with the positions the page will use when they do not depend on the fit); asked
         # for at the end of this run, and computed after a pause (dashboard.live), so it never
         # holds the run nor competes with the browser drawing this step (issue 41)
-        prefetch = ([solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES])
+        prefetch = ([fast_first(solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES]), ds.shape[1])
                      for lam in neighbours(_lambda_options(), lam_now) for lab in shown],
                     float(ss["learn_threshold"]), {"positions": _positions(), "legend": False})
 for err in live_errors:
@@ -281,7 +315,7 @@ if not order:  # the picked model has not been fitted yet (a Run page): show wha
     st.info(f"CoLiDE-{' and '.join(shown)} has not been fitted at these settings yet: press **Run**. "
             f"Showing CoLiDE-{' and '.join(v.upper() for v in order)}.")
 if stopped_after is None:  # a stopped live fit's time stands (else an older, faster fit would hide it)
-    ss[state.LAST_FIT_TIME] = (ds.key, max(results[v].fit_time for v in order),  # read by state.last_fit_time
+    ss[state.LAST_FIT_TIME] = (ds.key, max(drawn_after(results[v], ds.shape[1]) for v in order),  # state.last_fit_time
                                dict(results[order[-1]].params).get("solver", SOLVER))
 stale = [v for v in order if abs(results[v].lambda1 - lam_now) > 1e-12 * max(1.0, lam_now)]
 if stale and not running:

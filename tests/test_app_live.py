@@ -263,3 +263,35 @@ def test_topo_is_live_on_small_graphs_and_shows_a_measured_estimate_otherwise(ne
     assert any("Press **Run** after a change" in c and "order search on 30 nodes takes about 1\\.2 s" in c
                for c in shown), shown
     assert any(c.startswith("CoLiDE-TOPO-EV here: about ") and "per swap evaluation measured" in c for c in shown)
+
+
+def test_auto_draws_the_fast_answer_at_once_then_the_refined_one(new_app):
+    # Issue 51: above AUTO_DIRECT_NODES nodes the live page draws the fast solver's answer in the
+    # script run, and a preemptible job runs solver="auto" (the order search); when it is done the
+    # refined fit replaces the fast one. Moving λ cancels a refinement that no longer fits.
+    from dashboard.live import AUTO_DIRECT_NODES
+
+    at = new_app().run()
+    at.switch_page("pages/simulate.py").run()
+    at.number_input(key="sim_d").set_value(AUTO_DIRECT_NODES + 10).run()
+    at.button(key="sim_run").click().run()
+    at.session_state["learn_variant"] = "NV"
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    first = at.session_state["fit_results"]["nv"]
+    assert dict(first.params)["solver"] == "fast" and first.result.choice is None
+    job = at.session_state["learn_live_refine"]
+    assert job is not None and job.preemptible
+    assert any("Refining" in c.value for c in at.caption)
+    assert job.wait(300), "the refinement did not finish"
+    at.run()
+    assert not at.exception, at.exception
+    refined = at.session_state["fit_results"]["nv"]
+    assert "solver" not in dict(refined.params) and refined.result.choice is not None
+    cands = refined.result.choice["candidates"]
+    assert cands[refined.result.choice["solver"]] == min(cands.values())
+    assert not any("Refining" in c.value for c in at.caption)
+    # the next λ step draws its fast answer and cancels nothing it still needs
+    at.select_slider(key="learn_lambda1").set_value(LAMBDA1_GRID[LAMBDA1_GRID.index(LAMBDA1) + 1]).run()
+    assert dict(at.session_state["fit_results"]["nv"].params)["solver"] == "fast"
+    assert at.session_state["learn_live_refine"] is not job

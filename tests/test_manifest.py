@@ -33,7 +33,7 @@ def problem():
     X, std = simulate_linear_sem(W_true, 300, "gaussian", noise_var=np.linspace(0.5, 2.0, 6),
                                  random_state=2)
     X = pd.DataFrame(X, columns=[f"g{i}" for i in range(6)])
-    model = CoLiDE("nv", random_state=7, **SHORT).fit(X)
+    model = CoLiDE("nv", random_state=7, solver="fast", **SHORT).fit(X)  # the central path's dense W
     return X, B, std, model
 
 
@@ -93,6 +93,19 @@ def test_the_fit_record_round_trips_and_needs_no_fitted_estimator(problem):
     assert np.array_equal(np.array(loose["results"]["adjacency"]) != 0,
                           threshold_to_dag(model.W_, 0.0) != 0)
     assert np.count_nonzero(loose["results"]["adjacency"]) > np.count_nonzero(a["results"]["adjacency"])
+
+
+def test_the_auto_choice_round_trips_and_a_forged_one_is_dropped(problem):
+    # solver="auto" records which candidate won and every candidate's objective (issue 51); a
+    # loaded manifest is user input: a choice of another shape is not carried into the record.
+    X = problem[0]
+    model = CoLiDE("nv", **SHORT).fit(X)
+    doc = json.loads(manifest_to_json(build_manifest(model, X)))
+    rec = load_manifest(json.dumps(doc)).solver_result()
+    assert rec.choice["solver"] == model.result_.choice["solver"]
+    assert rec.choice["candidates"] == pytest.approx(model.result_.choice["candidates"], rel=1e-12)
+    doc["results"]["choice"] = {"solver": "<b>x</b>", "candidates": {"fast": 1.0}}
+    assert load_manifest(json.dumps(doc)).solver_result().choice is None
 
 
 def test_a_manifest_without_the_solver_history_still_gives_a_record(problem):

@@ -312,9 +312,14 @@ def cmd_fit(args, settings, echo):
         echo(f"learned {n_edges} edge{'' if n_edges == 1 else 's'} among {len(names)} nodes from {shape[0]} samples "
               f"in {model.fit_time_:.2f} s ({model.n_iter_} {'swaps' if run.solver == 'topo' else 'iterations'}"
               f"{', stopped early' if model.stopped_ else ''})")
+        choice = getattr(model.result_, "choice", None)
+        if choice:  # solver="auto": which optimum won, and why the order search ran or not (issue 51)
+            objs = ", ".join(f"{k} {v:.6g}" for k, v in choice["candidates"].items())
+            echo(f"solver auto: {choice['solver']} won (objectives: {objs}); {choice['reason']}")
         if manifest["results"]["metrics"]:
             m = manifest["results"]["metrics"]
-            echo("metrics: " + ", ".join(f"{k}={m[k]}" for k in ("shd", "tpr", "fdr", "sid") if k in m))
+            echo("metrics: " + ", ".join(f"{k}={m[k]:.3g}" if isinstance(m[k], float) else f"{k}={m[k]}"
+                                         for k in ("shd", "tpr", "fdr", "sid") if k in m))  # no float noise (m-4)
         echo(f"wrote {', '.join(written)} to {_printable(out.path)}")
     return 0
 

@@ -468,6 +468,8 @@ def manifest_from_result(result, params, X=None, *, cov=None, n=None, node_names
             "lr_used": result.lr_used,
             "s_used": result.s_used,
             "stage_converged": result.stage_converged,
+            # solver="auto" (issue 51): the candidate that won, why, and each candidate's objective
+            **({"choice": result.choice} if getattr(result, "choice", None) else {}),
         },
         "extra": extra or {},
     }
@@ -623,6 +625,7 @@ class Manifest:
             s_used=tuple(float(x) for x in res.get("s_used") or ()),
             stage_converged=tuple(x is True for x in res.get("stage_converged") or ()
                                   if isinstance(res.get("stage_converged"), list)),
+            choice=_solver_choice(res.get("choice")),
         )
 
     def W_frame(self):
@@ -908,6 +911,29 @@ def _manifest_from_document(doc):
     if isinstance(sigma, np.ndarray):
         sigma.setflags(write=False)
     return Manifest(raw=doc, W=W, adjacency=adj, sigma=sigma)
+
+
+#: The candidates ``solver="auto"`` records (:func:`colide_core.solver._auto.auto_solve`).
+_AUTO_CANDIDATES = ("fast", "topo", "warm", "topo-warm")
+
+
+def _solver_choice(raw):
+    """A manifest's ``results.choice`` (``solver="auto"``'s record) as the solver wrote it, or None
+    when absent or not of that shape: a known winner, a short reason, numeric objectives (a loaded
+    manifest is user input; its text is shown on pages)."""
+    if not isinstance(raw, dict) or raw.get("solver") not in _AUTO_CANDIDATES:
+        return None
+    cands = raw.get("candidates")
+    if not isinstance(cands, dict) or not all(k in _AUTO_CANDIDATES and isinstance(v, (int, float))
+                                               and not isinstance(v, bool) for k, v in cands.items()):
+        return None
+    est = raw.get("estimate")
+    return {"solver": raw["solver"], "reason": str(raw.get("reason") or "")[:300],
+            "candidates": {k: float(v) for k, v in cands.items()},
+            "seconds": {k: float(v) for k, v in (raw.get("seconds") or {}).items()
+                        if k in _AUTO_CANDIDATES and isinstance(v, (int, float)) and not isinstance(v, bool)}
+            if isinstance(raw.get("seconds"), dict) else {},
+            "estimate": float(est) if isinstance(est, (int, float)) and not isinstance(est, bool) else None}
 
 
 def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json", replay=True):

@@ -14,7 +14,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LAMBDA_MOVED", "URL_RESTORED", "XFORM_RAW", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LIVE_REFINE", "LAMBDA_MOVED", "URL_RESTORED", "XFORM_RAW", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -52,6 +52,9 @@ LIVE_HOLD = "learn_live_hold"
 #: The Learn page's background job warming the cache for the neighbouring λ values
 #: (:func:`dashboard.live.prefetch_neighbours`), or None.
 LIVE_PREFETCH = "learn_live_prefetch"
+#: The live page's refinement job (``dashboard.live.refine``): ``solver="auto"``'s order search
+#: after the fast answer is drawn (issue 51).
+LIVE_REFINE = "learn_live_refine"
 #: True once the user moved the λ slider in this session: only then are neighbours prefetched.
 LAMBDA_MOVED = "learn_lambda_moved"
 #: The current data before any transform (a :class:`dashboard.data.Dataset`), for the Data page's
@@ -126,6 +129,7 @@ def init() -> None:
     ss.setdefault(LAST_FIT_TIME, None)
     ss.setdefault(LIVE_HOLD, False)
     ss.setdefault(LIVE_PREFETCH, None)
+    ss.setdefault(LIVE_REFINE, None)
     ss.setdefault(LAMBDA_MOVED, False)
     ss.setdefault(URL_RESTORED, False)
     ss.setdefault(XFORM_RAW, None)

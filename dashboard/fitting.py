@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -364,12 +366,48 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=Non
     with compute_slot():
         model = colide_core.CoLiDE(**dict(params)).fit(_X, conditions=_conditions, targets=_targets,
                                                        callback=_callback)
+    if not model.stopped_:
+        _remember(data_key, params)
     names = list(model.node_names_) if model.node_names_ is not None else [str(c) for c in _X.columns]
     result = FitResult(result=model.result_, variant=dict(params)["variant"], params=params, data_key=data_key,
                        node_names=names, fit_time=float(model.fit_time_))
     if result.stopped:
         raise FitStopped(result)
     return result
+
+
+#: (data key, params) of the fits :func:`fit_colide` computed in this process, newest last, for
+#: :func:`is_cached` (bounded; the cache itself may evict sooner: then a live fit is computed,
+#: still under its time limit).
+_COMPUTED: "OrderedDict" = OrderedDict()
+_COMPUTED_MAX = 4096
+_COMPUTED_LOCK = threading.Lock()
+
+
+def _remember(data_key, params):
+    with _COMPUTED_LOCK:
+        _COMPUTED[(data_key, tuple(params))] = True
+        _COMPUTED.move_to_end((data_key, tuple(params)))
+        while len(_COMPUTED) > _COMPUTED_MAX:
+            _COMPUTED.popitem(last=False)
+
+
+def is_cached(data_key: str, params: tuple) -> bool:
+    """Whether :func:`fit_colide` computed this fit in this process (so asking again is a cache hit).
+
+    Parameters
+    ----------
+    data_key : str
+        :attr:`dashboard.data.Dataset.key`.
+    params : tuple
+        A :func:`solver_params` tuple.
+
+    Returns
+    -------
+    bool
+    """
+    with _COMPUTED_LOCK:
+        return (data_key, tuple(params)) in _COMPUTED
 
 
 def fit_dataset(dataset, params, callback=None) -> FitResult:
@@ -537,7 +575,7 @@ def expected_fit_seconds(dataset, overrides: dict | None = None, variants=("ev",
     return None
 
 
-def live_reason(dataset, overrides: dict | None = None, *, measured=None, estimate=None) -> tuple:
+def live_reason(dataset, overrides: dict | None = None, *, measured=None, estimate=None, cached=False) -> tuple:
     """Whether the Learn page may re-solve on every widget change, and why not.
 
     One rule for every solver: a fit is live when it is expected to take at most
@@ -563,6 +601,10 @@ def live_reason(dataset, overrides: dict | None = None, *, measured=None, estima
         (:func:`dashboard.state.last_fit_time`).
     estimate : (float, float, str), optional
         :func:`expected_fit_seconds`: ``(low, high, how)``.
+    cached : bool, default=False
+        Every fit the step needs is already in the cache (:func:`is_cached`): then it is live
+        whatever was measured or estimated, within the four bounds (a cache hit costs a lookup;
+        issue 48, M-5).
 
     Returns
     -------
@@ -587,6 +629,8 @@ def live_reason(dataset, overrides: dict | None = None, *, measured=None, estima
         return False, (f"this dataset has {n:,} × {d} = {n * d:,} values; fits are live up to "
                        f"{LIVE_MAX_CELLS:,}")
     what = "CoLiDE-TOPO's order search" if solver == "topo" else "a fit"
+    if cached:
+        return True, ""
     if measured is not None:
         if measured > LIVE_MAX_SECONDS:
             return False, (f"the last fit here took {fmt_seconds(measured)}; fits are live when they take under "

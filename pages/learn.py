@@ -9,6 +9,8 @@ Results are cached on (data hash, parameters). The threshold slider only re-thre
 ``colide_core.threshold_to_dag``; it never re-runs the solver. Each fit can be downloaded as a
 run manifest (``dashboard.manifests``); loading a manifest back restores the same view.
 """
+import time
+
 import pandas as pd
 import streamlit as st
 
@@ -26,8 +28,8 @@ from dashboard.live import (drawn_after, fast_first, neighbours, prefetch_neighb
                             thresholded as threshold_fit)
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from colide_core.render.figures import noise_figure, objective_figure
-from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, expected_fit_seconds, fit_live, live_reason,
-                               shown_labels, solver_params, topo_cost)
+from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, expected_fit_seconds, fit_live, is_cached,
+                               live_reason, shown_labels, solver_params, topo_cost)
 from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.settings_form import settings_form
@@ -192,10 +194,18 @@ st.title("Learn a DAG with CoLiDE")
 # One rule for every solver (issue 41): live when a fit is expected to take under a second, from
 # the last fit measured here with this solver, else from an estimate measured on this machine.
 solver_now = ss[state.SOLVER_OVERRIDES].get("solver", SOLVER)
-measured = state.last_fit_time(solver_now)
+# what a live step here cost this session (the lower of the last two: a cache hit is cheap, and
+# one slow step under load does not decide), else the last fit's own time (issue 48, M-5)
+measured = state.live_step_cost(solver_now)
+measured = state.last_fit_time(solver_now) if measured is None else measured
 estimate = None if measured is not None else expected_fit_seconds(
     ds, ss[state.SOLVER_OVERRIDES], [VARIANTS[lab] for lab in shown_labels(ss["learn_variant"])])
-live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES], measured=measured, estimate=estimate)
+# a step whose fits are all in the cache is live whatever was measured (issue 48, M-5a)
+cached_step = all(is_cached(ds.key, fast_first(solver_params(VARIANTS[lab], float(ss["learn_lambda1"]),
+                                                             ss[state.SOLVER_OVERRIDES]), ds.shape[1]))
+                  for lab in shown_labels(ss["learn_variant"]))
+live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES], measured=measured, estimate=estimate,
+                                 cached=cached_step)
 st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
            + ("**Live**: every change re-solves EV and NV, no Run needed." if live
               else f"Press **Run** after a change: {md_escape(why_not_live)}."))
@@ -273,11 +283,16 @@ elif live and not running:
 
     todo = [q for p, q in zip(wanted, first) if not (_has(p) or _has(q))]
     if todo:
+        began = time.perf_counter()
         fitted, live_errors, stopped_after = fit_live(ds, todo)
+        if stopped_after is None and not live_errors:
+            state.record_live_step(solver_now, (time.perf_counter() - began) / len(todo))
         for res in fitted:
             ss[state.RESULTS][res.variant] = res
         if stopped_after is not None:  # measured too slow for a live page: the next change asks for Run
             ss[state.LAST_FIT_TIME] = (ds.key, stopped_after, solver_now)
+            for _ in range(2):  # a fit stopped at its time limit is a real cost: it decides at once
+                state.record_live_step(solver_now, stopped_after)
     refining = [p for p in to_refine if not _has(p)] if not live_errors else []
     if refining:
         refine_job = refine(ss, state.LIVE_REFINE, ds, refining)

@@ -34,6 +34,7 @@ def fresh_caches():
 
     def clear():
         fitting.fit_colide.clear()
+        fitting._COMPUTED.clear()
         manifests.fit_manifest_json.clear()
         comparison.run_store().clear()
 

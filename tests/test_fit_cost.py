@@ -94,3 +94,19 @@ def test_the_refusal_states_the_cost_computed_from_the_measured_step(monkeypatch
     for part in ("up to 200 nodes", "2,000 nodes", "CoLiDE-NV fit of 400 nodes", "about 11 s to 1.7 min",
                  "up to 17 min", "130,000 steps", "measured now at 200 nodes took 1 ms", "(×8)"):
         assert part in text, (part, text)
+
+
+def test_the_probe_expires_and_one_slow_probe_does_not_decide(monkeypatch):
+    # Issue 48, M-5b: the probe was measured once per process (an lru_cache), so a measurement made
+    # under load stayed for the server's life. Now it is reused for PROBE_TTL_S, then measured
+    # again, and the lower of the last two measurements is used.
+    from colide_core.solver import cost
+
+    timings = iter([0.004, 0.030, 0.002])           # s per step: normal, a load spike, quiet again
+    monkeypatch.setattr(cost, "_probe", lambda *a: next(timings))
+    monkeypatch.setattr(cost, "_PROBES", {})
+    args = (30, "nv", 60, 2)
+    assert cost._measured(*args, now=0.0) == 0.004
+    assert cost._measured(*args, now=cost.PROBE_TTL_S - 1) == 0.004            # reused, not measured
+    assert cost._measured(*args, now=cost.PROBE_TTL_S + 1) == 0.004            # the spike: min(0.030, 0.004)
+    assert cost._measured(*args, now=2 * cost.PROBE_TTL_S + 2) == 0.002        # measured again

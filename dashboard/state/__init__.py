@@ -14,7 +14,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
-    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LIVE_REFINE", "LAMBDA_MOVED", "URL_RESTORED", "XFORM_RAW", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
+    "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LIVE_REFINE", "LIVE_STEPS", "live_step_cost", "record_live_step", "LAMBDA_MOVED", "URL_RESTORED", "XFORM_RAW", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
 
@@ -55,6 +55,11 @@ LIVE_PREFETCH = "learn_live_prefetch"
 #: The live page's refinement job (``dashboard.live.refine``): ``solver="auto"``'s order search
 #: after the fast answer is drawn (issue 51).
 LIVE_REFINE = "learn_live_refine"
+#: ``(dataset key, solver, (seconds, ...))``: the wall time of this session's last live steps that
+#: computed something (a cache hit costs what the lookup costs). The Learn page decides liveness
+#: from the lower of the last two (issue 48, M-5: a cached fit's time measured under load, or one
+#: slow step, never flips the page to "Press Run").
+LIVE_STEPS = "learn_live_steps"
 #: True once the user moved the λ slider in this session: only then are neighbours prefetched.
 LAMBDA_MOVED = "learn_lambda_moved"
 #: The current data before any transform (a :class:`dashboard.data.Dataset`), for the Data page's
@@ -130,6 +135,7 @@ def init() -> None:
     ss.setdefault(LIVE_HOLD, False)
     ss.setdefault(LIVE_PREFETCH, None)
     ss.setdefault(LIVE_REFINE, None)
+    ss.setdefault(LIVE_STEPS, None)
     ss.setdefault(LAMBDA_MOVED, False)
     ss.setdefault(URL_RESTORED, False)
     ss.setdefault(XFORM_RAW, None)
@@ -178,6 +184,23 @@ def last_fit_time(solver=None):
     if solver is not None and (len(rec) < 3 or rec[2] != solver):
         return None
     return float(rec[1])
+
+
+def live_step_cost(solver):
+    """The lower of this session's last two live step costs on the current dataset with ``solver``
+    (seconds), or None before any (:data:`LIVE_STEPS`)."""
+    rec = st.session_state.get(LIVE_STEPS)
+    if not rec or rec[0] != current_dataset().key or rec[1] != solver or not rec[2]:
+        return None
+    return float(min(rec[2][-2:]))
+
+
+def record_live_step(solver, seconds) -> None:
+    """Add one live step's wall seconds to :data:`LIVE_STEPS` (the last two are kept)."""
+    key = current_dataset().key
+    rec = st.session_state.get(LIVE_STEPS)
+    prev = rec[2] if rec and rec[0] == key and rec[1] == solver else ()
+    st.session_state[LIVE_STEPS] = (key, solver, (tuple(prev) + (float(seconds),))[-2:])
 
 
 def current_dataset():

@@ -253,6 +253,8 @@ OPTIONAL_PACKAGES = MappingProxyType({
     "numba": ("numba", "fast"),
     "jax": ("jax", "jax"),
     "jaxlib": ("jaxlib", "jax"),
+    # only its data files are read (colide_core.data.networks), never imported
+    "pgmpy": ("pgmpy-no-torch", "networks"),
 })
 
 

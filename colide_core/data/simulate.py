@@ -41,6 +41,8 @@ __all__ = [
     "simulate_parameters",
     "simulate_linear_sem",
     "simulate_experiment",
+    "simulate_conditions",
+    "sem_mean",
     "draw_noise_variances",
     "standardize",
     "varsortability",
@@ -386,6 +388,95 @@ def simulate_experiment(W, targets, n, noise="gaussian", noise_var=1.0, random_s
     W_c[:, nodes] = 0.0  # hard intervention: the targets lose their parents
     X, _ = simulate_linear_sem(W_c, n, noise, noise_var=noise_var, random_state=random_state)
     return X
+
+
+def sem_mean(W, intercepts) -> np.ndarray:
+    """The mean of every node of the linear SEM ``x = x W + z + b`` with ``E[z] = 0``.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_nodes, n_nodes)
+        Weighted DAG, ``W[i, j] != 0`` means i -> j. Not modified.
+    intercepts : array-like of shape (n_nodes,)
+        Each node's intercept ``b_j``, in data units.
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,)
+        ``b (I - W)^-1``: solving ``mu = mu W + b`` (a DAG's ``I - W`` is invertible).
+
+    Examples
+    --------
+    >>> sem_mean([[0.0, 2.0], [0.0, 0.0]], [1.0, 0.5])   # mu_1 = 2 * 1 + 0.5
+    array([1. , 2.5])
+    """
+    A = np.asarray(W, dtype=float)
+    return np.linalg.solve(np.eye(A.shape[0]) - A.T, np.asarray(intercepts, dtype=float))
+
+
+def simulate_conditions(W, X_obs, interventions, noise, noise_var, streams, *, intercepts=None):
+    """Add the interventional conditions of :func:`simulate_dataset` to observational rows.
+
+    The one implementation of the conditions :func:`simulate_dataset` and
+    :func:`colide_core.data.networks.load_network` draw: condition ``k`` (label ``"iv<k>"``) draws
+    ``n_per_condition`` rows of a hard intervention on its targets ``T_k``
+    (:func:`simulate_experiment`) with every node's intercept shifted by ``c_k``::
+
+        x_j = [j not in T_k] * sum_i W[i, j] x_i + z_j + b_j + c_kj
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_nodes, n_nodes)
+        The true weighted DAG (``W[i, j] != 0``: i -> j). Not modified.
+    X_obs : ndarray of shape (n_obs, n_nodes)
+        The observational rows, first in the result.
+    interventions : dict
+        Checked settings (:func:`check_interventions`); ``targets`` None draws them.
+    noise : str
+        The noise law (:data:`NOISE_TYPES`).
+    noise_var : ndarray of shape (n_nodes,)
+        Noise variances, squared data units.
+    streams : sequence of 3 numpy.random.Generator
+        The targets', the shifts' and the interventional rows' generators.
+    intercepts : array-like of shape (n_nodes,), optional, keyword-only
+        Each node's intercept ``b_j`` (default zero), kept under intervention (a target is
+        ``b_t + z_t``); ``X_obs`` already holds them.
+
+    Returns
+    -------
+    X : ndarray of shape (n_obs + n_conditions * n_per_condition, n_nodes)
+    conditions : ndarray of object of shape (n_rows,)
+        ``"obs"`` then ``"iv1"``, ``"iv2"``, ...
+    targets : dict
+        Condition label -> list of target node indices (``[]`` for ``"obs"``).
+    shifts : ndarray of shape (n_conditions + 1, n_nodes)
+        ``c_k`` per condition (row 0 zero), data units.
+    interventions : dict
+        The settings, with the drawn targets (a tuple of sorted index tuples).
+    """
+    iv = dict(interventions)
+    d = W.shape[0]
+    k, m = iv["n_conditions"], iv["n_per_condition"]
+    rng_targets, rng_shift, rng_iv = streams
+    b = np.zeros(d) if intercepts is None else np.asarray(intercepts, dtype=float)
+    if iv["targets"] is None:
+        iv["targets"] = tuple(tuple(sorted(int(v) for v in rng_targets.choice(d, iv["n_targets"], replace=False)))
+                              for _ in range(k))
+    shifts = np.zeros((k + 1, d))
+    if iv["mean_shift"] > 0:
+        shifts[1:] = rng_shift.normal(0.0, iv["mean_shift"], size=(k, d))
+    blocks = [X_obs]
+    for c, (nodes, rng) in enumerate(zip(iv["targets"], rng_iv.spawn(k)), start=1):
+        X_c = simulate_experiment(W, nodes, m, noise, noise_var=noise_var, random_state=rng)
+        W_c = np.array(W, dtype=float)
+        W_c[:, list(nodes)] = 0.0
+        # x = x W_c + z + b + c  =>  the intercepts and the shift move the mean by (b + c)(I - W_c)^-1
+        blocks.append(X_c + sem_mean(W_c, b + shifts[c]))
+    X = np.concatenate(blocks, axis=0)
+    labels = ["obs"] + [f"iv{c}" for c in range(1, k + 1)]
+    conditions = np.repeat(np.array(labels, dtype=object), [X_obs.shape[0]] + [m] * k)
+    targets = {"obs": [], **{labels[c]: list(nodes) for c, nodes in enumerate(iv["targets"], start=1)}}
+    return X, conditions, targets, shifts, iv
 
 
 def standardize(X) -> np.ndarray:
@@ -888,25 +979,7 @@ def simulate_dataset(spec=None, random_state=None, *, interventions=None, **sett
     X, std = simulate_linear_sem(W, s["n_samples"], s["noise"], noise_var=var, random_state=rng_x)
     conditions = targets = shifts = None
     if iv["n_conditions"]:
-        k, m = iv["n_conditions"], iv["n_per_condition"]
-        rng_targets, rng_shift, rng_iv = streams[4:]
-        if iv["targets"] is None:
-            iv["targets"] = tuple(tuple(sorted(int(v) for v in rng_targets.choice(d, iv["n_targets"], replace=False)))
-                                  for _ in range(k))
-        shifts = np.zeros((k + 1, d))
-        if iv["mean_shift"] > 0:
-            shifts[1:] = rng_shift.normal(0.0, iv["mean_shift"], size=(k, d))
-        blocks = [X]
-        for c, (nodes, rng) in enumerate(zip(iv["targets"], rng_iv.spawn(k)), start=1):
-            X_c = simulate_experiment(W, nodes, m, s["noise"], noise_var=var, random_state=rng)
-            W_c = W.copy()
-            W_c[:, list(nodes)] = 0.0
-            # x = x W_c + z + c  =>  x = (z + c)(I - W_c)^-1: the shift moves the mean by c (I - W_c)^-1
-            blocks.append(X_c + np.linalg.solve(np.eye(d) - W_c.T, shifts[c]))
-        X = np.concatenate(blocks, axis=0)
-        labels = ["obs"] + [f"iv{c}" for c in range(1, k + 1)]
-        conditions = np.repeat(np.array(labels, dtype=object), [s["n_samples"]] + [m] * k)
-        targets = {"obs": [], **{labels[c]: list(nodes) for c, nodes in enumerate(iv["targets"], start=1)}}
+        X, conditions, targets, shifts, iv = simulate_conditions(W, X, iv, s["noise"], var, streams[4:])
         s = {**s, "interventions": {**iv, "targets": [list(t) for t in iv["targets"]]}}
     scale = np.ones(d)
     if s["standardize"]:

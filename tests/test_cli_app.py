@@ -32,7 +32,7 @@ def _without(modules, argv):
 def test_dry_run_is_streamlit_run_of_the_app_with_its_settings_then_the_users_options(capsys, repo_root):
     assert main(["app", "--dry-run", "--server.port", "8502", "--theme.base=dark"]) == 0
     command = shlex.split(capsys.readouterr().out)
-    assert command[:5] == [sys.executable, "-m", "streamlit", "run", str(repo_root / "app.py")]
+    assert command[:6] == [sys.executable, "-P", "-m", "streamlit", "run", str(repo_root / "app.py")]
     config = tomllib.loads((repo_root / ".streamlit" / "config.toml").read_text())
     settings = [f"--{section}.{key}={str(v).lower() if isinstance(v, bool) else v}"
                 for section, table in config.items() for key, v in table.items()]
@@ -41,7 +41,7 @@ def test_dry_run_is_streamlit_run_of_the_app_with_its_settings_then_the_users_op
     assert "--runner.postScriptGC=false" in settings
     # localhost first, then the app's settings (which Streamlit reads only from the current
     # directory), then the user's options: the last occurrence of an option wins in streamlit run
-    assert command[5:] == ["--server.address=localhost", *settings, "--server.port", "8502", "--theme.base=dark"]
+    assert command[6:] == ["--server.address=localhost", *settings, "--server.port", "8502", "--theme.base=dark"]
 
 
 def test_the_app_is_found_next_to_the_library_and_serves_static_from_its_folder(repo_root):
@@ -128,3 +128,17 @@ def test_every_optional_package_is_in_the_extra_it_names(repo_root):
         names = {req.split(">")[0].split("=")[0].split("[")[0].strip() for req in extras[extra]}
         assert dist in names, (module, dist, extra)
     assert set(OPTIONAL_PACKAGES) >= {"streamlit", "causallearn", "gies", "jinja2", "matplotlib"}
+
+
+def test_a_streamlit_py_in_the_working_directory_is_never_run(tmp_path):
+    # issue 53, medium 2: `python -m streamlit` puts the current directory first on sys.path, so a
+    # streamlit.py in the folder `colide app` starts from ran instead of Streamlit (rc 3 and its
+    # marker). The command's interpreter and its options, asked for Streamlit's version from a
+    # folder holding such a file, must import the installed Streamlit and leave no marker.
+    marker = tmp_path / "ran"
+    (tmp_path / "streamlit.py").write_text(f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit(3)\n")
+    command = app.app_command()
+    interpreter = command[:command.index("streamlit") + 1]      # python [options] -m streamlit
+    out = subprocess.run([*interpreter, "version"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Streamlit, version ") and not marker.exists()

@@ -144,7 +144,7 @@ def test_colide_app_serves_the_installed_dashboard(tmp_path, wheel):
 
     dry = subprocess.run([colide, "app", "--dry-run", "--server.port", "8502"], capture_output=True, text=True,
                          check=True, cwd=tmp_path).stdout.split()
-    assert dry[:5] == [str(py), "-m", "streamlit", "run", script] and dry[-2:] == ["--server.port", "8502"]
+    assert dry[:6] == [str(py), "-P", "-m", "streamlit", "run", script] and dry[-2:] == ["--server.port", "8502"]
     assert "--client.showSidebarNavigation=false" in dry  # the app's settings travel with it
 
     # the pages resolve next to the installed app.py, from a folder outside any checkout

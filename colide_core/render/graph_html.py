@@ -380,7 +380,11 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
                 opts["label"] = ", ".join(filter(None, [opts.get("label"), "settled"]))
                 opts["font"] = {"size": 11, "color": graph_style.SETTLED_STYLE["color"], "strokeWidth": 3,
                                 "align": "middle"}
-    big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT))
+    # the cap on the enlarged font scales with the drawing: 40 units on the default 520-unit-wide
+    # drawing, more on the pages' larger ones (a top-down layout at d = 50 spans 3,000 units, where a
+    # fixed 40 held its labels at 3.8 px on screen: issue 48, M-6)
+    span = max(float(np.ptp(pos[:, 0])), float(np.ptp(pos[:, 1])), 1.0) if d > 1 else 520.0
+    big = graph_style.max_font(pos, names, font, max(font, _MAX_FONT * max(1.0, span / 520.0)))
     # each edge bent around the nodes it does not connect (at the largest font the page may show)
     bends = graph_style.edge_bends(pos, [(i, j) for i, j, _ in items], names, big)
     edge_list = []

@@ -7,11 +7,16 @@ resolves the pages that ``app.py`` hands to ``st.navigation`` (``"pages/learn.py
 ``dashboard.nav.PAGES``) against the folder of the script it runs, so the one layout works in both
 places, and ``static/`` is served from that folder too (``dashboard.assets``).
 
-:func:`app_command` is ``python -m streamlit run <app.py>`` with the app's Streamlit settings
+:func:`app_command` is ``python -P -m streamlit run <app.py>`` with the app's Streamlit settings
 (``.streamlit/config.toml`` next to ``app.py``, which Streamlit itself would read only from the
 current directory) given as options, the server bound to ``localhost``, then the user's own
 options, which come last and so win (``colide app --server.port 8502``). :func:`run` replaces this
 process by Streamlit's (``os.execv``; a child process where there is no ``exec``).
+
+``-P`` (Python >= 3.11, "safe path"): ``python -m`` would otherwise put the current directory
+first on ``sys.path``, so a ``streamlit.py`` (or ``numpy.py``, ...) in the folder the user starts
+``colide app`` from would run in place of the real package (issue 53). ``-I`` would also drop
+``PYTHONPATH`` and the user's site-packages, where the app may be installed, so it is not used.
 
 Streamlit is never imported here (the library never imports it): the command runs it as a
 program, after checking that it is installed (:class:`~colide_core.exceptions.MissingExtraError`
@@ -35,6 +40,9 @@ _BASE = Path(__file__).resolve().parents[2]
 #: Options given before the app's settings and the user's: a local tool listens on this machine only
 #: (as ``make run``); ``colide app --server.address 0.0.0.0`` overrides it.
 DEFAULT_OPTIONS = ("--server.address=localhost",)
+
+#: The interpreter's options: ``-P``, no current directory (nor script folder) on ``sys.path``.
+SAFE_PATH = ("-P",)
 
 
 def app_script() -> Path:
@@ -87,7 +95,7 @@ def streamlit_options(config) -> list[str]:
 
 
 def app_command(streamlit_args=()) -> list[str]:
-    """The command that serves the dashboard: ``python -m streamlit run app.py [options]``.
+    """The command that serves the dashboard: ``python -P -m streamlit run app.py [options]``.
 
     Parameters
     ----------
@@ -98,10 +106,11 @@ def app_command(streamlit_args=()) -> list[str]:
     Returns
     -------
     list of str
-        The argument vector, starting with this interpreter (``sys.executable``).
+        The argument vector, starting with this interpreter (``sys.executable``) and ``-P``, which
+        keeps the current directory off ``sys.path``: nothing in it can stand in for a module.
     """
     script = app_script()
-    return [sys.executable, "-m", "streamlit", "run", str(script), *DEFAULT_OPTIONS,
+    return [sys.executable, *SAFE_PATH, "-m", "streamlit", "run", str(script), *DEFAULT_OPTIONS,
             *streamlit_options(script.parent / ".streamlit" / "config.toml"), *map(str, streamlit_args)]
 
 

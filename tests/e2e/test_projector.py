@@ -187,3 +187,27 @@ def test_arrowheads_stay_off_labels_and_the_drawing_uses_the_frame(server, brows
     assert span > 0.6, span                            # the frame is used (it was ~0.33)
     if d == 30:
         assert font >= MIN_LABEL_PX - 0.05, font
+
+
+@pytest.mark.parametrize("d", [20, 50])
+def test_top_down_keeps_labels_readable_up_to_fifty_nodes(server, browser, d):
+    """Issue 48, M-6: top-down labels measured 9.0 / 3.8 px at d = 20 / 50 (an unlabelled grid at 50):
+    the enlarged font was capped at 40 drawing units whatever the drawing's size, and the pages lay
+    top-down out on 30 units a node. Now the cap scales with the drawing: at least 11 px at 1280×720."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/learn?data=sim&d={d}&n=600&seed=1&layout=topdown", timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        frames = drawings(page)
+        expect(frames).not_to_have_count(0, timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_role("radiogroup", name="Layout").get_by_role("radio", name="Top-down")) \
+            .to_be_checked(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        fonts = [graph_frame(frames.nth(i)).evaluate(_FONT_JS) for i in range(frames.count())]
+        page.screenshot(path=str(ARTIFACTS / f"projector-topdown-d{d}-1280x720.png"))
+        no_exception_shown(page)
+    finally:
+        context.close()
+    assert fonts and min(fonts) >= 11.0 - 0.05, fonts

@@ -219,6 +219,7 @@ PLAN_BOOTSTRAP = 20
 __all__ += ["PLAN_CRITERIA", "PLAN_BOOTSTRAP"]
 
 #: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention`, the default first:
-#: least squares on the learned parents, or the fit's own (L1-shrunk) weights (docs/predict.md).
-PREDICT_WEIGHTS = ("refit", "fit")
+#: by the fit's variant (the fit's own on NV, least squares otherwise: docs/predict.md, issue 52), least
+#: squares on the learned parents, or the fit's own (L1-shrunk) weights.
+PREDICT_WEIGHTS = ("auto", "refit", "fit")
 __all__ += ["PREDICT_WEIGHTS"]

@@ -37,7 +37,7 @@ from colide_core.render.graph_html import playback_html
 from colide_core.render.graph_html import graph_drawing, graph_html
 from dashboard.text import checkpoint_caption
 
-__all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "cached_data_as_fitted", "graph_drawing_cached", "graph_html_cached", "playback_html_cached"]
+__all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "cached_data_as_fitted", "cached_network_dataset", "cached_network_summary", "graph_drawing_cached", "graph_html_cached", "playback_html_cached"]
 
 
 def dataset_cache_key(dataset) -> str:
@@ -274,3 +274,35 @@ def cached_data_as_fitted(dataset):
     """
     return _data_as_fitted(dataset.key, str(dataset.name), dataset.meta.get("conditions_column"), dataset.source,
                            dataset.meta.get("upload_file"), dataset)
+
+
+@cache_data(show_spinner=False, max_entries=16)
+def cached_network_dataset(name: str, n: int, seed: int, n_conditions: int = 0):
+    """:func:`dashboard.data.network_dataset`, cached on its (hashable) arguments.
+
+    Parameters
+    ----------
+    name : str
+    n, seed, n_conditions : int
+
+    Returns
+    -------
+    dashboard.data.Dataset
+    """
+    from dashboard.data import network_dataset
+
+    return network_dataset(str(name), int(n), int(seed), int(n_conditions))
+
+
+@cache_data(show_spinner=False)
+def cached_network_summary():
+    """:func:`colide_core.data.networks.network_summary` (the four networks' sizes, scales and
+    varsortability), once per process.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    from colide_core.data.networks import network_summary
+
+    return network_summary()

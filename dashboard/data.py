@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Dataset", "content_hash", "make_dataset", "sachs_dataset", "dataset_from_upload", "UploadProblem",
+__all__ = ["Dataset", "content_hash", "make_dataset", "sachs_dataset", "network_dataset", "NETWORK_CAPTION", "dataset_from_upload", "UploadProblem",
            "transformed_dataset", "dataset_transform", "UPLOAD_MAX_COLUMNS", "node_limit", "fit_device",
            "too_large_message"]
 
@@ -133,8 +133,8 @@ class Dataset:
         Ground-truth DAG (nonzero = edge, ``B_true.iloc[i, j] != 0`` means i -> j), when known.
     sigma_true : ndarray of shape (n_nodes,) or None
         True noise standard deviations, when known (simulated data).
-    source : {"sachs", "upload", "simulated"}
-        Where the data came from.
+    source : {"sachs", "upload", "simulated", "network", "lesson"}
+        Where the data came from ("network": a bnlearn network, :func:`network_dataset`).
     key : str
         SHA-256 content hash of ``X`` (values and names), ``B_true`` and ``sigma_true``;
         used as the cache key of every computation on this dataset.
@@ -334,6 +334,60 @@ def sachs_dataset(rows="baseline", truth="consensus17") -> Dataset:
         notes=("Raw flow-cytometry intensities (not logged, not standardised). Ground truth: the "
                "17-edge consensus network.",),
     )
+
+
+#: What the Data page says of the bnlearn networks (plain text, no user string).
+NETWORK_CAPTION = ("The bnlearn repository's Gaussian Bayesian networks: graphs and parameters estimated from real "
+                   "data in their papers, not validated causal truths. Rows are drawn from each network's linear "
+                   "Gaussian SEM, in the scales of its source (magic-irri's coefficients reach |w| = 27 and its "
+                   "noise variances 77), read offline from the pgmpy-no-torch 1.0.4 package (docs/networks.md).")
+
+
+def network_dataset(name, n, seed, n_conditions=0) -> Dataset:
+    """Rows of a bnlearn Gaussian network with its true graph and SEM (``colide_core.data.networks``).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`colide_core.data.networks.NETWORKS`.
+    n : int
+        Observational rows (and rows per interventional condition).
+    seed : int
+    n_conditions : int, default 0
+        Interventional conditions, each a hard intervention on one node drawn at random
+        (``load_network(interventions=...)``); 0: observational data.
+
+    Returns
+    -------
+    Dataset
+        ``source="network"``; ``B_true`` the network's arcs, ``sigma_true`` its noise standard
+        deviations; ``meta`` holds ``network``, ``n``, ``seed``, ``n_conditions``, ``W_true``,
+        ``intercepts``, ``varsortability`` (of the drawn rows) and, with interventions, the
+        conditions and targets.
+
+    Raises
+    ------
+    colide_core.exceptions.MissingExtraError
+        Without the ``networks`` extra.
+    ValueError
+        For a size the library refuses.
+    """
+    from colide_core.data.networks import NETWORKS, load_network
+    from colide_core.data.simulate import varsortability
+
+    k = int(n_conditions)
+    data = load_network(name, int(n), int(seed),
+                        interventions={"n_conditions": k, "n_targets": 1} if k else None)
+    info = NETWORKS[data.name]
+    meta = {"network": data.name, "n": int(n), "seed": int(seed), "n_conditions": k, "W_true": data.W_true,
+            "intercepts": data.intercepts,
+            "varsortability": float(varsortability(data.X.iloc[:int(n)], data.W_true))}
+    if data.conditions is not None:
+        meta.update(conditions=[str(c) for c in data.conditions], targets=data.targets)
+    rows = f"n={int(n):,}" if not k else f"n={int(n):,} per condition, {k} interventional ({len(data.X):,} rows)"
+    return make_dataset(f"bnlearn {data.name} ({info.nodes} nodes, {info.arcs} arcs; {rows}; seed {int(seed)})",
+                        data.X, B_true=data.B_true, sigma_true=data.noise_std, source="network", meta=meta,
+                        notes=(f"{info.title}: {info.source}. " + NETWORK_CAPTION,))
 
 
 class UploadProblem(Exception):
@@ -624,6 +678,8 @@ def rows_and_truth(dataset) -> str:
     name = dataset.meta.get("truth_name")
     if dataset.source == "sachs":
         return rows + " · truth: " + SACHS_TRUTH_LABELS[name or "consensus17"]
+    if dataset.source == "network":
+        return rows + f" · truth: the {int((dataset.B_true.to_numpy() != 0).sum())} arcs of bnlearn's {dataset.meta['network']}"
     return rows + f" · truth: {int((dataset.B_true.to_numpy() != 0).sum())}-edge " + (
         "simulated graph" if dataset.source == "simulated" else "graph given with the data")
 
@@ -684,6 +740,9 @@ def dataset_stem(dataset) -> str:
         base = f"{rows}_{meta.get('truth_name') or 'consensus17'}"
     elif dataset.source == "upload" and meta.get("upload_file"):
         base = str(meta["upload_file"]).rsplit(".", 1)[0]
+    elif dataset.source == "network" and meta.get("network"):
+        base = f"{meta['network']}_n{meta['n']}_seed{meta['seed']}" + (
+            f"_iv{meta['n_conditions']}" if meta.get("n_conditions") else "")
     else:
         base = str(dataset.name).split(" · ")[0]
     base = safe_filename(base, max_len=DATASET_STEM_MAX)

@@ -9,11 +9,16 @@ in a URL: a link made on an upload says so when opened, and the view falls back 
 Parameters written (all optional when read):
 
 ``data``
-    ``sachs``, ``lesson``, ``sim`` or ``upload``.
+    ``sachs``, ``lesson``, ``sim``, ``net`` or ``upload``.
 ``rows``, ``truth``
     The Sachs version and ground truth (with ``data=sachs``; :data:`dashboard.data.SACHS_ROW_LABELS`).
 ``lesson``
     A key of :data:`colide_core.data.lessons.LESSONS` (with ``data=lesson``).
+``net``, ``n``, ``seed``, ``iv``
+    A bnlearn network (with ``data=net``): a key of :data:`colide_core.data.networks.NETWORKS`, its
+    rows, seed and interventional conditions (:func:`dashboard.data.network_dataset`), within the
+    Data page's bounds; a link cannot draw more than :data:`colide_core.defaults.LIVE_MAX_CELLS`
+    values.
 ``graph``, ``k``, ``d``, ``n``, ``noise``, ``var``, ``seed``, ``std``, ``nv``, ``nvr``, ``w``, ``iv``, ``ivt``, ``ivs``
     The simulation (with ``data=sim``): :class:`dashboard.simulation.SimConfig` fields and the
     seed, within the Simulate page's bounds (``nvr`` and ``w`` are ``low,high``; ``iv``, ``ivt``,
@@ -33,13 +38,14 @@ import re
 from dataclasses import dataclass, field, replace
 
 from colide_core.data.io import INTERACTIVE_MAX_NODES
+from colide_core.data.networks import NETWORKS
 from colide_core.data.simulate import INTERACTIVE_BOUNDS
 from colide_core.defaults import LAMBDA1_RANGE, LIVE_MAX_CELLS, THRESHOLD_RANGE
 
 __all__ = ["URL_KEYS", "SIM_BOUNDS", "View", "view_params", "parse_view", "restore_from_url", "write_url"]
 
 #: Every query parameter this module reads or writes (others in the URL are left alone).
-URL_KEYS = ("data", "rows", "truth", "lesson", "graph", "k", "d", "n", "noise", "var", "seed", "std", "nv", "nvr", "w",
+URL_KEYS = ("data", "rows", "truth", "lesson", "net", "graph", "k", "d", "n", "noise", "var", "seed", "std", "nv", "nvr", "w",
             "iv", "ivt", "ivs",
             "lam", "thr", "model", "layout")
 
@@ -52,7 +58,8 @@ SIM_BOUNDS = {key: INTERACTIVE_BOUNDS[name] for key, name in _SIM_KEYS.items()}
 SIM_BOUNDS["d"] = (int, INTERACTIVE_BOUNDS["n_nodes"][1], INTERACTIVE_MAX_NODES)
 _CHOICES = {"graph": ("ER", "SF"), "noise": ("gaussian", "exponential", "laplace", "gumbel"),
             "var": ("EV", "NV"), "model": ("EV", "NV", "Both"), "layout": ("circle", "topdown"),
-            "std": ("0", "1"), "rows": ("baseline", "utigsp", "all"), "truth": ("consensus17", "utigsp18", "cmu20")}
+            "std": ("0", "1"), "rows": ("baseline", "utigsp", "all"), "truth": ("consensus17", "utigsp18", "cmu20"),
+            "net": tuple(NETWORKS)}
 _LAYOUTS = {"circle": "Circle", "topdown": "Top-down"}
 #: Longest parameter value read (a number, a key or a choice is far shorter).
 _MAX_VALUE_CHARS = 64
@@ -65,11 +72,12 @@ class View:
 
     Attributes
     ----------
-    data : {"sachs", "lesson", "sim", "upload"} or None
+    data : {"sachs", "lesson", "sim", "net", "upload"} or None
         The dataset choice; None when the URL names none.
     lesson : str or None
     sim : dict
-        :class:`dashboard.simulation.SimConfig` fields given (``d``, ``degree``, ...) and ``seed``.
+        :class:`dashboard.simulation.SimConfig` fields given (``d``, ``degree``, ...) and ``seed``;
+        for ``data="net"``: ``net``, ``n``, ``seed``, ``iv``.
     widgets : dict
         Learn widget key -> value (``learn_lambda1``, ``learn_threshold``, ``learn_variant``,
         ``learn_layout``).
@@ -112,6 +120,10 @@ def view_params(ds, ss) -> dict:
             params.update(rows=ds.meta["sachs_rows"], truth=ds.meta["truth_name"])
     elif ds.source == "lesson" and ds.meta.get("lesson"):
         params.update(data="lesson", lesson=str(ds.meta["lesson"]))
+    elif ds.source == "network" and ds.meta.get("network") and not ds.meta.get("transform"):
+        params.update(data="net", net=str(ds.meta["network"]), n=_fmt(ds.meta["n"]), seed=_fmt(ds.meta["seed"]))
+        if ds.meta.get("n_conditions"):
+            params["iv"] = _fmt(ds.meta["n_conditions"])
     elif ds.source == "simulated" and "config" in ds.meta and not ds.meta.get("transform"):
         c = ds.meta["config"]
         params.update(data="sim", graph=c["graph"], k=_fmt(c["degree"]), d=_fmt(c["d"]), n=_fmt(c["n"]),
@@ -191,9 +203,21 @@ def parse_view(query) -> View:
             del raw[key]
 
     data = raw.get("data")
-    if data is not None and data not in ("sachs", "lesson", "sim", "upload"):
-        view.problems.append("data: not one of sachs, lesson, sim, upload")
+    if data is not None and data not in ("sachs", "lesson", "sim", "net", "upload"):
+        view.problems.append("data: not one of sachs, lesson, sim, net, upload")
         data = None
+    if data == "net":
+        if "net" not in raw:
+            view.problems.append("net: missing (one of " + ", ".join(NETWORKS) + ")")
+            data = None
+        else:
+            net = {"net": raw["net"], "n": 1000, "seed": 0, "iv": 0}
+            for key in ("n", "seed", "iv"):
+                if key in raw:
+                    value = _number(key, raw[key], *SIM_BOUNDS[key], view.problems)
+                    if value is not None:
+                        net[key] = value
+            view.sim = net
     if data == "lesson":
         from colide_core.data.lessons import LESSONS
 
@@ -276,6 +300,24 @@ def _dataset_of(view, current, ss):
                           f"{config.degree:g} edges per node, more than a link may start: make it on the Simulate "
                           "page (its fits then run as jobs with Stop). Showing the current dataset.")
         return simulate_dataset(config, int(view.sim.get("seed", 0))), None
+    if view.data == "net":
+        from colide_core.data.networks import network_available
+
+        name, n, seed, k = view.sim["net"], int(view.sim["n"]), int(view.sim["seed"]), int(view.sim["iv"])
+        d = NETWORKS[name].nodes
+        if not network_available():
+            return None, ("This link names the bnlearn network " + name + ", which needs the `networks` extra: "
+                          "pip install 'colide-dashboard[networks]'. Showing the current dataset.")
+        if n * d * (1 + k) > LIVE_MAX_CELLS:  # a link costs no more than a live page
+            return None, (f"The link asks for {n * (1 + k):,} rows of {name} ({d} nodes), more than a link may start "
+                          f"({LIVE_MAX_CELLS:,} values): load it on the Data page. Showing the current dataset.")
+        if (1 + k) * d ** 2 > LINK_MAX_FIT_UNITS:
+            return None, (f"The link asks for {1 + k} conditions on {d} nodes, more than a link may start: load it "
+                          "on the Data page. Showing the current dataset.")
+        from dashboard.cached import cached_network_dataset
+
+        ss["data_net_name"], ss["data_net_n"], ss["data_net_seed"], ss["data_net_iv"] = name, n, seed, k
+        return cached_network_dataset(name, n, seed, k), None
     if view.data == "upload":
         return None, ("This link was made on uploaded data, which cannot travel in a URL: upload the file again "
                       "on the Data page. λ, threshold, noise model and layout are restored; the data shown is "

@@ -1,4 +1,5 @@
-"""Data page: the bundled Sachs data by default, or an uploaded CSV/TSV/Parquet table."""
+"""Data page: the bundled Sachs data by default, an uploaded CSV/TSV/Parquet table, or rows of a bnlearn
+Gaussian network (the ``networks`` extra) with its true graph."""
 import pandas as pd
 import streamlit as st
 
@@ -16,7 +17,8 @@ FIXES = {"non_numeric": "Drop non-numeric columns", "nonfinite": "Drop rows with
          "constant_column": "Drop constant columns"}
 
 #: Dataset.source -> what the Data page shows.
-SOURCE_LABELS = {"sachs": "Sachs (bundled)", "upload": "Uploaded file", "simulated": "Simulated"}
+SOURCE_LABELS = {"sachs": "Sachs (bundled)", "upload": "Uploaded file", "simulated": "Simulated",
+                 "network": "bnlearn network", "lesson": "Lesson"}
 
 page_setup()
 ss = st.session_state
@@ -107,6 +109,61 @@ with right:
     st.selectbox("Ground truth", list(SACHS_TRUTH_LABELS), format_func=SACHS_TRUTH_LABELS.get,
                  key="data_sachs_truth", help="Three truths are in use and they disagree; every score says which.")
     st.button("Use the Sachs data", key="data_use_sachs", icon=":material/restart_alt:", on_click=_use_sachs)
+
+# --- the bnlearn repository's Gaussian networks (the `networks` extra) ---------------------------
+from colide_core.data.networks import NETWORKS, network_available  # noqa: E402
+from colide_core.data.simulate import INTERACTIVE_BOUNDS  # noqa: E402
+from colide_core.exceptions import MissingExtraError  # noqa: E402
+from dashboard.cached import cached_network_dataset, cached_network_summary  # noqa: E402
+from dashboard.data import NETWORK_CAPTION  # noqa: E402
+
+
+def _use_network():
+    try:
+        dataset = cached_network_dataset(ss["data_net_name"], int(ss["data_net_n"]), int(ss["data_net_seed"]),
+                                         int(ss["data_net_iv"]))
+    except (MissingExtraError, ValueError) as exc:
+        ss[state.UPLOAD_STATUS] = ("error", f"The network was not loaded: {md_escape(exc)}")
+        return
+    state.set_dataset(dataset)
+    ss[state.UPLOAD_STATUS] = ("success", f"Loaded **{md_escape(dataset.name)}**.")
+
+
+with st.expander("Real networks (bnlearn repository)", expanded=state.current_dataset().source == "network"):
+    if not network_available():
+        st.info("The bnlearn repository's Gaussian networks (ecoli70, magic-niab, magic-irri, arth150) come with "
+                "the `networks` extra, read offline: `pip install 'colide-dashboard[networks]'` "
+                "(it installs pgmpy-no-torch 1.0.4, whose files hold them), then restart the app.",
+                icon=":material/info:")
+    else:
+        st.caption(NETWORK_CAPTION)
+        n1, n2, n3, n4 = st.columns([2, 1, 1, 1])
+        n1.selectbox("Network", list(NETWORKS), key="data_net_name",
+                     format_func=lambda k: f"{k}: {NETWORKS[k].title} ({NETWORKS[k].nodes} nodes, {NETWORKS[k].arcs} arcs)")
+        _, n_low, n_high = INTERACTIVE_BOUNDS["n_samples"]
+        n2.number_input("Rows (n)", min_value=n_low, max_value=n_high, step=500, key="data_net_n",
+                        help="Observational rows drawn from the network's SEM (and rows per interventional "
+                             "condition).")
+        _, s_low, s_high = INTERACTIVE_BOUNDS["seed"]
+        n3.number_input("Seed", min_value=s_low, max_value=s_high, step=1, key="data_net_seed")
+        _, c_low, c_high = INTERACTIVE_BOUNDS["n_conditions"]
+        n4.number_input("Interventional conditions", min_value=c_low, max_value=c_high, step=1, key="data_net_iv",
+                        help="Each a hard intervention on one node drawn at random, from the true SEM (its "
+                             "target keeps its intercept and loses its parents); 0: observational data.")
+        st.button("Use this network", key="data_use_network", icon=":material/hub:", on_click=_use_network)
+        summary = cached_network_summary()
+        st.dataframe(pd.DataFrame({
+            "nodes": summary["nodes"], "arcs": summary["arcs"], "max |w|": summary["max_abs_w"].round(2),
+            "noise variance": [f"{a:.3g} – {b:.3g}" for a, b in zip(summary["noise_var_min"], summary["noise_var_max"])],
+            "node variance": [f"{a:.3g} – {b:.3g}" for a, b in zip(summary["marginal_var_min"],
+                                                                     summary["marginal_var_max"])],
+            "varsortability": summary["varsortability"].round(2), "source": summary["source"]}),
+            key="data_net_summary")
+        st.caption("Varsortability: the share of causal paths along which a node's variance grows (Reisach et al. "
+                   "2021), from each network's implied variances. Near 1, sorting by variance already gives the "
+                   "causal order and a learner that is not scale-invariant (CoLiDE) is helped by the units; 0.5 "
+                   "gives no such help; below 0.5 the variances shrink along the causal order. Standardising "
+                   "(below) removes this signal.")
 
 status = ss[state.UPLOAD_STATUS]
 if status is not None:
@@ -235,6 +292,9 @@ with tab_truth:
         truth = edge_list(ds.B_true.to_numpy(), ds.node_names)[["source", "target"]]
         st.caption(f"{len(truth)} true edges (source → target).")
         st.dataframe(truth, hide_index=True, key="data_truth")
+        if ds.source == "network" and "varsortability" in ds.meta:
+            st.caption(f"Varsortability of these rows along the true graph: {ds.meta['varsortability']:.2f} "
+                       "(1: the variances follow the causal order; 0.5: no information).")
         if ds.sigma_true is not None:
             st.caption("True noise standard deviations.")
             st.dataframe(pd.DataFrame({"node": ds.node_names, "sigma": ds.sigma_true}), hide_index=True,

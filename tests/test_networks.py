@@ -131,3 +131,96 @@ def test_reading_the_networks_never_imports_pgmpy():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pgmpy', 'torch')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- the Data page -----------------------------------------------------------------------------
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_data_page_loads_a_network_with_its_truth_and_learn_scores_against_it(new_app):
+    import colide_core
+    from colide_core import threshold_to_dag
+
+    at = new_app()
+    at.run()
+    assert not at.exception, at.exception
+    # the four networks' table: sizes from the repository, and how far each one's variances follow its order
+    table = next(df.value for df in at.dataframe if "varsortability" in getattr(df.value, "columns", []))
+    assert table["nodes"].to_dict() == {k: v[0] for k, v in COUNTS.items()}
+    assert table["arcs"].to_dict() == {k: v[1] for k, v in COUNTS.items()}
+    assert table.loc["ecoli70", "varsortability"] == round(read_network("ecoli70").varsortability(), 2)
+    assert any("not validated causal truths" in c.value for c in at.caption)
+    at.number_input(key="data_net_n").set_value(500).run()
+    at.number_input(key="data_net_seed").set_value(2).run()
+    at.button(key="data_use_network").click().run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    data = load_network("ecoli70", 500, random_state=2)
+    assert ds.source == "network" and ds.shape == (500, 46) and ds.node_names == data.node_names
+    assert np.array_equal(ds.X.to_numpy(), data.X.to_numpy()) and int(ds.B_true.to_numpy().sum()) == 70
+    np.testing.assert_array_equal(ds.sigma_true, np.sqrt(read_network("ecoli70").noise_var))
+    assert at.metric[2].value == "yes" and at.metric[3].value == "bnlearn network"
+
+    at.session_state["learn_variant"] = "NV"
+    at.session_state["learn_tab"] = "Metrics"  # only the open tab is built
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    res = at.session_state["fit_results"]["nv"]
+    assert res.W.shape == (46, 46)
+    # the page scores its fit against the network's 70 arcs (whatever solver the live page used)
+    shd = colide_core.evaluate(data.B_true, threshold_to_dag(res.W, 0.3))["shd"]
+    assert int(next(m.value for m in at.metric if m.label == "SHD · NV")) == shd
+    assert any("truth: the 70 arcs of bnlearn's ecoli70" in c.value for c in at.caption)
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_data_page_without_the_extra_says_how_to_get_the_networks(new_app, no_extra):
+    at = new_app()
+    at.run()
+    assert not at.exception, at.exception
+    infos = " ".join(i.value for i in at.info)
+    assert "pip install 'colide-dashboard[networks]'" in infos
+    assert not [b for b in at.button if b.key == "data_use_network"]
+    assert at.session_state["dataset"].source == "sachs"  # the default data are untouched
+
+
+# --- a link to a network -----------------------------------------------------------------------
+
+def test_a_link_carries_a_network_and_refuses_what_a_link_may_not_start():
+    from dashboard.data import network_dataset
+    from dashboard.urlstate import parse_view, view_params
+
+    ds = network_dataset("magic-niab", 400, 5, n_conditions=2)
+    ss = {"learn_lambda1": 0.05, "learn_threshold": 0.3, "learn_variant": "NV", "learn_layout": "Circle"}
+    params = view_params(ds, ss)
+    assert {k: params[k] for k in ("data", "net", "n", "seed", "iv")} == {
+        "data": "net", "net": "magic-niab", "n": "400", "seed": "5", "iv": "2"}
+    view = parse_view(params)
+    assert (view.data, view.sim, view.problems) == ("net", {"net": "magic-niab", "n": 400, "seed": 5, "iv": 2}, [])
+    # hostile or wrong parameters are named and ignored, never raised
+    bad = parse_view({"data": "net", "net": "alarm", "n": "1e9", "seed": "-1"})
+    assert bad.data is None and bad.problems == [
+        "net: not one of ecoli70, magic-niab, magic-irri, arth150", "net: missing (one of ecoli70, magic-niab, "
+        "magic-irri, arth150)"]
+    view = parse_view({"data": "net", "net": "arth150", "n": "1e9", "seed": "x"})
+    assert view.sim == {"net": "arth150", "n": 1000, "seed": 0, "iv": 0}
+    assert view.problems == ["n: outside [10, 200000]", "seed: not a number"]
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_opening_a_network_link_loads_it_and_a_large_one_is_refused(new_app):
+    at = new_app()
+    at.query_params = {"data": "net", "net": "ecoli70", "n": "300", "seed": "4", "model": "NV"}
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    ds = at.session_state["dataset"]
+    assert ds.source == "network" and ds.shape == (300, 46) and ds.meta["seed"] == 4
+    assert at.session_state["data_net_n"] == 300  # the Data page's selectors follow the link
+    assert at.query_params["net"] in ("ecoli70", ["ecoli70"])  # and the page writes it back
+
+    at = new_app()
+    at.query_params = {"data": "net", "net": "arth150", "n": "100000", "model": "NV"}  # 10.7 M values
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["dataset"].source == "sachs"
+    shown = " ".join(m.value for m in list(at.warning) + list(at.info) + list(at.error))
+    assert "more than a link may start" in shown, shown

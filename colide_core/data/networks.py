@@ -44,7 +44,7 @@ import pandas as pd
 from colide_core.exceptions import InvalidParameterError, MissingExtraError
 
 __all__ = ["NETWORKS", "DISTRIBUTION", "DISTRIBUTION_VERSION", "EXTRA", "NetworkInfo", "Network", "NetworkData",
-           "network_available", "read_network", "load_network"]
+           "network_available", "network_summary", "read_network", "load_network"]
 
 #: The distribution that ships the files, the version pinned by the extra, and the extra.
 DISTRIBUTION = "pgmpy-no-torch"
@@ -189,6 +189,22 @@ class Network:
         inv = np.linalg.inv(np.eye(len(self.nodes)) - self.W)
         return inv.T @ (self.noise_var[:, None] * inv)
 
+    def varsortability(self) -> float:
+        """Varsortability of the network itself, from its implied marginal variances (no sampling).
+
+        The share of directed paths along which the marginal variance grows (Reisach, Seiler and
+        Weichwald 2021), :func:`colide_core.data.simulate.path_sortability` of the diagonal of
+        :meth:`covariance` along ``B``: 1 means sorting by variance gives the causal order, 0.5
+        is no information, below 0.5 the variances shrink along it.
+
+        Returns
+        -------
+        float in [0, 1]
+        """
+        from colide_core.data.simulate import path_sortability
+
+        return float(path_sortability(np.diag(self.covariance()), self.B))
+
 
 def read_network(name) -> Network:
     """Read one network's true SEM from the ``networks`` extra, offline, without importing pgmpy.
@@ -277,6 +293,34 @@ def _read_network(name) -> Network:
     for a in (B, W, b, var):
         a.setflags(write=False)
     return Network(name, tuple(nodes), B, W, b, var)
+
+
+def network_summary() -> pd.DataFrame:
+    """One row per network: what it is, its size, its scales and its varsortability.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by name, columns ``title``, ``nodes``, ``arcs``, ``max_abs_w`` (largest |W|),
+        ``noise_var_min``, ``noise_var_max``, ``marginal_var_min``, ``marginal_var_max`` (the
+        implied variances of the nodes, squared data units) and ``varsortability``
+        (:meth:`Network.varsortability`), and ``source`` (the paper).
+
+    Raises
+    ------
+    MissingExtraError
+        When the ``networks`` extra is not installed.
+    """
+    rows = {}
+    for name, info in NETWORKS.items():
+        net = read_network(name)
+        marginal = np.diag(net.covariance())
+        rows[name] = {"title": info.title, "nodes": info.nodes, "arcs": info.arcs,
+                      "max_abs_w": float(np.abs(net.W).max()), "noise_var_min": float(net.noise_var.min()),
+                      "noise_var_max": float(net.noise_var.max()), "marginal_var_min": float(marginal.min()),
+                      "marginal_var_max": float(marginal.max()), "varsortability": net.varsortability(),
+                      "source": info.source}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 @dataclass(frozen=True, eq=False)

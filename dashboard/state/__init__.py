@@ -79,6 +79,10 @@ WIDGET_DEFAULTS = {
     "data_targets_text": "",  # an upload's intervention targets (JSON or CSV text)
     "data_sachs_rows": "baseline",  # dashboard.data.SACHS_ROW_LABELS
     "data_sachs_truth": "consensus17",  # dashboard.data.SACHS_TRUTH_LABELS
+    "data_net_name": "ecoli70",  # a bnlearn network (colide_core.data.networks.NETWORKS)
+    "data_net_n": 1000,
+    "data_net_seed": 0,
+    "data_net_iv": 0,  # interventional conditions, one random target each
     # Sidebar (every page): which CoLiDE solver; "adam" is written into SOLVER_OVERRIDES
     "solver_choice": SOLVER,
     # Learn page

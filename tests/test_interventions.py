@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import colide_core
+from colide_core.evaluation import interventions
 from colide_core.evaluation.interventions import (associational_shift, intervention_means,
                                                   predict_intervention)
 from colide_core.exceptions import RunSettingsError  # noqa: F401 - an InvalidParameterError subclass
@@ -186,3 +187,129 @@ def test_predictions_from_a_topo_fit():
     t = predict_intervention(model, X, shift={0: 1.0}, n_bootstrap=3, random_state=0).table
     assert t.loc["X1", "shift"] == pytest.approx(np.polyfit(X[:, 0], X[:, 1], 1)[0], rel=1e-9)
     assert (t["low"] <= t["high"]).all()
+
+
+def test_any_cycle_is_refused_even_when_i_minus_w_is_invertible():
+    # 0 <-> 1 with weights 0.5: I - W has determinant 1 - 0.25 != 0, so a solve would return numbers
+    with pytest.raises(ValueError, match="cycle"):
+        intervention_means(np.array([[0, 0.5], [0.5, 0]]), np.zeros(2))
+    with pytest.raises(ValueError, match="cycle"):
+        intervention_means(np.array([[0.5, 0], [0, 0]]), np.zeros(2))  # a self-loop
+
+
+def test_refit_weights_from_sufficient_statistics_equals_per_node_least_squares():
+    # a random 6-node DAG, 3 conditions, two with targets: the Gram-matrix solve is each node's
+    # lstsq on its unmasked rows, centred within conditions (the definition), to rounding
+    from colide_core.data.conditions import centre_by_condition
+
+    rng = np.random.default_rng(5)
+    n, d = 600, 6
+    X = rng.standard_normal((n, d)) @ np.triu(rng.uniform(0.5, 1.5, (d, d)), 1) + rng.standard_normal((n, d))
+    X[:200] += 5.0
+    conds = np.array(["a"] * 200 + ["b"] * 200 + ["c"] * 200)
+    targets = {"b": [2], "c": [2, 4]}
+    support = np.triu(rng.random((d, d)) < 0.6, 1).astype(float)
+    got = interventions.refit_weights(support, X, conditions=conds, targets=targets)
+    Xc = centre_by_condition(X, conds)
+    for j in range(d):
+        pa = np.flatnonzero(support[:, j])
+        rows = ~((conds != "a") & (j == 2)) & ~((conds == "c") & (j == 4))
+        if pa.size:
+            np.testing.assert_allclose(got[pa, j], np.linalg.lstsq(Xc[rows][:, pa], Xc[rows, j], rcond=None)[0],
+                                       rtol=1e-8, atol=1e-10)
+    assert not got[support == 0].any()
+
+
+def test_seeing_and_doing_read_the_same_rows_and_centring():
+    # Condition "x": a = (-1, 1), b = (-1, 1) (slope 1); condition "y": a = (9, 11), b = (-76, -70)
+    # (slope 3 about its own means). Within-condition pooled: Sab = 1 + 1 + 3 + 3 = 8, Saa = 4: slope
+    # 2, the least-squares weight of a -> b too. So seeing a at its reference mean + 1 predicts b + 2,
+    # exactly what doing predicts: a root with one child, no confounding. (Regressing within "x"
+    # alone, as before, gave 1.)
+    import pandas as pd
+
+    X = pd.DataFrame({"a": [-1.0, 1.0, 9.0, 11.0], "b": [-1.0, 1.0, -76.0, -70.0]})
+    conds = ["x", "x", "y", "y"]
+    W = interventions.refit_weights([[0, 1.0], [0, 0]], X, conditions=conds)
+    assert W[0, 1] == pytest.approx(2.0)
+    t = interventions.intervention_table(W, X, shift={"a": 1.0}, conditions=conds).table
+    assert t.loc["b", "shift"] == pytest.approx(2.0) and t.loc["b", "associational_shift"] == pytest.approx(2.0)
+    assert t.loc["a", "reference_mean"] == 0.0  # the first condition's mean
+
+
+def test_float_noise_is_zero_and_huge_values_are_refused_before_any_fit():
+    import pandas as pd
+
+    # means near 91 (as P38 on Sachs): the solve leaves ~1e-14 on the nodes the intervention does
+    # not reach; they read exactly 0 (a -> b, c alone)
+    rng = np.random.default_rng(6)
+    a = 91 + rng.standard_normal(300)
+    X = pd.DataFrame({"a": a, "b": 0.7 * a + rng.standard_normal(300) + 13.3, "c": 57.1 + rng.standard_normal(300)})
+    W = np.array([[0, 0.7, 0], [0, 0, 0], [0, 0, 0.0]])
+    t = interventions.intervention_table(W, X, do={"b": 200.0}).table
+    assert t.loc["a", "shift"] == 0.0 and t.loc["c", "shift"] == 0.0 and t.loc["c", "shift_sd"] == 0.0
+    assert t.loc["c", "predicted_mean"] == t.loc["c", "reference_mean"]
+    # beyond 1e6 sd, or not a float at all: one sentence, and no estimator is ever fitted
+
+    class Refuses(colide_core.CoLiDE):
+        def fit(self, *args, **kwargs):  # pragma: no cover - reaching it fails the test
+            raise AssertionError("fitted before the value was checked")
+
+    for bad in ({"do": {"a": 1e308}}, {"shift": {"a": 2e6 * float(X["a"].std())}}, {"do": {"a": 10 ** 400}},
+                {"do": {"a": float("inf")}}):
+        with pytest.raises(InvalidParameterError, match="standard deviations|finite number"):
+            interventions.bootstrap_shifts(Refuses(), X, n_bootstrap=2, **bad)
+        with pytest.raises(InvalidParameterError, match="standard deviations|finite number"):
+            interventions.intervention_table(W, X, **bad)
+
+
+def test_bootstrap_shifts_use_bootstrap_edges_resamples_with_prior_knowledge_and_conditions():
+    # Named prior knowledge (forbid b -> a), three conditions, one with a target: the refits keep
+    # the names (a bare array would refuse the named constraint) and resample as bootstrap_edges
+    # does: with the fit's weights, each shift is the plug-in on bootstrap_edges' own graph.
+    import pandas as pd
+
+    from colide_core.evaluation.stability import bootstrap_edges
+
+    rng = np.random.default_rng(7)
+    n = 300
+    a = rng.standard_normal(n)
+    b = 1.5 * a + rng.standard_normal(n)
+    X = pd.DataFrame({"a": a, "b": b, "c": -b + rng.standard_normal(n)})
+    conds = np.array(["obs"] * 100 + ["u"] * 100 + ["v"] * 100)
+    X.loc[conds == "v", "b"] = rng.standard_normal(100)  # v sets b at will
+    targets = {"v": ["b"]}
+    est = colide_core.CoLiDE("ev", forbidden=[("b", "a")], max_iter=(200, 200, 200, 400))
+    got = interventions.bootstrap_shifts(est, X, shift={"a": 1.0}, conditions=conds, targets=targets, n_bootstrap=3,
+                                         random_state=11, weights="fit")
+    boot = bootstrap_edges(X, est, n_boot=3, random_state=11, conditions=conds, targets=targets)
+    assert got.shape == (3, 3) and boot.n_ok == 3
+    want = [intervention_means(Wb, np.zeros(3), shift={0: 1.0}) for Wb in boot.adjacency_samples]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    assert (boot.adjacency_samples[:, 1, 0] == 0).all()
+    # a model fitted with that knowledge predicts with intervals, the design taken from the model
+    model = est.fit(X, conditions=conds, targets=targets)
+    pred = predict_intervention(model, X, shift={"a": 1.0}, conditions=conds, n_bootstrap=3, random_state=11)
+    assert pred.weights == "refit" and pred.samples.shape == (3, 3)  # EV: least squares by default
+    # Stop inside a refit: the callback is heard at the fit's checkpoints, the unfinished refit dropped
+    calls = []
+
+    def stop_in_second(done, total):
+        calls.append(done)
+        return done >= 1
+
+    part = interventions.bootstrap_shifts(est, X, shift={"a": 1.0}, conditions=conds, targets=targets,
+                                          n_bootstrap=3, random_state=11, weights="fit", callback=stop_in_second)
+    assert part.shape == (1, 3) and calls.count(0) > 1  # heard inside the first refit, stopped in the second
+    np.testing.assert_allclose(part[0], want[0], atol=1e-12)
+
+
+def test_weights_follow_the_variant():
+    assert interventions.weights_for("nv") == "fit" and interventions.weights_for("ev") == "refit"
+    rng = np.random.default_rng(8)
+    x0 = rng.standard_normal(500)
+    X = np.column_stack([x0, 2 * x0 + rng.standard_normal(500)])
+    nv = colide_core.CoLiDE("nv").fit(X)
+    assert predict_intervention(nv, X, shift={0: 1.0}).weights == "fit"
+    np.testing.assert_allclose(predict_intervention(nv, X, shift={0: 1.0}).table["shift"],
+                               predict_intervention(nv, X, shift={0: 1.0}, weights="fit").table["shift"])

@@ -80,7 +80,7 @@ def test_report_has_a_section_per_condition_with_the_library_summary(report_html
     assert 2.6 < shift0 < 3.4  # sampling error of two medians and an SD at n = 300: about 0.1
     assert cond[1][3:] == ["+0.00"] * 4
     # which edges the interventions orient: only 0 -> 1 of the chain touches the target, node 0
-    assert oriented[0] == ["Fit", "Edges", "Oriented by an intervention", "Which"]
+    assert oriented[0] == ["Fit", "Edges", "Orientable by an intervention", "Which"]  # not "oriented" (m-7)
     assert oriented[1] == ["NV", "3", "1", f"{NODES[0]} → {NODES[1]}"]
 
 
@@ -183,15 +183,16 @@ def test_cli_report_with_conditions_and_targets(tmp_path):
     assert doc["conditions"]["counts"] == [300, 300, 300]
     assert doc["conditions"]["targets"] == {SHIFTED: [NODES[0]]}
     assert oriented[1][1] == str(int(model.adjacency_.astype(bool).sum()))
-    # --targets without --conditions, and a manifest with conditions without --conditions: usage errors (2)
+    # --targets without --conditions: a usage error (2)
     with pytest.raises(SystemExit) as exit_:
         main(["report", str(tmp_path / "d.csv"), "--out", str(tmp_path / "r2"), "--targets", str(tmp_path / "t.json")])
     assert exit_.value.code == 2
+    # issue 47: a manifest with conditions needs no --conditions: its recorded column and targets are taken
     (tmp_path / "m.json").write_text(json.dumps(doc))
-    with pytest.raises(SystemExit) as exit_:
-        main(["report", str(tmp_path / "d.csv"), "--out", str(tmp_path / "r3"), "--manifest", str(tmp_path / "m.json"),
-              "--drop-non-numeric"] + small)
-    assert exit_.value.code == 2
+    assert main(["report", str(tmp_path / "d.csv"), "--out", str(tmp_path / "r3"), "--manifest",
+                 str(tmp_path / "m.json"), "--drop-non-numeric"] + small) == 0
+    cond3, _ = _section_tables((tmp_path / "r3" / "report.html").read_text(encoding="utf-8"), "conditions")
+    assert cond3 == cond
     assert main(["report", str(tmp_path / "d.csv"), "--out", str(tmp_path / "r4"), "--manifest",
                  str(tmp_path / "m.json"), "--conditions", "cond"] + small) == 0
     cond4, _ = _section_tables((tmp_path / "r4" / "report.html").read_text(encoding="utf-8"), "conditions")

@@ -13,29 +13,66 @@ structural computation as DoWhy's ``gcm.interventional_samples`` and CausalNex's
 * ``shift={t: delta}`` (a soft, additive intervention): ``c_t += delta``; every descendant j moves
   by ``delta`` times the total effect ``[(I - W)^-1]_{t j}``.
 
-The associational prediction ("seeing") regresses each node on the intervened one in the
-observational rows: ``E[x_j | x_t = v] - E[x_j] = cov(x_j, x_t) / var(x_t) (v - E[x_t])``. It
-equals the causal prediction only when nothing confounds t and j and j does not cause t.
+The associational prediction ("seeing") regresses each node on the intervened one:
+``E[x_j | x_t = v] - E[x_j] = cov(x_j, x_t) / var(x_t) (v - E[x_t])``, on the same rows and with the
+same centring as the SEM's weights (every row, each condition centred on its own means), from the
+same reference means. It equals the causal prediction only when nothing confounds t and j and j
+does not cause t.
+
+Intervals refit the estimator on rows resampled within conditions, with the resampler of
+:func:`colide_core.evaluation.stability.bootstrap_edges` (the same draws for the same seed), the
+node names kept (so prior knowledge given by name applies in every refit), the conditions and
+targets passed on, and the caller's callback heard inside every refit.
 
 Conventions: data ``X`` has shape ``(n_samples, n_nodes)`` (the paper writes d x n).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from colide_core import defaults
 from colide_core._params import InvalidParameterError, is_real
 from colide_core._validation import check_X
 
 __all__ = ["intervention_means", "InterventionPrediction", "predict_intervention", "intervention_table",
-           "associational_shift", "refit_weights", "WEIGHTS"]
+           "associational_shift", "refit_weights", "bootstrap_shifts", "weights_for", "check_intervention_size",
+           "WEIGHTS", "MAX_SD"]
 
-#: How the SEM's weights are taken from a fitted graph: ``"fit"`` (the fit's own, L1-shrunk
-#: weights) or ``"refit"`` (least squares on each node's learned parents, :func:`refit_weights`).
+#: How the SEM's weights are taken from a fitted graph: ``"auto"`` (by the fit's variant,
+#: :func:`weights_for`), ``"fit"`` (the fit's own, L1-shrunk weights) or ``"refit"`` (least squares
+#: on each node's learned parents, :func:`refit_weights`).
 WEIGHTS = defaults.PREDICT_WEIGHTS
+#: An intervention further than this many of the node's standard deviations from its mean (``do``)
+#: or a shift larger than this (``shift``) is refused: the prediction would overflow or mean nothing.
+MAX_SD = 1e6
+#: A value of magnitude below this times its node's scale (the reference mean's magnitude or the
+#: standard deviation) is floating-point noise of the solve, shown as 0.
+NOISE = 1e-12
+
+
+def weights_for(variant) -> str:
+    """The default SEM weights of a fit of ``variant``: the fit's own on NV, least squares otherwise.
+
+    Parameters
+    ----------
+    variant : {"nv", "ev", "ls"}
+
+    Returns
+    -------
+    {"fit", "refit"}
+
+    Notes
+    -----
+    Measured in ``benchmarks/bench_predict.py`` (docs/predict.md, issue 52): on NV data the fit's
+    weights have the lower prediction error in every setting; on EV data the least-squares refit
+    has.
+    """
+    return "fit" if str(variant) == "nv" else "refit"
 
 
 def _node_index(node, names, d):
@@ -54,10 +91,43 @@ def _check_values(mapping, what, names, d):
         raise InvalidParameterError(f"{what} must be a dict {{node: value}}, got {type(mapping).__name__}.")
     out = {}
     for node, value in mapping.items():
-        if not is_real(value) or not np.isfinite(float(value)):
-            raise InvalidParameterError(f"{what}[{str(node)[:60]!r}] must be a finite number, got {value!r}.")
-        out[_node_index(node, names, d)] = float(value)
+        try:
+            number = float(value) if is_real(value) else float("nan")
+        except OverflowError:  # an int beyond the float range, e.g. 10**400
+            number = float("inf")
+        if not np.isfinite(number):
+            raise InvalidParameterError(f"{what}[{str(node)[:60]!r}] must be a finite number, got {str(value)[:40]}.")
+        out[_node_index(node, names, d)] = number
     return out
+
+
+def check_intervention_size(do, shift, mean, sd, names):
+    """Refuse an intervention further than :data:`MAX_SD` standard deviations from the data.
+
+    Parameters
+    ----------
+    do, shift : dict or None
+        ``{node: value}`` and ``{node: delta}`` (index or name; data units).
+    mean, sd : ndarray of shape (n_nodes,)
+        Each node's reference mean and standard deviation.
+    names : list of str
+
+    Raises
+    ------
+    InvalidParameterError
+        For a value that is not a finite number, or ``|value - mean| > MAX_SD * sd`` (``do``),
+        ``|delta| > MAX_SD * sd`` (``shift``), with a sentence naming the node and the bound.
+    """
+    d = len(names)
+    for what, mapping in (("do", do), ("shift", shift)):
+        for t, v in _check_values(mapping, what, names, d).items():
+            far = abs(v - mean[t]) if what == "do" else abs(v)
+            scale = sd[t] if sd[t] > 0 else max(abs(mean[t]), 1.0)
+            if far > MAX_SD * scale:
+                raise InvalidParameterError(
+                    f"{'setting' if what == 'do' else 'shifting'} {names[t][:60]} by {far:.3g} is more than "
+                    f"{MAX_SD:.0e} of its standard deviations ({scale:.3g}) away from its mean: a linear SEM says "
+                    "nothing there (and the numbers would overflow). Give a value within that range.")
 
 
 def intervention_means(W, intercept, *, do=None, shift=None, node_names=None):
@@ -86,7 +156,7 @@ def intervention_means(W, intercept, *, do=None, shift=None, node_names=None):
     InvalidParameterError
         For an unknown node, a value that is not a finite number, a node both set and shifted.
     ValueError
-        If ``W`` is not square or has a cycle (``I - W`` singular).
+        If ``W`` is not square or has a directed cycle (any, also one with ``I - W`` invertible).
 
     Examples
     --------
@@ -105,6 +175,10 @@ def intervention_means(W, intercept, *, do=None, shift=None, node_names=None):
     c = np.array(intercept, dtype=float).reshape(-1)
     if c.shape != (d,) or not np.all(np.isfinite(c)) or not np.all(np.isfinite(A)):
         raise ValueError(f"intercept must be {d} finite numbers and W finite.")
+    from colide_core.graph._dag import is_dag
+
+    if not is_dag(A):
+        raise ValueError("W has a directed cycle: W must be a DAG.")
     names = None if node_names is None else [str(n) for n in node_names]
     hard, soft = _check_values(do, "do", names, d), _check_values(shift, "shift", names, d)
     both = set(hard) & set(soft)
@@ -124,6 +198,11 @@ def intervention_means(W, intercept, *, do=None, shift=None, node_names=None):
 def associational_shift(X, node, value, *, conditions=None, reference=None):
     """What regression on ``node`` predicts for every node when ``node`` is seen at ``value``.
 
+    The regression uses the same rows and centring as the SEM's weights (:func:`refit_weights`):
+    every row, each condition centred on its own means, so seeing and doing differ only by the
+    model, never by the data they read. It starts from the same point as the causal prediction:
+    the ``reference`` condition's mean of the node.
+
     Parameters
     ----------
     X : array-like or DataFrame of shape (n_samples, n_nodes)
@@ -131,27 +210,44 @@ def associational_shift(X, node, value, *, conditions=None, reference=None):
     value : float
         The value the node is seen at (data units).
     conditions : array-like of shape (n_samples,), optional
-        Each row's condition: only the ``reference`` condition's rows are used (the observational
-        data a regression would be fitted on).
+        Each row's condition: the slopes are those of the pooled within-condition covariance.
     reference : str, optional
-        The reference condition; default the first label.
+        The reference condition (the starting mean); default the first label.
 
     Returns
     -------
     ndarray of shape (n_nodes,)
-        ``cov(x_j, x_t) / var(x_t) * (value - mean(x_t))`` per node j (``value - mean`` at t).
+        ``cov(x_j, x_t) / var(x_t) * (value - mean_ref(x_t))`` per node j (``value - mean_ref`` at t),
+        ``cov`` within conditions.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown node or a value that is not a finite number.
+    ValueError
+        If the node is constant within every condition.
     """
     values, names = check_X(X)
     rows = _reference_rows(values.shape[0], conditions, reference)
-    V = values[rows]
     t = _node_index(node, names, values.shape[1])
     if not is_real(value) or not np.isfinite(float(value)):
         raise InvalidParameterError(f"value must be a finite number, got {value!r}.")
-    Vc = V - V.mean(axis=0)
+    Vc = _centred(values, conditions)
     var = float(Vc[:, t] @ Vc[:, t])
     if var <= 0:
-        raise ValueError(f"node {t} is constant in the reference rows: no regression on it.")
-    return (Vc.T @ Vc[:, t]) / var * (float(value) - V[:, t].mean())
+        raise ValueError(f"node {t} is constant within every condition: no regression on it.")
+    out = (Vc.T @ Vc[:, t]) / var * (float(value) - values[rows, t].mean())
+    out[t] = float(value) - values[rows, t].mean()
+    return out
+
+
+def _centred(values, conditions):
+    """``values`` centred on the mean of each condition (all rows one condition when None)."""
+    if conditions is None:
+        return values - values.mean(axis=0)
+    from colide_core.data.conditions import centre_by_condition
+
+    return centre_by_condition(values, conditions)
 
 
 def _reference_rows(n, conditions, reference):
@@ -227,6 +323,12 @@ def refit_weights(W, X, *, conditions=None, targets=None):
     uses only the rows whose condition does not intervene on j (the masked likelihood of the fit
     with targets).
 
+    Computed from sufficient statistics: one pass over the data gives the within-condition
+    cross-product matrix ``G = Xc' Xc`` and, for each condition with targets, its own block; node j
+    then needs only ``G`` minus the blocks of the conditions that target it, on ``pa(j) + {j}``
+    (the normal equations), so the cost is one ``n x d x d`` product however many nodes and
+    targets there are.
+
     Parameters
     ----------
     W : array-like of shape (n_nodes, n_nodes)
@@ -241,7 +343,8 @@ def refit_weights(W, X, *, conditions=None, targets=None):
     Returns
     -------
     ndarray of shape (n_nodes, n_nodes)
-        Least-squares weights on the support of ``W``, 0 elsewhere.
+        Least-squares weights on the support of ``W``, 0 elsewhere (the minimum-norm solution
+        where a node's parents are collinear).
 
     Raises
     ------
@@ -255,28 +358,38 @@ def refit_weights(W, X, *, conditions=None, targets=None):
     >>> refit_weights([[0, 0.5], [0, 0]], X).round(6).tolist()
     [[0.0, 3.0], [0.0, 0.0]]
     """
-    from colide_core.data.conditions import centre_by_condition, condition_design
+    from colide_core.data.conditions import condition_design
 
     values, names, W = _data_and_weights(X, W)
     n, d = values.shape
-    Xc = centre_by_condition(values, conditions) if conditions is not None else values - values.mean(axis=0)
-    if conditions is not None and targets:
-        _, unmasked = condition_design(conditions, targets, n, node_names=names, n_nodes=d)
-    else:
-        unmasked = None
     out = np.zeros((d, d))
-    for j in range(d):
+    children = [j for j in range(d) if np.any(W[:, j])]
+    if not children:
+        return out
+    Xc = _centred(values, conditions)
+    G = Xc.T @ Xc
+    blocks = {}  # node -> the summed cross-products of the conditions that target it
+    if conditions is not None and targets:
+        codes, unmasked = condition_design(conditions, targets, n, node_names=names, n_nodes=d)
+        for c in np.unique(codes):
+            rows = codes == c
+            hit = np.flatnonzero(~unmasked[np.flatnonzero(rows)[0]])
+            if hit.size:
+                Gc = Xc[rows].T @ Xc[rows]
+                for j in hit:
+                    blocks[int(j)] = blocks.get(int(j), 0.0) + Gc
+    for j in children:
         pa = np.flatnonzero(W[:, j])
-        if pa.size:
-            rows = slice(None) if unmasked is None else unmasked[:, j]
-            out[pa, j] = np.linalg.lstsq(Xc[rows][:, pa], Xc[rows, j], rcond=None)[0]
+        Gj = G - blocks[j] if j in blocks else G
+        out[pa, j] = np.linalg.lstsq(Gj[np.ix_(pa, pa)], Gj[pa, j], rcond=None)[0]
     return out
 
 
-def _check_weights(weights):
+def _check_weights(weights, variant=None):
+    """The weights to use: ``weights`` checked, ``"auto"`` resolved by the fit's ``variant``."""
     if weights not in WEIGHTS:
         raise InvalidParameterError(f"weights must be one of {WEIGHTS}, got {str(weights)[:40]!r}.")
-    return weights
+    return weights_for(variant) if weights == "auto" else weights
 
 
 def _plug_in(W, values, rows, do, shift, names):
@@ -286,20 +399,133 @@ def _plug_in(W, values, rows, do, shift, names):
     return mu, intervention_means(W, c, do=do, shift=shift, node_names=names)
 
 
+def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targets=None, reference=None,
+                     n_bootstrap=30, random_state=None, callback=None, weights="auto") -> np.ndarray:
+    """The predicted shift of every node, refitted on ``n_bootstrap`` resamples of the rows.
+
+    The resamples are :func:`colide_core.evaluation.stability.bootstrap_edges`'s: the same seed
+    gives the same rows (within conditions when there are conditions), and each refit gets the
+    node names (so prior knowledge given by name applies), the conditions and the targets.
+
+    Parameters
+    ----------
+    estimator : colide_core.CoLiDE
+        A configured (fitted or not) estimator; each resample fits a clone (any solver, TOPO
+        included). Never modified.
+    X : array-like or DataFrame of shape (n_samples, n_nodes)
+        The data (data units; the paper writes d x n).
+    do, shift : dict, optional
+        The intervention (:func:`predict_intervention`); checked, with :data:`MAX_SD`, before any fit.
+    conditions : array-like of shape (n_samples,), optional
+        Each row's condition.
+    targets : mapping, optional
+        ``{condition: nodes}``, as given to ``fit``; needs ``conditions``.
+    reference : str, optional
+        The condition the prediction starts from; default the first label.
+    n_bootstrap : int in [1, 10000], default=30
+    random_state : None, int, SeedSequence or Generator
+        Seeds the resampling, as ``bootstrap_edges``'s ``random_state``.
+    callback : callable, optional
+        ``callback(done, total)``: after each refit, and inside every refit at each of its
+        checkpoints (``done`` then counts the refits finished). Returning True stops: a refit
+        stopped midway is dropped, and the shifts of the refits done are returned.
+    weights : {"auto", "refit", "fit"}, default="auto"
+        The SEM's weights in each refit (:func:`predict_intervention`).
+
+    Returns
+    -------
+    ndarray of shape (n_done, n_nodes)
+        Each finished refit's predicted shift (data units), in resample order.
+
+    Raises
+    ------
+    InvalidParameterError
+        For no intervention, bad values or sizes, a bad ``n_bootstrap``, ``weights`` or callback.
+    ValueError
+        For bad data, conditions or targets; when every refit failed (the first error quoted).
+    """
+    from colide_core.evaluation.stability import (_checked_conditions, _checked_estimator, _frame, _seed_sequence,
+                                                  _within_conditions)
+
+    if not do and not shift:
+        raise InvalidParameterError("give an intervention: do={node: value} or shift={node: delta}.")
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or not 1 <= n_bootstrap <= 10_000:
+        raise InvalidParameterError(f"n_bootstrap must be an integer in [1, 10000], got {n_bootstrap!r}.")
+    if callback is not None and not callable(callback):
+        raise InvalidParameterError("callback must be callable.")
+    weights = _check_weights(weights, getattr(estimator, "variant", None))
+    values, names = check_X(X)
+    frame_names = names
+    names = names or [f"X{j}" for j in range(values.shape[1])]
+    n, d = values.shape
+    ref = _reference_rows(n, conditions, reference)
+    check_intervention_size(do, shift, values[ref].mean(axis=0), values[ref].std(axis=0, ddof=1), names)
+    _checked_estimator(estimator)
+    children = _seed_sequence(random_state).spawn(int(n_bootstrap))
+    if conditions is None:
+        if targets:
+            raise ValueError("targets need conditions: give the condition of each row.")
+        draws = [np.random.default_rng(c).integers(0, n, n) for c in children]
+        labels = fit_targets = None
+    else:
+        (label_set, codes, fit_targets), members, _ = _checked_conditions(conditions, targets, n, d, frame_names)
+        labels = np.asarray(label_set, dtype=object)[codes]
+        draws = [_within_conditions(np.random.default_rng(c), members) for c in children]
+    total = int(n_bootstrap)
+    out, errors = [], []
+    for b, rows in enumerate(draws):
+        stop = []
+
+        def hear(_stage, _iteration, _objective, done=b):
+            if callback is not None and callback(done, total):
+                stop.append(True)
+                return True
+            return False
+
+        est = clone(estimator)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if labels is None:
+                    est.fit(_frame(values, rows, frame_names), callback=hear)
+                else:
+                    est.fit(_frame(values, rows, frame_names), conditions=labels[rows], targets=fit_targets,
+                            callback=hear)
+        except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            est = None
+        if stop:
+            break
+        if est is not None:
+            sub_labels = None if labels is None else labels[rows]
+            W_b = np.asarray(est.adjacency_, float)
+            if weights == "refit":
+                W_b = refit_weights(W_b, values[rows], conditions=sub_labels, targets=fit_targets)
+            m_b, p_b = _plug_in(W_b, values[rows], _reference_rows(rows.size, sub_labels, reference), do, shift, names)
+            out.append(p_b - m_b)
+        if callback is not None and callback(b + 1, total):
+            break
+    if not out and errors:
+        raise ValueError(f"Every bootstrap refit failed; the first error was: {errors[0]}")
+    return np.asarray(out).reshape(-1, d)
+
+
 def predict_intervention(model, X, *, do=None, shift=None, conditions=None, reference=None, n_bootstrap=0,
-                         level=0.9, random_state=None, callback=None, weights=defaults.PREDICT_WEIGHTS[0]) -> InterventionPrediction:
+                         level=0.9, random_state=None, callback=None, weights="auto") -> InterventionPrediction:
     """Predict every node's mean under an intervention, from a fitted CoLiDE model.
 
     Parameters
     ----------
     model : colide_core.CoLiDE
         Fitted (``adjacency_``, the thresholded DAG's weights, is the SEM used); with
-        ``n_bootstrap`` it is cloned and refitted as it was fitted (the same settings).
+        ``n_bootstrap`` it is cloned and refitted as it was fitted (the same settings, the node
+        names, the conditions and its ``targets_``), by :func:`bootstrap_shifts`.
     X : array-like or DataFrame of shape (n_samples, n_nodes)
         The data it was fitted on (data units): the reference means come from it.
     do, shift : dict, optional
         ``{node: value}`` hard interventions, ``{node: delta}`` additive ones (index or name).
-        At least one.
+        At least one; a value further than :data:`MAX_SD` standard deviations is refused before
+        any refit.
     conditions : array-like of shape (n_samples,), optional
         The rows' conditions, as given to ``fit`` (with ``targets`` taken from the model):
         the reference means are the ``reference`` condition's (an intercept per condition), and
@@ -309,33 +535,32 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
     n_bootstrap : int, default=0
         Refits on rows resampled with replacement (within conditions), for the intervals.
     level : float in (0, 1), default=0.9
-        Coverage of the percentile intervals.
+        Coverage of the percentile intervals (of the shift).
     random_state : int or None
         Seeds the resampling.
     callback : callable, optional
-        ``callback(done, total)`` after each refit; returning True stops (the intervals then use
-        the refits done).
-    weights : {"refit", "fit"}, default="refit"
+        ``callback(done, total)`` after each refit and inside each (:func:`bootstrap_shifts`);
+        returning True stops (the intervals then use the refits done).
+    weights : {"auto", "refit", "fit"}, default="auto"
         The SEM's weights: least squares on the learned parents (:func:`refit_weights`) or the
-        fit's own (L1-shrunk), for the point prediction and every resample. Measured by
-        ``benchmarks/bench_predict.py`` (``docs/predict.md``): the refit has the lower error on EV
-        data (0.19x and 0.11x the regression baseline's RMSE at d = 10 and 20, against 0.20x and
-        0.12x) and its 90 % intervals cover 90-96 % of the true shifts on EV data (77-85 % with the
-        fit's weights); on NV data both are far from the truth, because the learned class is.
+        fit's own (L1-shrunk), for the point prediction and every resample; ``"auto"`` takes
+        the fit's own on an NV fit and the refit otherwise (:func:`weights_for`). Measured by
+        ``benchmarks/bench_predict.py`` (``docs/predict.md``): on NV data the fit's weights
+        have the lower error in each setting, on EV data the refit has.
 
     Returns
     -------
     InterventionPrediction
+        Its ``weights`` is the weighting used (``"fit"`` or ``"refit"``).
 
     Raises
     ------
     InvalidParameterError
-        For an unfitted model, no intervention, unknown nodes, bad numbers.
+        For an unfitted model, no intervention, unknown nodes, bad numbers, an intervention
+        beyond :data:`MAX_SD` standard deviations.
     ValueError
         For data that do not match the model.
     """
-    from sklearn.base import clone
-
     W = getattr(model, "adjacency_", None)
     if W is None:
         raise InvalidParameterError("model must be a fitted CoLiDE (call fit first).")
@@ -345,34 +570,19 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
         raise InvalidParameterError(f"level must be in (0, 1), got {level!r}.")
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or not 0 <= n_bootstrap <= 10_000:
         raise InvalidParameterError(f"n_bootstrap must be an integer in [0, 10000], got {n_bootstrap!r}.")
-    _check_weights(weights)
+    weights = _check_weights(weights, getattr(model, "variant", None))
     values, names, W = _data_and_weights(X, W)
     n, d = values.shape
+    ref = _reference_rows(n, conditions, reference)
+    check_intervention_size(do, shift, values[ref].mean(axis=0), values[ref].std(axis=0, ddof=1), names)
     targets = getattr(model, "targets_", None)
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(values, columns=names)
     samples = np.empty((0, d))
     if n_bootstrap:
-        rng = np.random.default_rng(random_state)
-        labels = None if conditions is None else np.asarray(conditions, dtype=object)
-        groups = [np.arange(n)] if labels is None else [np.flatnonzero(labels == lab)
-                                                        for lab in dict.fromkeys(labels.tolist())]
-        out = []
-        for b in range(int(n_bootstrap)):
-            idx = np.concatenate([rng.choice(g, size=g.size, replace=True) for g in groups])
-            est = clone(model)
-            if labels is None:
-                est.fit(values[idx])
-            else:
-                est.fit(values[idx], conditions=labels[idx], targets=targets)
-            ref_b = _reference_rows(idx.size, None if labels is None else labels[idx], reference)
-            W_b = np.asarray(est.adjacency_, float)
-            if weights == "refit":
-                W_b = refit_weights(W_b, values[idx], conditions=None if labels is None else labels[idx],
-                                    targets=targets)
-            m_b, p_b = _plug_in(W_b, values[idx], ref_b, do, shift, names)
-            out.append(p_b - m_b)
-            if callback is not None and callback(b + 1, int(n_bootstrap)):
-                break
-        samples = np.asarray(out)
+        samples = bootstrap_shifts(model, frame, do=do, shift=shift, conditions=conditions,
+                                   targets=targets if conditions is not None else None, reference=reference,
+                                   n_bootstrap=int(n_bootstrap), random_state=random_state, callback=callback,
+                                   weights=weights)
     if weights == "refit":
         W = refit_weights(W, values, conditions=conditions, targets=targets)
     pred = intervention_table(W, pd.DataFrame(values, columns=names), do=do, shift=shift, conditions=conditions,
@@ -380,10 +590,22 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
     return replace(pred, weights=weights)
 
 
+def _denoise(x, scale):
+    """``x`` with the entries below :data:`NOISE` times ``scale`` (per node) set to 0."""
+    x = np.array(x, dtype=float)
+    x[np.abs(x) < NOISE * scale] = 0.0
+    return x
+
+
 def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=None, samples=None,
                        level=0.9) -> InterventionPrediction:
     """The plug-in prediction of an intervention from given weights (no fit): what
     :func:`predict_intervention` computes around its bootstrap, for a page that has the fit.
+
+    Shifts (and their intervals) below ``1e-12`` times their node's scale (the larger of its
+    reference mean's magnitude and standard deviation) are floating-point noise of the solve and
+    are returned as exactly 0, so a node the intervention does not move reads 0 in the table, the
+    tooltips and the CSV.
 
     Parameters
     ----------
@@ -393,31 +615,43 @@ def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=
     do, shift, conditions, reference, level
         As in :func:`predict_intervention`.
     samples : ndarray of shape (n_bootstrap, n_nodes), optional
-        Bootstrap shifts, for the interval columns.
+        Bootstrap shifts (data units), for the interval columns ``low`` and ``high``: the interval
+        of the *shift*, not of the predicted mean.
 
     Returns
     -------
     InterventionPrediction
+
+    Raises
+    ------
+    InvalidParameterError
+        For no intervention, unknown nodes, values that are not finite or lie beyond
+        :data:`MAX_SD` standard deviations.
+    ValueError
+        For a W with a cycle or of the wrong size.
     """
     if not do and not shift:
         raise InvalidParameterError("give an intervention: do={node: value} or shift={node: delta}.")
     values, names, W = _data_and_weights(X, W)
     n, d = values.shape
     rows = _reference_rows(n, conditions, reference)
-    mu, pred = _plug_in(W, values, rows, do, shift, names)
     sd = values[rows].std(axis=0, ddof=1)
-    shifts = pred - mu
+    check_intervention_size(do, shift, values[rows].mean(axis=0), sd, names)
+    mu, pred = _plug_in(W, values, rows, do, shift, names)
+    scale = np.maximum(np.abs(mu), sd)
+    shifts = _denoise(pred - mu, scale)
+    pred = mu + shifts
     samples = np.empty((0, d)) if samples is None else np.asarray(samples, dtype=float).reshape(-1, d)
     alpha = (1 - float(level)) / 2
-    low = np.quantile(samples, alpha, axis=0) if len(samples) else np.full(d, np.nan)
-    high = np.quantile(samples, 1 - alpha, axis=0) if len(samples) else np.full(d, np.nan)
+    low = _denoise(np.quantile(samples, alpha, axis=0), scale) if len(samples) else np.full(d, np.nan)
+    high = _denoise(np.quantile(samples, 1 - alpha, axis=0), scale) if len(samples) else np.full(d, np.nan)
     seen = np.full(d, np.nan)
     single = {**(do or {}), **(shift or {})}
     if len(single) == 1:
         (node, v), = single.items()
         t = _node_index(node, names, d)
         value = float(v) if do else float(mu[t] + float(v))
-        seen = associational_shift(values, t, value, conditions=conditions, reference=reference)
+        seen = _denoise(associational_shift(values, t, value, conditions=conditions, reference=reference), scale)
     table = pd.DataFrame({"reference_mean": mu, "reference_sd": sd, "predicted_mean": pred, "shift": shifts,
                           "shift_sd": np.divide(shifts, sd, out=np.full(d, np.nan), where=sd > 0),
                           "low": low, "high": high, "associational_shift": seen}, index=pd.Index(names, name="node"))

@@ -228,8 +228,12 @@ def _condition_section(values, names, fits, conditions, targets):
         A = np.asarray(f.A) != 0
         edges = [(int(i), int(j)) for i, j in zip(*np.nonzero(A))]
         hit = [] if oriented is None else [(i, j) for i, j in edges if oriented[i, j]]
-        rows.append({"Fit": str(f.label), "Edges": str(len(edges)), "Oriented by an intervention": str(len(hit)),
+        # "orientable", not "oriented" (issue 48, m-7): an intervention on an endpoint can tell the
+        # direction; whether these data agree is the edge evidence's ΔBIC (reverse) column
+        rows.append({"Fit": str(f.label), "Edges": str(len(edges)), "Orientable by an intervention": str(len(hit)),
                      "Which": "; ".join(f"{names[i]} → {names[j]}" for i, j in hit) or "—"})
+    note += (" An edge is orientable when an intervention targets one of its ends: such data can tell its "
+             "direction. Whether they agree with the fit is the edge evidence's ΔBIC (reverse) column.")
     return _table(table, index=False), _table(pd.DataFrame(rows)), note
 
 

@@ -217,8 +217,11 @@ if not live and solver_now == "topo":  # an honest cost before a slow fit
                        f"({fmt_seconds(est.low)}–{fmt_seconds(est.high)}), from {fmt_seconds(est.seconds_per_evaluation)} "
                        "per swap evaluation measured on these data (docs/topo.md).")
 elif not live and estimate is not None and "about" not in why_not_live:  # a cost before any Run (issue 41)
+    n_fits = len(shown_labels(ss["learn_variant"]))  # Run with Both fits EV and NV, one after the other (m-14)
     st.caption(f"A fit here: about {fmt_seconds(estimate[0])}–{fmt_seconds(estimate[1])}, from {estimate[2]} "
-               "(typical to long fits).")
+               "(typical to long fits)"
+               + (f"; Run fits EV and NV: about {fmt_seconds(n_fits * estimate[0])}–"
+                  f"{fmt_seconds(n_fits * estimate[1])}." if n_fits > 1 else "."))
 prior_badge(ss[state.SOLVER_OVERRIDES])  # constraints are never invisible where the graph is shown
 lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
 

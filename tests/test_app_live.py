@@ -344,3 +344,23 @@ def test_a_cache_hit_stays_live_on_a_loaded_machine(new_app, monkeypatch):
 def _busy_loop():
     while True:
         pass
+
+
+def test_the_cost_before_run_counts_both_fits(new_app):
+    # Issue 48, m-14: d = 200 said "A fit here: about 5.3 s–48 s" per fit, while Run with Both fits
+    # EV and NV one after the other (70 s). The caption now gives both figures, the second twice
+    # the first.
+    at = new_app().run()
+    at.switch_page("pages/simulate.py").run()
+    at.number_input(key="sim_d").set_value(LIVE_MAX_NODES + 10).run()
+    at.button(key="sim_run").click().run()
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    (cap,) = [c.value for c in at.caption if c.value.startswith("A fit here: about")]
+    one, both = re.findall(r"about ([\d.,]+) (ms|s)–([\d.,]+) (ms|s)", cap)[:2]
+    to_s = lambda v, u: float(v.replace(",", "")) / (1000.0 if u == "ms" else 1.0)
+    assert "Run fits EV and NV" in cap
+    assert to_s(*both[:2]) == pytest.approx(2 * to_s(*one[:2]), rel=0.05)
+    at.segmented_control(key="learn_variant").set_value("NV").run()
+    (cap,) = [c.value for c in at.caption if c.value.startswith("A fit here: about")]
+    assert "Run fits EV and NV" not in cap

@@ -1,5 +1,6 @@
-"""Run a planned experiment on simulated data (the Predict page's "Run it"): draw its rows from the
-true SEM, refit with the new condition's target known, and compare with the truth.
+"""The Predict page's helpers: run a planned experiment on simulated data ("Run it": draw its rows
+from the true SEM, refit with the new condition's target known, warm-started from the fit before,
+and compare with the truth), and the prediction's table as the page shows and downloads it.
 
 Convention: ``X`` is ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means i -> j.
 """
@@ -7,12 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from colide_core import CoLiDE, evaluate
 from colide_core.data.simulate import simulate_experiment
 from dashboard.data import design_of
 
-__all__ = ["EXPERIMENT_LABEL", "try_experiment"]
+__all__ = ["EXPERIMENT_LABEL", "prediction_frame", "try_experiment"]
 
 #: The condition label of the simulated experiment (a prefix; made unique against the data's).
 EXPERIMENT_LABEL = "planned"
@@ -25,7 +27,7 @@ def _label(existing, node):
     return label
 
 
-def try_experiment(dataset, params, threshold, node, rows, *, before=None, callback=None) -> dict:
+def try_experiment(dataset, params, threshold, node, rows, *, before=None, W_init=None, callback=None) -> dict:
     """Simulate a hard intervention on ``node`` with the dataset's true SEM, refit, score both fits.
 
     Parameters
@@ -44,6 +46,11 @@ def try_experiment(dataset, params, threshold, node, rows, *, before=None, callb
     before : ndarray of shape (n_nodes, n_nodes), optional
         The thresholded fit without the experiment (the Learn page's); default refitted here
         with the same settings and design.
+    W_init : ndarray of shape (n_nodes, n_nodes), optional
+        The raw weights of the fit before the experiment (the Learn fit's ``W``): passed to the
+        refit as a candidate (``CoLiDE.fit(W_init=...)``; with ``solver="auto"`` the refit returns
+        the candidate of lowest score, issue 51). Default: the weights of the fit made here when
+        ``before`` is None, else none.
     callback : callable, optional
         The refit's progress callback (``CoLiDE.fit``'s).
 
@@ -52,7 +59,8 @@ def try_experiment(dataset, params, threshold, node, rows, *, before=None, callb
     dict
         ``rows``, ``label`` (the new condition), ``shd_before`` (the fit without the experiment),
         ``shd_after`` and ``A_after`` (the
-        thresholded weights of the refit with the experiment, its target known).
+        thresholded weights of the refit with the experiment, its target known), ``choice`` (the
+        refit's ``result_.choice``: which candidate won, or None).
 
     Raises
     ------
@@ -80,9 +88,40 @@ def try_experiment(dataset, params, threshold, node, rows, *, before=None, callb
     targets = {**old_targets, label: [node]}
     model = CoLiDE(**{**dict(params), "threshold": float(threshold)})
     if before is None:
-        before = model.fit(dataset.X, conditions=design["conditions"], targets=design["targets"]).adjacency_
-    after = model.fit(pd.DataFrame(X, columns=names), conditions=labels, targets=targets,
-                      callback=callback).adjacency_
+        first = model.fit(dataset.X, conditions=design["conditions"], targets=design["targets"], callback=callback)
+        before = first.adjacency_
+        if W_init is None:
+            W_init = first.W_
+    refit = clone(model).fit(pd.DataFrame(X, columns=names), conditions=labels, targets=targets, callback=callback,
+                             W_init=W_init)
+    after = refit.adjacency_
     B = np.asarray(dataset.B_true)
     return {"rows": int(rows), "label": label, "shd_before": int(evaluate(B, before)["shd"]),
-            "shd_after": int(evaluate(B, after)["shd"]), "A_after": np.asarray(after, dtype=float)}
+            "shd_after": int(evaluate(B, after)["shd"]), "A_after": np.asarray(after, dtype=float),
+            "choice": getattr(refit.result_, "choice", None)}
+
+
+def prediction_frame(pred) -> pd.DataFrame:
+    """The prediction's table as the Predict page shows it and its CSV holds it.
+
+    Parameters
+    ----------
+    pred : colide_core.evaluation.interventions.InterventionPrediction
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per node (index: the node names): ``reference mean`` and ``predicted mean`` (data
+        units), ``shift (sd), doing``, the interval of that shift (``<level> interval of the
+        shift (sd): low`` and ``: high``, NaN without a bootstrap: the interval is the change's,
+        in the same units as the shift beside it, never around the predicted mean) and ``shift
+        (sd), seeing``; rounded to 3 decimals, float noise already 0
+        (:func:`~colide_core.evaluation.interventions.intervention_table`).
+    """
+    t = pred.table
+    sd = t["reference_sd"].where(t["reference_sd"] > 0)
+    label = f"{pred.level:.0%} interval of the shift (sd)"
+    out = pd.DataFrame({"reference mean": t["reference_mean"], "predicted mean": t["predicted_mean"],
+                        "shift (sd), doing": t["shift_sd"], f"{label}: low": t["low"] / sd,
+                        f"{label}: high": t["high"] / sd, "shift (sd), seeing": t["associational_shift"] / sd})
+    return out.round(3) + 0.0  # + 0.0: no "-0.0" from rounding a tiny negative

@@ -19,13 +19,15 @@ import pandas as pd
 import streamlit as st
 
 from colide_core import CoLiDE
-from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
+from colide_core._params import InvalidParameterError
+from colide_core.evaluation.interventions import (bootstrap_shifts, check_intervention_size, intervention_table,
+                                                  refit_weights, weights_for)
 from colide_core.evaluation.planning import rank_interventions
 from colide_core.graph.export import to_csv_safe
 from colide_core.render.figures import intervention_figure
 from dashboard import state
 from dashboard.data import design_of
-from dashboard.planning import try_experiment
+from dashboard.planning import prediction_frame, try_experiment
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
 from dashboard.jobs import Job, follow_job, show_messages, start_job
@@ -77,36 +79,49 @@ A = thresholded(res, threshold, names)
 st.segmented_control("Weights", list(ps.WEIGHT_LABELS), key="pred_weights", required=True,
                      format_func=ps.WEIGHT_LABELS.get,
                      help="The fit's weights are shrunk by its L1 penalty; least squares refits each node on its "
-                          "learned parents (within conditions, targets masked). docs/predict.md compares them.")
+                          "learned parents (within conditions, targets masked). By default the page takes the fit's "
+                          "weights on an NV fit and least squares on an EV fit: docs/predict.md measures both.")
 weights = ss["pred_weights"]
-W_sem = refit_weights(A, ds.X, conditions=conditions, targets=design["targets"]) if weights == "refit" else A
+if weights == "auto":
+    weights = weights_for(res.variant)
+sem_key = (ds.key, res.content_key, threshold)
+if weights == "refit":  # once per dataset, fit and threshold, not on every rerun (issue 53)
+    memo = ss[ps.SEM_WEIGHTS]
+    if memo is None or memo["key"] != sem_key:
+        memo = {"key": sem_key, "W": refit_weights(A, ds.X, conditions=conditions, targets=design["targets"])}
+        ss[ps.SEM_WEIGHTS] = memo
+    W_sem = memo["W"]
+else:
+    W_sem = A
 boot = ss[ps.BOOT_RESULT]
 key = (ds.key, res.content_key, threshold, weights, node,
        tuple(sorted((k, tuple(v.items())) for k, v in kw.items())))
 samples = boot["samples"] if boot is not None and boot["key"] == key else None
-pred = replace(intervention_table(W_sem, ds.X, conditions=conditions, samples=samples, **kw), weights=weights)
-ss[ps.LAST_PREDICTION] = {"key": (ds.key, res.content_key, threshold), "prediction": pred}  # for the report
-where = "" if conditions is None else f", from the first condition's means ({md_escape(conditions[0])})"
-st.caption(f"{what}: the CoLiDE-{res.label} graph at threshold {threshold:g} as a linear SEM "
-           f"({ps.WEIGHT_LABELS[weights]}){where}. "
-           "**Doing**: every descendant moves by its total effect. **Seeing**: regression on the node, "
-           "which also moves its causes and anything confounded with it.")
-g1, g2 = st.columns([2, 3])
-with g1:
-    show_graph(A, names, key="pred_graph", node_values=pred.table["shift_sd"].to_numpy(), legend=False,
-               height=420)
-    st.caption("Each node filled by its predicted change (doing): red up, blue down, saturated at "
-               "±2 sd; white, unchanged.")
-with g2:
-    st.plotly_chart(intervention_figure(pred.table, sd_units=True), key="pred_chart")
-table = pred.table.assign(shift_sd_seen=pred.table["associational_shift"] / pred.table["reference_sd"])
-shown = pd.DataFrame({"reference mean": table["reference_mean"], "predicted mean": table["predicted_mean"],
-                      "shift (sd), doing": table["shift_sd"], "shift (sd), seeing": table["shift_sd_seen"],
-                      f"{pred.level:.0%} interval (data units)": [
-                          "—" if np.isnan(lo) else f"{lo:.3g} … {hi:.3g}" for lo, hi in zip(table["low"], table["high"])]})
-st.dataframe(shown.round(3), key="pred_table")
-st.download_button("Prediction (CSV)", to_csv_safe(shown.round(3), index_label="node"), file_name="colide_prediction.csv",
-                   mime="text/csv", key="pred_csv")
+try:  # a value beyond 1e6 sd, or not finite: a sentence, before anything is computed
+    pred = replace(intervention_table(W_sem, ds.X, conditions=conditions, samples=samples, **kw), weights=weights)
+except InvalidParameterError as exc:
+    pred = None
+    st.error(md_escape(str(exc)))
+if pred is not None:
+    ss[ps.LAST_PREDICTION] = {"key": (ds.key, res.content_key, threshold), "prediction": pred}  # for the report
+    where = ("every row" if conditions is None else
+             f"every row, each condition centred on its own means as in the fit, starting from the first "
+             f"condition's means ({md_escape(conditions[0])})")
+    st.caption(f"{what}: the CoLiDE-{res.label} graph at threshold {threshold:g} as a linear SEM "
+               f"({ps.WEIGHT_LABELS[weights]}). **Doing**: every descendant moves by its total effect. "
+               f"**Seeing**: regression on the node, which also moves its causes. Both read the same data: {where}.")
+    g1, g2 = st.columns([2, 3])
+    with g1:
+        show_graph(A, names, key="pred_graph", node_values=pred.table["shift_sd"].to_numpy(), legend=False,
+                   height=420)
+        st.caption("Each node filled by its predicted change (doing): red up, blue down, saturated at "
+                   "±2 sd; white, unchanged.")
+    with g2:
+        st.plotly_chart(intervention_figure(pred.table, sd_units=True), key="pred_chart")
+    shown = prediction_frame(pred)
+    st.dataframe(shown, key="pred_table")
+    st.download_button("Prediction (CSV)", to_csv_safe(shown, index_label="node"), file_name="colide_prediction.csv",
+                       mime="text/csv", key="pred_csv")
 
 
 def _start():
@@ -115,12 +130,14 @@ def _start():
         check_widget_values(("Resamples", ss["pred_n_boot"], 2, 500, "int"))
         n_boot = int(ss["pred_n_boot"])
         X = ds.X
-        model = CoLiDE(**{**dict(params), "threshold": threshold})
+        estimator = CoLiDE(**{**dict(params), "threshold": threshold})
+        check_intervention_size(kw.get("do"), kw.get("shift"), ref.mean().to_numpy(), ref.std(ddof=1).to_numpy(),
+                                names)  # refused here, before any refit
 
-        def run(job):
-            fitted = model.fit(X, conditions=conditions, targets=design["targets"])
-            return predict_intervention(fitted, X, conditions=conditions, n_bootstrap=n_boot, random_state=0,
-                                        callback=job.progress, weights=weights, **kw).samples
+        def run(job):  # no point fit: the page has it; Stop is heard inside every refit
+            return bootstrap_shifts(estimator, X, conditions=conditions, targets=design["targets"],
+                                    n_bootstrap=n_boot, random_state=0, callback=job.progress, weights=weights,
+                                    **kw), n_boot
 
         return Job(run, f"Prediction intervals ({n_boot} refits)", key=key)
 
@@ -130,14 +147,17 @@ def _start():
 def _harvest(job):
     if job.error:
         return [("error", md_escape(job.error))]
-    ss[ps.BOOT_RESULT] = {"key": job.key, "samples": job.result}
-    return [("success", f"{len(job.result)} refits in {fmt_seconds(job.elapsed)}: the intervals are their "
-                        f"{pred.level:.0%} percentile range.")]
+    samples, asked = job.result
+    ss[ps.BOOT_RESULT] = {"key": job.key, "samples": samples}
+    level = pred.level if pred is not None else 0.9
+    done = f"{len(samples)} refits" if len(samples) == asked else f"Stopped after {len(samples)} of the {asked} refits asked"
+    return [("success" if len(samples) == asked else "info",
+             f"{done} in {fmt_seconds(job.elapsed)}: the intervals of the shift are their {level:.0%} percentile range.")]
 
 
 b1, b2 = st.columns([1, 3])
 b1.number_input("Resamples", min_value=2, max_value=500, step=10, key="pred_n_boot")
-b2.button("Compute intervals", key="pred_boot_run", on_click=_start,
+b2.button("Compute intervals", key="pred_boot_run", on_click=_start, disabled=pred is None,
           help="Refits the model on rows resampled with replacement (within each condition) and predicts again.")
 follow_job(ps.BOOT_SLOT, _harvest)
 show_messages(ss, ps.BOOT_SLOT)
@@ -214,13 +234,14 @@ if plan is not None and plan["key"] == plan_key:
                 check_widget_values(("Rows of the experiment", ss["plan_try_rows"], 50, 5000, "int"))
                 stages = len(dict(params).get("max_iter") or (1,))
                 rows = int(ss["plan_try_rows"])  # read here: the job's thread has no session
+                W_before = res.W  # the Learn fit: a candidate of the refit (issue 51)
 
                 def run(job):
                     def hear(stage, iteration, _objective):  # CoLiDE.fit's callback -> the job's bar and Stop
                         return job.report(min(stage, stages) / (stages + 1),
                                           f"Refitting with do({pick}): stage {int(stage) + 1}, iteration {int(iteration)}")
 
-                    return try_experiment(ds, params, threshold, pick, rows, before=A, callback=hear)
+                    return try_experiment(ds, params, threshold, pick, rows, before=A, W_init=W_before, callback=hear)
 
                 return Job(run,
                            f"Running do({pick}) and refitting", key=try_key)

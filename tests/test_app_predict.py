@@ -32,8 +32,8 @@ def test_the_page_predicts_the_learn_fit_and_compares_seeing(new_app):
     res = at.session_state["fit_results"]["nv"]
     A = thresholded(res, 0.3, list(ds.node_names))
     sd = float(ds.X["PKA"].std(ddof=1))
-    # the default SEM: least squares on the learned parents
-    want = intervention_table(refit_weights(A, ds.X), ds.X, shift={"PKA": 2.0 * sd}).table
+    # the default SEM of an NV fit: the fit's own weights (docs/predict.md: they predict better on NV data)
+    want = intervention_table(A, ds.X, shift={"PKA": 2.0 * sd}).table
     [table] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
     np.testing.assert_allclose(table["shift (sd), doing"], want["shift_sd"].round(3), atol=1e-9)
     # the drawing fills each node with its predicted change, in the node's tooltip too
@@ -41,11 +41,17 @@ def test_the_page_predicts_the_learn_fit_and_compares_seeing(new_app):
     for colour in set(change_fill(want["shift_sd"].to_numpy())):
         assert f'"color": "{colour}"' in html or f'"color":"{colour}"' in html
     assert "predicted change: +2 sd" in html  # PKA itself, pushed by 2 sd
-    # the fit's own (shrunk) weights on request, on the node with the most children
+    # least squares on request, on the node with the most children; computed once per fit and threshold
     src = ds.node_names[int(np.argmax((A != 0).sum(axis=1)))]
     at.selectbox(key="pred_node").set_value(src).run()
     sd_src = float(ds.X[src].std(ddof=1))
     refit_table = intervention_table(refit_weights(A, ds.X), ds.X, shift={src: 2.0 * sd_src}).table
+    at.segmented_control(key="pred_weights").set_value("refit").run()
+    [shown] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
+    np.testing.assert_allclose(shown["shift (sd), doing"], refit_table["shift_sd"].round(3), atol=1e-9)
+    memo = at.session_state["pred_sem_weights"]
+    assert memo["key"] == (ds.key, res.content_key, 0.3)
+    np.testing.assert_array_equal(memo["W"], refit_weights(A, ds.X))
     at.segmented_control(key="pred_weights").set_value("fit").run()
     fit_table = intervention_table(A, ds.X, shift={src: 2.0 * sd_src}).table
     [shown] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
@@ -80,7 +86,23 @@ def test_intervals_are_a_job_and_match_the_library(new_app):
     direct = predict_intervention(model, ds.X, shift={"Raf": sd}, n_bootstrap=2, random_state=0)
     np.testing.assert_allclose(samples, direct.samples)
     [table] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
-    assert table.iloc[:, -1].str.contains("…").all()
+    # the interval is the shift's, in the shift's units (sd), and holds the shift's bootstrap quantiles
+    low, high = "90% interval of the shift (sd): low", "90% interval of the shift (sd): high"
+    sd_all = ds.X.std(ddof=1).to_numpy()
+    np.testing.assert_allclose(table[low], (np.quantile(samples, 0.05, axis=0) / sd_all).round(3), atol=1e-9)
+    np.testing.assert_allclose(table[high], (np.quantile(samples, 0.95, axis=0) / sd_all).round(3), atol=1e-9)
+    assert (table[low] <= table[high]).all()
+    assert any("2 refits in" in s.value for s in at.success)
+
+
+def test_a_huge_value_gets_a_sentence_and_no_prediction(new_app):
+    at = _page(new_app)
+    at.segmented_control(key="pred_kind").set_value("Set to a value").run()
+    at.number_input(key="pred_value").set_value(1e300).run()
+    assert not at.exception, at.exception
+    assert any("standard deviations" in e.value for e in at.error)
+    assert not [d for d in at.dataframe if "shift (sd), doing" in d.value.columns]
+    assert at.button(key="pred_boot_run").disabled
 
 
 def test_plan_ranks_like_the_library_and_runs_the_experiment_on_simulated_data(new_app):

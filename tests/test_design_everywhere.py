@@ -181,6 +181,8 @@ def _check(at):
 def _predict(at):
     at.switch_page("pages/predict.py").run()
     _ok(at)
+    at.segmented_control(key="pred_weights").set_value("refit").run()  # least squares (an NV fit's default is its own)
+    _ok(at)
     at.number_input(key="pred_n_boot").set_value(2).run()
     at.button(key="pred_boot_run").click().run()
     _ok(at)

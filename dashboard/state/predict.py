@@ -8,7 +8,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "PLAN_JOB", "PLAN_RESULT", "PLAN_MESSAGES",
            "PLAN_SLOT", "LAST_PREDICTION", "for_report", "TRY_JOB", "TRY_RESULT", "TRY_MESSAGES", "TRY_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS",
-           "init"]
+           "SEM_WEIGHTS", "init"]
 
 #: :class:`dashboard.jobs.Job` refitting resamples for the prediction's intervals, or None.
 BOOT_JOB = "pred_boot_job"
@@ -38,7 +38,11 @@ TRY_SLOT = JobSlot(TRY_JOB, TRY_MESSAGES, stop_key="plan_try_stop",
                    stop_help="Stops the refit; nothing is shown.")
 
 #: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention` -> its label.
-WEIGHT_LABELS = {"refit": "least squares on the learned parents", "fit": "the fit's weights"}
+WEIGHT_LABELS = {"auto": "by the noise model (NV: the fit's; EV: least squares)",
+                 "refit": "least squares on the learned parents", "fit": "the fit's weights"}
+#: dict(key=(data key, fit key, threshold), W=ndarray): the least-squares SEM weights of the fit shown
+#: (``refit_weights``), computed once per dataset, fit and threshold, not on every rerun (issue 53).
+SEM_WEIGHTS = "pred_sem_weights"
 
 WIDGET_DEFAULTS = {
     "pred_model": "NV",
@@ -47,7 +51,7 @@ WIDGET_DEFAULTS = {
     "pred_k": 1.0,
     "pred_value": 0.0,
     "pred_n_boot": 30,
-    "pred_weights": "refit",
+    "pred_weights": "auto",
     "plan_n_boot": 20,
     "plan_pick": None,  # the best candidate when None
     "plan_try_rows": 500,
@@ -59,7 +63,7 @@ def init(ss) -> None:
     ss.setdefault(BOOT_JOB, None)
     ss.setdefault(BOOT_RESULT, None)
     ss.setdefault(BOOT_MESSAGES, [])
-    for k, v in ((LAST_PREDICTION, None), (PLAN_JOB, None), (PLAN_RESULT, None), (PLAN_MESSAGES, []), (TRY_JOB, None), (TRY_RESULT, None),
+    for k, v in ((LAST_PREDICTION, None), (SEM_WEIGHTS, None), (PLAN_JOB, None), (PLAN_RESULT, None), (PLAN_MESSAGES, []), (TRY_JOB, None), (TRY_RESULT, None),
                  (TRY_MESSAGES, [])):
         ss.setdefault(k, v)
     for key, value in WIDGET_DEFAULTS.items():

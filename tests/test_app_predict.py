@@ -170,6 +170,12 @@ def test_try_experiment_cuts_the_target_and_keeps_the_design():
     assert got["shd_before"] == got["shd_after"] == 0  # the chain is found with and without the experiment
     with pytest.raises(ValueError, match="unknown node"):
         try_experiment(ds, {"variant": "ev"}, 0.3, "X9", 10)
+    # the fit before the experiment is a candidate of the refit (issue 51): "warm" among the
+    # candidates scored on the refit's objective, and the winner no worse than it
+    warm = try_experiment(ds, {"variant": "ev"}, 0.3, "X2", 400, before=W != 0, W_init=[[0, 2.9], [0, 0]])
+    scores = warm["choice"]["candidates"]
+    assert "warm" in scores and min(scores.values()) <= scores["warm"]
+    assert got["choice"] is not None and "warm" in got["choice"]["candidates"]  # the fit made here, passed on
 
 
 def test_the_prediction_table_has_its_own_neutralised_download(new_app, downloads):

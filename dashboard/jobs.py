@@ -32,6 +32,10 @@ Limits (a shared server: one user's job must not starve the others):
   Playback's recording when it is switched on) go through :func:`start_job` too, from the script
   rather than an ``on_click``: the same slots, Stop and session end (issue 30: they used to run in
   the page's own thread, outside all three).
+* **a per-session share.** One session's running jobs hold at most :data:`SESSION_MAX_UNITS`
+  units together (half the server's): :func:`start_job` refuses a further job with a sentence
+  (issue 53: one tab pressed two Predict jobs and held every slot of a 2-core server for
+  minutes). A job alone may be larger; preemptible jobs do not count.
 * **workers.** "Parallel workers" widgets are capped at :data:`MAX_WORKERS` (the core count).
 
 :class:`Job` runs ``fn(job)`` in a daemon thread. ``fn`` reports progress through
@@ -55,6 +59,7 @@ import streamlit as st
 __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
     "compute_slot", "interactive", "slot_held_since", "SlotBusy", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
+    "SESSION_MAX_UNITS", "session_jobs", "session_cap_refusal",
 ]
 
 #: Worker processes one job may use (the "Parallel workers" widgets' maximum): the core count.
@@ -84,6 +89,10 @@ MAX_CONCURRENT = _max_concurrent()
 #: Seconds a job keeps running after its session disconnected (a reconnect within it resumes);
 #: ``$COLIDE_SESSION_GRACE_S`` (0 to 3600, default 30).
 SESSION_GRACE_S = _grace_s()
+#: Compute units one session's running jobs may hold together (half the server's, at least 1):
+#: :func:`start_job` refuses a second job that would go beyond (issue 53). A job alone may be
+#: larger (a parallel bootstrap's workers); preemptible jobs (work ahead of need) do not count.
+SESSION_MAX_UNITS = max(1, MAX_CONCURRENT // 2)
 
 
 class _Ticket:
@@ -565,6 +574,57 @@ def stop_job(state, slot) -> None:
         job.request_stop()
 
 
+def session_jobs(state) -> list:
+    """The running, non-preemptible jobs of one session (every :class:`Job` in its state).
+
+    Parameters
+    ----------
+    state : MutableMapping
+        ``st.session_state`` (or any mapping holding jobs).
+    """
+    out = []
+    for key in list(state.keys()):
+        value = state.get(key)
+        if isinstance(value, Job) and not value.done and not value.preemptible:
+            out.append(value)
+    return out
+
+
+def session_cap_refusal(state, job, cap: int | None = None) -> str | None:
+    """Why ``job`` may not start in this session now, or None (the per-session cap, issue 53).
+
+    Parameters
+    ----------
+    state : MutableMapping
+        The session's state (its running jobs: :func:`session_jobs`).
+    job : Job
+        The job about to start.
+    cap : int, optional
+        Units the session may hold together; default :data:`SESSION_MAX_UNITS`.
+
+    Returns
+    -------
+    str or None
+        A markdown sentence naming the running jobs and the cap when the session already runs a
+        job and the units together would exceed the cap; None otherwise (a preemptible job, or
+        nothing else running: a job alone may hold more, as a parallel bootstrap does).
+    """
+    from dashboard.text import md_escape
+
+    cap = SESSION_MAX_UNITS if cap is None else int(cap)
+    if job.preemptible:
+        return None
+    running = session_jobs(state)
+    held = sum(j.units for j in running)
+    if not running or held + job.units <= cap:
+        return None
+    names = ", ".join(f"“{md_escape(j.label)}”" for j in running)
+    return (f"Nothing was started: this tab is already running {names}, and one tab may hold "
+            f"{cap} of the server's {MAX_CONCURRENT} compute slots at a time, so that other "
+            f"users are served. Wait for it to finish, or press its Stop, then start "
+            f"“{md_escape(job.label)}” again.")
+
+
 def start_job(state, slot: JobSlot, make_job) -> bool:
     """Start a job in ``slot`` unless one is running there (for a Run button's ``on_click``).
 
@@ -582,8 +642,10 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
     bool
         True when a new job was started (its slot's messages are then cleared, and the job
         watches this session with :func:`session_liveness`). False when a job of this slot
-        was still running (nothing changes) or ``make_job`` refused its settings (nothing
-        starts; the slot's messages say which settings and why).
+        was still running (nothing changes), ``make_job`` refused its settings (nothing
+        starts; the slot's messages say which settings and why), or this session's other
+        running jobs already hold its share of the compute slots (:func:`session_cap_refusal`;
+        the slot's messages say so).
     """
     from colide_core.run.manifest import RunSettingsError
     from dashboard.text import md_escape
@@ -594,6 +656,10 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
         job = make_job()
     except RunSettingsError as exc:
         state[slot.messages] = [("error", "Nothing was started: " + md_escape("; ".join(exc.problems)) + ".")]
+        return False
+    refusal = session_cap_refusal(state, job)
+    if refusal is not None:
+        state[slot.messages] = [("warning", refusal)]
         return False
     state[slot.messages] = []
     state[slot.job] = job.watch(session_liveness()).start()

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.layout import page_setup
-from dashboard import state
+from dashboard import memory, state
 from dashboard.data import (SACHS_ROW_LABELS, SACHS_TRUTH_LABELS, UploadProblem, dataset_from_upload, sachs_dataset,
                             upload_columns)
 from colide_core.graph.export import edge_list, to_csv_safe
@@ -57,10 +57,17 @@ def _process_upload():
                                                 f"{len(exc.problems)} problem(s).\n\n{listed}\n")
         else:
             ss[state.UPLOAD_STATUS] = ("error", f"**{name}** cannot be used: {md_escape(exc)}")
+    except MemoryError:  # a sentence, never a traceback or a server path (issue 53)
+        ss[state.UPLOAD_STATUS] = ("error", memory.memory_error_message(f"**{name}**"))
     except Exception as exc:  # never show a traceback for a user file
         ss[state.UPLOAD_STATUS] = ("error", f"**{name}** could not be read ({type(exc).__name__}): "
                                             f"{md_escape(exc)}")
     else:
+        # within the server's memory budget for all sessions' datasets (issue 53)
+        refused = memory.refusal(memory.dataset_nbytes(dataset), f"**{name}**")
+        if refused is not None:
+            ss[state.UPLOAD_STATUS] = ("error", refused)
+            return
         state.set_dataset(dataset)
         ss[state.UPLOAD_STATUS] = ("success", f"Loaded **{name}**.")
 

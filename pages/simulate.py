@@ -12,6 +12,7 @@ from colide_core.graph.export import edge_list
 from dashboard.graphview import show_graph, show_legend
 from dashboard.text import md_escape
 from dashboard.simulation import config_from_state, simulate_dataset
+from dashboard import memory
 from dashboard.data import node_limit, too_large_message
 from colide_core.data.simulate import INTERACTIVE_BOUNDS as B  # the one table of bounds (widgets, links)
 
@@ -27,6 +28,13 @@ def _run_simulation():
         ss[state.SIM_STATUS] = ("error", f"Nothing was simulated: {config.d:,} nodes. "
                                          + too_large_message(config.d, config.variance.lower()))
         return
+    # Within the server's memory budget for all sessions' datasets, checked before drawing
+    # (issue 53: closed tabs' simulations used to pile up until a MemoryError traceback).
+    rows = config.n * (1 + int(config.interventions))
+    refused = memory.refusal(memory.estimate_nbytes(rows, config.d), "This simulation")
+    if refused is not None:
+        ss[state.SIM_STATUS] = ("error", refused)
+        return
     try:
         # Not cached: the dataset lives in this session's state only. A process-wide cache kept up
         # to 16 datasets of up to 50M cells after their sessions ended (issue 30: 647 MB after six
@@ -36,9 +44,12 @@ def _run_simulation():
     except ValueError as exc:
         ss[state.SIM_STATUS] = ("error", f"The simulation failed: {exc}")
         return
+    except MemoryError:
+        ss[state.SIM_STATUS] = ("error", memory.memory_error_message("This simulation"))
+        return
     state.set_dataset(dataset)
-    ss[state.SIM_STATUS] = ("success", "The simulated dataset is now the current dataset: "
-                                       "go to **Learn** to fit CoLiDE on it.")
+    ss[state.SIM_STATUS] = ("success", "The simulated dataset is now the current dataset: fit CoLiDE on it on "
+                                       "the Learn page (the link below).")
 
 
 st.title("Simulate")
@@ -48,7 +59,18 @@ st.markdown(
     "true noise standard deviations are kept, so the Learn page can score the estimate."
 )
 
-c1, c2, c3 = st.columns(3)
+# Settings on the left, the true graph on the right: at 1280×720 the drawing starts at y = 957
+# below a three-column form (issue 48, m-12); side by side it is on screen with the controls.
+settings_col, view_col = st.columns([1, 2], gap="medium")
+c1 = c2 = c3 = settings_col
+# the button and its message first: on a projector they stay above the fold with the drawing
+settings_col.button("Simulate", key="sim_run", type="primary", icon=":material/casino:", on_click=_run_simulation)
+status = ss[state.SIM_STATUS]
+if status is not None:
+    level, text = status
+    getattr(settings_col, level)(text)
+    if level == "success":
+        settings_col.page_link("pages/learn.py", label="Go to Learn", icon=":material/arrow_forward:")
 with c1:
     # up to defaults.MAX_NODES: above 200 nodes Simulate checks for a GPU, or says what a fit would cost here
     st.number_input("Nodes d", min_value=B["n_nodes"][1], max_value=B["n_nodes"][2], step=1, key="sim_d", persist_state="session",
@@ -82,8 +104,8 @@ with c3:
                      "tendency of simulated data's variance to grow along the causal order, which some methods "
                      "exploit.")
 
-with st.expander("Interventions (experiments on chosen nodes)", expanded=bool(ss["sim_interventions"])):
-    i1, i2, i3 = st.columns(3)
+with settings_col.expander("Interventions (experiments on chosen nodes)", expanded=bool(ss["sim_interventions"])):
+    i1 = i2 = i3 = st
     i1.number_input("Interventional conditions", min_value=B["n_conditions"][1], max_value=B["n_conditions"][2], step=1, key="sim_interventions",
                     persist_state="session",
                     help="Each adds n rows in which random nodes are set by a hard intervention: their value drawn "
@@ -96,53 +118,55 @@ with st.expander("Interventions (experiments on chosen nodes)", expanded=bool(ss
                     help="Each condition also moves every node's mean by a random amount with this standard "
                          "deviation: what an intercept per condition absorbs.")
 
-st.button("Simulate", key="sim_run", type="primary", icon=":material/casino:", on_click=_run_simulation)
 
-status = ss[state.SIM_STATUS]
-if status is not None:
-    level, text = status
-    getattr(st, level)(text)
 
-ds = state.current_dataset()
-if ds.source != "simulated":
-    st.info("The current dataset is not simulated. Press **Simulate** to draw one.")
-    st.stop()
 
-st.subheader("Current simulated dataset")
-st.caption(ds.name)
-meta = ds.meta
-n, d = ds.shape
-design_targets = {c: t for c, t in (meta.get("targets") or {}).items() if t}  # the interventional conditions
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Samples", f"{n:,}",
-          help=None if not design_targets else "All rows: the observational ones and each interventional condition's.")
-m2.metric("Nodes", d)
-m3.metric("True edges", int((ds.B_true.to_numpy() != 0).sum()))
-m4.metric("Varsortability", f"{meta.get('varsortability', float('nan')):.2f}",
-          help="Fraction of causal paths along which the marginal variance increases (Reisach et al. "
-               "2021). Near 1: sorting by variance already reveals the order.")
+def _view():
+    """The current simulated dataset: its size, design and true graph (right of the settings)."""
+    ds = state.current_dataset()
+    if ds.source != "simulated":
+        st.info("The current dataset is not simulated. Press **Simulate** to draw one.")
+        return
 
-if design_targets:  # which rows are which, and every condition's targets (issue 41: they were not listed)
-    counts = pd.Series(meta["conditions"]).value_counts(sort=False)
-    observational = [c for c in counts.index if c not in design_targets]
-    st.caption(" + ".join([f"{int(counts[c]):,} observational rows ({md_escape(c)})" for c in observational]
-                          + [f"{len(design_targets)} interventional condition{'s' if len(design_targets) != 1 else ''} "
-                             f"of {int(counts[next(iter(design_targets))]):,} rows"])
-               + f" = {n:,} samples.")
-    st.dataframe(pd.DataFrame({"condition": list(design_targets),
-                               "rows": [int(counts.get(c, 0)) for c in design_targets],
-                               "targets (set by the experiment)": [", ".join(t) for t in design_targets.values()]}),
-                 hide_index=True, key="sim_targets_table")
+    meta = ds.meta
+    # the truth first, on screen beside the settings (m-12); its numbers below
+    tab_graph, tab_sigma, tab_data = st.tabs(["True graph", "True noise σ", "Data preview"])
+    with tab_graph:
+        W_true = meta["W_true"]
+        # the one drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview); its legend
+        # says "true edge" (the drawing's own would call the truth's edges "learned")
+        show_legend([W_true], truth_drawn=True)
+        show_graph(W_true, ds.node_names, key="sim_graph", height=400, legend=False)  # whole at 1280×720
+        st.dataframe(edge_list(W_true, ds.node_names), hide_index=True)
+    with tab_sigma:
+        st.dataframe(pd.DataFrame({"node": ds.node_names, "true σ": ds.sigma_true}), hide_index=True)
+    with tab_data:
+        st.dataframe(ds.X.head(100))
 
-tab_graph, tab_sigma, tab_data = st.tabs(["True graph", "True noise σ", "Data preview"])
-with tab_graph:
-    W_true = meta["W_true"]
-    # the one drawing, or its summary above SUMMARY_NODES nodes (dashboard.graphview); its legend
-    # says "true edge" (the drawing's own would call the truth's edges "learned")
-    show_legend([W_true], truth_drawn=True)
-    show_graph(W_true, ds.node_names, key="sim_graph", height=560, legend=False)
-    st.dataframe(edge_list(W_true, ds.node_names), hide_index=True)
-with tab_sigma:
-    st.dataframe(pd.DataFrame({"node": ds.node_names, "true σ": ds.sigma_true}), hide_index=True)
-with tab_data:
-    st.dataframe(ds.X.head(100))
+    st.caption(f"Current simulated dataset: {md_escape(ds.name)}")
+    n, d = ds.shape
+    design_targets = {c: t for c, t in (meta.get("targets") or {}).items() if t}  # the interventional conditions
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Samples", f"{n:,}",
+              help=None if not design_targets else "All rows: the observational ones and each interventional condition's.")
+    m2.metric("Nodes", d)
+    m3.metric("True edges", int((ds.B_true.to_numpy() != 0).sum()))
+    m4.metric("Varsortability", f"{meta.get('varsortability', float('nan')):.2f}",
+              help="Fraction of causal paths along which the marginal variance increases (Reisach et al. "
+                   "2021). Near 1: sorting by variance already reveals the order.")
+
+    if design_targets:  # which rows are which, and every condition's targets (issue 41: they were not listed)
+        counts = pd.Series(meta["conditions"]).value_counts(sort=False)
+        observational = [c for c in counts.index if c not in design_targets]
+        st.caption(" + ".join([f"{int(counts[c]):,} observational rows ({md_escape(c)})" for c in observational]
+                              + [f"{len(design_targets)} interventional condition{'s' if len(design_targets) != 1 else ''} "
+                                 f"of {int(counts[next(iter(design_targets))]):,} rows"])
+                   + f" = {n:,} samples.")
+        st.dataframe(pd.DataFrame({"condition": list(design_targets),
+                                   "rows": [int(counts.get(c, 0)) for c in design_targets],
+                                   "targets (set by the experiment)": [", ".join(t) for t in design_targets.values()]}),
+                     hide_index=True, key="sim_targets_table")
+
+
+with view_col:
+    _view()

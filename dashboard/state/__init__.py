@@ -245,6 +245,9 @@ def set_dataset(dataset, *, settings_given=False) -> None:
             ss[XFORM_RAW] = None  # other data: nothing of theirs to undo, and the memory is freed
         if old is not None and not settings_given:
             _carry_settings(ss, old, dataset)
+    from dashboard import memory
+
+    memory.record(dataset, ss.get(XFORM_RAW))  # the server-wide budget of all sessions' datasets
 
 
 def _carry_settings(ss, old, new) -> None:

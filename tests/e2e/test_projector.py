@@ -211,3 +211,31 @@ def test_top_down_keeps_labels_readable_up_to_fifty_nodes(server, browser, d):
     finally:
         context.close()
     assert fonts and min(fonts) >= 11.0 - 0.05, fonts
+
+
+def test_simulate_shows_the_true_graph_whole_beside_its_settings(server, browser):
+    """Issue 48, m-12: the Simulate page's true graph started at y = 957, below the fold at 1280×720,
+    under a three-column form. The settings are now a column beside it: the whole drawing is on
+    screen, and "Go to Learn" is a link."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/simulate", timeout=UI_TIMEOUT_MS)
+        page.get_by_role("button", name="Simulate").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_text("The simulated dataset is now the current dataset").wait_for(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        frames = drawings(page)
+        expect(frames).to_have_count(1, timeout=UI_TIMEOUT_MS)
+        graph_frame(frames.first)  # drawn
+        page.evaluate(_TOP_JS)
+        page.wait_for_function("() => window.scrollY === 0", timeout=UI_TIMEOUT_MS)
+        box = frames.first.bounding_box()
+        button = page.get_by_role("button", name="Simulate").bounding_box()
+        link = page.get_by_role("link", name="Go to Learn")
+        expect(link).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.screenshot(path=str(ARTIFACTS / "projector-simulate-1280x720.png"))
+        no_exception_shown(page)
+    finally:
+        context.close()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 720 + 0.5, box
+    assert button is not None and 0 <= button["y"] and button["y"] + button["height"] <= 720, button

@@ -1,0 +1,253 @@
+"""The server-wide memory budget of the sessions' datasets (issue 53, high 4).
+
+A session keeps its dataset (a simulation, an upload, a loaded network) in its own state, and
+Streamlit keeps a closed tab's state for reconnection: four closed tabs that had each simulated
+40 M cells held 1.3 GB, and with a 6 GB address-space limit the next simulations in new tabs ended
+in an uncaught ``MemoryError``. Nothing bounded the sum. Here:
+
+* :func:`record` notes the current session's dataset (and the raw copy a transform keeps) each time
+  :func:`dashboard.state.set_dataset` makes one current: its bytes, a weak reference to it, its
+  session;
+* :func:`refusal` is asked **before** a simulation or an upload is kept: the bytes held by the
+  other sessions plus the new dataset must stay within :data:`BUDGET_BYTES`, else it returns the
+  sentence the page shows (nothing is kept). Before it counts, it drops the datasets of sessions
+  whose tab has been closed for :data:`CLOSED_GRACE_S` seconds (their state's dataset key is
+  deleted: a tab that comes back later finds the Sachs data, as a new tab would), so closed tabs
+  never crowd out open ones for longer than that;
+* :func:`memory_error_message` is the sentence for a ``MemoryError`` (no traceback, no path).
+
+The budget is ``$COLIDE_DATASET_BUDGET_MB`` megabytes, default a quarter of the machine's memory
+and at most 2,048 MB (``docs/security.md``, "Shared server").
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+
+import numpy as np
+
+__all__ = ["BUDGET_BYTES", "CLOSED_GRACE_S", "dataset_nbytes", "estimate_nbytes", "record", "held_bytes",
+           "refusal", "memory_error_message"]
+
+_MB = 1024 * 1024
+
+
+def _budget() -> int:
+    raw = os.environ.get("COLIDE_DATASET_BUDGET_MB", "").strip()
+    try:
+        if raw:
+            value = float(raw)
+            if value == value and value > 0:
+                return int(value * _MB)
+    except ValueError:
+        pass
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        total = 8 * 1024 * _MB
+    return int(min(2048 * _MB, total // 4))
+
+
+#: Bytes all sessions' datasets may hold together (``$COLIDE_DATASET_BUDGET_MB``).
+BUDGET_BYTES = _budget()
+#: Seconds after its tab closed that a session's dataset still counts (and is kept for a reconnect).
+CLOSED_GRACE_S = 60.0
+
+_LOCK = threading.Lock()
+#: session id -> {"refs": [weakref to each dataset held], "nbytes": int, "gone_since": float or None}
+_HELD: dict = {}
+
+
+def _array_bytes(value) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if hasattr(value, "memory_usage"):  # a DataFrame
+        try:
+            return int(value.memory_usage(index=True, deep=False).sum())
+        except Exception:  # pragma: no cover - an exotic frame
+            return 0
+    return 0
+
+
+def dataset_nbytes(dataset) -> int:
+    """Bytes of a :class:`dashboard.data.Dataset`'s arrays: ``X``, the truths and the arrays in ``meta``.
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset or None
+
+    Returns
+    -------
+    int
+    """
+    if dataset is None:
+        return 0
+    total = _array_bytes(getattr(dataset, "X", None))
+    for name in ("B_true", "sigma_true"):
+        total += _array_bytes(getattr(dataset, name, None))
+    for value in (getattr(dataset, "meta", None) or {}).values():
+        total += _array_bytes(value)
+    return total
+
+
+def estimate_nbytes(n_rows: int, n_cols: int) -> int:
+    """Bytes a float64 table of ``n_rows`` x ``n_cols`` takes, plus the d x d truths.
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+
+    Returns
+    -------
+    int
+    """
+    return 8 * int(n_rows) * int(n_cols) + 2 * 8 * int(n_cols) ** 2
+
+
+def _session_id():
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx(suppress_warning=True)
+    except Exception:  # pragma: no cover
+        return None
+    return None if ctx is None else ctx.session_id
+
+
+def record(*datasets, session_id=None) -> None:
+    """Note the datasets the current session now holds (replacing what it held before).
+
+    Parameters
+    ----------
+    *datasets : dashboard.data.Dataset or None
+        Every dataset its state keeps (the current one, a transform's raw copy).
+    session_id : str, optional
+        Default the session of the current script run; nothing is noted outside one.
+    """
+    sid = session_id or _session_id()
+    if sid is None:
+        return
+    held = [d for d in datasets if d is not None]
+    refs = []
+    for d in held:
+        try:
+            refs.append(weakref.ref(d))
+        except TypeError:  # pragma: no cover - a dataset without weak references
+            pass
+    with _LOCK:
+        _HELD[sid] = {"refs": refs, "nbytes": sum(dataset_nbytes(d) for d in held), "gone_since": None}
+
+
+def _session_states():
+    """``{session id: (active, SessionState)}`` of the server's sessions; {} without a server."""
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return {}
+        runtime = Runtime.instance()
+        out = {}
+        for info in runtime._session_mgr.list_sessions():  # no public API lists another session's state
+            sid = info.session.id
+            out[sid] = (runtime.is_active_session(sid), info.session.session_state)
+        return out
+    except Exception:  # an API change: count what is recorded, drop nothing
+        return None
+
+
+def _prune(now=None) -> None:
+    """Forget datasets no longer referenced; drop those of sessions closed for the grace period."""
+    from dashboard import state as app_state
+
+    now = time.monotonic() if now is None else now
+    sessions = _session_states()
+    with _LOCK:
+        for sid in list(_HELD):
+            entry = _HELD[sid]
+            entry["refs"] = [r for r in entry["refs"] if r() is not None]
+            if not entry["refs"]:
+                del _HELD[sid]
+                continue
+            entry["nbytes"] = sum(dataset_nbytes(r()) for r in entry["refs"])
+            if sessions is None or not sessions:
+                continue
+            active, session_state = sessions.get(sid, (False, None))
+            if active:
+                entry["gone_since"] = None
+                continue
+            if entry["gone_since"] is None:
+                entry["gone_since"] = now
+            if now - entry["gone_since"] >= CLOSED_GRACE_S:
+                if session_state is not None:
+                    for key in (app_state.DATASET, app_state.XFORM_RAW):
+                        try:
+                            del session_state[key]
+                        except (KeyError, Exception):
+                            pass
+                del _HELD[sid]
+
+
+def held_bytes(exclude=None) -> int:
+    """Bytes the recorded sessions' datasets hold now (after :func:`_prune`), less ``exclude``'s.
+
+    Parameters
+    ----------
+    exclude : str, optional
+        A session id left out (the session about to replace its own dataset).
+
+    Returns
+    -------
+    int
+    """
+    _prune()
+    with _LOCK:
+        return sum(e["nbytes"] for sid, e in _HELD.items() if sid != exclude)
+
+
+def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None) -> str | None:
+    """The sentence refusing a new dataset of ``nbytes`` for this session, or None when it fits.
+
+    Parameters
+    ----------
+    nbytes : int
+        The new dataset's bytes (:func:`estimate_nbytes` before it is made, :func:`dataset_nbytes`
+        after).
+    what : str, default "This dataset"
+        How the sentence names it ("This simulation").
+    budget : int, optional
+        Default :data:`BUDGET_BYTES`.
+
+    Returns
+    -------
+    str or None
+        Markdown without user text: the sizes in MB and what to do. The session's own current
+        dataset is not counted: the new one replaces it.
+    """
+    budget = BUDGET_BYTES if budget is None else int(budget)
+    others = held_bytes(exclude=_session_id())
+    if others + int(nbytes) <= budget:
+        return None
+    room = max(0, budget - others)
+    return (f"{what} would take {nbytes / _MB:,.0f} MB, and the datasets of everyone using this "
+            f"server already hold {others / _MB:,.0f} MB of its {budget / _MB:,.0f} MB budget "
+            f"({room / _MB:,.0f} MB free). Nothing was loaded: choose fewer rows or nodes, or try "
+            f"again in a minute (closed tabs give their data back after {CLOSED_GRACE_S:.0f} s).")
+
+
+def memory_error_message(what: str = "This dataset") -> str:
+    """The sentence for a ``MemoryError`` (never a traceback or a server path).
+
+    Parameters
+    ----------
+    what : str, default "This dataset"
+
+    Returns
+    -------
+    str
+    """
+    return (f"{what} did not fit in the server's memory, so nothing was loaded. Choose fewer "
+            f"rows or nodes, or try again later.")

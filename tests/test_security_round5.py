@@ -1,0 +1,147 @@
+"""Hardening round 5 (issue 53): a session's share of the compute slots, the memory budget of the
+sessions' datasets.
+
+Every test here fails on the code before issue 53: a second job of one tab started and took the
+last slot; a simulation's dataset was kept whatever all sessions held together.
+"""
+import threading
+
+import numpy as np
+
+from dashboard import jobs
+
+WAIT = 30.0
+
+
+def _blocking_job(label, release, units=1, preemptible=False, slots=None):
+    """A job that holds its slot until ``release`` is set (or Stop)."""
+    def run(job):
+        while not release.wait(0.05):
+            if job.report(0.5, "holding"):
+                return "stopped"
+        return "done"
+    return jobs.Job(run, label, units=units, preemptible=preemptible, slots=slots or jobs.ComputeSlots(4))
+
+
+def _no_session(monkeypatch):
+    monkeypatch.setattr(jobs, "session_liveness", lambda: None)
+
+
+def test_one_tab_may_not_hold_more_than_its_share_of_the_slots(monkeypatch):
+    # A 2-slot server: a tab may hold 1 unit. Its first job starts; its second is refused with a
+    # sentence naming the running job and the share, and starts once the first has ended.
+    _no_session(monkeypatch)
+    monkeypatch.setattr(jobs, "SESSION_MAX_UNITS", 1)
+    monkeypatch.setattr(jobs, "MAX_CONCURRENT", 2)
+    state, release = {}, threading.Event()
+    intervals = jobs.JobSlot("iv_job", "iv_messages", stop_key="iv_stop", stop_help="")
+    plan = jobs.JobSlot("plan_job", "plan_messages", stop_key="plan_stop", stop_help="")
+    try:
+        assert jobs.start_job(state, intervals, lambda: _blocking_job("Computing intervals", release))
+        assert jobs.start_job(state, plan, lambda: _blocking_job("Ranking the experiments", release)) is False
+        assert state.get("plan_job") is None
+        [(level, text)] = state["plan_messages"]
+        assert level == "warning"
+        assert "“Computing intervals”" in text and "1 of the server's 2 compute slots" in text
+        assert "“Ranking the experiments” again" in text
+        # another tab (its own state) is not limited by this one
+        other = {}
+        assert jobs.start_job(other, plan, lambda: _blocking_job("Ranking the experiments", release))
+    finally:
+        release.set()
+    assert state["iv_job"].wait(WAIT) and other["plan_job"].wait(WAIT)
+    assert jobs.start_job(state, plan, lambda: _blocking_job("Ranking the experiments", release))
+    assert state["plan_job"].wait(WAIT) and state["plan_job"].result == "done"
+
+
+def test_a_job_alone_may_be_larger_and_preemptible_work_does_not_count(monkeypatch):
+    _no_session(monkeypatch)
+    monkeypatch.setattr(jobs, "SESSION_MAX_UNITS", 2)
+    state, release = {}, threading.Event()
+    slot = lambda name: jobs.JobSlot(name, name + "_m", stop_key=name + "_s", stop_help="")  # noqa: E731
+    try:
+        # a 4-worker bootstrap alone: allowed (the cap limits what a tab adds to a running job)
+        assert jobs.start_job(state, slot("boot"), lambda: _blocking_job("Bootstrap", release, units=4))
+        # work ahead of need (the λ prefetch, the refinement) neither counts nor is refused
+        assert jobs.start_job(state, slot("refine"), lambda: _blocking_job("Refining", release, preemptible=True))
+        assert [j.label for j in jobs.session_jobs(state)] == ["Bootstrap"]
+        assert jobs.start_job(state, slot("fit"), lambda: _blocking_job("Fit", release)) is False
+    finally:
+        release.set()
+    for key in ("boot", "refine"):
+        assert state[key].wait(WAIT)
+    # 1 + 1 units fit in a share of 2: two small jobs of one tab run together
+    release2 = threading.Event()
+    try:
+        assert jobs.start_job(state, slot("a"), lambda: _blocking_job("A", release2))
+        assert jobs.start_job(state, slot("b"), lambda: _blocking_job("B", release2))
+        assert jobs.start_job(state, slot("c"), lambda: _blocking_job("C", release2)) is False
+    finally:
+        release2.set()
+    assert state["a"].wait(WAIT) and state["b"].wait(WAIT)
+
+
+# --- the memory budget of the sessions' datasets ------------------------------------------------
+
+class _Held:
+    """What a session's state keeps, for the budget: arrays in ``X`` and ``meta`` (weakly referenced)."""
+
+    def __init__(self, X):
+        self.X, self.meta = X, {}
+
+
+def test_a_simulation_beyond_the_servers_dataset_budget_is_refused_with_a_sentence(new_app, monkeypatch):
+    from dashboard import memory
+
+    monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "BUDGET_BYTES", 10 * 1024 * 1024)              # 10 MB for every session
+    big = np.zeros((1_000_000,))                                               # 8 MB held by another tab
+    holder = _Held(big)
+    memory.record(holder, session_id="another tab")
+    assert memory.held_bytes() == 8_000_000
+    at = new_app()
+    at.run()
+    at.switch_page("pages/simulate.py").run()
+    at.number_input(key="sim_d").set_value(10).run()
+    at.number_input(key="sim_n").set_value(50_000).run()                       # 4 MB: 12 MB in all
+    at.button(key="sim_run").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["dataset"].source != "simulated"                   # nothing was kept
+    text = " ".join(e.value for e in at.error)
+    assert "This simulation would take 4 MB" in text and "already hold 8 MB of its 10 MB budget" in text
+    # 1,000 rows fit (80 kB): simulated, and this tab's dataset is now counted
+    at.number_input(key="sim_n").set_value(1_000).run()
+    at.button(key="sim_run").click().run()
+    assert not at.exception and at.session_state["dataset"].source == "simulated"
+    assert memory.held_bytes() == 8_000_000 + memory.dataset_nbytes(at.session_state["dataset"])
+    del holder                                                                 # that tab's data freed: not counted
+    assert memory.held_bytes(exclude=None) == memory.dataset_nbytes(at.session_state["dataset"])
+
+
+def test_a_memory_error_while_simulating_is_a_sentence_without_a_traceback_or_path(new_app, monkeypatch):
+    import dashboard.simulation
+
+    def out_of_memory(config, seed):
+        raise MemoryError("Unable to allocate 320. MiB in /srv/colide/pages/simulate.py")
+    monkeypatch.setattr(dashboard.simulation, "simulate_dataset", out_of_memory)
+    at = new_app()
+    at.run()
+    at.switch_page("pages/simulate.py").run()
+    at.button(key="sim_run").click().run()
+    assert not at.exception, at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith("This simulation did not fit in the server's memory") and "/" not in error
+
+
+def test_a_closed_tabs_dataset_is_dropped_after_the_grace_period(monkeypatch):
+    from dashboard import memory, state
+
+    monkeypatch.setattr(memory, "_HELD", {})
+    data = _Held(np.zeros(1000))
+    closed_state = {state.DATASET: data, state.XFORM_RAW: None, "other": 1}
+    monkeypatch.setattr(memory, "_session_states", lambda: {"closed": (False, closed_state)})
+    memory.record(data, session_id="closed")
+    memory._prune(now=100.0)                                  # first seen closed: still kept
+    assert memory._HELD["closed"]["nbytes"] == 8000 and state.DATASET in closed_state
+    memory._prune(now=100.0 + memory.CLOSED_GRACE_S)          # closed for the grace period: dropped
+    assert "closed" not in memory._HELD and state.DATASET not in closed_state and closed_state["other"] == 1

@@ -33,17 +33,16 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 from types import MappingProxyType
 
-import numpy as np
-
 from colide_core import defaults
 
-# scikit-learn (its parameter validation, and RunSettingsError, an InvalidParameterError) is
-# imported on the first check, not here: the table of settings is read by `colide fit --help`,
-# which must not pay scikit-learn's import (2 s).
+# scikit-learn (its parameter validation, and RunSettingsError, an InvalidParameterError) and numpy
+# are imported on the first check, not here: the table of settings is read by `colide --help`,
+# which must not pay scikit-learn's import (2 s), nor numpy's (issue 47).
 
 __all__ = ["RunSettings", "Setting", "SETTINGS", "setting", "Limits", "LIBRARY", "INTERACTIVE", "CONSTRAINTS",
            "SETTING_NAMES", "RESULT_SETTINGS", "SCHEDULE_SETTINGS", "NOT_SETTINGS", "PRIOR_KEYS",
-           "check_setting", "check_settings"]
+           "check_setting", "check_settings", "SOLVER_LOOPS", "solvers_reading", "ignored_settings",
+           "check_solver_reads"]
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 60
@@ -78,6 +77,8 @@ class Schedule:
 
     def normalise(self, value):
         """The entries as a tuple of Python numbers, or None when ``value`` is not such a list."""
+        import numpy as np
+
         if isinstance(value, np.ndarray):
             if value.ndim != 1:
                 return None
@@ -108,6 +109,8 @@ class _RandomState:
         return f"None, {SEED} or a numpy RandomState or Generator"
 
     def is_satisfied_by(self, value):
+        import numpy as np
+
         from colide_core._params import SEED
 
         return value is None or SEED.is_satisfied_by(value) or isinstance(
@@ -119,6 +122,8 @@ class _Bool:
         return "True or False"
 
     def is_satisfied_by(self, value):
+        import numpy as np
+
         return isinstance(value, (bool, np.bool_))
 
 
@@ -230,7 +235,9 @@ class Setting:
         Whether the fitted ``W`` depends on it: it then enters cache keys, the λ path's keys and
         the bootstrap match (the threshold and the seed do not).
     solvers : tuple of str
-        The stage loops that read it (``"adam"``, ``"fast"``, ``"topo"``).
+        The stage loops that read it (``"adam"``, ``"fast"``, ``"topo"``); a ``solver`` option
+        reads it when one of its loops does (:data:`SOLVER_LOOPS`, :func:`solvers_reading`), and
+        the commands refuse it given to a solver that ignores it (:func:`check_solver_reads`).
     optional : bool
         None is accepted (no budget).
     dashboard : {"own", "advanced", None}
@@ -378,6 +385,93 @@ SETTINGS = (
 _BY_NAME = MappingProxyType({row.name: row for row in SETTINGS})
 
 
+#: The stage loops each ``solver`` option runs: ``auto`` the fast loop, then CoLiDE-TOPO's order
+#: search when its measured cost fits the time budget (:mod:`colide_core.solver._auto`); ``topo``
+#: the fast loop's continuous start, then the search (:mod:`colide_core.solver._topo`).
+SOLVER_LOOPS = MappingProxyType({"auto": ("fast", "topo"), "fast": ("fast",), "adam": ("adam",),
+                                 "topo": ("fast", "topo")})
+
+
+def solvers_reading(name) -> tuple:
+    """The ``solver`` options that read the setting ``name`` (one of their loops reads it).
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`SETTINGS`.
+
+    Returns
+    -------
+    tuple of str
+        In the order of :data:`colide_core.defaults.SOLVERS`.
+
+    Raises
+    ------
+    KeyError
+        If no setting has that name.
+
+    Examples
+    --------
+    >>> solvers_reading("topo_sizes")
+    ('auto', 'topo')
+    """
+    loops = set(setting(name).solvers)
+    return tuple(s for s in defaults.SOLVERS if loops & set(SOLVER_LOOPS.get(s, ())))
+
+
+def ignored_settings(names, solver) -> list:
+    """Of ``names``, the settings that ``solver`` ignores (:attr:`Setting.solvers`), in table order.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Names of :data:`SETTINGS` (others are skipped).
+    solver : str
+        A ``solver`` option (:data:`colide_core.defaults.SOLVERS`).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> ignored_settings(["topo_sizes", "lr"], "fast")
+    ['topo_sizes']
+    >>> ignored_settings(["topo_sizes"], "auto")
+    []
+    """
+    given = set(names)
+    return [row.name for row in SETTINGS if row.name in given and solver not in solvers_reading(row.name)]
+
+
+def check_solver_reads(names, solver) -> None:
+    """Refuse settings given to a solver that ignores them (a silent no-op otherwise).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The settings a user gave explicitly (a command's flags, a link's parameters).
+    solver : str
+        The ``solver`` they are given to.
+
+    Raises
+    ------
+    RunSettingsError
+        (a ``ValueError``) One problem per ignored setting, naming the solvers that read it.
+
+    Examples
+    --------
+    >>> check_solver_reads(["topo_sizes"], "fast")
+    Traceback (most recent call last):
+    ...
+    colide_core.exceptions.RunSettingsError: unusable run settings: topo_sizes is read by solver 'auto' or 'topo' only; solver='fast' would ignore it
+    """
+    problems = [f"{name} is read by solver {' or '.join(map(repr, solvers_reading(name)))} only; "
+                f"solver={solver!r} would ignore it" for name in ignored_settings(names, solver)]
+    if problems:
+        raise _error(problems)
+
+
 def setting(name) -> Setting:
     """The row of :data:`SETTINGS` named ``name``.
 
@@ -451,6 +545,8 @@ INTERACTIVE = Limits(
 
 def _check_one(name, value, limits):
     """``(normalised value, problem or None)`` for one setting."""
+    import numpy as np
+
     from colide_core._params import Number
 
     spec = limits.constraints.get(name, _SPECS[name])

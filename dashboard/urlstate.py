@@ -27,6 +27,14 @@ Parameters written (all optional when read):
     Learn's λ (within :data:`colide_core.defaults.LAMBDA1_RANGE`), threshold (within
     ``THRESHOLD_RANGE``), noise model (``EV``, ``NV``, ``Both``) and layout (``circle``,
     ``topdown``).
+``solver``, ``max_iter``, ``topo_sizes``, ... (:data:`SETTING_KEYS`)
+    Every other run setting the dashboard offers (the sidebar's solver and the advanced form's
+    rows of :data:`colide_core.settings.SETTINGS`), under its own name, written only when it
+    differs from its default (:meth:`~colide_core.settings.Setting.format`), read back with
+    :meth:`~colide_core.settings.Setting.parse` and checked within the dashboard's bounds
+    (:data:`colide_core.settings.INTERACTIVE`); a setting the link's solver ignores is ignored and
+    named (issue 47: a link made on a TOPO view opened with the fast solver). The settings the
+    server chooses (``device``, ``random_state``, ``record_W``) never travel.
 
 Pure functions (:func:`view_params`, :func:`parse_view`) do the work and are tested directly;
 :func:`restore_from_url` and :func:`write_url` are the page's two calls.
@@ -41,13 +49,21 @@ from colide_core.data.io import INTERACTIVE_MAX_NODES
 from colide_core.data.networks import NETWORKS
 from colide_core.data.simulate import INTERACTIVE_BOUNDS
 from colide_core.defaults import LAMBDA1_RANGE, LIVE_MAX_CELLS, THRESHOLD_RANGE
+from colide_core.settings import INTERACTIVE, SETTINGS, check_setting, check_settings, ignored_settings
 
-__all__ = ["URL_KEYS", "SIM_BOUNDS", "View", "view_params", "parse_view", "restore_from_url", "write_url"]
+__all__ = ["URL_KEYS", "SETTING_KEYS", "SIM_BOUNDS", "View", "view_params", "parse_view", "restore_from_url",
+           "write_url"]
+
+#: The run settings a link carries under their own names: every row the dashboard offers (its own
+#: widget or the advanced form), but the three with a short key of their own (``model``, ``lam``,
+#: ``thr``). Derived from the table: a new setting travels by being declared.
+SETTING_KEYS = tuple(row.name for row in SETTINGS
+                     if row.dashboard in ("own", "advanced") and row.name not in ("variant", "lambda1", "threshold"))
 
 #: Every query parameter this module reads or writes (others in the URL are left alone).
 URL_KEYS = ("data", "rows", "truth", "lesson", "net", "graph", "k", "d", "n", "noise", "var", "seed", "std", "nv", "nvr", "w",
             "iv", "ivt", "ivs",
-            "lam", "thr", "model", "layout")
+            "lam", "thr", "model", "layout") + SETTING_KEYS
 
 #: URL parameter -> the simulation setting it carries (``colide_core.data.simulate.INTERACTIVE_BOUNDS``).
 _SIM_KEYS = {"d": "n_nodes", "k": "degree", "n": "n_samples", "seed": "seed", "nv": "noise_var",
@@ -63,6 +79,8 @@ _CHOICES = {"graph": ("ER", "SF"), "noise": ("gaussian", "exponential", "laplace
 _LAYOUTS = {"circle": "Circle", "topdown": "Top-down"}
 #: Longest parameter value read (a number, a key or a choice is far shorter).
 _MAX_VALUE_CHARS = 64
+#: Longest value of a run setting (:data:`SETTING_KEYS`): a schedule of ``MAX_STAGES`` entries fits.
+_MAX_SETTING_CHARS = 256
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$")
 
 
@@ -81,6 +99,8 @@ class View:
     widgets : dict
         Learn widget key -> value (``learn_lambda1``, ``learn_threshold``, ``learn_variant``,
         ``learn_layout``).
+    settings : dict
+        Run settings of :data:`SETTING_KEYS` given by the link, checked (the solver overrides).
     problems : list of str
         Parameters ignored, each with the reason (already safe to show: no user text is echoed
         beyond the parameter's name, which is one of :data:`URL_KEYS`).
@@ -90,6 +110,7 @@ class View:
     lesson: str | None = None
     sim: dict = field(default_factory=dict)
     widgets: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
 
 
@@ -142,7 +163,59 @@ def view_params(ds, ss) -> dict:
     params["thr"] = _fmt(float(ss["learn_threshold"]))
     params["model"] = str(ss["learn_variant"])
     params["layout"] = "topdown" if ss["learn_layout"] == "Top-down" else "circle"
+    from dashboard import state
+
+    overrides = ss.get(state.SOLVER_OVERRIDES) or {}
+    for row in SETTINGS:
+        if row.name in SETTING_KEYS and overrides.get(row.name, row.default) not in (row.default, None):
+            params[row.name] = row.format(overrides[row.name])
     return params
+
+
+def _settings_of(raw, problems) -> dict:
+    """The run settings of :data:`SETTING_KEYS` in ``raw`` (texts), each parsed and checked within the
+    dashboard's bounds; together consistent (stages), and read by the link's solver. What fails is
+    left out and named in ``problems`` (no user text echoed)."""
+    from colide_core.exceptions import RunSettingsError
+
+    out = {}
+    for row in SETTINGS:
+        if row.name not in SETTING_KEYS or row.name not in raw:
+            continue
+        try:
+            out[row.name] = check_setting(row.name, row.parse(raw[row.name]), limits=INTERACTIVE)
+        except (ValueError, TypeError):
+            problems.append(f"{row.name}: not a value within the dashboard's bounds")
+    def fits(settings):
+        try:
+            check_settings(settings, limits=INTERACTIVE)
+            return True
+        except RunSettingsError:
+            return False
+
+    # across settings (increasing sizes; stages of equal length, totals): a setting outside the stages
+    # with the others' defaults, then the stages together
+    stages = ("mu_schedule", "s_schedule", "max_iter", "checkpoint")
+    for name in [k for k in out if k not in stages and not fits({k: out[k]})]:
+        problems.append(f"{name}: does not fit the other settings within the dashboard's bounds")
+        del out[name]
+    if not fits(out):
+        given = [k for k in stages if k in out]
+        problems.append(f"{', '.join(given)}: {'does' if len(given) == 1 else 'do'} not fit together within the "
+                        "dashboard's bounds")
+        out = {k: v for k, v in out.items() if k not in stages}
+    solver = out.get("solver", setting_default("solver"))
+    for name in ignored_settings(out, solver):
+        problems.append(f"{name}: not read by solver {solver}")
+        del out[name]
+    return out
+
+
+def setting_default(name):
+    """The library's default of the run setting ``name`` (:data:`colide_core.settings.SETTINGS`)."""
+    from colide_core.settings import setting
+
+    return setting(name).default
 
 
 def _number(name, text, kind, low, high, problems):
@@ -192,7 +265,7 @@ def parse_view(query) -> View:
         if isinstance(value, (list, tuple)):
             value = value[-1] if value else ""
         value = str(value)
-        if len(value) > _MAX_VALUE_CHARS:
+        if len(value) > (_MAX_SETTING_CHARS if key in SETTING_KEYS else _MAX_VALUE_CHARS):
             view.problems.append(f"{key}: too long")
             continue
         raw[key] = value.strip()
@@ -267,6 +340,7 @@ def parse_view(query) -> View:
         view.widgets["learn_variant"] = raw["model"]
     if "layout" in raw:
         view.widgets["learn_layout"] = _LAYOUTS[raw["layout"]]
+    view.settings = _settings_of(raw, view.problems)
     return view
 
 
@@ -384,6 +458,14 @@ def restore_from_url(ss, query) -> list:
         messages.append(("info", note))
     for key, value in view.widgets.items():
         ss[key] = value
+    # the link's run settings replace the session's (a setting it leaves out takes its default); the
+    # sidebar's solver radio shows the link's solver (its "auto" stands for "fast" too)
+    from dashboard.layout import SOLVER_LABELS
+
+    kept = {k: v for k, v in (ss.get(state.SOLVER_OVERRIDES) or {}).items() if k not in SETTING_KEYS}
+    ss[state.SOLVER_OVERRIDES] = {**kept, **{k: v for k, v in view.settings.items() if v != setting_default(k)}}
+    solver = view.settings.get("solver", setting_default("solver"))
+    ss["solver_choice"] = solver if solver in SOLVER_LABELS else "auto"
     if view.problems:
         messages.append(("warning", "Some settings in the link were ignored: " + "; ".join(view.problems) + "."))
     return messages

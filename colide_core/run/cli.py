@@ -35,17 +35,30 @@ Commands
 
 ``report DATA --out DIR``
     Write ``report.html``, a self-contained offline report (:mod:`colide_core.render.report`): the
-    fit recorded in ``--manifest`` (checked against the data's fingerprint), or a new fit with
-    ``--variant``/``--lambda1``/``--threshold``; model checks, edge evidence, and curves against
-    ``--truth`` (adjacency CSV) or ``--reference`` (edge list, GraphML, DOT, JSON or DAGitty).
-    ``--conditions COLUMN`` (and ``--targets FILE``) fit and check with an intercept per condition
-    and the targets masked, and add the report's section per condition.
+    fit recorded in ``--manifest``, or a new fit with the run settings (the same flags as ``fit``);
+    model checks, edge evidence, and curves against ``--truth`` (adjacency CSV) or ``--reference``
+    (edge list, GraphML, DOT, JSON or DAGitty). ``--conditions COLUMN`` (and ``--targets FILE``)
+    fit and check with an intercept per condition and the targets masked, and add the report's
+    section per condition.
 
-``plan DATA [--conditions COLUMN --targets FILE] [--out plan.csv]``
+``predict DATA --out DIR (--do NODE=V | --shift NODE=K)``
+    Predict every node's mean under an intervention (:mod:`colide_core.evaluation.interventions`)
+    from a new fit with the run settings, or from the fit of ``--manifest``; writes
+    ``prediction.csv`` and ``manifest.json``.
+
+``plan DATA [--conditions COLUMN --targets FILE | --manifest M] [--out plan.csv]``
     Rank the nodes one could intervene on next by the expected number of edge directions the
     experiment would settle (:func:`colide_core.evaluation.planning.rank_interventions`, over
     ``--n-bootstrap`` refits with the design; ``docs/planning.md``); prints the ranking and, with
     ``--out``, writes it as CSV.
+
+``report``, ``predict`` and ``plan`` take the run settings exactly as ``fit`` does: one flag per
+row of :data:`colide_core.settings.SETTINGS` (:func:`_add_setting_arguments`). Every command
+refuses a setting given to a solver that ignores it (``--topo-sizes`` with ``--solver fast``;
+:func:`colide_core.settings.check_solver_reads`). With ``--manifest M`` they take the fit's
+settings, its design (condition column, targets) and its preprocessing (rows and columns dropped,
+transform) from the manifest, check them against the data's fingerprint, and refuse a settings
+flag next to it (issue 47).
 
 Files (issue 22)
 ----------------
@@ -84,31 +97,42 @@ A progress bar is drawn on stderr only when stderr is a terminal.
 
 Modules
 -------
-This module holds the parser (:func:`build_parser`: the fit flags come from
-:data:`colide_core.settings.SETTINGS`), the entry point :func:`main` and its one error handler.
-The commands' bodies are in :mod:`colide_core.run.commands` (``app`` in
-:mod:`colide_core.run.app`), the bench TOML schema and summaries in
+This module holds the parser (:func:`build_parser`: the settings flags come from
+:data:`colide_core.settings.SETTINGS`), the entry point :func:`main` and its one error handler;
+it imports neither numpy nor pandas, so ``colide --help`` is quick (the commands are imported after
+parsing). The commands' bodies are in :mod:`colide_core.run.commands` (``fit``, ``simulate``,
+``bench``) and :mod:`colide_core.run.design_commands` (``report``, ``predict``, ``plan``), their
+inputs read by :mod:`colide_core.run.inputs` (``app`` in :mod:`colide_core.run.app`), the bench TOML schema and summaries in
 :mod:`colide_core.run.bench_config`, the output folder, the progress bar and the two errors in
 :mod:`colide_core.run.outputs`; their public names are importable from here too.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import math
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from colide_core import defaults
-from colide_core.run import commands
-from colide_core.run.bench_config import (  # noqa: F401 - re-exported: the CLI's names, as before the split
-    BENCH_MARKER, BENCH_OUTPUTS, SUMMARY_METRICS, bench_tasks, load_bench_config, paper_layout, summarize)
-from colide_core.run.outputs import (  # noqa: F401 - re-exported
-    MAX_NAME_CHARS, OutputDir, ProgressBar, RunFailed, UsageError, _printable, check_plain_name)
 
 __all__ = ["main", "build_parser", "PROG", "UsageError", "RunFailed", "OutputDir", "ProgressBar",
            "check_plain_name", "MAX_NAME_CHARS", "load_bench_config", "bench_tasks", "summarize",
            "paper_layout", "SUMMARY_METRICS", "BENCH_MARKER", "BENCH_OUTPUTS"]
+
+#: Names re-exported from the modules the CLI was split into (the CLI's names, as before the
+#: split), imported on first use (PEP 562): ``colide --help`` imports neither numpy nor pandas.
+_REEXPORTED = {**dict.fromkeys(("BENCH_MARKER", "BENCH_OUTPUTS", "SUMMARY_METRICS", "bench_tasks",
+                                "load_bench_config", "paper_layout", "summarize"), "bench_config"),
+               **dict.fromkeys(("MAX_NAME_CHARS", "OutputDir", "ProgressBar", "RunFailed", "UsageError",
+                                "_printable", "check_plain_name"), "outputs")}
+
+
+def __getattr__(name):
+    if name in _REEXPORTED:
+        return getattr(importlib.import_module(f"colide_core.run.{_REEXPORTED[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 PROG = "python -m colide_core"
 
@@ -134,7 +158,7 @@ def _positive_float(text):
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not np.isfinite(v) or v < 0:
+    if not math.isfinite(v) or v < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
     return v
 
@@ -175,19 +199,30 @@ def _setting_type(row):
     return parse
 
 
-def _add_setting_arguments(parser):
+def _add_setting_arguments(parser, note=""):
     """One argument per run setting that has a CLI flag (:data:`colide_core.settings.SETTINGS`).
 
     An argument not given is absent from the parsed namespace (``argparse.SUPPRESS``), so the
-    library's default applies: :func:`_settings_of` collects the given ones.
+    library's default applies: :func:`_settings_of` collects the given ones. ``fit``, ``report``,
+    ``predict`` and ``plan`` all take them from here (issue 47: three commands declared
+    ``--variant``, ``--lambda1`` and ``--threshold`` by hand, and ``--solver`` reached ``fit`` only).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        A command's parser.
+    note : str, optional
+        Appended to every help line (``"; not with --manifest"``).
     """
-    from colide_core.settings import SETTINGS, Options
+    from colide_core.settings import SETTINGS, Options, solvers_reading
 
     for row in SETTINGS:
         if row.flag is None:
             continue
         default = "none" if row.default is None else row.format(row.default)
-        kw = {"dest": row.name, "default": argparse.SUPPRESS, "help": f"{row.help} (default {default})"}
+        readers = solvers_reading(row.name)
+        only = "" if set(readers) == set(defaults.SOLVERS) else f"; --solver {' or '.join(readers)} only"
+        kw = {"dest": row.name, "default": argparse.SUPPRESS, "help": f"{row.help} (default {default}{only}{note})"}
         if isinstance(row.constraint, Options):
             kw["choices"] = list(row.constraint.values)
         else:
@@ -329,9 +364,8 @@ def _add_predict_parser(sub):
     what = q.add_mutually_exclusive_group(required=True)
     what.add_argument("--do", metavar="NODE=VALUE", help="set NODE to VALUE (data units): a hard intervention")
     what.add_argument("--shift", metavar="NODE=K", help="shift NODE's own mean by K of its standard deviations")
-    q.add_argument("--variant", choices=("ev", "nv"), default=defaults.VARIANT)
-    q.add_argument("--lambda1", type=_positive_float, default=defaults.LAMBDA1)
-    q.add_argument("--threshold", type=_positive_float, default=defaults.THRESHOLD)
+    _add_manifest_argument(q, "predict from that fit (its thresholded W as recorded)")
+    _add_setting_arguments(q, "; not with --manifest")  # one flag per run setting, as `fit`
     q.add_argument("--bootstrap", type=_int_in(0, 1000), default=0, metavar="B",
                    help="refits on resampled rows (within conditions) for the intervals (default 0)")
     q.add_argument("--level", type=_positive_float, default=0.9, help="coverage of the intervals (default 0.9)")
@@ -355,9 +389,8 @@ def _add_plan_parser(sub):
                                    "(docs/planning.md).")
     q.add_argument("data", help="CSV/TSV/Parquet file (rows = samples, columns = nodes)")
     q.add_argument("--out", type=Path, default=None, metavar="FILE.csv", help="also write the ranking as CSV")
-    q.add_argument("--variant", choices=("ev", "nv"), default=defaults.VARIANT)
-    q.add_argument("--lambda1", type=_positive_float, default=defaults.LAMBDA1)
-    q.add_argument("--threshold", type=_positive_float, default=defaults.THRESHOLD)
+    _add_manifest_argument(q, "rank with that fit's settings")
+    _add_setting_arguments(q, "; not with --manifest")  # one flag per run setting, as `fit`
     q.add_argument("--n-bootstrap", type=_int_in(0, 1000), default=defaults.PLAN_BOOTSTRAP, metavar="B",
                    help=f"refits on rows resampled within conditions (default {defaults.PLAN_BOOTSTRAP}; "
                         "0: the fit alone)")
@@ -381,13 +414,10 @@ def _add_report_parser(sub):
                                    "that opens offline.")
     r.add_argument("data", help="CSV/TSV/Parquet file (rows = samples, columns = nodes)")
     r.add_argument("--out", required=True, type=Path, help="output directory (created); writes report.html")
-    r.add_argument("--manifest", type=Path, default=None,
-                   help="manifest.json of a `fit` run on this data: report that fit (its W as recorded; the "
-                        "standardise and rescaling checks refit 1 + --rescalings times with its settings, only "
-                        "within the dashboard's limits, else they are skipped with a warning)")
-    r.add_argument("--variant", choices=("ev", "nv"), default=defaults.VARIANT, help="without --manifest")
-    r.add_argument("--lambda1", type=_positive_float, default=defaults.LAMBDA1, help="without --manifest")
-    r.add_argument("--threshold", type=_positive_float, default=defaults.THRESHOLD, help="without --manifest")
+    _add_manifest_argument(r, "report that fit (its W as recorded; the standardise and rescaling checks refit "
+                              "1 + --rescalings times with its settings, only within the dashboard's limits, else "
+                              "they are skipped with a warning)")
+    _add_setting_arguments(r, "; not with --manifest")  # one flag per run setting, as `fit`
     r.add_argument("--truth", type=Path, default=None, help="true DAG as an adjacency CSV: metrics and curves")
     r.add_argument("--reference", type=Path, default=None,
                    help="your reference graph (edge-list or adjacency .csv, .graphml, .dot, .json, DAGitty .txt)")
@@ -409,6 +439,16 @@ def _add_report_parser(sub):
     r.add_argument("--targets", type=Path, default=None, metavar="FILE",
                    help="the nodes each condition intervenes on, JSON or CSV (needs --conditions; default with "
                         "--manifest: the targets it records)")
+
+
+def _add_manifest_argument(parser, what):
+    """``--manifest M``: the fit of ``fit`` (or ``predict``, ``plan --out``) on this data, whose settings,
+    design (condition column, targets) and preprocessing (rows and columns dropped, transform) the
+    command takes from it, checked against the data's fingerprint (issue 47, point 4)."""
+    parser.add_argument("--manifest", type=Path, default=None, metavar="MANIFEST.json",
+                        help=f"manifest.json of a `fit` run on this data: {what}. Its settings, design (condition "
+                             "column, targets) and preprocessing (dropped rows and columns, transform) are "
+                             "replayed and checked against the data's fingerprint: no flag repeated")
 
 
 # --------------------------------------------------------------------------------------------
@@ -433,15 +473,20 @@ def main(argv=None):
     args, rest = parser.parse_known_args(argv)  # exits with status 2 on bad arguments
     if rest and args.command != "app":  # `app` passes the options it does not know to streamlit
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    from colide_core.run import app
+    from colide_core.run.outputs import _printable
 
-    run = {"fit": lambda args: commands.cmd_fit(args, _settings_of(args), _echo),
-           "simulate": lambda args: commands.cmd_simulate(args, _echo),
-           "bench": lambda args: commands.cmd_bench(args, _echo), "report": lambda args: commands.cmd_report(args, _echo),
-           "predict": lambda args: commands.cmd_predict(args, _echo),
-           "plan": lambda args: commands.cmd_plan(args, _echo), "app": lambda args: app.run(args, rest, _echo)}
+    def run(args):
+        from colide_core.run import app, commands  # after parsing: `--help` imports no numpy or pandas
+
+        settings = _settings_of(args)
+        table = {"fit": lambda: commands.cmd_fit(args, settings, _echo), "simulate": lambda: commands.cmd_simulate(args, _echo),
+                 "bench": lambda: commands.cmd_bench(args, _echo), "report": lambda: commands.cmd_report(args, settings, _echo),
+                 "predict": lambda: commands.cmd_predict(args, settings, _echo),
+                 "plan": lambda: commands.cmd_plan(args, settings, _echo), "app": lambda: app.run(args, rest, _echo)}
+        return table[args.command]()
+
     try:
-        return run[args.command](args)
+        return run(args)
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return 130
@@ -457,9 +502,13 @@ def _error_message(exc):
     unexpected exceptions too: they come from what the user gave); 1 when the computation
     itself failed (:class:`RunFailed`, the solver's FloatingPointError, a linear-algebra error).
     """
+    from colide_core.run.outputs import RunFailed, UsageError
+
     if isinstance(exc, UsageError):
         return 2, str(exc)
-    if isinstance(exc, (RunFailed, FloatingPointError, np.linalg.LinAlgError)):
+    linalg = getattr(sys.modules.get("numpy"), "linalg", None)  # numpy's error, when numpy ran at all
+    failures = (RunFailed, FloatingPointError) + ((linalg.LinAlgError,) if linalg is not None else ())
+    if isinstance(exc, failures):
         return 1, f"the run failed: {exc}"
     if isinstance(exc, (ValueError, OSError)):  # bad data (colide_core.data.io, pandas, pyarrow), bad files
         return 2, str(exc) or type(exc).__name__

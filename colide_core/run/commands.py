@@ -1,11 +1,14 @@
-"""The bodies of the CLI's commands ``fit``, ``simulate``, ``bench`` and ``report``.
+"""The bodies of the CLI's commands ``fit``, ``simulate`` and ``bench``.
 
 :func:`colide_core.run.cli.main` parses the arguments (:func:`colide_core.run.cli.build_parser`)
-and calls one of :func:`cmd_fit`, :func:`cmd_simulate`, :func:`cmd_bench` and
-:func:`cmd_report`, which read the inputs (the data, ``--truth``, ``--prior``, ``--targets``),
-check every output before any work (:class:`colide_core.run.outputs.OutputDir`), run, and write.
-The library is imported inside each command, so that ``--help`` imports no solver. What each
-command writes, and the rules for files and limits, are in :mod:`colide_core.run.cli`.
+and calls one of :func:`cmd_fit`, :func:`cmd_simulate`, :func:`cmd_bench` here, or
+:func:`~colide_core.run.design_commands.cmd_report`, ``cmd_predict`` and ``cmd_plan`` (the
+commands that use a fit with its design, :mod:`colide_core.run.design_commands`, re-exported
+here), which read the inputs through :mod:`colide_core.run.inputs` (the data, ``--truth``,
+``--prior``, ``--targets``, ``--manifest``), check every output before any work
+(:class:`colide_core.run.outputs.OutputDir`), run, and write. The library is imported inside each
+command, so that ``--help`` imports no solver. What each command writes, and the rules for files
+and limits, are in :mod:`colide_core.run.cli`.
 """
 from __future__ import annotations
 
@@ -20,132 +23,17 @@ import pandas as pd
 
 from colide_core.run.bench_config import (BENCH_MARKER, BENCH_OUTPUTS, bench_tasks, load_bench_config,
                                           paper_layout, summarize)
+from colide_core.run.design_commands import (  # noqa: F401 - re-exported: the commands' names, as before the split
+    cmd_plan, cmd_predict, cmd_report, plan_table)
+from colide_core.run.inputs import (  # noqa: F401 - re-exported
+    _check_device, _check_targets_need_conditions, _drops, _read_data, _read_data_frame, _read_prior,
+    _read_targets_file, _read_truth, check_given_settings)
 from colide_core.run.outputs import OutputDir, ProgressBar, RunFailed, UsageError, _csv_text, _printable, _same_file
 
 
 # --------------------------------------------------------------------------------------------
 # fit
 # --------------------------------------------------------------------------------------------
-
-def _read_prior(path):
-    """CoLiDE keyword arguments (forbidden, required, tiers) from a constraints file or a run manifest."""
-    from colide_core.data.io import JSON_MAX_BYTES
-    from colide_core.graph.constraints import PriorKnowledge
-
-    if not path.is_file():
-        raise UsageError(f"--prior file not found: {path}")
-    if path.stat().st_size > JSON_MAX_BYTES:
-        raise UsageError(f"--prior {path.name}: larger than {JSON_MAX_BYTES:,} bytes")
-    data = path.read_bytes()
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        doc = None
-    if isinstance(doc, dict) and "params" in doc and "schema" in doc:  # a run manifest
-        from colide_core.run.manifest import ManifestError, load_manifest
-
-        try:
-            params = load_manifest(data).params
-        except ManifestError as exc:
-            raise UsageError(f"--prior {path.name}: {exc}") from None
-        return {k: params[k] for k in ("forbidden", "required", "tiers") if params.get(k)}
-    try:
-        return PriorKnowledge.from_json(data).as_kwargs()
-    except ValueError as exc:
-        raise UsageError(f"--prior {path.name}: {exc}") from None
-
-
-def _drops(args):
-    """The dropping flags of ``fit`` / ``report`` as ``validate_data`` keywords."""
-    return {"drop_non_numeric": bool(getattr(args, "drop_non_numeric", False)),
-            "drop_nonfinite_rows": bool(getattr(args, "drop_nonfinite_rows", False)),
-            "drop_constant_columns": bool(getattr(args, "drop_constant_columns", False))}
-
-
-def _read_data(path, columns, drop_non_numeric, condition_column=None, **drops):
-    """The validated data; with ``condition_column``, ``(validated data, row labels)``."""
-    from colide_core.data.io import DataValidationError, read_table, validate_data
-
-    if not path.is_file():
-        raise UsageError(f"data file not found: {path}")
-    raw = path.read_bytes()
-    try:
-        df = read_table(raw, path.name, max_bytes=len(raw) + 1)
-        if condition_column is not None:
-            stripped = [str(x).strip() for x in df.columns]
-            if stripped.count(str(condition_column).strip()) != 1:
-                raise UsageError(f"--conditions: no column {_printable(condition_column)!r} (exactly one) in {path.name}")
-            at = stripped.index(str(condition_column).strip())
-            labels = df.iloc[:, at].copy()
-            df = df.drop(columns=df.columns[at])
-            vd = _read_data_frame(df, path, columns, drop_non_numeric, **drops)
-            # rows dropped while validating (--drop-nonfinite-rows) take their condition labels with
-            # them: the index of the validated data is the file's row numbers
-            return vd, labels.loc[vd.X.index].reset_index(drop=True)
-        return _read_data_frame(df, path, columns, drop_non_numeric, **drops)
-    except DataValidationError as exc:
-        raise UsageError(f"{path.name}: {exc}") from None
-
-
-def _read_data_frame(df, path, columns, drop_non_numeric, **drops):
-    from colide_core.data.io import validate_data
-
-    if columns is not None:
-        missing = [c for c in columns if c not in [str(x).strip() for x in df.columns]]
-        if missing:
-            raise UsageError(f"--columns: not in {path.name}: {', '.join(missing)}")
-        df = df.rename(columns=lambda c: str(c).strip())[columns]
-    return validate_data(df, min_rows=2, drop_non_numeric=drop_non_numeric,
-                         drop_nonfinite_rows=bool(drops.get("drop_nonfinite_rows")),
-                         drop_constant_columns=bool(drops.get("drop_constant_columns")))
-
-
-def _read_targets_file(path):
-    from colide_core import defaults
-    from colide_core.data.conditions import read_targets
-
-    if not path.is_file():
-        raise UsageError(f"--targets file not found: {path}")
-    if path.stat().st_size > defaults.MAX_TARGETS_FILE_BYTES:
-        raise UsageError(f"--targets {path.name}: larger than {defaults.MAX_TARGETS_FILE_BYTES:,} bytes")
-    try:
-        return read_targets(path.read_bytes(), path.name)
-    except ValueError as exc:
-        raise UsageError(f"--targets {path.name}: {exc}") from None
-
-
-def _read_truth(path, names):
-    from colide_core.graph.export import read_graph
-
-    if not path.is_file():
-        raise UsageError(f"--truth file not found: {path}")
-    try:
-        B = read_graph(path.read_bytes(), "adjacency_csv")
-    except ValueError as exc:
-        raise UsageError(f"--truth {path.name}: {exc}") from None
-    if list(B.columns) != list(names):
-        if sorted(B.columns) != sorted(names):
-            raise UsageError(f"--truth {path.name}: its nodes {list(B.columns)} differ from the data's {list(names)}")
-        B = B.loc[list(names), list(names)]
-    return B
-
-
-def _check_targets_need_conditions(args):
-    """Refuse ``--targets`` without ``--conditions`` (``fit``, ``report``, ``predict``, ``plan``).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments of a command with ``--targets`` and ``--conditions``.
-
-    Raises
-    ------
-    UsageError
-        When ``--targets`` is given without ``--conditions``.
-    """
-    if args.targets is not None and args.conditions is None:
-        raise UsageError("--targets needs --conditions (the column of each row's condition)")
-
 
 def _fit_inputs(args):
     """The files ``fit`` reads: the data (every file of a ``--stats`` glob) and ``--truth``."""
@@ -213,6 +101,7 @@ def cmd_fit(args, settings, echo):
     _check_targets_need_conditions(args)
     if args.conditions is not None and args.stats:
         raise UsageError("--conditions cannot be combined with --stats yet (fit the rows)")
+    check_given_settings(settings)  # a setting its solver ignores is refused, not dropped in silence
     t_start = time.perf_counter()
     prior = {} if args.prior is None else _read_prior(args.prior)
     model = CoLiDE(**settings, **prior)
@@ -416,23 +305,6 @@ def _simulate_interventions(args, names):
     return iv
 
 
-def _check_device(device, solver):
-    """A ``--device`` this machine cannot run, as a usage error before any file is read.
-
-    ``gpu`` without JAX or a GPU, and ``topo`` on the JAX backend, are refused here
-    (:func:`colide_core.solver._jax.device_solver`); ``cpu`` never imports JAX.
-    """
-    if device == "cpu":
-        return
-    from colide_core.exceptions import DeviceNotSupportedError, DeviceUnavailableError
-    from colide_core.solver._jax import device_solver
-
-    try:
-        device_solver(solver, device)
-    except (DeviceUnavailableError, DeviceNotSupportedError) as exc:
-        raise UsageError(f"--device {device}: {exc}") from None
-
-
 def cmd_bench(args, echo):
     """``bench CONFIG.toml``: run (or resume) a sweep and write its results and summaries.
 
@@ -547,163 +419,6 @@ def cmd_bench(args, echo):
     return 0
 
 
-# --------------------------------------------------------------------------------------------
-# report
-# --------------------------------------------------------------------------------------------
-
-def cmd_report(args, echo):
-    """``report DATA --out DIR``: write ``report.html`` for a recorded or a new fit.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed ``report`` arguments.
-    echo : callable
-        ``echo(text, err=False)``: how the command speaks to its user (the CLI passes a writer to
-        stdout, or stderr with ``err=True``); the library itself never prints.
-
-    Returns
-    -------
-    int
-        0.
-
-    Raises
-    ------
-    UsageError
-        For bad arguments, files, a manifest that does not match the data, or conditions that do
-        not fit the rows.
-    MissingExtraError
-        If a package of the ``dashboard`` extra that the report needs is not installed.
-    """
-    from colide_core import CoLiDE
-    from colide_core._params import InvalidParameterError
-    from colide_core.evaluation.checks import run_checks
-    from colide_core.run.manifest import ManifestError, build_manifest, load_manifest
-    from colide_core.graph.reference import read_reference
-    from colide_core.render.report import ReportFit, build_report
-
-    import importlib.util  # the report draws (jinja2, plotly, pyvis, matplotlib) and tests (causal-learn)
-    for module in ("jinja2", "plotly", "pyvis", "matplotlib", "causallearn"):
-        if importlib.util.find_spec(module) is None:  # say so before the fit, naming the extra with them all
-            from colide_core.exceptions import MissingExtraError
-
-            raise MissingExtraError(module, "the report", extra="dashboard")
-    if args.truth is not None and args.reference is not None:
-        raise UsageError("give --truth or --reference, not both")
-    _check_targets_need_conditions(args)
-    inputs = [Path(args.data)] + [p for p in (args.manifest, args.truth, args.reference, args.targets)
-                                  if p is not None]
-    out = OutputDir(args.out, force=args.force, inputs=inputs)
-    out.check(["report.html"])
-    t0 = time.perf_counter()
-    # a manifest's own steps from the raw file (rows and columns dropped, transforms) come first, so that
-    # `report --manifest` works for any `fit --transform ...` run (issue 28)
-    man, drops, steps = None, {"drop_non_numeric": args.drop_non_numeric}, []
-    if args.manifest is not None:
-        if not args.manifest.is_file():
-            raise UsageError(f"--manifest file not found: {args.manifest}")
-        try:
-            man = load_manifest(args.manifest.read_bytes())
-        except (ManifestError, ValueError) as exc:
-            raise UsageError(f"--manifest {args.manifest.name}: {exc}") from None
-        pre = dict((man.raw.get("extra") or {}).get("preprocess") or {})
-        drops = {k: bool(pre.get(k)) or bool(drops.get(k)) for k in
-                 ("drop_non_numeric", "drop_nonfinite_rows", "drop_constant_columns")}
-        steps = list(man.transform or [])
-    labels = targets = None
-    if args.conditions is None:
-        if man is not None and man.conditions:
-            raise UsageError(f"--manifest {args.manifest.name}: this fit was made with conditions: give --conditions "
-                             "COLUMN (the column of each row's condition)")
-        vd = _read_data(Path(args.data), args.columns, **drops)
-    else:
-        vd, labels = _read_data(Path(args.data), args.columns, condition_column=args.conditions, **drops)
-        if args.targets is not None:
-            targets = _read_targets_file(args.targets)
-        elif man is not None and man.conditions:
-            targets = {k: list(v) for k, v in (man.conditions.get("targets") or {}).items() if v} or None
-    for w in vd.warnings:
-        echo(f"warning: {_printable(w)}", err=True)
-    X = pd.DataFrame(vd.X, columns=vd.node_names)
-    if steps:
-        from colide_core.data.transforms import transform_columns
-
-        try:
-            for step in steps:
-                X = transform_columns(X, step["kind"], cofactor=step.get("cofactor"))
-        except (KeyError, ValueError) as exc:
-            raise UsageError(f"--manifest {args.manifest.name}: its transform cannot be applied: {exc}") from None
-    names = vd.node_names
-    B_true, label = None, "ground truth"
-    if args.truth is not None:
-        B_true = _read_truth(args.truth, names)
-    if args.reference is not None:
-        if not args.reference.is_file():
-            raise UsageError(f"--reference file not found: {args.reference}")
-        try:
-            B_true = read_reference(args.reference.read_bytes(), args.reference.name, names).B
-        except ValueError as exc:
-            raise UsageError(f"--reference {args.reference.name}: {exc}") from None
-        label = "your reference"
-    if man is not None:
-        try:
-            man.check_data(X)
-            man.check_design(labels, targets)  # issue 42: another design was accepted silently
-            est = man.estimator()
-        except (ManifestError, ValueError) as exc:
-            raise UsageError(f"--manifest {args.manifest.name}: {exc}") from None
-        params = est.get_params()
-        fit = ReportFit(params["variant"].upper(), man.W, man.adjacency, man.sigma, params, man.raw)
-        try:  # issue 30: the refits of the checks are bounded like the dashboard's (a manifest may ask for more)
-            from colide_core.settings import INTERACTIVE
-
-            est.get_run_settings(INTERACTIVE)
-        except InvalidParameterError as exc:
-            echo(f"warning: the manifest's settings exceed the report's limits for refits, so the standardise "
-                  f"and rescaling checks are skipped: {_printable(str(exc))}", err=True)
-            est = None
-    else:
-        est = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold, random_state=args.seed)
-        try:
-            est.get_run_settings()
-        except InvalidParameterError as exc:
-            raise UsageError(str(exc)) from None
-        from colide_core.exceptions import ConditionsError
-
-        try:
-            if labels is None:
-                est.fit(X)
-            else:
-                est.fit(X, conditions=labels, targets=targets)
-        except ConditionsError as exc:
-            raise UsageError(f"--conditions/--targets: {exc}") from None
-        fit = ReportFit(args.variant.upper(), est.W_, est.adjacency_, est.sigma_, est.get_params(),
-                        build_manifest(est, X, data_source=str(args.data),
-                                       extra={"command": "report", "argv": sys.argv[1:]},
-                                       **({} if labels is None else
-                                          {"conditions": labels, "conditions_column": args.conditions})))
-    try:
-        checks = run_checks(X, fit.A, W=fit.W, estimator=est, n_random=args.random_graphs,
-                            n_rescale=args.rescalings, random_state=args.seed, conditions=labels, targets=targets)
-    except ValueError as exc:  # conditions or targets that do not fit these rows (ConditionsError)
-        if labels is None:
-            raise
-        raise UsageError(f"--conditions/--targets: {exc}") from None
-    path = None
-    if args.path:  # the fit's noise model, solver and prior knowledge along the default lambda grid
-        from colide_core.solver.path import lambda_path
-
-        path = lambda_path(X, variant=fit.params["variant"], conditions=labels, targets=targets,
-                           **{k: fit.params[k] for k in ("solver", "forbidden", "required", "tiers")
-                              if fit.params.get(k) is not None})
-    html = build_report(X, [fit], dataset_name=Path(args.data).name, B_true=B_true, reference_label=label,
-                        checks=checks, path=path, conditions=labels, targets=targets)
-    target = out.write("report.html", html)
-    echo(f"wrote {_printable(target)} ({len(html) / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f} s: "
-          + "; ".join(f"{row.check}: {row.verdict}" for row in checks.verdicts().itertuples()))
-    return 0
-
-
 def _bench_design_line(config) -> str:
     """What a bench does with the experimental design, in one line (and in ``results``' ``design``)."""
     from colide_core.evaluation.baselines import METHODS
@@ -718,215 +433,3 @@ def _bench_design_line(config) -> str:
     if centred:
         line += ("; " if using else "") + f"{', '.join(centred)} cannot: rows centred within each condition"
     return line
-
-
-def _node_value(text, flag):
-    """``NODE=NUMBER`` as (node, float)."""
-    node, sep, value = str(text).rpartition("=")
-    try:
-        number = float(value)
-    except ValueError:
-        number = float("nan")
-    if not sep or not node.strip() or not np.isfinite(number):
-        raise UsageError(f"{flag}: expected NODE=NUMBER, got {_printable(repr(str(text)[:80]))}")
-    return node.strip(), number
-
-
-def cmd_predict(args, echo):
-    """``predict DATA --out DIR (--do NODE=V | --shift NODE=K)``: an intervention's predicted effect.
-
-    Fits CoLiDE on the data (with ``--conditions``/``--targets``: the design) and writes
-    ``prediction.csv`` (:func:`colide_core.evaluation.interventions.predict_intervention`: every
-    node's reference mean, predicted mean, shift in data units and in standard deviations, the
-    bootstrap interval, and the associational shift of a regression on the node).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-    echo : callable
-        ``echo(text, err=False)``: how the command speaks to its user (the CLI passes a writer to
-        stdout, or stderr with ``err=True``); the library itself never prints.
-
-    Returns
-    -------
-    int
-        0.
-
-    Raises
-    ------
-    UsageError
-        For bad arguments, files, nodes or conditions.
-    """
-    from colide_core import CoLiDE
-    from colide_core.evaluation.interventions import predict_intervention
-    from colide_core.graph.export import to_csv_safe
-
-    _check_targets_need_conditions(args)
-    if not 0 < args.level < 1:
-        raise UsageError(f"--level must be in (0, 1), got {args.level}")
-    node, value = _node_value(args.do if args.do is not None else args.shift, "--do" if args.do else "--shift")
-    out = OutputDir(args.out, force=args.force, inputs=[Path(args.data)] + ([args.targets] if args.targets else []))
-    out.check(["prediction.csv", "manifest.json"])
-    X, labels, targets = _data_and_design(args)
-    if node not in list(X.columns):
-        raise UsageError(f"unknown node {_printable(repr(node[:60]))}: not a column of {Path(args.data).name}")
-    model = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold)
-    from colide_core.exceptions import ConditionsError
-
-    try:
-        model.fit(X, conditions=labels, targets=targets)
-    except ConditionsError as exc:
-        raise UsageError(f"--conditions/--targets: {exc}") from None
-    if args.shift is not None:
-        rows = np.ones(len(X), dtype=bool) if labels is None else (np.asarray(labels) == np.asarray(labels)[0])
-        kw = {"shift": {node: value * float(X.loc[rows, node].std(ddof=1))}}
-    else:
-        kw = {"do": {node: value}}
-    pred = predict_intervention(model, X, conditions=labels, n_bootstrap=args.bootstrap, level=args.level,
-                                random_state=args.seed, weights=args.weights, **kw)
-    out.write("prediction.csv", to_csv_safe(pred.table.reset_index(), index=False))
-    # the fit's manifest (as `colide fit` writes it), with the prediction it made under "extra"
-    record = {"intervention": {"do": pred.do, "shift": pred.shift, "given": "do" if args.do is not None else "shift",
-                               "value": value},
-              "weights": pred.weights, "n_bootstrap": pred.n_bootstrap, "level": pred.level, "seed": args.seed,
-              "reference": None if labels is None else str(np.asarray(labels)[0]),
-              "table": pred.table.reset_index().to_dict(orient="list")}
-    _write_design_manifest(out, "manifest.json", model, X, args, labels, {"prediction": record})
-    what = f"do({node} = {value:g})" if args.do is not None else f"{node} shifted by {value:g} sd"
-    design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"
-    echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv and manifest.json "
-                    f"to {out.path}"))
-    return 0
-
-
-def _write_design_manifest(out, name, model, X, args, labels, extra):
-    """Write the manifest of a ``predict`` or ``plan`` fit (as ``colide fit`` writes one).
-
-    Parameters
-    ----------
-    out : colide_core.run.outputs.OutputDir
-        The checked output folder.
-    name : str
-        The manifest's file name in ``out``.
-    model : colide_core.CoLiDE
-        The fitted estimator.
-    X : pandas.DataFrame
-        The rows it was fitted on.
-    args : argparse.Namespace
-        The command's arguments: ``data`` (recorded as the data source) and ``conditions`` (the
-        column of the conditions).
-    labels : array-like or None
-        Each row's condition (None without ``--conditions``).
-    extra : dict
-        What the command made of the fit (stored under ``"extra"``).
-    """
-    from colide_core.run.manifest import build_manifest, manifest_to_json
-
-    out.write(name, manifest_to_json(build_manifest(model, X, data_source=str(args.data), conditions=labels,
-                                                    conditions_column=args.conditions, extra=extra)))
-
-
-def _data_and_design(args):
-    """``(X, labels, targets)`` of ``predict`` and ``plan``: the data file, its ``--conditions``
-    column (each row's condition, or None) and the ``--targets`` file (or None)."""
-    if args.conditions is None:
-        return _read_data(Path(args.data), None, False).X, None, None
-    vd, labels = _read_data(Path(args.data), None, False, condition_column=args.conditions)
-    return vd.X, labels, None if args.targets is None else _read_targets_file(args.targets)
-
-
-def cmd_plan(args, echo):
-    """``plan DATA [--conditions COL --targets FILE] [--out plan.csv]``: which experiment next.
-
-    Ranks single-node interventions by the expected number of edge directions each would settle
-    (:func:`colide_core.evaluation.planning.rank_interventions`, over bootstrap refits of CoLiDE
-    with the design when given), prints the ranking as a table and, with ``--out``, writes it as CSV
-    (through :func:`colide_core.graph.export.to_csv_safe`).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-    echo : callable
-        ``echo(text, err=False)``: how the command speaks to its user; the library never prints.
-
-    Returns
-    -------
-    int
-        0.
-
-    Raises
-    ------
-    UsageError
-        For bad arguments, files, nodes or conditions.
-    """
-    from colide_core import CoLiDE
-    from colide_core._params import InvalidParameterError
-    from colide_core.evaluation.planning import rank_interventions
-    from colide_core.exceptions import ConditionsError
-    from colide_core.graph.export import to_csv_safe
-
-    _check_targets_need_conditions(args)
-    inputs = [Path(args.data)] + ([args.targets] if args.targets else [])
-    out = None
-    manifest_name = None
-    if args.out is not None:
-        out = OutputDir(args.out.parent, force=args.force, inputs=inputs)
-        manifest_name = f"{args.out.stem}.manifest.json"
-        out.check([args.out.name, manifest_name])
-    X, labels, targets = _data_and_design(args)
-    candidates = None
-    if args.candidates is not None:
-        unknown = [c for c in args.candidates if c not in list(X.columns)]
-        if unknown:
-            raise UsageError(f"--candidates: not a column of {Path(args.data).name}: "
-                             + ", ".join(_printable(repr(c[:60])) for c in unknown[:5]))
-        candidates = args.candidates
-    estimator = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold)
-    try:
-        ranking = rank_interventions(X, conditions=labels, targets=targets, candidates=candidates,
-                                     n_bootstrap=args.n_bootstrap, random_state=args.seed, estimator=estimator,
-                                     criterion=args.criterion)
-    except ConditionsError as exc:
-        raise UsageError(f"--conditions/--targets: {exc}") from None
-    except InvalidParameterError as exc:
-        raise UsageError(str(exc)) from None
-    table = plan_table(ranking)
-    design = "" if labels is None else f", with {len(set(map(str, labels)))} conditions"
-    echo(_printable(f"ranked {len(table)} single-node interventions by the expected number of edges each settles "
-                    f"({ranking.attrs['n_graphs']} bootstrap refits of CoLiDE-{args.variant.upper()}{design}):"))
-    echo(_printable(table[["rank", "node", "score", "point_estimate", "edges"]].to_string(index=False)))
-    if out is not None:
-        out.write(args.out.name, to_csv_safe(table, index=False))
-        # the fit the ranking starts from (all rows, with the design), with the plan under "extra"
-        model = CoLiDE(args.variant, lambda1=args.lambda1, threshold=args.threshold).fit(
-            X, conditions=labels, targets=targets)
-        plan = {"criterion": ranking.attrs.get("criterion"), "n_bootstrap": args.n_bootstrap,
-                "n_graphs": ranking.attrs.get("n_graphs"), "seed": args.seed,
-                "candidates": None if candidates is None else list(candidates),
-                "table": table.to_dict(orient="list")}
-        _write_design_manifest(out, manifest_name, model, X, args, labels, {"plan": plan})
-        echo(_printable(f"wrote {args.out} and {manifest_name}"))
-    return 0
-
-
-def plan_table(ranking):
-    """The ranking of :func:`~colide_core.evaluation.planning.rank_interventions` as a flat table.
-
-    Parameters
-    ----------
-    ranking : pandas.DataFrame
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``rank`` (1 = best), ``node``, ``score`` (3 decimals), ``point_estimate``,
-        ``undirected``, ``edges`` and ``edge_probability`` (``"A\u2014B=0.85, ..."``), one row per
-        candidate, best first.
-    """
-    table = ranking.reset_index()
-    return pd.DataFrame({
-        "rank": np.arange(1, len(table) + 1), "node": table["node"], "score": table["score"].round(3),
-        "point_estimate": table["point_estimate"], "undirected": table["undirected"].round(3),
-        "edges": table["edges"],
-        "edge_probability": [", ".join(f"{k}={v:.2f}" for k, v in probs.items())
-                             for probs in table["edge_probability"]]})

@@ -48,7 +48,8 @@ import pandas as pd
 
 from colide_core.exceptions import ManifestError, RunSettingsError
 from colide_core.hashing import digest
-from colide_core.settings import NOT_SETTINGS, SCHEDULE_SETTINGS, SETTINGS
+from colide_core import defaults
+from colide_core.settings import NOT_SETTINGS, SCHEDULE_SETTINGS, SETTINGS, ignored_settings
 
 __all__ = [
     "SCHEMA",
@@ -986,8 +987,9 @@ def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json"
     raw = getattr(manifest, "raw", manifest)
     p = dict(raw.get("params") or {})
     parts = ["python -m colide_core fit", shlex.quote(str(data_name)), "--out results"]
+    solver = p.get("solver", defaults.SOLVER)
     for row in SETTINGS:  # every setting with a CLI flag, from its one declaration
-        if row.flag is None:
+        if row.flag is None or ignored_settings([row.name], solver):  # W does not depend on it (issue 47)
             continue
         value = p.get(row.name, row.default)
         if isinstance(value, list):

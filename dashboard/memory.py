@@ -56,7 +56,8 @@ BUDGET_BYTES = _budget()
 CLOSED_GRACE_S = 60.0
 
 _LOCK = threading.Lock()
-#: session id -> {"refs": [weakref to each dataset held], "nbytes": int, "gone_since": float or None}
+#: session id -> {"refs": [weakref to each dataset held], "nbytes": int, "gone_since": float or None,
+#: "keys": the session-state keys holding them}
 _HELD: dict = {}
 
 
@@ -118,13 +119,16 @@ def _session_id():
     return None if ctx is None else ctx.session_id
 
 
-def record(*datasets, session_id=None) -> None:
+def record(*datasets, keys=(), session_id=None) -> None:
     """Note the datasets the current session now holds (replacing what it held before).
 
     Parameters
     ----------
     *datasets : dashboard.data.Dataset or None
         Every dataset its state keeps (the current one, a transform's raw copy).
+    keys : sequence of str, default ()
+        The session-state keys holding them: deleted from a session closed for
+        :data:`CLOSED_GRACE_S` (``dashboard.state`` passes its own; this module imports none).
     session_id : str, optional
         Default the session of the current script run; nothing is noted outside one.
     """
@@ -139,7 +143,8 @@ def record(*datasets, session_id=None) -> None:
         except TypeError:  # pragma: no cover - a dataset without weak references
             pass
     with _LOCK:
-        _HELD[sid] = {"refs": refs, "nbytes": sum(dataset_nbytes(d) for d in held), "gone_since": None}
+        _HELD[sid] = {"refs": refs, "nbytes": sum(dataset_nbytes(d) for d in held), "gone_since": None,
+                      "keys": tuple(keys)}
 
 
 def _session_states():
@@ -161,8 +166,6 @@ def _session_states():
 
 def _prune(now=None) -> None:
     """Forget datasets no longer referenced; drop those of sessions closed for the grace period."""
-    from dashboard import state as app_state
-
     now = time.monotonic() if now is None else now
     sessions = _session_states()
     with _LOCK:
@@ -183,7 +186,7 @@ def _prune(now=None) -> None:
                 entry["gone_since"] = now
             if now - entry["gone_since"] >= CLOSED_GRACE_S:
                 if session_state is not None:
-                    for key in (app_state.DATASET, app_state.XFORM_RAW):
+                    for key in entry.get("keys", ()):
                         try:
                             del session_state[key]
                         except (KeyError, Exception):

@@ -140,7 +140,7 @@ def test_a_closed_tabs_dataset_is_dropped_after_the_grace_period(monkeypatch):
     data = _Held(np.zeros(1000))
     closed_state = {state.DATASET: data, state.XFORM_RAW: None, "other": 1}
     monkeypatch.setattr(memory, "_session_states", lambda: {"closed": (False, closed_state)})
-    memory.record(data, session_id="closed")
+    memory.record(data, keys=(state.DATASET, state.XFORM_RAW), session_id="closed")
     memory._prune(now=100.0)                                  # first seen closed: still kept
     assert memory._HELD["closed"]["nbytes"] == 8000 and state.DATASET in closed_state
     memory._prune(now=100.0 + memory.CLOSED_GRACE_S)          # closed for the grace period: dropped

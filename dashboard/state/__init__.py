@@ -247,7 +247,7 @@ def set_dataset(dataset, *, settings_given=False) -> None:
             _carry_settings(ss, old, dataset)
     from dashboard import memory
 
-    memory.record(dataset, ss.get(XFORM_RAW))  # the server-wide budget of all sessions' datasets
+    memory.record(dataset, ss.get(XFORM_RAW), keys=(DATASET, XFORM_RAW))  # the server-wide budget
 
 
 def _carry_settings(ss, old, new) -> None:

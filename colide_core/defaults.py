@@ -216,7 +216,10 @@ __all__ += ["MIN_CONDITION_ROWS", "MAX_CONDITIONS", "MAX_CONDITIONS_DASHBOARD", 
 PLAN_CRITERIA = ("oriented", "mec", "entropy")
 #: Bootstrap refits of rank_interventions and ``colide plan`` by default.
 PLAN_BOOTSTRAP = 20
-__all__ += ["PLAN_CRITERIA", "PLAN_BOOTSTRAP"]
+#: The largest Meek phase rank_interventions accepts: undirected edges of the point estimate x
+#: candidates x graphs (planning.planning_work). Its cost per unit is measured in docs/planning.md.
+PLAN_MAX_WORK = 2_000_000
+__all__ += ["PLAN_CRITERIA", "PLAN_BOOTSTRAP", "PLAN_MAX_WORK"]
 
 #: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention`, the default first:
 #: by the fit's variant (the fit's own on NV, least squares otherwise: docs/predict.md, issue 52), least

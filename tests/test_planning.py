@@ -12,7 +12,8 @@ from colide_core import CoLiDE
 from colide_core._params import InvalidParameterError
 from colide_core.data.simulate import simulate_dag, simulate_linear_sem
 from colide_core.evaluation._metrics import cpdag_from_dag
-from colide_core.evaluation.planning import interventional_essential_graph as ieg, rank_interventions
+from colide_core.evaluation import planning
+from colide_core.evaluation.planning import interventional_essential_graph as ieg, planning_work, rank_interventions
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -206,8 +207,95 @@ def test_point_estimate_alone_and_stop():
         return True
 
     stopped = rank_interventions(X, variant="ev", n_bootstrap=5, random_state=0, callback=stop)
-    assert calls[0] == (1, 5) and stopped.attrs["stopped"] and stopped.attrs["n_graphs"] < 5
-    assert stopped.loc["z", "score"] == 3.0
+    # issue 53: the point fit asks first (done 0 of 2 x 5: five refits, five graphs to score), and
+    # a Stop there ends the job: no refit runs, the point estimate alone is ranked
+    assert calls == [(0, 10)] and stopped.attrs["stopped"] and stopped.attrs["n_graphs"] == 0
+    # ranked on the point fit as far as it went: the score is its count, candidate by candidate
+    assert (stopped["score"] == stopped["point_estimate"]).all()
+
+
+def test_the_meek_phase_asks_after_every_candidate_of_every_graph_and_stops_there():
+    # issue 53, high 1: the phase after the bootstrap asked nothing. Now: 2 refits (done 1, 2),
+    # then per graph b and candidate k of 4, done = 2 + b + k / 4; total 2 x 2 throughout.
+    X = _fork()
+    calls = []
+    rank_interventions(X, variant="ev", n_bootstrap=2, random_state=0,
+                       callback=lambda done, total: calls.append((done, total)) and False)
+    meek = [c for c in calls if c[0] > 2]
+    assert [c for c in calls if c[0] in (1, 2)][:2] == [(1, 4), (2, 4)]
+    assert meek == [(2 + b + k / 4, 4) for b in range(2) for k in range(1, 5)]
+    seen = []
+
+    def stop_in_meek(done, total):
+        seen.append(done)
+        return done > 2      # Stop at the first candidate scored
+    stopped = rank_interventions(X, variant="ev", n_bootstrap=2, random_state=0, callback=stop_in_meek)
+    assert seen[-1] == 2.25 and stopped.attrs["stopped"] and stopped.attrs["n_graphs"] == 0
+    assert stopped.loc["z", "score"] == 3.0       # the point estimate's count: z -> x, y, w
+
+
+def test_planning_work_counts_undirected_edges_candidates_and_graphs():
+    # The chain a -> b -> c: both edges undirected in its CPDAG; 3 candidates, 5 graphs: 2 x 3 x 5.
+    assert planning_work(CHAIN, n_graphs=5) == 30
+    # {a} already run: a -> b directed, R1 then b -> c: nothing open, nothing to recheck
+    assert planning_work(CHAIN, [[0]], n_graphs=5) == 0
+    assert planning_work(CHAIN, candidates=[1], n_graphs=2) == 4
+
+
+def test_a_ranking_beyond_the_bound_is_refused_before_the_bootstrap_with_the_reason():
+    X = _fork()
+    calls = []
+    with pytest.raises(ValueError, match=r"too large to run: the fit leaves 3 edges undirected.*3 edges undirected|"
+                                         r"too large to run: the fit leaves 3 edges undirected, and 4 candidates "
+                                         r"x 20 graphs would recheck up to 240 edge closures \(the limit is 100\)"):
+        rank_interventions(X, variant="ev", n_bootstrap=20, random_state=0, max_work=100,
+                           callback=lambda done, total: calls.append(done) and False)
+    assert all(done == 0 for done in calls)       # only the point fit ran: no refit
+    with pytest.raises(InvalidParameterError, match="max_work"):
+        rank_interventions(X, n_bootstrap=0, max_work=-1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_candidates_incremental_closure_is_the_closure_from_scratch(seed):
+    # _settled closes the graph under the family once, then each candidate from there; Meek's
+    # closure is a least fixed point, so it must equal the I-essential graph under family + {t}
+    # built from scratch, on sparse and dense random DAGs (the dense ones take the matrix pass).
+    rng = np.random.default_rng(seed)
+    d = 40
+    A = simulate_dag(d, 2.0 if seed % 2 else 12.0, random_state=seed) != 0
+    family = [frozenset(rng.choice(d, 2, replace=False).tolist())] if seed % 3 == 0 else []
+    M = planning._family_mask(d, [frozenset()] + family)
+    before = ieg(A, family) == UNDIRECTED
+    settled = planning._settled(A, M, range(d), strict=True)
+    for t in range(d):
+        after = ieg(A, family + [[t]]) == UNDIRECTED
+        assert (settled[t] == np.triu(before & ~after)).all()
+
+
+def test_the_closure_checks_only_edges_near_what_changed():
+    # A chain 0 -> ... -> 59, all 59 edges undirected. Intervening on node 30 orients 29 -> 30 and
+    # 30 -> 31; R1 then walks 31 -> 32 -> ... one edge per pass (nothing points into 29, so the
+    # first 29 edges stay open): each pass rechecks only the few undirected edges next to the one
+    # it oriented, so a candidate costs O(d) rule checks, not O(d) per pass
+    # over every edge (about d^2 / 2 = 1,800 for the closure from scratch).
+    d = 60
+    A = np.eye(d, k=1, dtype=bool)
+    M = planning._family_mask(d, [frozenset()])
+    count = {"n": 0}
+    forced = planning._forced
+
+    def counting(*args):
+        count["n"] += 1
+        return forced(*args)
+    import unittest.mock
+    with unittest.mock.patch.object(planning, "_forced", counting):
+        count["n"] = 0
+        settled = planning._settled(A, M, [30])
+        first = count["n"]
+    assert settled[30].sum() == 1 + 29       # 29 -> 30, then 30 -> 31 ... 58 -> 59
+    # the closure under M alone: 59 checks, nothing orients; then node 30: at most 3 edges per
+    # pass near the two walking ends, both directions tried: <= 59 + 2 x 3 x 30 rule checks
+    assert first <= 59 + 2 * 3 * 30
 
 
 def test_entropy_baseline_is_zero_when_every_refit_agrees():

@@ -25,15 +25,18 @@ through ``callback(done, total)``.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
+from threadpoolctl import threadpool_limits
 
 from colide_core import defaults
 from colide_core._params import InvalidParameterError, is_int
 from colide_core._validation import check_square_matrix
 
-__all__ = ["interventional_essential_graph", "rank_interventions", "CRITERIA", "EDGE_DASH"]
+__all__ = ["interventional_essential_graph", "rank_interventions", "planning_work", "CRITERIA", "EDGE_DASH"]
 
 #: The ranking criteria of :func:`rank_interventions`, the default first.
 CRITERIA = defaults.PLAN_CRITERIA
@@ -71,45 +74,96 @@ def _v_structure_edges(A):
     return out
 
 
-def _meek_closure(D, U):
+def _meek_closure(D, U, adj=None, dirty=None):
     """Close the partially directed graph (``D[a, b]``: a -> b; ``U`` symmetric: a -- b) under
     Meek's rules R1-R4 (Meek, UAI 1995), in place; returns ``(D, U)``.
 
     R1: c -> x -- y, c and y non-adjacent: x -> y. R2: x -> c -> y and x -- y: x -> y.
     R3: x -- c -> y, x -- c' -> y, c and c' non-adjacent, x -- y: x -> y.
     R4: x -- c -> c' -> y, x adjacent to c', c and y non-adjacent, x -- y: x -> y.
+
+    Incremental: orienting an edge moves it from ``U`` to ``D``, so the skeleton ``adj`` is built
+    once (pass it when the caller has it), and a pass checks only the undirected edges with an end
+    in ``dirty`` (boolean, length d; default every node): the first pass those, each later pass
+    those with an end next to (or at) an end of an edge the previous pass oriented. Each rule's
+    premise about x -- y involves only edges at x, at y or between their neighbours, so no other
+    edge can have become orientable. A pass costs O(E d) (each check is a few length-d vector
+    operations), where rebuilding the d x d skeleton per edge cost O(E d^2).
     """
-    changed = True
-    while changed:
-        changed = False
-        xs, ys = np.nonzero(np.triu(U))
+    d = D.shape[0]
+    if adj is None:
+        adj = D | D.T | U
+    if dirty is None:
+        dirty = np.ones(d, dtype=bool)
+    nonadj = None
+    while dirty.any():
+        touched = np.zeros(d, dtype=bool)
+        rows = U & (dirty[:, None] | dirty[None, :])
+        xs, ys = np.nonzero(np.triu(rows))
+        if xs.size > 2 * d:  # many edges to check: the rules as matrix products, all edges at once
+            if nonadj is None:
+                nonadj = (~adj).astype(np.float32)
+                np.fill_diagonal(nonadj, 0.0)
+            xs, ys = _matrix_pass(D, U, nonadj, touched)
         for a, b in zip(xs.tolist(), ys.tolist()):
             if not U[a, b]:
                 continue
-            adj = D | D.T | U
             for x, y in ((a, b), (b, a)):
                 if _forced(x, y, D, U, adj):
                     D[x, y] = True
                     U[x, y] = U[y, x] = False
-                    changed = True
+                    touched[x] = touched[y] = True
                     break
+        dirty = touched | adj[touched].any(axis=0) if touched.any() else touched
     return D, U
 
 
+def _matrix_pass(D, U, nonadj, touched):
+    """One pass of R1 and R2 over every undirected edge at once, in place (``touched`` marks the
+    ends of what it orients); returns the undirected edges left ``(xs, ys)`` (x < y) on which R3 or
+    R4 may still fire, for :func:`_forced` to check one by one.
+
+    With ``Df`` the directed edges as 0/1: R1 orients x -- y when ``(Df.T @ nonadj)[x, y] > 0``
+    (some c -> x with c, y non-adjacent), R2 when ``(Df @ Df)[x, y] > 0`` (x -> c -> y). R3 needs
+    two c with x -- c -> y (``(Uf @ Df)[x, y] >= 2``); R4 some c with x -- c, c and y non-adjacent
+    and a path c -> c' -> y (``(Uf @ (nonadj * (Df @ Df > 0)))[x, y] > 0``): only the edges meeting
+    these necessary conditions are left to check. Every rule's premise holds in the graph it reads,
+    and Meek's rules orient only as the DAG does, so orienting all at once is sound; float32 counts
+    are exact below 2**24.
+    """
+    Df = D.astype(np.float32)
+    Uf = U.astype(np.float32)
+    two = (Df @ Df) > 0
+    forced = U & (((Df.T @ nonadj) > 0) | two)
+    forced &= ~forced.T  # never both ways (cannot happen for a graph of a DAG; then left to _forced)
+    if forced.any():
+        D |= forced
+        U &= ~(forced | forced.T)
+        touched |= forced.any(axis=0) | forced.any(axis=1)
+    maybe = U & (((Uf @ Df) >= 2) | ((Uf @ (nonadj * two)) > 0))
+    maybe = np.triu(maybe | maybe.T)
+    return np.nonzero(maybe)
+
+
 def _forced(x, y, D, U, adj):
-    """Whether one of Meek's rules orients the undirected edge x -- y as x -> y."""
+    """Whether one of Meek's rules orients the undirected edge x -- y as x -> y (``adj``: the
+    skeleton, which orienting never changes)."""
     if np.any(D[:, x] & ~adj[:, y]):  # R1 (c = y is excluded: y -- x is undirected)
         return True
-    if np.any(D[x] & D[:, y]):  # R2
+    into_y = D[:, y]
+    if np.any(D[x] & into_y):  # R2
         return True
-    cs = np.flatnonzero(U[x] & D[:, y])
+    cs = np.flatnonzero(U[x] & into_y)
     if cs.size >= 2:  # R3
         sub = adj[np.ix_(cs, cs)]
         np.fill_diagonal(sub, True)
         if not sub.all():
             return True
-    for c in np.flatnonzero(U[x] & ~adj[:, y]):  # R4
-        if c != y and np.any(D[c] & D[:, y] & adj[x]):
+    cs = U[x] & ~adj[:, y]  # R4: x -- c, c and y non-adjacent, c -> c' -> y with c' adjacent to x
+    cs[y] = False
+    if cs.any():
+        mid = into_y & adj[x]
+        if mid.any() and D[np.ix_(np.flatnonzero(cs), np.flatnonzero(mid))].any():
             return True
     return False
 
@@ -210,10 +264,11 @@ def interventional_essential_graph(B, targets_family=(), *, node_names=None) -> 
     names = None if node_names is None else [str(n) for n in node_names]
     if names is not None and len(names) != d:
         raise ValueError(f"node_names has {len(names)} names for {d} nodes.")
-    return _essential(A, _family_mask(d, _check_family(targets_family, d, names)))
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _essential(A, _family_mask(d, _check_family(targets_family, d, names)))
 
 
-def _settled(A, M, candidates, strict=False):
+def _settled(A, M, candidates, strict=False, stop=None):
     """For one DAG: ``{t: boolean (d, d) upper-triangular mask of the edges an experiment on t settles}``.
 
     ``strict`` (Hauser and Buehlmann 2014): the edges undirected in the I-essential graph under
@@ -221,22 +276,88 @@ def _settled(A, M, candidates, strict=False):
     criterion) also every edge at t not yet cut by a target set of ``M``, whether or not the
     observational class already compels it: the experiment orients it by itself (Hauser and
     Buehlmann 2012, Theorem 10 (iii)).
+
+    The graph under ``M`` is closed once; each candidate starts from that closed graph, orients
+    its own undirected edges as in ``A`` and closes again from there (Meek's closure is the least
+    fixed point of monotone rules, so this is the closure from scratch under ``M`` plus ``{t}``),
+    checking only edges near t and near what then changes. ``stop()``, when given, is asked after
+    each candidate; when it returns True the function returns None.
     """
+    with threadpool_limits(limits=1, user_api="blas"):  # d x d products: threads only contend
+        return _settled_one_thread(A, M, candidates, strict, stop)
+
+
+def _settled_one_thread(A, M, candidates, strict, stop):
     d = A.shape[0]
     skeleton = A | A.T
     vs = _v_structure_edges(A)
-    before = _essential(A, M, vs) == 2
+    D0 = A & (vs | M)
+    U0 = A & ~D0
+    U0 = U0 | U0.T
+    D0, U0 = _meek_closure(D0, U0, skeleton)
+    before = U0
     out = {}
     for t in candidates:
         Mt = M.copy()
         Mt[t, :] = True
         Mt[:, t] = True
         Mt[t, t] = False
-        new = before & ~(_essential(A, Mt, vs) == 2) if before.any() else np.zeros((d, d), dtype=bool)
+        if U0[t].any():
+            D, U = D0.copy(), U0.copy()
+            at_t = U[t].copy()
+            D[t, at_t & A[t]] = True
+            D[at_t & A[:, t], t] = True
+            U[t, at_t] = U[at_t, t] = False
+            touched = at_t.copy()
+            touched[t] = True
+            _meek_closure(D, U, skeleton, touched | skeleton[touched].any(axis=0))
+            new = before & ~U
+        else:
+            new = np.zeros((d, d), dtype=bool)
         if not strict:
             new = new | (skeleton & Mt & ~M)
         out[t] = np.triu(new)
+        if stop is not None and stop():
+            return None
     return out
+
+
+def planning_work(B, targets_family=(), *, candidates=None, n_graphs=1, node_names=None) -> int:
+    """The size of :func:`rank_interventions`' Meek phase: undirected edges x candidates x graphs.
+
+    Parameters
+    ----------
+    B : array-like of shape (n_nodes, n_nodes)
+        A DAG standing for the bootstrap's graphs (the fit on all rows); ``B[i, j] != 0``: i -> j.
+    targets_family : sequence of sequences of nodes, default=()
+        The experiments already run, as in :func:`interventional_essential_graph`.
+    candidates : sequence of nodes, optional
+        The nodes one may intervene on; default every node.
+    n_graphs : int, default=1
+        The graphs the ranking scores (``max(n_bootstrap, 1)``).
+    node_names : sequence of str, optional
+        To give targets and candidates by name.
+
+    Returns
+    -------
+    int
+        The undirected edges of B's I-essential graph under the family, times the candidates,
+        times ``n_graphs``: each unit is one undirected edge whose closure a candidate may have to
+        recheck. :func:`rank_interventions` refuses a ranking above ``max_work``
+        (``colide_core.defaults.PLAN_MAX_WORK``) before its bootstrap.
+
+    Raises
+    ------
+    ValueError
+        As :func:`interventional_essential_graph`.
+    """
+    E = interventional_essential_graph(B, targets_family, node_names=node_names)
+    d = E.shape[0]
+    names = None if node_names is None else [str(n) for n in node_names]
+    cand = _check_candidates(candidates, names or [f"X{j}" for j in range(d)], d)
+    if not is_int(n_graphs) or n_graphs < 1:
+        raise InvalidParameterError(f"n_graphs must be a positive integer, got {n_graphs!r:.60}.")
+    return int(np.triu(E == 2).sum()) * len(cand) * int(n_graphs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,7 +386,7 @@ def _check_candidates(candidates, names, d):
 def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=None, candidates=None,
                        n_bootstrap=defaults.PLAN_BOOTSTRAP, random_state=None, estimator=None,
                        criterion=defaults.PLAN_CRITERIA[0], min_probability=0.5, n_jobs=1, callback=None,
-                       scheduler=None) -> pd.DataFrame:
+                       scheduler=None, max_work=defaults.PLAN_MAX_WORK) -> pd.DataFrame:
     """Rank single-node interventions by the number of edge directions they would settle.
 
     Parameters
@@ -316,8 +437,17 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
     n_jobs, scheduler
         As in :func:`~colide_core.evaluation.stability.bootstrap_edges`.
     callback : callable, optional
-        ``callback(done, total)`` after each bootstrap refit (``total = n_bootstrap``); returning
-        True stops the bootstrap, and the ranking uses the refits done (``attrs["stopped"]``).
+        ``callback(done, total)`` through every step, with ``total = 2 * max(n_bootstrap, 1)`` (one
+        unit per refit, one per graph scored): ``done = 0`` at every checkpoint of the point fit
+        (when the estimator's ``fit`` takes a ``callback``, as :class:`~colide_core.CoLiDE`'s), the
+        refit count after each bootstrap refit, then ``n_bootstrap`` plus the graphs scored so far
+        (fractional: after each candidate of each graph) in the Meek phase. Returning True stops:
+        the ranking uses the graphs fully scored (at least the point estimate;
+        ``attrs["stopped"]``).
+    max_work : int or None, default=colide_core.defaults.PLAN_MAX_WORK
+        The largest Meek phase accepted (:func:`planning_work`: the point estimate's undirected
+        edges x candidates x ``max(n_bootstrap, 1)``), checked after the point fit and before the
+        bootstrap; None: no limit.
 
     Returns
     -------
@@ -349,7 +479,9 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         ``[0, colide_core.defaults.MAX_RESAMPLES]``, ``min_probability`` outside [0, 1].
     ValueError
         For invalid data, conditions or targets (the checks of :meth:`colide_core.CoLiDE.fit`;
-        :class:`colide_core.exceptions.ConditionsError` is a ValueError), or when every refit fails.
+        :class:`colide_core.exceptions.ConditionsError` is a ValueError), when every refit fails,
+        or when the Meek phase would exceed ``max_work`` (the message gives the count and why: a
+        dense fit, e.g. a small lambda1 or threshold, leaves most edges undirected).
 
     Notes
     -----
@@ -373,6 +505,8 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         raise InvalidParameterError(f"min_probability must be a number in [0, 1], got {min_probability!r:.60}.")
     if callback is not None and not callable(callback):
         raise InvalidParameterError("callback must be callable.")
+    if max_work is not None and (not is_int(max_work) or max_work < 0):
+        raise InvalidParameterError(f"max_work must be a non-negative integer or None, got {max_work!r:.60}.")
     values, names = _as_data(X)
     n, d = values.shape
     names_or_default = names or [f"X{j}" for j in range(d)]
@@ -392,22 +526,41 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         estimator = CoLiDE(variant)
     data = pd.DataFrame(values, columns=names) if names is not None else values.copy()
 
+    n_scored = max(int(n_bootstrap), 1)
+    total = 2 * n_scored
+    asked = {"stop": False}
+
+    def ask(done):
+        if callback is not None and not asked["stop"]:
+            asked["stop"] = bool(callback(done, total))
+        return asked["stop"]
+
     point = clone(estimator)
-    point.fit(data, conditions=conditions, targets=targets)
+    fit_kwargs = {"conditions": conditions, "targets": targets}
+    if callback is not None and "callback" in inspect.signature(point.fit).parameters:
+        fit_kwargs["callback"] = lambda stage, iteration, objective: ask(0)
+    point.fit(data, **fit_kwargs)
     W_point = np.array(point.adjacency_, dtype=float)
+    A_point = W_point != 0
+    np.fill_diagonal(A_point, False)
 
-    stopped = False
-    if n_bootstrap:
-        asked = {"stop": False}
+    with threadpool_limits(limits=1, user_api="blas"):
+        undirected_point = int(np.triu(_essential(A_point, M) == 2).sum())
+    work = undirected_point * len(cand) * n_scored
+    if max_work is not None and work > max_work:
+        raise ValueError(
+            f"this ranking is too large to run: the fit leaves {undirected_point:,} edges undirected, "
+            f"and {len(cand):,} candidates x {n_scored:,} graphs would recheck up to {work:,} "
+            f"edge closures (the limit is {int(max_work):,}). A fit with that many undirected edges "
+            f"is too dense to plan on: raise lambda1 or the threshold, or rank fewer candidates "
+            f"or refits.")
 
-        def progress(done, total):
-            stop = bool(callback(done, total)) if callback is not None else False
-            asked["stop"] = asked["stop"] or stop
-            return stop
-
+    stopped = bool(asked["stop"])
+    graphs = []
+    if n_bootstrap and not stopped:
         try:
             boot = bootstrap_edges(data, estimator, n_boot=int(n_bootstrap), random_state=random_state,
-                                   n_jobs=n_jobs, callback=progress, scheduler=scheduler,
+                                   n_jobs=n_jobs, callback=lambda done, _total: ask(done), scheduler=scheduler,
                                    conditions=conditions, targets=targets)
             graphs = [a != 0 for a in boot.adjacency_samples]
             stopped = bool(boot.stopped)
@@ -415,19 +568,35 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
             if not asked["stop"]:
                 raise
             graphs, stopped = [], True  # stopped before the first refit: the point estimate alone
-    else:
-        graphs = []
-    n_graphs = len(graphs)
-    if not graphs:
-        graphs = [W_point != 0]
 
-    point_settled = _settled(W_point != 0, M, cand, strict=criterion == "mec")
+    strict = criterion == "mec"
+    point_settled = _settled(A_point, M, cand, strict=strict)
+    base = float(n_bootstrap)
     counts = {t: np.zeros((d, d)) for t in cand}
     undirected = []
-    for A in graphs:
-        undirected.append(int((np.triu(_essential(A, M) == 2)).sum()))
-        for t, mask in _settled(A, M, cand, strict=criterion == "mec").items():
+    scored = []
+    for b, A in enumerate(graphs):
+        done_cand = [0]
+
+        def after_candidate(b=b, done_cand=done_cand):
+            done_cand[0] += 1
+            return ask(base + b + done_cand[0] / len(cand))
+
+        settled = None if stopped else _settled(A, M, cand, strict=strict, stop=after_candidate)
+        if settled is None:
+            stopped = True
+            break
+        with threadpool_limits(limits=1, user_api="blas"):
+            undirected.append(int((np.triu(_essential(A, M) == 2)).sum()))
+        for t, mask in settled.items():
             counts[t] += mask
+        scored.append(A)
+    graphs = scored
+    n_graphs = len(graphs)
+    if not graphs:
+        graphs = [A_point]
+        undirected = [undirected_point]
+        counts = {t: point_settled[t].astype(float) for t in cand}
     G = np.stack(graphs).astype(float)
     freq = G.mean(axis=0)
     rows = []

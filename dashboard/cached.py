@@ -1,4 +1,5 @@
-"""The dashboard's one caching policy, and the cached renderers.
+"""The cached renderers, and the dashboard's one caching policy (defined in
+:mod:`dashboard.caching`, re-exported here).
 
 A ``st.cache_data`` entry is shared by every session of the server, so a cache key that leaves
 out part of what the function returns lets one session change what another one sees or
@@ -24,102 +25,18 @@ Convention: ``W[i, j] != 0`` means the edge i -> j.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 
-import numpy as np
-import pandas as pd
-import streamlit as st
-
 from colide_core import threshold_to_dag
-from colide_core.hashing import fingerprint
 from colide_core.render.graph_html import playback_html
 from colide_core.render.graph_html import graph_drawing, graph_html
+from dashboard.caching import HASH_FUNCS, UNHASHED, _IN_CONTENT_HASH, _full, cache_data, dataset_cache_key  # noqa: F401
+from dashboard.data import cached_data_as_fitted, design_of, network_dataset  # noqa: F401 - re-exported: cached with the data it builds
 from dashboard.text import checkpoint_caption
 
 __all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "cached_data_as_fitted", "cached_network_dataset", "cached_network_summary", "graph_drawing_cached", "graph_html_cached", "playback_html_cached"]
 
 
-def dataset_cache_key(dataset) -> str:
-    """What a cached function may read of a :class:`dashboard.data.Dataset`, as one SHA-256.
-
-    Parameters
-    ----------
-    dataset : dashboard.data.Dataset
-
-    Returns
-    -------
-    str
-        The digest of ``key`` (the content hash of ``X``, its column names, ``B_true`` and
-        ``sigma_true``), ``name``, ``source``, ``notes`` and ``meta``: two datasets with the
-        same numbers under different file names get different keys.
-    """
-    # meta's per-row condition labels and targets are left to ``key``: the content hash covers them
-    # (dashboard.data.make_dataset), so they are hashed once per dataset, not on every rerun that
-    # calls a cached function of it (issue 42: 7,466 labels, about 6 ms a call)
-    meta = {k: v for k, v in dataset.meta.items() if k not in _IN_CONTENT_HASH}
-    return fingerprint("colide-dataset-view/2", {
-        "key": dataset.key, "name": dataset.name, "source": dataset.source,
-        "notes": list(dataset.notes), "meta": meta})
-
-
-#: ``Dataset.meta`` entries that ``Dataset.key`` (:func:`dashboard.data.content_hash`) already covers.
-_IN_CONTENT_HASH = ("conditions", "targets")
-
-
-def _full(obj) -> str:
-    return fingerprint("colide-cache-value/1", obj)
-
-
-#: ``hash_funcs`` of every cached function: full hashes, no sampling, no field left out.
-HASH_FUNCS = {
-    np.ndarray: _full,
-    pd.DataFrame: _full,
-    pd.Series: _full,
-    "dashboard.data.Dataset": dataset_cache_key,
-    "dashboard.fitting.FitResult": lambda result: result.content_key,
-}
-
-#: Qualified name of each function decorated with :func:`cache_data` -> its ``unhashed`` reasons.
-UNHASHED: dict = {}
-
-
-def cache_data(*, unhashed=None, **kwargs):
-    """``st.cache_data`` with :data:`HASH_FUNCS`, refusing unexplained unhashed parameters.
-
-    Parameters
-    ----------
-    unhashed : dict of str to str, optional
-        Parameter name (starting with ``_``) -> why the output does not depend on it beyond
-        the hashed parameters. Every ``_``-parameter of the function must be listed, and
-        nothing else.
-    **kwargs
-        Passed to ``st.cache_data`` (``show_spinner``, ``max_entries``, ...).
-
-    Returns
-    -------
-    callable
-        The decorator.
-
-    Raises
-    ------
-    TypeError
-        At decoration time, if the function has a ``_``-parameter not in ``unhashed`` (or
-        ``unhashed`` names a parameter that is not a ``_``-parameter of the function).
-    """
-    unhashed = dict(unhashed or {})
-
-    def decorate(fn):
-        hidden = {p for p in inspect.signature(fn).parameters if p.startswith("_")}
-        if hidden != set(unhashed):
-            raise TypeError(
-                f"{fn.__qualname__}: Streamlit leaves the parameters {sorted(hidden)} out of the cache key; "
-                f"list each in unhashed= with the reason the output does not depend on it (listed: "
-                f"{sorted(unhashed)})")
-        UNHASHED[f"{fn.__module__}.{fn.__qualname__}"] = unhashed
-        return st.cache_data(hash_funcs=HASH_FUNCS, **kwargs)(fn)
-
-    return decorate
 
 
 @cache_data(show_spinner=False, max_entries=64)
@@ -224,7 +141,6 @@ def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, thresho
     "_dataset": "its key is the dataset's content hash, which covers the rows, the conditions and the targets"})
 def _condition_summary(key, _dataset):
     from colide_core.data.stats import condition_summary
-    from dashboard.data import design_of
 
     design = design_of(_dataset)
     return condition_summary(_dataset.X, list(design["conditions"]), design["targets"])
@@ -246,36 +162,6 @@ def cached_condition_summary(dataset):
     return _condition_summary(dataset.key, dataset)
 
 
-@cache_data(show_spinner=False, max_entries=8, unhashed={
-    "_dataset": "key is the dataset's content hash (the rows, the conditions and the targets); the name, the "
-                "condition column's name, the source and the upload's file name, the other inputs, are the other "
-                "parameters"})
-def _data_as_fitted(key, name, column, source, upload_file, _dataset):
-    from dashboard.data import build_data_as_fitted
-
-    return build_data_as_fitted(_dataset)
-
-
-def cached_data_as_fitted(dataset):
-    """:func:`dashboard.data.build_data_as_fitted`, cached on the dataset's key, name, condition column,
-    source and upload file name.
-
-    The file holds every row and its condition label: built once per dataset, not on every rerun
-    of the page that offers it (issue 42: about 0.1 s for nine-condition Sachs).
-
-    Parameters
-    ----------
-    dataset : dashboard.data.Dataset
-
-    Returns
-    -------
-    dashboard.data.Reproduction
-        See :func:`dashboard.data.data_as_fitted`.
-    """
-    return _data_as_fitted(dataset.key, str(dataset.name), dataset.meta.get("conditions_column"), dataset.source,
-                           dataset.meta.get("upload_file"), dataset)
-
-
 @cache_data(show_spinner=False, max_entries=16)
 def cached_network_dataset(name: str, n: int, seed: int, n_conditions: int = 0):
     """:func:`dashboard.data.network_dataset`, cached on its (hashable) arguments.
@@ -289,8 +175,6 @@ def cached_network_dataset(name: str, n: int, seed: int, n_conditions: int = 0):
     -------
     dashboard.data.Dataset
     """
-    from dashboard.data import network_dataset
-
     return network_dataset(str(name), int(n), int(seed), int(n_conditions))
 
 

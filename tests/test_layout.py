@@ -16,7 +16,10 @@ The rules, read from the sources with :mod:`ast` (every ``import``, at any depth
 * nothing in ``solver/`` imports ``run/`` or ``render/``;
 * only ``render/`` imports a drawing library (plotly, pyvis, matplotlib, jinja2);
 * no module imports streamlit or the dashboard;
-* the graph of import-time (module-level) imports between modules has no cycle.
+* the graph of import-time (module-level) imports between modules has no cycle;
+* no cycle at any depth in the whole tree: the library, ``dashboard/`` and ``benchmarks/``
+  (issue 47: ``dashboard.data`` and ``dashboard.cached`` imported each other inside functions);
+* ``colide --help`` imports neither numpy nor pandas.
 """
 import ast
 import subprocess
@@ -45,8 +48,9 @@ def _modules():
 MODULES = set(_modules())
 
 
-def _imports(path, module_level_only=False):
-    """Absolute names of every module ``path`` imports (relative imports resolved)."""
+def _imports(path, module_level_only=False, modules=MODULES):
+    """Absolute names of every module ``path`` imports (relative imports resolved; ``modules``: the
+    known modules, to tell ``from package import submodule`` from ``from module import name``)."""
     tree = ast.parse(path.read_text())
     nodes = tree.body if module_level_only else ast.walk(tree)
     pkg = _module_name(path) if path.name == "__init__.py" else _module_name(path).rsplit(".", 1)[0]
@@ -61,7 +65,7 @@ def _imports(path, module_level_only=False):
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module
-            subs = {f"{mod}.{a.name}" for a in node.names} & MODULES  # `from pkg import submodule`
+            subs = {f"{mod}.{a.name}" for a in node.names} & modules  # `from pkg import submodule`
             out |= subs if len(subs) == len(node.names) else subs | {mod}
     return out
 
@@ -124,6 +128,51 @@ def test_imports_at_any_depth_have_no_cycle():
     packages = {name for name, path in modules.items() if path.name == "__init__.py"}
     g.remove_nodes_from(packages)  # a package's lazy __getattr__ names its submodules, it runs none
     assert nx.is_directed_acyclic_graph(g), list(nx.simple_cycles(g))[:5]
+
+
+def _tree():
+    """Every module of the library, ``dashboard/`` and ``benchmarks/``, by name."""
+    return {_module_name(p): p for root in ("colide_core", "dashboard", "benchmarks")
+            for p in (PKG.parent / root).rglob("*.py")}
+
+
+def test_no_import_cycle_anywhere_in_the_tree():
+    # Issue 47: the library was checked alone, and dashboard.data <-> dashboard.cached (both inside
+    # functions) went unseen. Every import at any depth, across the library, the dashboard and the
+    # benchmarks. A package whose __init__ only resolves names lazily (PEP 562) or imports nothing
+    # of the tree runs no submodule: it is left out, as in the library's check above.
+    modules = _tree()
+    names = set(modules)
+    g = nx.DiGraph()
+    g.add_nodes_from(names)
+    for name, path in modules.items():
+        for target in _imports(path, modules=names):
+            if target in names and target != name:
+                g.add_edge(name, target)
+    lazy = {name for name, path in modules.items() if path.name == "__init__.py"
+            and ("__getattr__" in path.read_text() or not set(g.successors(name)))}
+    g.remove_nodes_from(lazy)
+    assert {"dashboard.data", "dashboard.cached", "dashboard.state"} <= set(g)  # the dashboard really was read
+    assert g.has_edge("dashboard.cached", "dashboard.data") and g.has_edge("dashboard.data", "dashboard.caching")
+    assert nx.is_directed_acyclic_graph(g), list(nx.simple_cycles(g))[:5]
+
+
+def test_cli_help_imports_neither_numpy_nor_pandas():
+    # Issue 47, point 5: `colide --help` imported pandas (and numpy) through the commands' modules.
+    code = ("import sys, contextlib, io\n"
+            "from colide_core.run.cli import main\n"
+            "for argv in (['--help'], ['fit', '--help'], ['report', '--help'], ['predict', '--help'], ['plan', '--help']):\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        try: main(argv)\n"
+            "        except SystemExit: pass\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'sklearn', 'scipy') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    # and the same through the console script's own path, measured by the interpreter's import log
+    log = subprocess.run([sys.executable, "-X", "importtime", "-m", "colide_core", "--help"], capture_output=True,
+                         text=True, check=True).stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in log.splitlines() if line.startswith("import time:")}
+    assert "colide_core.run.cli" in imported and not imported & {"numpy", "pandas"}
 
 
 def test_the_dashboard_uses_only_public_library_names():

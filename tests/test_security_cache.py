@@ -256,7 +256,7 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
         ("dashboard/checks.py", "ev_nv_line"),              # _X: data_key; A hashed
         ("dashboard/checks.py", "path_cached"),             # _X: data_key; λ-path settings hashed
         ("dashboard/cached.py", "_condition_summary"),     # _dataset: key is its content hash (rows, conditions, targets)
-        ("dashboard/cached.py", "_data_as_fitted"),        # _dataset: key (rows, conditions, targets); name, column hashed
+        ("dashboard/data.py", "_data_as_fitted"),          # _dataset: key (rows, conditions, targets); name, column hashed
         ("dashboard/fitting.py", "topo_cost"),              # _X: data_key is its content hash; settings hashed
         ("dashboard/cached.py", "cached_network_dataset"), # name, n, seed, n_conditions: all it reads (the network's file is fixed)
         ("dashboard/cached.py", "cached_network_summary"), # no input: the installed networks' files

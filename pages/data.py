@@ -280,10 +280,13 @@ if tab_cond:
         st.dataframe(conditions_table, hide_index=True, key="data_conditions")
         st.download_button("Conditions (CSV)", to_csv_safe(conditions_table, index=False),
                            file_name="colide_conditions.csv", mime="text/csv", key="data_conditions_csv")
-        st.caption("Per condition: cells, the proteins its reagent targets, and each protein's median shift from the "
-                   "baseline condition, in the baseline's standard deviations (colide_core.data.stats."
-                   "condition_summary). An inhibitor blocks a protein's activity, not always its measured level: "
-                   "under U0126 (a MEK inhibitor) pMek rises.")
+        # Sachs's reagents in Sachs's words only; any other dataset's in plain terms (issue 48, m-9)
+        st.caption("Per condition: its rows, the nodes it targets, and each node's median shift from the baseline "
+                   "(first) condition, in the baseline's standard deviations."
+                   + (" An inhibitor blocks a protein's activity, not always its measured level: under U0126 (a MEK "
+                      "inhibitor) pMek rises." if ds.source == "sachs" else
+                      " An intervention on a node changes how it is set; its measured level may move either way, "
+                      "or not at all."))
 with tab_preview:
     st.caption(f"First {min(n, 100)} of {n} rows.")
     st.dataframe(ds.X.head(100), key="data_preview")

@@ -26,6 +26,7 @@ def test_all_nine_conditions_flow_from_data_to_learn(new_app):
     assert len(table) == 9
     u0126 = table[table["condition"] == "cd3cd28+u0126"].iloc[0]
     assert u0126["Mek"] > 0 and "Mek" in str(u0126["targets"])
+    assert any("U0126" in c.value for c in at.caption)  # Sachs's own reagent, on Sachs only (m-9)
 
     at.session_state["learn_variant"] = "NV"
     at.session_state["learn_tab"] = "Metrics"  # only the open tab is built (issue 41)
@@ -37,7 +38,13 @@ def test_all_nine_conditions_flow_from_data_to_learn(new_app):
     np.testing.assert_allclose(res.W, direct.W_, atol=1e-10)  # the page fits what the library fits
     W = threshold_to_dag(direct.W_, 0.3)
     shd = colide_core.evaluate(np.asarray(rec.B_true), W)["shd"]
-    assert int(next(m.value for m in at.metric if m.label == "SHD · NV")) == shd == 13  # issue 31's target
+    # The default returns the order search's lower score (1377.1 against the central path's 1394.8):
+    # one edge more against UT-IGSP's 18 (14); the central path alone gives issue 31's 13. A lower
+    # score is not always a better graph on real data (docs/optimum.md).
+    assert int(next(m.value for m in at.metric if m.label == "SHD · NV")) == shd == 14
+    assert direct.result_.choice["solver"] == "topo"
+    fast = CoLiDE("nv", lambda1=0.05, solver="fast").fit(rec.X, conditions=rec.conditions, targets=rec.targets)
+    assert colide_core.evaluate(np.asarray(rec.B_true), threshold_to_dag(fast.W_, 0.3))["shd"] == 13
     captions = [c.value for c in at.caption]
     assert any("7,466 rows in 9 conditions (7 with targets)" in c and "UT-IGSP" in c for c in captions), captions
     # edges an intervention can orient carry a dot (an edge style with a legend entry, issue 38:
@@ -118,6 +125,9 @@ def test_an_upload_with_a_condition_column_and_targets(new_app):
     at.text_area(key="data_targets_text").set_value(lines).run()
     ds = at.session_state["dataset"]
     assert ds.meta["targets"] == targets and ds.meta["conditions_column"] == "treatment"
+    # the Conditions tab's caption speaks of this upload, not of Sachs's U0126 (issue 48, m-9)
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Per condition: its rows") for c in captions) and not any("U0126" in c for c in captions)
     at.text_area(key="data_targets_text").set_value('{"iv1": ["Nope"]}').run()
     errors = [e.value for e in at.error]
     assert any("conditions" in e and "Nope" in e for e in errors), errors

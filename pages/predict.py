@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from colide_core import CoLiDE
-from colide_core._params import InvalidParameterError
+from colide_core.exceptions import InvalidParameterError
 from colide_core.evaluation.interventions import (bootstrap_shifts, check_intervention_size, intervention_table,
                                                   refit_weights, weights_for)
 from colide_core.evaluation.planning import rank_interventions

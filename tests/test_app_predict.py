@@ -194,3 +194,30 @@ def test_the_prediction_table_has_its_own_neutralised_download(new_app, download
     back = pd.read_csv(StringIO(text), index_col="node")
     assert list(back.index) == list(at.session_state["dataset"].node_names)
     np.testing.assert_allclose(back["shift (sd), doing"], table["shift (sd), doing"])
+
+
+def test_intervals_work_with_prior_knowledge(new_app):
+    # the defect of issue 52: with prior knowledge given by name, the interval job's refits ran on a
+    # bare array and failed on the names. Now each refit keeps them (bootstrap_shifts), the
+    # forbidden edge stays out of every refit, and the samples are the library's.
+    from colide_core.evaluation.interventions import bootstrap_shifts
+
+    at = new_app()
+    at.run()
+    at.session_state["solver_overrides"] = {**dict(QUICK), "forbidden": (("PKA", "Raf"), ("Raf", "PKA"))}
+    at.switch_page("pages/learn.py").run()
+    at.switch_page("pages/predict.py").run()
+    assert not at.exception, at.exception
+    at.number_input(key="pred_n_boot").set_value(2).run()
+    at.button(key="pred_boot_run").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["pred_boot_result"] is not None, at.session_state["pred_boot_messages"]
+    samples = at.session_state["pred_boot_result"]["samples"]
+    ds = at.session_state["dataset"]
+    res = at.session_state["fit_results"]["nv"]
+    assert dict(res.params)["forbidden"]
+    sd = float(ds.X["Raf"].std(ddof=1))
+    est = colide_core.CoLiDE(**{**dict(res.params), "threshold": 0.3})
+    want = bootstrap_shifts(est, ds.X, shift={"Raf": sd}, n_bootstrap=2, random_state=0, weights="fit")
+    np.testing.assert_allclose(samples, want)
+    assert samples.shape == (2, 11)

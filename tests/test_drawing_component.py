@@ -60,7 +60,7 @@ def test_the_digest_changes_with_the_drawing_and_only_with_it():
     assert t1 == hashlib.sha256(json.dumps(one, sort_keys=True).encode()).hexdigest()
     # what is sent is what the library's page draws (less the page around it)
     page = drawing_in(graph_html(W, list(names), height_px=None, legend=False))
-    assert {k: v for k, v in one.items() if k != "legend_html"} == page and one["legend_html"] is None
+    assert {k: v for k, v in one.items() if k != "legend"} == page and one["legend"] is None
 
 
 def test_hostile_names_travel_as_data_and_the_legend_is_escaped_once():
@@ -69,8 +69,11 @@ def test_hostile_names_travel_as_data_and_the_legend_is_escaped_once():
     drawing = graph_drawing(W, [EVIL, "b"], truth)
     assert [n["label"] for n in drawing["nodes"]] == [EVIL, "b"]    # as is: drawn as canvas text
     assert drawing["nodes"][0]["title"] == EVIL                     # a tooltip set through textContent
-    assert "reversed" in drawing["legend_html"] and "<img" not in drawing["legend_html"]
-    assert drawing["legend_html"].count("&amp;amp;") == 0
+    # the legend is data (issue 53): plain strings, built in the browser with textContent
+    assert "legend_html" not in drawing
+    assert drawing["legend"][0] == {"text": "reversed (true edge points the other way)", "colour": "#ff7f0e",
+                                    "dashed": False}
+    assert all(set(e) <= {"text", "colour", "dashed", "marker"} for e in drawing["legend"])
 
 
 def test_without_a_writable_folder_each_drawing_is_a_page_again(new_app, static_dir, monkeypatch):

@@ -172,7 +172,7 @@ def _edge_items(A, names, edges, required=None, oriented=None):
             opts["title"] += " · orientable by an intervention on one of its ends (under the linear SEM)"
             if kind == "reversed":
                 opts["title"] += "; the truth has the other direction"
-            opts["arrows"]["middle"] = dict(graph_style.ORIENTED_STYLE["arrow"])
+            opts["arrows"]["from"] = graph_style.oriented_arrow(width)  # at the start, one size (m-13)
         if marks:
             opts["label"] = ", ".join(marks)  # drawn text: plain, never HTML
             opts["font"] = {"size": 11, "color": colour, "strokeWidth": 3, "align": "middle"}
@@ -441,8 +441,10 @@ def graph_drawing(W, names, B_true=None, *, sigma=None, positions=None, layout="
     dict
         JSON-able: ``nodes`` and ``edges`` (vis-network items; node labels and tooltips hold the
         names as they are, drawn as plain text), ``options``, ``fill``, ``base_font``, ``max_font``,
-        ``target_font``, ``bends``, ``ring``, and ``legend_html``: the legend rendered by the
-        templates' ``legend`` macro (autoescaped: each name and text escaped once), or None.
+        ``target_font``, ``bends``, ``ring``, and ``legend``: the legend as data, a list of
+        ``{"text", "colour", "dashed"}`` (an edge kind) or ``{"text", "marker"}`` /
+        ``{"text"}`` entries of plain text, or None. ``graph_draw.js``'s ``colideLegend`` builds it
+        with ``textContent``: nothing in the drawing is HTML.
 
     Raises
     ------
@@ -453,7 +455,9 @@ def graph_drawing(W, names, B_true=None, *, sigma=None, positions=None, layout="
                              assets_url=None, required=required, oriented=oriented, node_values=node_values,
                              settled=settled)
     entries = _legend_entries([context["A"]], B_true) if legend else None
-    return {**context["drawing"], "legend_html": str(_parts().legend(entries)) if entries else None}
+    legend = [{k: entry[k] for k in ("text", "colour", "dashed", "marker") if k in entry}
+              for entry in entries] if entries else None
+    return {**context["drawing"], "legend": legend}
 
 
 _START = re.compile(r"/\*start\*/\d+/\*start\*/")

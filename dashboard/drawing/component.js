@@ -7,14 +7,26 @@
  * data-label) once the drawing it heads is drawn: the browser tests and benchmarks/bench_app.py
  * wait on it.
  *
- * Only messages from the parent frame are read. The legend's HTML was rendered by the library's
- * templates with autoescape (graph_html.graph_drawing): each name in it is escaped once, there.
+ * Only messages from the parent frame and from this document's own origin are read (the dashboard
+ * serves both; a page of another origin that frames this one is ignored). Nothing received is read
+ * as HTML: the legend comes as data and colideLegend (graph_draw.js) builds it with textContent,
+ * node names are canvas text and tooltips textContent. Replies go to this origin only.
  */
 (function () {
+  // The document runs only framed by a page of its own origin (Streamlit's, which frames its
+  // components same-origin): what a frame-ancestors 'self' header would say, where Streamlit sends
+  // none. A page of another origin that frames it gets no reply and drives nothing.
+  var framedBySelf = false;
+  try {
+    framedBySelf = window.parent !== window && window.parent.location.origin === window.location.origin;
+  } catch (e) {
+    framedBySelf = false;  // reading another origin's location throws
+  }
+  if (!framedBySelf) return;
   var token = null, height = null, pending = null, timer = null, received = 0;
   window.colideLabel = null;
   function send(type, data) {
-    window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, data || {}), '*');
+    window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, data || {}), window.location.origin);
   }
   // Draw the last drawing received once the frame has the height asked for: a first drawing made
   // in a frame still being resized would be fitted twice. A frame that never reaches it exactly
@@ -26,7 +38,7 @@
     var args = pending, start = performance.now();
     pending = null;
     if (args.token !== token) {
-      document.getElementById('legend-slot').innerHTML = args.drawing.legend_html || '';
+      colideLegend(document.getElementById('legend-slot'), args.drawing.legend);
       colideDraw(args.drawing);
       token = args.token;
     }
@@ -39,7 +51,7 @@
   }
   window.addEventListener('resize', draw);
   window.addEventListener('message', function (event) {
-    if (event.source !== window.parent) return;
+    if (event.source !== window.parent || event.origin !== window.location.origin) return;
     var msg = event.data;
     if (!msg || msg.type !== 'streamlit:render' || !msg.args || !msg.args.drawing) return;
     pending = msg.args;

@@ -11,7 +11,8 @@
  *
  * Globals read by the player (playback.html.j2) and the browser tests: nodes, edges, network,
  * plainTitles, tidyEdges, drawingGeometry (the arrowheads, the lines' ends and the labels' boxes as
- * drawn), colideDrawn (how many drawings were made in this document).
+ * drawn), colideDrawn (how many drawings were made in this document); colideLegend builds a legend
+ * sent as data (the dashboard's drawing) with textContent.
  *
  * Tooltips are plain text: each string title becomes an element whose textContent is the title
  * (vis-network shows an element as it is), so no title is ever read as HTML. This file is pure
@@ -26,6 +27,36 @@ function plainTitles(items) {
     tip.textContent = item.title;
     return Object.assign({}, item, {title: tip});
   });
+}
+// The legend as data (graph_html.graph_drawing's "legend": [{text, colour?, dashed?, marker?}]) built
+// into `slot` with DOM calls: every text through textContent, a colour only when it is a hex colour,
+// so nothing the drawing receives is ever read as HTML. Replaces what the slot held.
+function colideLegend(slot, entries) {
+  while (slot.firstChild) slot.removeChild(slot.firstChild);
+  if (!Array.isArray(entries) || !entries.length) return;
+  var box = document.createElement('div');
+  box.id = 'legend';
+  box.style.cssText = 'clear:both;font:13px sans-serif;padding:6px 2px';
+  entries.forEach(function (entry) {
+    if (!entry || typeof entry !== 'object') return;
+    var item = document.createElement('span');
+    item.style.cssText = 'display:inline-block;margin-right:14px;white-space:nowrap';
+    var colour = typeof entry.colour === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(entry.colour) ? entry.colour : null;
+    if (colour) {
+      var line = document.createElement('span');
+      line.style.cssText = 'display:inline-block;width:28px;vertical-align:middle;margin-right:5px';
+      line.style.borderTop = '3px ' + (entry.dashed === true ? 'dashed' : 'solid') + ' ' + colour;
+      item.appendChild(line);
+    } else if (typeof entry.marker === 'string') {
+      var mark = document.createElement('span');
+      mark.style.cssText = 'display:inline-block;width:28px;text-align:center;margin-right:5px';
+      mark.textContent = entry.marker;
+      item.appendChild(mark);
+    }
+    item.appendChild(document.createTextNode(String(entry.text == null ? '' : entry.text)));
+    box.appendChild(item);
+  });
+  slot.appendChild(box);
 }
 var colideDraw = (function () {
   var BASE, MAXF, TARGET, FILL, RING, BENDS, shown, SCALES = [1, 0.75, 0.55, 0.4], STRETCH = 3;

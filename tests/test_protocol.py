@@ -14,6 +14,7 @@ import pytest
 from benchmarks import bench_solver, reproduce_paper
 from benchmarks.research import bench_trap
 from colide_core import evaluate, executor
+from colide_core.run import bench_tasks
 from colide_core.graph._dag import classify_edges
 from colide_core.run.cli import main as cli_main
 from colide_core.data.simulate import (
@@ -57,7 +58,7 @@ def _executor_X(monkeypatch, task):
         Z = np.zeros((X.shape[1], X.shape[1]))
         return (Z, None, Z) if return_scores else (Z, None)
 
-    monkeypatch.setattr(executor, "_fit_method", record)
+    monkeypatch.setattr(bench_tasks, "_fit_method", record)  # the benchmark tasks of colide_core.run.executor
     row = task.fn(**task.kwargs)
     assert len(seen) == 1
     return seen[0], row
@@ -97,7 +98,7 @@ def test_every_path_draws_bit_identical_data(core, widgets, cli_args, tmp_path, 
     assert compare.fn is executor.synthetic_task
     # What a Dask worker unpickles names colide_core only (no dashboard, so no streamlit).
     shipped = pickle.dumps((compare.fn, dict(compare.kwargs)))
-    assert b"colide_core.run.executor" in shipped and b"dashboard" not in shipped and b"streamlit" not in shipped
+    assert b"colide_core.run.bench_tasks" in shipped and b"dashboard" not in shipped and b"streamlit" not in shipped
     Xc, _ = _executor_X(monkeypatch, compare)
     _same(Xc, ref.X)
 

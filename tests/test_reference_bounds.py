@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from colide_core.graph import export
+from colide_core.graph import export, readers
 from colide_core.graph.export import DOT_MAX_BYTES, UnknownNodesError, read_graph
 from colide_core.graph.reference import read_reference
 
@@ -54,7 +54,7 @@ def test_unknown_names_stop_the_read_before_any_n_by_n_matrix(fmt, make, monkeyp
     def no_matrix(*args, **kwargs):
         raise AssertionError("an N x N matrix was built")
 
-    monkeypatch.setattr(export, "_graph_to_frame", no_matrix)
+    monkeypatch.setattr(readers, "_graph_to_frame", no_matrix)  # the readers of colide_core.graph.export
     names = [f"n{i}" for i in range(14_000)]
     with pytest.raises(UnknownNodesError) as info:
         read_graph(make(names), fmt, nodes=COLUMNS)

@@ -180,8 +180,8 @@ def test_cli_and_pages_write_csv_only_through_the_helper(repo_root):
     import re
 
     allowed = {  # the helper itself, its docstring, and a hint inside an error message
-        ("colide_core/graph/export.py", "return safe.to_csv(path_or_buf, **kwargs)"),
-        ("colide_core/graph/export.py", '"""``df.to_csv(...)`` for every CSV'),
+        ("colide_core/graph/escape.py", "return safe.to_csv(path_or_buf, **kwargs)"),
+        ("colide_core/graph/escape.py", '"""``df.to_csv(...)`` for every CSV'),
         ("colide_core/data/io.py", '"DataFrame.to_csv(index=False)).")'),
     }
     offenders = []

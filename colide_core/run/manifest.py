@@ -29,6 +29,10 @@ bit-for-bit; NaN/Inf (which JSON lacks) are written as ``null``.
 :func:`load_manifest` validates a document and returns a :class:`Manifest`;
 :meth:`Manifest.reproduce` refits on the same data and checks that the same
 ``W`` comes back (the solver is deterministic: ``W`` starts at zero).
+
+Modules, by job (issue 47): the data fingerprints in :mod:`colide_core.run.fingerprint`, the exact
+``fit`` command in :mod:`colide_core.run.fit_command`; writing, reading and checking a manifest here.
+This module re-exports their names, so ``colide_core.run.manifest`` stays the one import path.
 """
 from __future__ import annotations
 
@@ -48,8 +52,9 @@ import pandas as pd
 
 from colide_core.exceptions import ManifestError, RunSettingsError
 from colide_core.hashing import digest
-from colide_core import defaults
-from colide_core.settings import NOT_SETTINGS, SCHEDULE_SETTINGS, SETTINGS, ignored_settings
+from colide_core.run.fingerprint import data_fingerprint, stats_fingerprint  # noqa: F401 - re-exported
+from colide_core.run.fit_command import fit_command  # noqa: F401 - re-exported
+from colide_core.settings import NOT_SETTINGS, SCHEDULE_SETTINGS
 
 __all__ = [
     "SCHEMA",
@@ -82,71 +87,6 @@ _REPO_DIR = Path(__file__).resolve().parents[2]  # the checkout holding colide_c
 # --------------------------------------------------------------------------------------------
 # fingerprints and environment
 # --------------------------------------------------------------------------------------------
-
-def data_fingerprint(X):
-    """SHA-256 fingerprint, shape and column names of a data matrix.
-
-    Parameters
-    ----------
-    X : array-like or pandas.DataFrame, shape (n_samples, n_nodes)
-        Numeric data (rows are samples, columns nodes), as passed to ``fit``.
-
-    Returns
-    -------
-    dict
-        ``{"kind": "data", "sha256": hex str, "n_samples": int, "n_nodes": int,
-        "columns": list of str or None}``. The hash covers the values as
-        little-endian float64 in row-major order, the shape and the column
-        names, so renaming or reordering columns changes it
-        (:func:`colide_core.hashing.digest`: the names are JSON-escaped, never joined with a
-        separator, so no two different tables share a fingerprint).
-
-    Raises
-    ------
-    ManifestError
-        If ``X`` is not a numeric 2-D matrix.
-    """
-    columns = None
-    if isinstance(X, pd.DataFrame):
-        columns = [str(c) for c in X.columns]
-        try:
-            X = X.to_numpy(dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ManifestError(f"cannot fingerprint non-numeric data: {exc}") from None
-    try:
-        A = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ManifestError(f"cannot fingerprint non-numeric data: {exc}") from None
-    if A.ndim != 2:
-        raise ManifestError(f"data must be 2-D (n_samples, n_nodes), got shape {A.shape}")
-    n, d = A.shape
-    return {"kind": "data", "sha256": digest("colide-data/1", [n, d, columns], [A]),
-            "n_samples": int(n), "n_nodes": int(d), "columns": columns}
-
-
-def stats_fingerprint(cov, n, node_names=None):
-    """Fingerprint of sufficient statistics ``(cov, n)`` (for ``fit_from_stats``).
-
-    Parameters
-    ----------
-    cov : array-like, shape (n_nodes, n_nodes)
-        The 1/n covariance.
-    n : int
-        Number of samples behind ``cov``.
-    node_names : sequence of str, optional
-
-    Returns
-    -------
-    dict
-        ``{"kind": "stats", "sha256", "n_samples", "n_nodes", "columns"}``.
-    """
-    C = np.asarray(cov, dtype=float)
-    if C.ndim != 2 or C.shape[0] != C.shape[1]:
-        raise ManifestError(f"cov must be square, got shape {C.shape}")
-    columns = None if node_names is None else [str(c) for c in node_names]
-    return {"kind": "stats", "sha256": digest("colide-stats/1", [int(n), columns], [C]),
-            "n_samples": int(n), "n_nodes": int(C.shape[0]), "columns": columns}
-
 
 def git_commit(path=None, timeout=5.0):
     """Git commit (and dirty flag) of this project's checkout, or of the repository at ``path``.
@@ -935,87 +875,3 @@ def _solver_choice(raw):
                         if k in _AUTO_CANDIDATES and isinstance(v, (int, float)) and not isinstance(v, bool)}
             if isinstance(raw.get("seconds"), dict) else {},
             "estimate": float(est) if isinstance(est, (int, float)) and not isinstance(est, bool) else None}
-
-
-def fit_command(manifest, data_name="DATA.csv", *, manifest_name="manifest.json", replay=True):
-    """The exact ``python -m colide_core fit`` command that reproduces a manifest's fit.
-
-    Every step from the raw file to ``W`` that the manifest records is a flag: the columns
-    and rows dropped (``extra.preprocess``, written by the dashboard's upload and by ``fit``),
-    the transforms (``transform``), every solver setting (``params``), the prior knowledge
-    (read back from the manifest itself with ``--prior``) and the conditions (``conditions``).
-    With ``replay=False`` the file already holds the data as fitted (dropped, transformed):
-    the cleaning and transform flags are then left out, since replaying them would transform
-    the transformed data (a silently different graph).
-
-    Parameters
-    ----------
-    manifest : dict or Manifest
-        A ``colide-manifest/1`` document (:func:`load_manifest` or the dict of
-        :func:`manifest_from_result`).
-    data_name : str, default "DATA.csv"
-        The raw data file's name as the command should say it (shell-quoted here).
-    manifest_name : str, default "manifest.json"
-        The manifest file's name, for ``--prior`` (shell-quoted here).
-    replay : bool, default True
-        True: ``data_name`` is the raw file and the command replays the recorded cleaning and
-        transform. False: ``data_name`` holds the data as fitted and the command replays neither.
-
-    Returns
-    -------
-    str
-        One shell command line.
-
-    Raises
-    ------
-    ValueError
-        If ``replay`` and the manifest records a transform with several steps (``fit
-        --transform`` applies one); the command then cannot be exact.
-
-    Examples
-    --------
-    >>> m = {"params": {"variant": "ev", "lambda1": 0.1, "threshold": 0.3, "solver": "auto",
-    ...      "required": [["a", "b"]]}, "transform": [{"kind": "log"}],
-    ...      "extra": {"preprocess": {"drop_non_numeric": True, "drop_nonfinite_rows": True}}}
-    >>> fit_command(m, "my data.csv")
-    "python -m colide_core fit 'my data.csv' --out results --variant ev --lambda1 0.1 --threshold 0.3 --solver auto --drop-non-numeric --drop-nonfinite-rows --transform log --prior manifest.json"
-    >>> fit_command(m, "as_fitted.csv", replay=False)
-    'python -m colide_core fit as_fitted.csv --out results --variant ev --lambda1 0.1 --threshold 0.3 --solver auto --prior manifest.json'
-    """
-    import shlex
-
-    raw = getattr(manifest, "raw", manifest)
-    p = dict(raw.get("params") or {})
-    parts = ["python -m colide_core fit", shlex.quote(str(data_name)), "--out results"]
-    solver = p.get("solver", defaults.SOLVER)
-    for row in SETTINGS:  # every setting with a CLI flag, from its one declaration
-        if row.flag is None or ignored_settings([row.name], solver):  # W does not depend on it (issue 47)
-            continue
-        value = p.get(row.name, row.default)
-        if isinstance(value, list):
-            value = tuple(value)
-        if value is None or (row.name == "random_state" and not isinstance(value, int)):
-            continue
-        if row.dashboard != "own" and value == row.default:  # the noise model, λ, threshold, solver always
-            continue
-        parts.append(f"{row.flag} {shlex.quote(row.format(value))}")
-    pre = dict((raw.get("extra") or {}).get("preprocess") or {}) if replay else {}
-    for key, flag in (("drop_non_numeric", "--drop-non-numeric"), ("drop_nonfinite_rows", "--drop-nonfinite-rows"),
-                      ("drop_constant_columns", "--drop-constant-columns")):
-        if pre.get(key):
-            parts.append(flag)
-    steps = list(raw.get("transform") or []) if replay else []
-    if len(steps) > 1:
-        raise ValueError(f"the manifest records {len(steps)} transforms; `fit --transform` applies one")
-    if steps:
-        parts.append(f"--transform {steps[0]['kind']}")
-        if steps[0].get("cofactor") is not None:
-            parts.append(f"--cofactor {steps[0]['cofactor']!r}")
-    if any(p.get(k) for k in ("forbidden", "required", "tiers")):
-        parts.append(f"--prior {shlex.quote(str(manifest_name))}")
-    cond = raw.get("conditions")
-    if cond:
-        parts.append(f"--conditions {shlex.quote(str(cond.get('column') or 'condition'))}")
-        if cond.get("targets"):
-            parts.append("--targets targets.json")
-    return " ".join(parts)

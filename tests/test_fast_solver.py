@@ -696,3 +696,32 @@ def test_concurrent_solves_share_one_limit_and_leave_none_behind(blas_pool_of_tw
     assert set(seen["b_while_a"][0]) == {1}
     assert seen["b_after_a"] and set(seen["b_after_a"][0]) == {2}
     assert set(_blas_pool()) == {2} and not _fast._BLAS["busy"]
+
+
+# --- issue 53 (round 4's leftover): the polish's start point refused by the full domain test ------
+
+def test_polish_from_a_point_outside_the_log_det_domain_returns_none_instead_of_crashing():
+    # The crash of issue 53 ("'NoneType' object has no attribute 'W'" in _polish, d = 50 with 51
+    # conditions): Adam's kernels certify the domain with a lagged inverse, _polish re-evaluates its
+    # start afresh, and near the boundary (tiny lambda1, 40,000 rows) that can refuse it. The
+    # smallest such start: the 2-cycle W = [[0, 1], [1, 0]] at s = 1, where s I - W o W =
+    # [[1, -1], [-1, 1]] is singular, so _evaluate returns None. Nothing else of the call is read.
+    W = np.array([[0.0, 1.0], [1.0, 0.0]])
+    cov = np.eye(2)
+    assert _fast._evaluate(W.copy(), cov, 1.0, 1.0, 0.01, 0, np.ones(2)) is None
+    out = _fast._polish(W, cov, 1.0, 1.0, 0.01, np.ones((2, 2)), 0, np.ones(2), None, None, 1e-3, 1e-6, 10, 1,
+                        0, 0, None, None, 0.0, 1.0)
+    assert out == (None, 0, False, None)
+
+
+@pytest.mark.filterwarnings("ignore::colide_core.ConvergenceWarning")
+def test_a_polish_that_cannot_start_leaves_adams_result_as_without_polish(monkeypatch):
+    # When the last stage's polish cannot start, the fit returns Adam's iterate of that stage, as
+    # polish=False does (same W, objective and iterations), not an AttributeError.
+    cov, _ = _chain_cov()
+    kw = dict(variant="ev", max_iter=(2000, 1000, 1000, 3000), checkpoint=200, engine="numpy")
+    plain = fast_solve(cov, polish=False, **kw)
+    monkeypatch.setattr(_fast, "_polish", lambda *a, **k: (None, 0, False, None))
+    refused = fast_solve(cov, **kw)
+    assert_allclose(refused.W, plain.W, rtol=0, atol=0)
+    assert refused.n_iter == plain.n_iter and refused.objective == plain.objective

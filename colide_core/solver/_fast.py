@@ -591,16 +591,19 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
             state = _StageState(pbar, d)
             obj = pbar.obj
         polish_k = last if polish is None else bool(polish[k] if np.ndim(polish) else polish)
+        polished = False
         if stop_reason is None and polish_k:
-            W_p, n_ev, stage_converged, stop_reason = _polish(
+            W_p, n_ev, polish_converged, stop_reason = _polish(
                 state.W.copy(), cov, s_k, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr_k,
                 float(tol) / 10.0, T_adam, ck, k, t, run, callback, used, c_cur, node, offset,
             )
-            t += n_ev
-            state = _StageState(W_p, d)
+            if W_p is not None:  # None: Adam's last iterate fails the full domain test; keep it
+                t += n_ev
+                state = _StageState(W_p, d)
+                stage_converged, polished = polish_converged, True
         W = state.W
         sigma_out = state.sigma(vcode)
-        obj = state.obj if polish_k and stop_reason is None else obj
+        obj = state.obj if polished and stop_reason is None else obj
         run.end_stage(t, t, lr_k, s_k, stage_converged)
         if stop_reason is not None:
             break
@@ -641,10 +644,16 @@ def _polish(W, cov, s, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr, tol, ma
     Progress reported to the callback: ``used0`` faithful-equivalent steps before polishing plus
     ``unit`` per function evaluation (the Adam phase's last step scale).
 
-    Returns ``(point, n_evaluations, converged, stop_reason)``.
+    Returns ``(point, n_evaluations, converged, stop_reason)``; ``(None, 0, False, None)`` when W
+    itself fails :func:`_evaluate`'s domain test. Adam's kernels certify the domain with a lagged
+    inverse (``inv(M) @ 1 > 0``), while :func:`_evaluate` inverts afresh and asks every entry of
+    the inverse to be >= ``_DOMAIN_TOL``: near the boundary of the log-det domain (large data,
+    tiny lambda1) the rounding of a fresh inverse can refuse the point Adam accepted (issue 53).
     """
     d = W.shape[0]
     p = _evaluate(W, cov, s, mu, lam, vcode, sig0, node, offset)
+    if p is None:
+        return None, 0, False, None
     G = grad_fn(p.W, p.R, p.MinvT, p.isig, mu, mask, np.empty((d, d)))
     thr_unit = mu * lam
     gmax = float(np.abs(G).max())

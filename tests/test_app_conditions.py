@@ -51,7 +51,8 @@ def test_all_nine_conditions_flow_from_data_to_learn(new_app):
     # the 7 px labels were unreadable) and say "orientable", not "identified", in their tooltip;
     # where the truth points the other way, the tooltip says so
     html = next(d for d in shown_drawings(at) if "orientable" in d)
-    assert "direction identified" not in html and '"middle": {"enabled": true, "type": "circle"' in html
+    assert "direction identified" not in html and '"from": {"enabled": true, "type": "circle"' in html
+    assert '"middle": {"enabled": true, "type": "circle"' not in html   # at the start, not ambiguous mid-line
     assert '"label": "intervention"' not in html
     assert "orientable by an intervention on one of its ends (under the linear SEM); the truth has the other" in html
     legend = " ".join(h.proto.body for h in at.get("html"))

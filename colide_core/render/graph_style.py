@@ -75,10 +75,35 @@ LAYOUTS = ("circular", "topological")
 SUMMARY_NODES = 60
 
 
-#: Edges an intervention can orient (a condition targets one of their ends): a dot in the middle
-#: of the edge (vis-network's middle arrow of type "circle"), with its legend marker and text.
+#: Edges an intervention can orient (a condition targets one of their ends): a dot at the edge's
+#: start (vis-network's "from" arrow of type "circle"), with its legend marker and text. At the
+#: midpoint (until issue 48, m-13) a dot was ambiguous where lines cross; its size is kept the same
+#: whatever the line's width (:func:`oriented_arrow`).
 ORIENTED_STYLE = {"arrow": {"enabled": True, "type": "circle", "scaleFactor": 0.8},
-                  "marker": "●", "text": "orientable by an intervention (a target at one end)"}
+                  "marker": "●", "text": "at an edge's start: orientable by an intervention (a target at one end)"}
+
+
+def oriented_arrow(width):
+    """The dot of an orientable edge of line ``width``: vis-network draws an arrow ``scaleFactor *
+    (10 + 5 * width)`` long, so the factor is scaled to keep the dot the size it has at width 2.
+
+    Parameters
+    ----------
+    width : float
+        The edge's line width (vis-network units, > 0).
+
+    Returns
+    -------
+    dict
+        vis-network ``arrows.from`` options.
+
+    Examples
+    --------
+    >>> [round(oriented_arrow(w)["scaleFactor"] * (10 + 5 * w), 6) for w in (1, 2, 6)]
+    [16.0, 16.0, 16.0]
+    """
+    base = ORIENTED_STYLE["arrow"]["scaleFactor"] * (10 + 5 * 2.0)
+    return {**ORIENTED_STYLE["arrow"], "scaleFactor": base / (10 + 5 * max(float(width), 0.1))}
 
 #: Edges a planned experiment would settle (the Predict page's ranking): drawn in this colour,
 #: wider, labelled "settled".

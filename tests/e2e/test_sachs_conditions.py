@@ -28,8 +28,9 @@ def test_nine_conditions_fit_marked_edges_and_manifest_round_trip(server, browse
         # circle) with a legend entry readable on screen, not a 7 px label; their tooltip says
         # "orientable", never "identified"
         frame = graph_frame(drawings(page).first)
-        marked = frame.evaluate("""() => edges.get().filter(e => e.arrows && e.arrows.middle
-                                   && e.arrows.middle.enabled && e.arrows.middle.type === 'circle')
+        # issue 48, m-13: the dot sits at the edge's start ("from"), not mid-line, one size for every width
+        marked = frame.evaluate("""() => edges.get().filter(e => e.arrows && e.arrows.from
+                                   && e.arrows.from.enabled && e.arrows.from.type === 'circle')
                                    .map(e => [e.label || '', String(e.title.textContent || e.title)])""")
         assert marked and all(label == "" for label, _ in marked)
         assert all("orientable by an intervention" in title and "identified" not in title for _, title in marked)

@@ -145,3 +145,44 @@ def test_a_closed_tabs_dataset_is_dropped_after_the_grace_period(monkeypatch):
     assert memory._HELD["closed"]["nbytes"] == 8000 and state.DATASET in closed_state
     memory._prune(now=100.0 + memory.CLOSED_GRACE_S)          # closed for the grace period: dropped
     assert "closed" not in memory._HELD and state.DATASET not in closed_state and closed_state["other"] == 1
+
+
+# --- the manifest's conditions record, checked against the data it claims ----------------------
+
+def test_a_hand_edited_conditions_record_is_refused_by_report_manifest(tmp_path, capsys):
+    # Round 4 refused other row labels and other targets, but not a record that lies about the
+    # data: labels "obs, iv1, XX" (the data's third condition is "iv2") with the targets kept were
+    # accepted with rc 0, because the fingerprint is of the data's own labels.
+    import json
+
+    import pandas as pd
+    import pytest
+
+    from colide_core.run.cli import main
+
+    rng = np.random.default_rng(0)
+    n = 60
+    a = rng.normal(size=3 * n)
+    b = 0.8 * a + 0.5 * rng.normal(size=3 * n)
+    b[n:2 * n] = rng.normal(size=n)                                   # iv1 sets b
+    pd.DataFrame({"a": a, "b": b, "cond": np.repeat(["obs", "iv1", "iv2"], n)}).to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "t.json").write_text(json.dumps({"iv1": ["b"]}))
+    assert main(["fit", str(tmp_path / "d.csv"), "--out", str(tmp_path / "fit"), "--conditions", "cond",
+                 "--targets", str(tmp_path / "t.json"), "--variant", "ev", "--quiet"]) == 0
+    manifest = tmp_path / "fit" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    assert doc["conditions"]["labels"] == ["obs", "iv1", "iv2"] and doc["conditions"]["counts"] == [60, 60, 60]
+    report = ["report", str(tmp_path / "d.csv"), "--manifest", str(manifest), "--random-graphs", "2",
+              "--rescalings", "0"]
+    assert main(report + ["--out", str(tmp_path / "rep")]) == 0      # the true record: accepted
+    for labels, counts, why in [(["obs", "iv1", "XX"], [60, 60, 60], "recorded but not in the data: 'XX'"),
+                                (["obs", "iv1", "iv2"], [50, 70, 60], "the rows per condition differ")]:
+        edited = dict(doc, conditions=dict(doc["conditions"], labels=labels, counts=counts))
+        (tmp_path / "edited.json").write_text(json.dumps(edited))
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exit_:
+            main(["report", str(tmp_path / "d.csv"), "--manifest", str(tmp_path / "edited.json"),
+                  "--random-graphs", "2", "--rescalings", "0", "--out", str(tmp_path / f"rep_{counts[0]}")])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and "conditions record does not describe the data's conditions" in err
+        assert why in err and err.count("\n") == 1 and not (tmp_path / f"rep_{counts[0]}").exists()

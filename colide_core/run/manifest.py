@@ -651,6 +651,20 @@ class Manifest:
         labels, codes = check_conditions(conditions, len(conditions))
         _require(record.get("sha256") is None or _conditions_digest(labels, codes) == record["sha256"],
                  "the row labels differ from the ones this manifest's fit used")
+        # The record itself must describe these rows (issue 53: a hand-edited record, labels
+        # "obs, iv1, XX" for data whose third condition is another, passed the fingerprint,
+        # which is of the data's labels): every label with its count, nothing else.
+        counts = np.bincount(codes, minlength=len(labels))
+        got = {str(lab): int(c) for lab, c in zip(labels, counts)}
+        claimed = {str(lab): c for lab, c in zip(record.get("labels") or [], record.get("counts") or [])}
+        if got != claimed:
+            extra = sorted(set(claimed) - set(got))[:3]
+            missing = sorted(set(got) - set(claimed))[:3]
+            detail = ("; ".join(part for part in (
+                f"recorded but not in the data: {', '.join(map(repr, extra))}" if extra else "",
+                f"in the data but not recorded: {', '.join(map(repr, missing))}" if missing else "",
+            ) if part) or "the rows per condition differ")
+            raise ManifestError(f"the manifest's conditions record does not describe the data's conditions ({detail})")
         given = {str(k): sorted(map(str, v)) for k, v in (targets or {}).items() if len(v)}
         recorded = {str(k): sorted(map(str, v)) for k, v in (record.get("targets") or {}).items() if len(v)}
         _require(given == recorded, "the targets differ from the ones this manifest's fit used "

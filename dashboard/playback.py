@@ -149,6 +149,10 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
     if dict(result.params).get("solver") == "topo":
         st.info("CoLiDE-TOPO searches over orders: there is no continuous optimisation to play back.")
         return
+    choice = getattr(result.result, "choice", None)
+    if choice and str(choice.get("solver", "")).startswith("topo"):  # solver="auto" (issue 51)
+        st.caption("This fit's graph is CoLiDE-TOPO's order search from the fast solver's point (a lower score): "
+                   "the playback shows the fast solver's central path up to that point; the swaps are not played.")
     st.toggle("Record and play back this fit", key=ON_KEY,
               help="Refits once keeping W at every checkpoint (the same numbers: recording changes nothing), "
                    "then lets you step through the optimisation.")

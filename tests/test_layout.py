@@ -248,3 +248,19 @@ def test_cli_help_imports_no_solver_or_scikit_learn():
             "print(sorted(m for m in ('sklearn', 'causallearn', 'numba', 'scipy') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+#: Product modules still above the cap, each to be split by its owner (issue 47): the list may only
+#: shrink. colide_core/solver/_topo.py belongs to the solver's work in progress.
+OVER_THE_CAP = {"colide_core/solver/_topo.py"}
+
+
+def test_no_product_module_above_900_lines():
+    # Issue 47: modules grew to the cap (1,000) instead of being split by job.
+    root = PKG.parent
+    files = [*root.glob("colide_core/**/*.py"), *root.glob("dashboard/**/*.py"), *root.glob("pages/*.py"),
+             root / "app.py"]
+    lines = {p.relative_to(root).as_posix(): len(p.read_text(encoding="utf-8").splitlines()) for p in files}
+    over = {name for name, n in lines.items() if n > 900}
+    assert len(lines) > 100 and over <= OVER_THE_CAP, {name: lines[name] for name in over - OVER_THE_CAP}
+    assert over == OVER_THE_CAP, f"{OVER_THE_CAP - over} now fit: take them off OVER_THE_CAP"

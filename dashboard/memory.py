@@ -211,6 +211,12 @@ def held_bytes(exclude=None) -> int:
         return sum(e["nbytes"] for sid, e in _HELD.items() if sid != exclude)
 
 
+def _mb(nbytes) -> str:
+    """Megabytes (MiB) for a sentence: one decimal below 10, none above."""
+    mb = nbytes / _MB
+    return f"{mb:,.1f}" if mb < 10 else f"{mb:,.0f}"
+
+
 def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None) -> str | None:
     """The sentence refusing a new dataset of ``nbytes`` for this session, or None when it fits.
 
@@ -235,9 +241,9 @@ def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None) 
     if others + int(nbytes) <= budget:
         return None
     room = max(0, budget - others)
-    return (f"{what} would take {nbytes / _MB:,.0f} MB, and the datasets of everyone using this "
-            f"server already hold {others / _MB:,.0f} MB of its {budget / _MB:,.0f} MB budget "
-            f"({room / _MB:,.0f} MB free). Nothing was loaded: choose fewer rows or nodes, or try "
+    return (f"{what} would take {_mb(nbytes)} MB, and the datasets of everyone using this "
+            f"server already hold {_mb(others)} MB of its {_mb(budget)} MB budget "
+            f"({_mb(room)} MB free). Nothing was loaded: choose fewer rows or nodes, or try "
             f"again in a minute (closed tabs give their data back after {CLOSED_GRACE_S:.0f} s).")
 
 

@@ -373,6 +373,12 @@ def _dataset_of(view, current, ss):
             return None, (f"The link asks for {1 + config.interventions} conditions on {config.d} nodes at "
                           f"{config.degree:g} edges per node, more than a link may start: make it on the Simulate "
                           "page (its fits then run as jobs with Stop). Showing the current dataset.")
+        from dashboard import memory  # the server-wide budget of all sessions' datasets (issue 53)
+
+        refused = memory.refusal(memory.estimate_nbytes(config.n * (1 + config.interventions), config.d),
+                                 "The link's simulation")
+        if refused is not None:
+            return None, refused + " Showing the current dataset."
         return simulate_dataset(config, int(view.sim.get("seed", 0))), None
     if view.data == "net":
         from colide_core.data.networks import network_available

@@ -108,7 +108,8 @@ def test_a_simulation_beyond_the_servers_dataset_budget_is_refused_with_a_senten
     assert not at.exception, at.exception
     assert at.session_state["dataset"].source != "simulated"                   # nothing was kept
     text = " ".join(e.value for e in at.error)
-    assert "This simulation would take 4 MB" in text and "already hold 8 MB of its 10 MB budget" in text
+    # 50,000 x 10 x 8 bytes + the 10 x 10 truths = 4,001,600 B = 3.8 MiB; 8,000,000 B = 7.6 MiB
+    assert "This simulation would take 3.8 MB" in text and "already hold 7.6 MB of its 10 MB budget" in text
     # 1,000 rows fit (80 kB): simulated, and this tab's dataset is now counted
     at.number_input(key="sim_n").set_value(1_000).run()
     at.button(key="sim_run").click().run()
@@ -186,3 +187,25 @@ def test_a_hand_edited_conditions_record_is_refused_by_report_manifest(tmp_path,
         err = capsys.readouterr().err
         assert exit_.value.code == 2 and "conditions record does not describe the data's conditions" in err
         assert why in err and err.count("\n") == 1 and not (tmp_path / f"rep_{counts[0]}").exists()
+
+
+def test_a_link_that_simulates_asks_the_same_budget(new_app, monkeypatch):
+    # ?data=sim&d=100&n=2000&k=2 was the way in: a link draws its simulation too.
+    from dashboard import memory
+
+    monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "BUDGET_BYTES", 2_000_000)                    # 1.9 MiB for every session
+    holder = _Held(np.zeros(200_000))                                          # 1.6 MB held by another tab
+    memory.record(holder, session_id="another tab")
+    at = new_app()
+    at.query_params = {"data": "sim", "d": "50", "n": "1000", "k": "2"}        # 400,000 B + 40,000 B of truths
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["dataset"].source != "simulated"
+    shown = " ".join(e.value for e in at.info)
+    assert "The link's simulation would take 0.4 MB" in shown and "Showing the current dataset." in shown
+    del holder
+    at2 = new_app()
+    at2.query_params = {"data": "sim", "d": "50", "n": "1000", "k": "2"}
+    at2.switch_page("pages/learn.py").run()
+    assert not at2.exception and at2.session_state["dataset"].source == "simulated"

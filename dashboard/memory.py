@@ -1,14 +1,14 @@
 """The server-wide memory budget of the sessions' datasets (issue 53, high 4).
 
 A session keeps its dataset (a simulation, an upload, a loaded network) in its own state, and
-Streamlit keeps a closed tab's state for reconnection: four closed tabs that had each simulated
-40 M cells held 1.3 GB, and with a 6 GB address-space limit the next simulations in new tabs ended
-in an uncaught ``MemoryError``. Nothing bounded the sum. Here:
+Streamlit keeps a closed tab's state for reconnection, so closed tabs' datasets piled up until
+new simulations ended in an uncaught ``MemoryError`` (measured in ``docs/security.md``, "Shared
+server"). Nothing bounded the sum. Here:
 
 * :func:`record` notes the current session's dataset (and the raw copy a transform keeps) each time
   :func:`dashboard.state.set_dataset` makes one current: its bytes, a weak reference to it, its
   session;
-* :func:`refusal` is asked **before** a simulation or an upload is kept: the bytes held by the
+* :func:`refusal` is asked **before** a simulation (the Simulate page's, a link's) or an upload is kept: the bytes held by the
   other sessions plus the new dataset must stay within :data:`BUDGET_BYTES`, else it returns the
   sentence the page shows (nothing is kept). Before it counts, it drops the datasets of sessions
   whose tab has been closed for :data:`CLOSED_GRACE_S` seconds (their state's dataset key is

@@ -1,24 +1,10 @@
-"""The cached renderers, and the dashboard's one caching policy (defined in
-:mod:`dashboard.caching`, re-exported here).
+"""The cached renderers (graph pages, drawings, Playback) and the cached per-dataset summaries.
 
-A ``st.cache_data`` entry is shared by every session of the server, so a cache key that leaves
-out part of what the function returns lets one session change what another one sees or
-downloads. :func:`cache_data` is ``st.cache_data`` with two rules that make the key cover the
-output:
-
-* **full hashes.** Streamlit hashes a numpy array of 500,000 values or more, and a data frame
-  of 50,000 rows or more, from a fixed random *sample* of its values; :data:`HASH_FUNCS`
-  hashes arrays and frames in full (:func:`colide_core.hashing.canonical`), a
-  :class:`dashboard.data.Dataset` by its content hash *and* its name, source, notes and meta,
-  and a :class:`dashboard.fitting.FitResult` by :attr:`~dashboard.fitting.FitResult.content_key`
-  (every field of the record, the solver's ``W``, ``sigma`` and history included).
-* **no silent holes.** Streamlit leaves every parameter whose name starts with ``_`` out of the
-  key. :func:`cache_data` refuses such a parameter unless the decorator names it in
-  ``unhashed`` with the reason why the output does not depend on it beyond the hashed
-  parameters (e.g. ``_X`` whose content hash is the ``data_key`` parameter).
-
+Every function here is cached with :func:`dashboard.caching.cache_data`, the dashboard's one
+caching policy (full hashes, no unexplained unhashed parameter), whose names
+(``cache_data``, ``HASH_FUNCS``, ``UNHASHED``, ``dataset_cache_key``) are re-exported here.
 ``tests/test_security_cache.py`` checks that every cached function of ``dashboard/`` and
-``pages/`` follows these rules.
+``pages/`` follows its rules.
 
 Convention: ``W[i, j] != 0`` means the edge i -> j.
 """

@@ -104,14 +104,20 @@ def test_the_library_never_imports_streamlit_or_the_dashboard():
         assert not roots & {"streamlit", "dashboard", "pages", "app"}, name
 
 
-def test_module_level_imports_have_no_cycle():
-    modules = _modules()
+def _import_graph(modules, module_level_only=False):
+    """The graph of imports between ``modules`` (name -> path): an edge a -> b when a imports b."""
+    names = set(modules)
     g = nx.DiGraph()
-    g.add_nodes_from(modules)
+    g.add_nodes_from(names)
     for name, path in modules.items():
-        for target in _imports(path, module_level_only=True):
-            if target in modules and target != name:
+        for target in _imports(path, module_level_only, modules=names | MODULES):
+            if target in names and target != name:
                 g.add_edge(name, target)
+    return g
+
+
+def test_module_level_imports_have_no_cycle():
+    g = _import_graph(_modules(), module_level_only=True)
     assert g.number_of_edges() > 40  # the graph really was read
     assert nx.is_directed_acyclic_graph(g), list(nx.simple_cycles(g))[:5]
 
@@ -120,11 +126,7 @@ def test_imports_at_any_depth_have_no_cycle():
     # An import made inside a function hides a cycle from the module-level check above; issue 39
     # found two (graph.export <-> render.picture, solver._estimator <-> solver._jax). None is left.
     modules = _modules()
-    g = nx.DiGraph()
-    for name, path in modules.items():
-        for target in _imports(path):
-            if target in modules and target != name and not target.endswith("__init__"):
-                g.add_edge(name, target)
+    g = _import_graph(modules)
     packages = {name for name, path in modules.items() if path.name == "__init__.py"}
     g.remove_nodes_from(packages)  # a package's lazy __getattr__ names its submodules, it runs none
     assert nx.is_directed_acyclic_graph(g), list(nx.simple_cycles(g))[:5]
@@ -142,13 +144,7 @@ def test_no_import_cycle_anywhere_in_the_tree():
     # benchmarks. A package whose __init__ only resolves names lazily (PEP 562) or imports nothing
     # of the tree runs no submodule: it is left out, as in the library's check above.
     modules = _tree()
-    names = set(modules)
-    g = nx.DiGraph()
-    g.add_nodes_from(names)
-    for name, path in modules.items():
-        for target in _imports(path, modules=names):
-            if target in names and target != name:
-                g.add_edge(name, target)
+    g = _import_graph(modules)
     lazy = {name for name, path in modules.items() if path.name == "__init__.py"
             and ("__getattr__" in path.read_text() or not set(g.successors(name)))}
     g.remove_nodes_from(lazy)

@@ -42,6 +42,7 @@ __all__ = [
     "NodeNameError",
     "RunSettingsError",
     "UnknownNodesError",
+    "UnknownNodeError",
     "ConditionsError",
     "StatisticsStopped",
 ]
@@ -166,6 +167,12 @@ class UnknownNodesError(ValueError):
         self.names = list(names)
         super().__init__(f"{len(self.names)} or more unknown node names" if len(self.names) > 8
                          else f"{len(self.names)} unknown node name(s)")
+
+
+class UnknownNodeError(InvalidParameterError):
+    """A node given by name or index is not one of the data's nodes (:func:`colide_core.data.design.node_index`,
+    the one node lookup). A subclass of :class:`InvalidParameterError`: a ``ValueError`` and a
+    ``TypeError``."""
 
 
 class MethodError(RuntimeError):

@@ -180,17 +180,15 @@ def _label_key(key, labels):
 
 
 def _node_index(node, node_names, n_nodes):
-    """The index of a node given by name or index, or None if unknown."""
-    if isinstance(node, (bool, np.bool_)):
+    """The index of a node given by name or index, or None if unknown (the one lookup,
+    :func:`colide_core.data.design.node_index`; its error becomes the caller's ``ConditionsError``)."""
+    from colide_core.data.design import node_index
+    from colide_core.exceptions import UnknownNodeError
+
+    try:
+        return node_index(node, node_names, n_nodes)
+    except UnknownNodeError:
         return None
-    if isinstance(node, (Integral, np.integer)):
-        return int(node) if 0 <= int(node) < n_nodes else None
-    if isinstance(node, str) and node_names is not None:
-        try:
-            return list(node_names).index(node)
-        except ValueError:
-            return None
-    return None
 
 
 def check_targets(targets, labels, node_names=None, *, n_nodes=None, counts=None):

@@ -39,6 +39,7 @@ __all__ = [
     "removed_sentence",
     "resolve_constraints",
     "tier_forbidden_mask",
+    "order_precedence",
 ]
 
 from colide_core.settings import PRIOR_KEYS  # noqa: E402 - declared with the run settings
@@ -52,26 +53,10 @@ JSON_VERSION = 1
 # Node and edge parsing
 # --------------------------------------------------------------------------------------
 def _node_index(node, d, names, what):
-    """Index of ``node`` (an integer index or a node name) among ``d`` nodes."""
-    if isinstance(node, (bool, np.bool_)):
-        raise ValueError(f"{what}: {node!r} is not a node (use a node name or an integer index).")
-    if isinstance(node, numbers.Integral):
-        k = int(node)
-        if not 0 <= k < d:
-            raise ValueError(f"{what}: node index {k} is out of range (there are {d} nodes, 0..{d - 1}).")
-        return k
-    if isinstance(node, str):
-        if names is None:
-            raise ValueError(
-                f"{what}: node {node!r} is a name, but the nodes have no names (X is an array, not a "
-                "DataFrame); use integer indices."
-            )
-        try:
-            return names.index(node)
-        except ValueError:
-            known = ", ".join(names)
-            raise ValueError(f"{what}: unknown node {node!r}; the nodes are: {known}.") from None
-    raise ValueError(f"{what}: {node!r} is not a node (use a node name or an integer index).")
+    """Index of ``node`` among ``d`` nodes: :func:`colide_core.data.design.node_index`, the one lookup."""
+    from colide_core.data.design import node_index
+
+    return node_index(node, names, d, what=what)
 
 
 def _node_label(k, names):
@@ -136,6 +121,41 @@ def _tier_of(tiers, d, names):
                 )
             tier[k] = t
     return tier
+
+
+def order_precedence(d, required_mask=None, tiers=None, names=None):
+    """Which node must come before which in every topological order the order search tries.
+
+    A required edge i -> j puts i before j; tiers put every node of an earlier tier before every
+    node of a later one. Used by :class:`colide_core.CoLiDE` and
+    :func:`colide_core.solver.path.lambda_path` for ``solver="topo"`` and ``"auto"`` alike.
+
+    Parameters
+    ----------
+    d : int
+        The number of nodes.
+    required_mask : ndarray of bool of shape (d, d), optional
+    tiers : list of list of node names or indices, optional
+    names : sequence of str, optional
+
+    Returns
+    -------
+    ndarray of bool of shape (d, d)
+        ``precedence[i, j]``: node i must come before node j.
+
+    Examples
+    --------
+    >>> order_precedence(3, tiers=[[0], [1, 2]]).astype(int)
+    array([[0, 1, 1],
+           [0, 0, 0],
+           [0, 0, 0]])
+    """
+    precedence = np.zeros((d, d), dtype=bool)
+    if required_mask is not None:
+        precedence |= np.asarray(required_mask, dtype=bool)
+    if tiers is not None:
+        precedence |= tier_forbidden_mask(tiers, d, names).T  # earlier tier first
+    return precedence
 
 
 def tier_forbidden_mask(tiers, d, names=None):

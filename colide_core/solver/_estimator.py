@@ -534,14 +534,9 @@ class CoLiDE(BaseEstimator):
     def _topo_kwargs(self, d, names, required_mask):
         """The order-search solver's own arguments: start order, sizes, precedences."""
         from colide_core.solver._topo import resolve_order
-        from colide_core.graph.constraints import tier_forbidden_mask
+        from colide_core.graph.constraints import order_precedence
 
-        precedence = np.zeros((d, d), dtype=bool)
-        if required_mask is not None:
-            precedence |= required_mask
-        if self.tiers is not None:
-            precedence |= tier_forbidden_mask(self.tiers, d, names).T  # earlier tier first
         return {
             "init_order": None if self.init_order is None else resolve_order(self.init_order, d, names),
-            "precedence": precedence,
+            "precedence": order_precedence(d, required_mask, self.tiers, names),
         }

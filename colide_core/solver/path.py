@@ -451,6 +451,9 @@ def lambda_path(
         from colide_core.graph.constraints import resolve_constraints
 
         edge_mask, required_mask = resolve_constraints(d, names, forbidden=forbidden, required=required, tiers=tiers)
+    from colide_core.graph.constraints import order_precedence
+
+    precedence = order_precedence(d, required_mask, tiers, names)
     full = (tuple(mu_schedule), tuple(s_schedule), tuple(max_iter))
     warm = tuple(tuple(x)[-int(warm_stages):] for x in full)
     Ws, sigmas, objs, iters, times, conv, last_conv = [], [], [], [], [], [], []
@@ -469,6 +472,8 @@ def lambda_path(
         # candidate; the order search gets an equal share of one fit's budget per λ (issue 51)
         extra = ({"start": "warm" if (warm_start and W_prev is not None) else "cold",
                   "budget": defaults.AUTO_BUDGET / lam.size} if settings.solver == "auto" else {})
+        if settings.solver in ("auto", "topo"):  # the order search keeps required edges and tiers forward
+            extra["precedence"] = precedence
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = solve(

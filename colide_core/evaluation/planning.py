@@ -195,12 +195,10 @@ def _check_family(targets_family, d, node_names=None):
 
 
 def _node_index(node, names, d):
-    if is_int(node) and 0 <= int(node) < d:
-        return int(node)
-    if isinstance(node, str) and names is not None and node in names:
-        return names.index(node)
-    raise InvalidParameterError(f"unknown node {str(node)[:60]!r}: give a node index in [0, {d}) "
-                                f"or a node name.")
+    """The one node lookup (:func:`colide_core.data.design.node_index`)."""
+    from colide_core.data.design import node_index
+
+    return node_index(node, names, d)
 
 
 def interventional_essential_graph(B, targets_family=(), *, node_names=None) -> np.ndarray:

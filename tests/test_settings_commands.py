@@ -168,3 +168,23 @@ def test_a_topo_link_reopens_as_topo(new_app, fresh_caches):
     # and the URL the page writes carries them on
     assert at.query_params["solver"] in ("topo", ["topo"])
     assert at.query_params["topo_sizes"] in ("5,50,500", ["5,50,500"])
+
+
+def test_the_reports_lambda_path_takes_the_fits_settings(data_file, tmp_path, monkeypatch, capsys):
+    # `report --path` solved the path with the fit's solver and prior only: max_iter, topo_sizes, ...
+    # of the fit reached the fit and not its path
+    import colide_core.solver.path as path_module
+
+    seen = {}
+
+    def lambda_path(X, **kwargs):
+        seen.update(kwargs)
+        raise _Reached
+
+    monkeypatch.setattr(path_module, "lambda_path", lambda_path)
+    with pytest.raises(SystemExit):
+        main(["report", str(data_file), "--out", str(tmp_path / "r"), "--path", "--random-graphs", "3",
+              "--rescalings", "0", "--solver", "topo", "--topo-sizes", "2,4,8", "--lr", "0.01"])
+    assert "_Reached" in capsys.readouterr().err
+    assert (seen["solver"], tuple(seen["topo_sizes"]), seen["lr"]) == ("topo", (2, 4, 8), 0.01)
+    assert "lambda1" not in seen and "threshold" not in seen

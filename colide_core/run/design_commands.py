@@ -139,12 +139,13 @@ def cmd_report(args, settings, echo):
             raise
         raise UsageError(f"--conditions/--targets: {exc}") from None
     path = None
-    if args.path:  # the fit's noise model, solver and prior knowledge along the default lambda grid
+    if args.path:  # the fit's noise model, run settings and prior knowledge along the default lambda grid
+        from colide_core.settings import PRIOR_KEYS, RESULT_SETTINGS
         from colide_core.solver.path import lambda_path
 
+        keys = [k for k in RESULT_SETTINGS if k not in ("variant", "lambda1")] + list(PRIOR_KEYS)
         path = lambda_path(X, variant=fit.params["variant"], conditions=labels, targets=targets,
-                           **{k: fit.params[k] for k in ("solver", "forbidden", "required", "tiers")
-                              if fit.params.get(k) is not None})
+                           **{k: fit.params[k] for k in keys if fit.params.get(k) is not None})
     html = build_report(X, [fit], dataset_name=Path(args.data).name, B_true=B_true, reference_label=label,
                         checks=checks, path=path, conditions=labels, targets=targets)
     target = out.write("report.html", html)

@@ -38,13 +38,7 @@ def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, b
     context = browser.new_context(viewport={"width": w, "height": h})
     try:
         page = context.new_page()
-        page.goto(f"{server.url}/learn?{CASES[case]}", timeout=UI_TIMEOUT_MS)
-        page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
-        wait_for_idle(page)
-        frames = drawings(page)
-        expect(frames).not_to_have_count(0, timeout=UI_TIMEOUT_MS)
-        wait_for_idle(page)
-        fonts = [graph_frame(frames.nth(i)).evaluate(_FONT_JS) for i in range(frames.count())]
+        frames, fonts = _learn_fonts(page, f"{server.url}/learn?{CASES[case]}")
         page.evaluate(_TOP_JS)
         page.wait_for_function("() => window.scrollY === 0", timeout=UI_TIMEOUT_MS)
         layout = page.get_by_role("radiogroup", name="Layout")
@@ -80,6 +74,21 @@ def test_slider_drawings_and_legend_on_one_screen_with_readable_labels(server, b
     assert title["y"] >= header["y"] + header["height"] - 0.5, (title, header)  # the title is not under the header
     assert len(heading_boxes) == len(drawing_boxes) and all(on_screen(b) for b in heading_boxes), heading_boxes
     assert on_screen(layout_box), layout_box                                # the Layout switch above the fold
+
+
+def _learn_fonts(page, url, layout=None):
+    """Open the Learn page at ``url``, wait for its drawings (and ``layout`` picked), and return
+    the drawings' locator and each drawing's smallest label size on screen (CSS px)."""
+    page.goto(url, timeout=UI_TIMEOUT_MS)
+    page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
+    wait_for_idle(page)
+    frames = drawings(page)
+    expect(frames).not_to_have_count(0, timeout=UI_TIMEOUT_MS)
+    if layout is not None:
+        expect(page.get_by_role("radiogroup", name="Layout").get_by_role("radio", name=layout)) \
+            .to_be_checked(timeout=UI_TIMEOUT_MS)
+    wait_for_idle(page)
+    return frames, [graph_frame(frames.nth(i)).evaluate(_FONT_JS) for i in range(frames.count())]
 
 
 def _title(page):
@@ -197,15 +206,7 @@ def test_top_down_keeps_labels_readable_up_to_fifty_nodes(server, browser, d):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     try:
         page = context.new_page()
-        page.goto(f"{server.url}/learn?data=sim&d={d}&n=600&seed=1&layout=topdown", timeout=UI_TIMEOUT_MS)
-        page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
-        wait_for_idle(page)
-        frames = drawings(page)
-        expect(frames).not_to_have_count(0, timeout=UI_TIMEOUT_MS)
-        expect(page.get_by_role("radiogroup", name="Layout").get_by_role("radio", name="Top-down")) \
-            .to_be_checked(timeout=UI_TIMEOUT_MS)
-        wait_for_idle(page)
-        fonts = [graph_frame(frames.nth(i)).evaluate(_FONT_JS) for i in range(frames.count())]
+        _, fonts = _learn_fonts(page, f"{server.url}/learn?data=sim&d={d}&n=600&seed=1&layout=topdown", "Top-down")
         page.screenshot(path=str(ARTIFACTS / f"projector-topdown-d{d}-1280x720.png"))
         no_exception_shown(page)
     finally:

@@ -27,8 +27,9 @@ import numpy as np
 import pandas as pd
 
 from colide_core import defaults
-from colide_core._validation import NodeNameError, centred_covariance, check_data, check_node_names, check_X
-from colide_core.exceptions import ConditionsError, InvalidParameterError, StatisticsStopped
+from colide_core._validation import (NodeNameError, centred_covariance, check_data, check_node_names, check_X,
+                                     node_index)
+from colide_core.exceptions import ConditionsError, InvalidParameterError, StatisticsStopped, UnknownNodeError
 
 __all__ = ["ConditionStats", "centre_by_condition", "check_conditions", "check_targets", "condition_design",
            "oriented_by_targets", "read_targets"]
@@ -179,18 +180,6 @@ def _label_key(key, labels):
     return text if text in labels else None
 
 
-def _node_index(node, node_names, n_nodes):
-    """The index of a node given by name or index, or None if unknown (the one lookup,
-    :func:`colide_core.data.design.node_index`; its error becomes the caller's ``ConditionsError``)."""
-    from colide_core.data.design import node_index
-    from colide_core.exceptions import UnknownNodeError
-
-    try:
-        return node_index(node, node_names, n_nodes)
-    except UnknownNodeError:
-        return None
-
-
 def check_targets(targets, labels, node_names=None, *, n_nodes=None, counts=None):
     """Check the intervention targets of each condition and resolve them to node indices.
 
@@ -255,10 +244,11 @@ def check_targets(targets, labels, node_names=None, *, n_nodes=None, counts=None
                                   "targets_malformed")
         idx = set()
         for node in list(nodes):
-            j = _node_index(node, node_names, n_nodes)
-            if j is None:
+            try:  # the one node lookup; its error becomes this ConditionsError kind
+                j = node_index(node, node_names, n_nodes)
+            except UnknownNodeError:
                 raise ConditionsError(f"Condition {_shorten(lab)!r} targets {_shorten(node)!r}, which is not a node "
-                                      "of the data.", "target_unknown_node", columns=(_shorten(node),))
+                                      "of the data.", "target_unknown_node", columns=(_shorten(node),)) from None
             idx.add(j)
         out[lab] = tuple(sorted(set(out[lab]) | idx))
     if counts is not None:
@@ -420,10 +410,11 @@ def oriented_by_targets(targets, node_names=None, *, n_nodes=None):
         if isinstance(nodes, (str, Integral, np.integer)):
             nodes = [nodes]
         for node in list(nodes):
-            j = _node_index(node, node_names, n_nodes)
-            if j is None:
+            try:
+                j = node_index(node, node_names, n_nodes)
+            except UnknownNodeError:
                 raise ConditionsError(f"A condition targets {_shorten(node)!r}, which is not a node of the data.",
-                                      "target_unknown_node", columns=(_shorten(node),))
+                                      "target_unknown_node", columns=(_shorten(node),)) from None
             hit[j] = True
     if not hit.any():
         return None

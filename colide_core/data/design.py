@@ -15,69 +15,13 @@ Convention: ``X`` has shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means i -
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from colide_core.exceptions import UnknownNodeError
+from colide_core._validation import node_index  # the one node lookup, re-exported here
 
 __all__ = ["node_index", "Design"]
-
-
-def node_index(node, names, n_nodes, *, what=None) -> int:
-    """The index of ``node`` among ``n_nodes`` nodes: the one node lookup of the library.
-
-    Parameters
-    ----------
-    node : int or str
-        An integer index in ``[0, n_nodes)`` or, when ``names`` is given, a node name. A bool is
-        not a node.
-    names : sequence of str or None
-        The node names (a DataFrame's columns), or None for an array's nodes.
-    n_nodes : int
-    what : str, optional
-        What the node was given for (e.g. ``"required"``): the message starts with it.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    UnknownNodeError
-        (a ``ValueError`` and scikit-learn's ``InvalidParameterError``) For an index out of range,
-        an unknown name, a name where the nodes have none, or anything else; the message lists
-        the nodes (at most 20).
-
-    Examples
-    --------
-    >>> node_index("b", ["a", "b", "c"], 3), node_index(2, None, 3)
-    (1, 2)
-    >>> node_index("z", ["a", "b"], 2)
-    Traceback (most recent call last):
-    ...
-    colide_core.exceptions.UnknownNodeError: unknown node 'z'; the nodes are: a, b.
-    """
-    d = int(n_nodes)
-    lead = f"{what}: " if what else ""
-    if isinstance(node, (bool, np.bool_)):
-        raise UnknownNodeError(f"{lead}{node!r} is not a node (use a node name or an integer index).")
-    if isinstance(node, (numbers.Integral, np.integer)):
-        k = int(node)
-        if not 0 <= k < d:
-            raise UnknownNodeError(f"{lead}node index {k} is out of range (there are {d} nodes, 0..{d - 1}).")
-        return k
-    if isinstance(node, str):
-        if names is None:
-            raise UnknownNodeError(f"{lead}node {node[:60]!r} is a name, but the nodes have no names (X is an "
-                                   "array, not a DataFrame); use integer indices.")
-        names = [str(n) for n in names]
-        if node in names:
-            return names.index(node)
-        shown = ", ".join(names[:20]) + (", …" if len(names) > 20 else "")
-        raise UnknownNodeError(f"{lead}unknown node {node[:60]!r}; the nodes are: {shown}.")
-    raise UnknownNodeError(f"{lead}{str(node)[:60]!r} is not a node (use a node name or an integer index).")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from sklearn.base import clone
 
 from colide_core import defaults
 from colide_core._params import InvalidParameterError, is_real
-from colide_core._validation import check_X
+from colide_core._validation import check_X, node_index
 
 __all__ = ["intervention_means", "InterventionPrediction", "predict_intervention", "intervention_table",
            "associational_shift", "refit_weights", "bootstrap_shifts", "weights_for", "check_intervention_size",
@@ -75,15 +75,6 @@ def weights_for(variant) -> str:
     return "fit" if str(variant) == "nv" else "refit"
 
 
-def _node_index(node, names, d):
-    if isinstance(node, (int, np.integer)) and not isinstance(node, bool):
-        if 0 <= int(node) < d:
-            return int(node)
-    elif names is not None and str(node) in names:
-        return names.index(str(node))
-    raise InvalidParameterError(f"unknown node {str(node)[:60]!r}: give a node index in [0, {d}) or a node name.")
-
-
 def _check_values(mapping, what, names, d):
     if mapping is None:
         return {}
@@ -97,7 +88,7 @@ def _check_values(mapping, what, names, d):
             number = float("inf")
         if not np.isfinite(number):
             raise InvalidParameterError(f"{what}[{str(node)[:60]!r}] must be a finite number, got {str(value)[:40]}.")
-        out[_node_index(node, names, d)] = number
+        out[node_index(node, names, d)] = number
     return out
 
 
@@ -229,7 +220,7 @@ def associational_shift(X, node, value, *, conditions=None, reference=None):
     """
     values, names = check_X(X)
     rows = _reference_rows(values.shape[0], conditions, reference)
-    t = _node_index(node, names, values.shape[1])
+    t = node_index(node, names, values.shape[1])
     if not is_real(value) or not np.isfinite(float(value)):
         raise InvalidParameterError(f"value must be a finite number, got {value!r}.")
     Vc = _centred(values, conditions)
@@ -649,12 +640,12 @@ def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=
     single = {**(do or {}), **(shift or {})}
     if len(single) == 1:
         (node, v), = single.items()
-        t = _node_index(node, names, d)
+        t = node_index(node, names, d)
         value = float(v) if do else float(mu[t] + float(v))
         seen = _denoise(associational_shift(values, t, value, conditions=conditions, reference=reference), scale)
     table = pd.DataFrame({"reference_mean": mu, "reference_sd": sd, "predicted_mean": pred, "shift": shifts,
                           "shift_sd": np.divide(shifts, sd, out=np.full(d, np.nan), where=sd > 0),
                           "low": low, "high": high, "associational_shift": seen}, index=pd.Index(names, name="node"))
-    by_name = lambda m: {names[_node_index(k, names, d)]: float(v) for k, v in (m or {}).items()}  # noqa: E731
+    by_name = lambda m: {names[node_index(k, names, d)]: float(v) for k, v in (m or {}).items()}  # noqa: E731
     return InterventionPrediction(table=table, do=by_name(do), shift=by_name(shift), level=float(level),
                                   n_bootstrap=len(samples), samples=samples)

@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 
 from colide_core import defaults
 from colide_core._params import InvalidParameterError, is_int
-from colide_core._validation import check_square_matrix
+from colide_core._validation import check_square_matrix, node_index
 
 __all__ = ["interventional_essential_graph", "rank_interventions", "planning_work", "CRITERIA", "EDGE_DASH"]
 
@@ -190,15 +190,8 @@ def _check_family(targets_family, d, node_names=None):
     for T in targets_family:
         if isinstance(T, (str, bytes)) or not hasattr(T, "__iter__"):
             raise InvalidParameterError(f"each target set must be a sequence of nodes, got {T!r:.60}.")
-        family.append(frozenset(_node_index(v, node_names, d) for v in T))
+        family.append(frozenset(node_index(v, node_names, d) for v in T))
     return list(dict.fromkeys(family))
-
-
-def _node_index(node, names, d):
-    """The one node lookup (:func:`colide_core.data.design.node_index`)."""
-    from colide_core.data.design import node_index
-
-    return node_index(node, names, d)
 
 
 def interventional_essential_graph(B, targets_family=(), *, node_names=None) -> np.ndarray:
@@ -375,7 +368,7 @@ def _check_candidates(candidates, names, d):
         return list(range(d))
     if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__iter__"):
         candidates = [candidates]
-    out = list(dict.fromkeys(_node_index(c, names, d) for c in candidates))
+    out = list(dict.fromkeys(node_index(c, names, d) for c in candidates))
     if not out:
         raise InvalidParameterError("candidates is empty: give at least one node, or None for every node.")
     return out

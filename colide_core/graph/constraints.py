@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 from colide_core.settings import PRIOR_KEYS  # noqa: E402 - declared with the run settings
+from colide_core._validation import node_index
 
 #: Identifies the JSON documents written by :meth:`PriorKnowledge.to_json`.
 JSON_FORMAT = "colide-prior-knowledge"
@@ -52,13 +53,6 @@ JSON_VERSION = 1
 # --------------------------------------------------------------------------------------
 # Node and edge parsing
 # --------------------------------------------------------------------------------------
-def _node_index(node, d, names, what):
-    """Index of ``node`` among ``d`` nodes: :func:`colide_core.data.design.node_index`, the one lookup."""
-    from colide_core.data.design import node_index
-
-    return node_index(node, names, d, what=what)
-
-
 def _node_label(k, names):
     return names[k] if names is not None else str(k)
 
@@ -95,8 +89,8 @@ def _edge_mask_from(spec, d, names, what):
             pair = pair.tolist()
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise ValueError(f"{what}: {pair!r} is not a (source, target) pair.")
-        i = _node_index(pair[0], d, names, what)
-        j = _node_index(pair[1], d, names, what)
+        i = node_index(pair[0], names, d, what=what)
+        j = node_index(pair[1], names, d, what=what)
         if i == j:
             raise ValueError(f"{what}: {_node_label(i, names)} -> {_node_label(i, names)} is a self-loop.")
         mask[i, j] = True
@@ -114,7 +108,7 @@ def _tier_of(tiers, d, names):
         if isinstance(group, (str, bytes, numbers.Integral)) or not hasattr(group, "__iter__"):
             raise ValueError(f"tiers: tier {t} must be a list of nodes, got {group!r}.")
         for node in group:
-            k = _node_index(node, d, names, f"tiers (tier {t})")
+            k = node_index(node, names, d, what=f"tiers (tier {t})")
             if tier[k] >= 0:
                 raise ValueError(
                     f"tiers: node {_node_label(k, names)} is in tier {tier[k]} and again in tier {t}."

@@ -455,12 +455,12 @@ def resolve_order(order, d, names=None):
     ValueError
         For an unknown name, an index out of range, a node missing or listed twice.
     """
-    from colide_core.graph.constraints import _node_index  # the one implementation of name/index resolution
+    from colide_core._validation import node_index  # the one implementation of name/index resolution
 
     names = None if names is None else [str(n) for n in names]
     if isinstance(order, (str, bytes)) or not hasattr(order, "__iter__"):
         raise ValueError(f"init_order must be a sequence of nodes, got {order!r}.")
-    idx = [_node_index(x.item() if isinstance(x, np.generic) else x, d, names, "init_order") for x in order]
+    idx = [node_index(x.item() if isinstance(x, np.generic) else x, names, d, what="init_order") for x in order]
     if len(idx) != d or len(set(idx)) != d:
         raise ValueError(f"init_order must list each of the {d} nodes exactly once, got {len(idx)} entries "
                          f"({len(set(idx))} distinct).")

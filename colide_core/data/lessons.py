@@ -116,8 +116,10 @@ def _scale():
 
 
 def _hetero():
+    # Seed 9 (issue 51): with the default solver, which now returns the order search's lower score,
+    # seed 3 gave EV and NV the same SHD (10); on seed 9 EV is misled (SHD 19) and NV is not (11).
     d = simulate_dataset(n_nodes=10, degree=2, graph="er", variance="nv", noise_var_range=(0.5, 10.0),
-                         n_samples=1000, random_state=3)
+                         n_samples=1000, random_state=9)
     return _frame(d.X, d.B_true, d.noise_std, [f"X{k + 1}" for k in range(10)])
 
 
@@ -129,9 +131,11 @@ def _lambda():
 def _interventions(mode):
     # An ER2 graph on 8 nodes, equal noise variances: 1,000 observational rows and 4 conditions of
     # 500 rows, each a hard intervention on one node (its value drawn from its own noise, its
-    # parents cut). Seed 0: CoLiDE-NV gets 4 edges wrong from the observational rows alone, as many
-    # from all rows pooled as if they were one sample, and none once the targets are known.
-    sim = simulate_dataset({"graph": "er", "degree": 2, "n_nodes": 8, "n_samples": 1000, "variance": "ev"}, 0,
+    # parents cut). Seed 21: CoLiDE-NV (the default solver, issue 51) gets 4 edges wrong from the
+    # observational rows alone, 5 from all rows pooled as if they were one sample, and none once the
+    # targets are known. (Seed 0 gave 4, 4, 0 with the fast solver alone; the order search finds its
+    # observational graph exactly.)
+    sim = simulate_dataset({"graph": "er", "degree": 2, "n_nodes": 8, "n_samples": 1000, "variance": "ev"}, 21,
                            interventions={"n_conditions": 4, "n_targets": 1, "n_per_condition": 500})
     names = [f"X{k + 1}" for k in range(8)]
     rows = np.asarray(sim.conditions) == "obs" if mode == "observational" else slice(None)
@@ -260,10 +264,10 @@ LESSONS = {
             "Experimental data pooled as if they were one sample do not help, and can hurt.",
             "The same graph with all 3,000 samples, the four experiments mixed in as if they were ordinary "
             "observations. The intervened variables no longer follow their parents in those rows, so the "
-            "pooled data fit no single linear model: the errors stay.",
+            "pooled data fit no single linear model: the errors stay, and one more appears.",
             {"variant": "nv", "lambda1": 0.05, "threshold": 0.3},
             "Load 'What do interventions buy you? (3: targets known)'.",
-            "SHD 4 with the experiments pooled",
+            "SHD 5 with the experiments pooled",
         ),
         Lesson(
             "iv_known", "What do interventions buy you? (3: targets known)",
@@ -273,7 +277,7 @@ LESSONS = {
             "it was set: its value there says nothing about its parents, but it still acts on its children. "
             "The edges at the targets are labelled 'intervention' in the drawing.",
             {"variant": "nv", "lambda1": 0.05, "threshold": 0.3},
-            "Compare with the first two lessons: SHD 4, 4, then 0. The Data page's Conditions tab shows how each "
+            "Compare with the first two lessons: SHD 4, 5, then 0. The Data page's Conditions tab shows how each "
             "experiment moved each variable.",
             "SHD 0 with the targets known",
         ),

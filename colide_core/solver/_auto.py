@@ -121,7 +121,7 @@ def _budget_left(settings, t0):
 
 def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BETA_2, sigma0=None, W_init=None,
                callback=None, edge_mask=None, l1_mask=None, required_mask=None, precedence=None, init_order=None,
-               budget=None, start="cold", **params):
+               budget=None, start="cold", fast_loop=None, **params):
     """The best optimum of the CoLiDE score among the known candidates, within a time budget.
 
     Same arguments and :class:`~colide_core.SolverResult` as the other entries of
@@ -151,6 +151,9 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
         far is returned with ``stopped=True``.
     budget : float, optional
         Seconds the order search may cost (default: see above).
+    fast_loop : callable, optional
+        The fast solver's loop (default :func:`~colide_core.solver._fast.fast_solve`; the JAX
+        backend passes its device loop, ``colide_core.solver._jax.device_solver``).
     start : {"cold", "warm"}, default="cold"
         Where the fast solver starts: ``W = 0``, or ``W_init`` (the λ path's warm start, with its
         short schedule; ``W_init`` stays a candidate either way).
@@ -187,7 +190,7 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
     t = time.perf_counter()
     if start not in ("cold", "warm"):
         raise ValueError(f"start must be 'cold' or 'warm', got {start!r}.")
-    runs["fast"] = fast_solve(cov, st, beta_1=beta_1, beta_2=beta_2, sigma0=sigma0,
+    runs["fast"] = (fast_loop or fast_solve)(cov, st, beta_1=beta_1, beta_2=beta_2, sigma0=sigma0,
                               W_init=W_init if start == "warm" else None,
                               callback=relay if callback is not None else None, edge_mask=edge_mask,
                               l1_mask=l1_mask, required_mask=required_mask)
@@ -250,7 +253,9 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
     W = warm.copy() if best == "warm" else base.W
     sigma = prob.start_sigma(W) if best == "warm" else base.sigma
     choice = {"solver": best, "reason": reason, "candidates": objectives, "seconds": seconds,
-              "estimate": estimate}
+              "estimate": estimate,
+              # each search reached a local optimum over its swaps (False: stopped at the budget's end)
+              "search_converged": {k: bool(r.converged) for k, r in runs.items() if k.startswith("topo")}}
     # the fast solver's checkpoints (and recorded W): the search's swaps are in ``choice``, so that
     # record_W=True changes no number of the fit
     hist = {k: list(v) for k, v in runs["fast"].history.items()}
@@ -258,7 +263,8 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
         W=W, sigma=sigma, n_iter=int(sum(r.n_iter for r in runs.values())),
         n_iter_per_stage=tuple(runs["fast"].n_iter_per_stage), history=hist,
         objective=float(objectives[best]) if best != "fast" else float(runs["fast"].objective),
-        converged=bool(base.converged), stopped=bool(stopped[0] or runs["fast"].stopped),
+        # the central path's flags, as its history and stage_converged (the search's are in choice)
+        converged=bool(runs["fast"].converged), stopped=bool(stopped[0] or runs["fast"].stopped),
         stop_reason=runs["fast"].stop_reason or ("callback" if stopped[0] else None),
         lr_used=runs["fast"].lr_used, s_used=runs["fast"].s_used, fit_time=time.perf_counter() - t0,
         order=base.order if best.startswith("topo") else None, W_history=runs["fast"].W_history,

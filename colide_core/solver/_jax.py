@@ -234,10 +234,20 @@ def device_solver(solver, device, n_nodes=None):
                 "Several conditions (the per-node covariance form) run on the CPU solvers only; use "
                 "device='cpu' or 'auto'."
             )
-        for key in ("precedence", "init_order", "budget", "start"):  # the CPU order search's own (solver="auto")
-            kwargs.pop(key, None)
         params = {k: kwargs.pop(k) for k in list(kwargs) if k in _setting_names()}
         st = loop_settings(settings, params)
+        if solver == "auto":
+            # the same candidates as on the CPU (issue 51): the fast solve on the device, then the
+            # order search (a CPU loop) from it when the budget allows
+            from colide_core.solver._auto import auto_solve
+
+            def on_device(c, s, **kw):
+                with _on_device(dev):
+                    return fast_solve(c, s, engine=jax_kernels(), **kw)
+
+            return auto_solve(cov, st, fast_loop=on_device, **kwargs)
+        for key in ("precedence", "init_order", "budget", "start"):  # the CPU order search's own (solver="auto")
+            kwargs.pop(key, None)
         extra = dict(ALGORITHM_1, switch_tol=st.tol) if faithful else {}
         with _on_device(dev):
             return fast_solve(cov, st, engine=jax_kernels(), **{**kwargs, **extra})

@@ -70,6 +70,27 @@ def test_ecoli70_weights_are_the_files_coefficients_for_hand_checked_nodes():
     assert (mu[i["cspG"]], C[i["cspG"], i["cspG"]]) == pytest.approx((2.0261, 1.0755))
 
 
+def test_the_files_variance_field_is_a_variance_not_a_standard_deviation():
+    # magic-irri's root markers (G + digits, no parents) are rice RIL genotypes coded 0/2: a node
+    # with mean b is 2 with probability p = b / 2, so its variance is E[x^2] - b^2 = 2b - b^2 =
+    # b(2 - b) and its sd sqrt(b(2 - b)). bn.fit keeps the sd (sample, n - 1), so if the field were
+    # that sd, v / b(2 - b) would run from 1 (b near 1) up to 1 / sqrt(b(2 - b)), 2.2 for G2764
+    # (b = 0.1122). Read as a variance it is b(2 - b) n / (n - 1): 1.0007-1.0014 on all 33 roots
+    # (n about 1,100 lines). So the field is a variance and load_network uses it as one.
+    net = read_network("magic-irri")
+    roots = [j for j, v in enumerate(net.nodes) if v[0] == "G" and v[1:].isdigit() and not net.B[:, j].any()]
+    assert len(roots) == 33
+    b, v = net.intercepts[roots], net.noise_var[roots]
+    ratio = v / (b * (2 - b))
+    assert ratio.min() > 1.0 and ratio.max() < 1.002
+    g = net.nodes.index("G2764")
+    assert (net.intercepts[g], net.noise_var[g]) == (0.1122, 0.2121)
+    assert np.sqrt(0.1122 * (2 - 0.1122)) == pytest.approx(0.4602, abs=1e-4)  # the sd: not what the file holds
+    # and the draws use it as a variance: a root's sample variance at n = 20,000 is v (4.5 SE: 2 v^2 / n)
+    X = load_network("magic-irri", 20_000, random_state=2).X.to_numpy()
+    assert X[:, g].var(ddof=1) == pytest.approx(0.2121, abs=4.5 * 0.2121 * np.sqrt(2 / 20_000))
+
+
 @pytest.mark.parametrize("name", ["ecoli70", "magic-irri"])
 def test_sample_moments_match_the_implied_ones_at_large_n(name):
     net = read_network(name)

@@ -281,6 +281,8 @@ def _read_network(name) -> Network:
         b[j] = _number(coef["(Intercept)"], f"the intercept of {node}")
         for p in parents:
             W[index[p], j] = _number(coef[p], f"the coefficient of {p} -> {node}")
+        # a variance, not an sd, although pgmpy passes it as LinearGaussianCPD(std=...): the evidence
+        # (magic-irri's 0/2 markers, bn.fit's sd squared) is in docs/networks.md
         var[j] = _number(cpd.get("variance"), f"the variance of {node}")
         if var[j] <= 0:
             raise ValueError(f"{name}.json: the variance of {node} must be > 0, got {var[j]!r}.")

@@ -337,7 +337,7 @@ def cost_table(repeats):
 
 
 def topo_cost_table(sizes=(20, 50), repeats=7, probes=64):
-    from colide_core.solver._topo import estimate_topo_cost
+    from colide_core.solver._topo_cost import estimate_topo_cost
 
     out = ["### (g) CoLiDE-TOPO: seconds per swap evaluation (the same probes, uncached), targets masked "
            f"against conditions only; median of {repeats} interleaved measurements", ""]

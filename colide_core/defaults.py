@@ -17,7 +17,7 @@ __all__ = [
     "MAX_PATH_LAMBDAS", "MAX_PATH_THRESHOLDS", "MAX_RESAMPLES", "LR_RANGE", "TOL_RANGE",
     "CHECKPOINT_RANGE", "MAX_TIME_RANGE", "MAX_STAGES", "MAX_ITER_TOTAL", "MAX_CHECKPOINTS", "MAX_RETRIES", "MAX_TOPO_SIZE", "TOPO_SIZES",
     "TOPO_CACHE_BYTES", "TOPO_CACHE_SLOTS_PER_D2",
-    "MAX_RECORD_W_CELLS", "DEVICES", "DEVICE", "AUTO_GPU_MIN_NODES", "AUTO_BUDGET",
+    "MAX_RECORD_W_CELLS", "SIM_W_RANGE", "DEVICES", "DEVICE", "AUTO_GPU_MIN_NODES", "AUTO_BUDGET",
 ]
 
 #: Score variants: equal noise variance (eq. 4), non-equal variances (eq. 6), least squares.
@@ -32,7 +32,7 @@ SOLVERS = ("auto", "fast", "adam", "topo")
 #: predicted cost fits :data:`AUTO_BUDGET`, the candidate with the lowest score returned.
 SOLVER = "auto"
 #: Seconds ``solver="auto"`` may spend on the order search when no ``max_time`` is given (the
-#: predicted upper figure of :func:`colide_core.solver._topo.estimate_topo_cost` must fit). TOPO
+#: predicted expected figure of :func:`colide_core.solver._topo_cost.estimate_topo_cost` must fit). TOPO
 #: measured 3-7 s at d = 50 (ER4) and 30-60 s at d = 100 on a loaded 2-core machine: within the
 #: budget up to about d = 60, the fast solver alone above.
 AUTO_BUDGET = 20.0
@@ -109,6 +109,13 @@ MAX_CELLS = 50_000_000
 #: with ``k >= (n_nodes - 1) / 2`` is already complete). Bounds the edges at
 #: ``MAX_DEGREE * MAX_NODES`` = 200,000.
 MAX_DEGREE = 100.0
+#: Edge-weight magnitudes ``(low, high)`` of a simulation made by hand: the Simulate page's
+#: starting value and the CLI's ``simulate --w-range`` default, for EV and NV alike (weights
+#: uniform on ``[-high, -low] U [low, high]``). The paper's EV range; with ``|w| >= 0.5`` every true
+#: edge lies above the 0.3 threshold. The paper's NV range (0.25, 1) stays the protocol's own
+#: default (``colide_core.data.simulate.simulate_dataset`` with ``w_range=None``), which the
+#: benchmarks use.
+SIM_W_RANGE = (0.5, 2.0)
 #: Most runs (methods x data settings x seeds) of one ``python -m colide_core bench`` sweep.
 MAX_SWEEP_RUNS = 10_000
 #: Most values of ``lambda1`` and of the threshold in one :func:`colide_core.solver.path.lambda_path`

@@ -247,8 +247,8 @@ def test_cli_help_imports_no_solver_or_scikit_learn():
 
 
 #: Product modules still above the cap, each to be split by its owner (issue 47): the list may only
-#: shrink. colide_core/solver/_topo.py belongs to the solver's work in progress.
-OVER_THE_CAP = {"colide_core/solver/_topo.py"}
+#: shrink. (colide_core/solver/_topo.py: its cost estimate moved to _topo_cost.py, 934 -> 827 lines.)
+OVER_THE_CAP = set()
 
 
 def test_no_product_module_above_900_lines():

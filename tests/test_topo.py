@@ -493,7 +493,7 @@ def test_a_cache_that_evicts_gives_the_uncached_search(variant, monkeypatch):
 
 
 def test_cost_estimate_is_assembled_from_its_measurements():
-    from colide_core.solver._topo import estimate_topo_cost
+    from colide_core.solver._topo_cost import estimate_topo_cost
 
     cov, _ = _cov(12, 5)
     est = estimate_topo_cost(cov, variant="ev", probes=8, start_seconds=0.25)

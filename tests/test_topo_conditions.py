@@ -18,7 +18,8 @@ import pytest
 from colide_core import CoLiDE, ConditionStats
 from colide_core.data.simulate import simulate_dataset
 from colide_core.solver._objective import NodeCovariance
-from colide_core.solver._topo import estimate_topo_cost, order_solve, topo_solve
+from colide_core.solver._topo import order_solve, topo_solve
+from colide_core.solver._topo_cost import estimate_topo_cost
 
 LAM = 0.05
 

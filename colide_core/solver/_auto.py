@@ -18,7 +18,7 @@ lower score is a better graph. So the default does this:
    or did not (:attr:`~colide_core.SolverResult.choice`).
 
 The budget: TOPO's cost is predicted from a measurement on the data at hand
-(:func:`~colide_core.solver._topo.estimate_topo_cost`, a few swap evaluations); the search runs
+(:func:`~colide_core.solver._topo_cost.estimate_topo_cost`, a few swap evaluations); the search runs
 when the prediction's upper figure fits in ``max_time`` (what is left of it) or, without
 ``max_time``, in :data:`colide_core.defaults.AUTO_BUDGET` seconds. ``solver="fast"`` stays the
 fast solver alone, exactly.
@@ -173,7 +173,8 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
         As the fast solver and CoLiDE-TOPO.
     """
     from colide_core.solver._fast import fast_solve
-    from colide_core.solver._topo import estimate_topo_cost, topo_solve
+    from colide_core.solver._topo import topo_solve
+    from colide_core.solver._topo_cost import estimate_topo_cost
 
     t0 = time.perf_counter()
     st = loop_settings(settings, params)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from colide_core import defaults
-from colide_core.solver._topo import TopoCostEstimate, estimate_topo_cost  # noqa: F401 - public here
+from colide_core.solver._topo_cost import TopoCostEstimate, estimate_topo_cost  # noqa: F401 - public here
 
 __all__ = ["PROBE_NODES", "TYPICAL_STEPS", "FitCostEstimate", "measure_step", "estimate_fit_cost",
            "estimate_topo_cost", "TopoCostEstimate", "gpu_present"]

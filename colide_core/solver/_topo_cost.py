@@ -1,0 +1,131 @@
+"""What a CoLiDE-TOPO fit will cost, measured on the data at hand before a slow fit (issue 32).
+
+Split from :mod:`colide_core.solver._topo` (issue 47: no product module above 900 lines);
+``colide_core.solver._topo`` and ``colide_core.solver.cost`` re-export both names.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from colide_core.solver._common import loop_settings
+from colide_core.solver._topo import _INNER_TOL, _Problem, _evaluate_swap
+
+__all__ = ["TopoCostEstimate", "estimate_topo_cost"]
+
+# --------------------------------------------------------------------------------------
+# Cost estimate (issue 32): measured on the data at hand, before a slow fit
+# --------------------------------------------------------------------------------------
+#: Swap evaluations per search, as a multiple of ``n_nodes ** 2``: measured by
+#: ``benchmarks/bench_topo.py`` at d = 50 from 1.3 (ER4 equal variance, EV) to 4.5 (SF4, EV);
+#: the estimate uses the middle and reports the measured range as ``low`` / ``high``.
+_EVALS_PER_D2 = (1.0, 2.5, 5.0)
+#: The search's node cache skips about 60% of the node solves of a d = 50 search (measured:
+#: 25,632 distinct of 63,493; docs/topo.md); the uncached probes' mean cost is scaled by this.
+_CACHE_FACTOR = 0.5
+
+
+@dataclass(frozen=True)
+class TopoCostEstimate:
+    """What a CoLiDE-TOPO fit is expected to cost, from a measurement on the data at hand.
+
+    Attributes
+    ----------
+    seconds : float
+        Expected wall seconds of the fit: ``start_seconds + full_solve + evaluations *
+        seconds_per_evaluation``.
+    low, high : float
+        The same with the fewest / most evaluations measured per ``n_nodes ** 2`` (the search's
+        length depends on the data; see ``docs/topo.md``, "Cost estimate").
+    seconds_per_evaluation : float
+        Measured: wall seconds of one swap evaluation (node solves, EV's sigma, score and
+        Python overhead) on this machine and data: the probes' mean times 0.5 (the cache).
+    evaluations : float
+        Expected number of swap evaluations (``2.5 n_nodes ** 2``, at most ``50 * s_large``).
+    full_solve_seconds : float
+        Measured: one exact solve of every node (the search's first order).
+    """
+
+    seconds: float
+    low: float
+    high: float
+    seconds_per_evaluation: float
+    evaluations: float
+    full_solve_seconds: float
+
+
+def estimate_topo_cost(cov, settings=None, *, probes=32, start_seconds=0.0, sigma0=None, edge_mask=None,
+                       l1_mask=None, **params):
+    """Predict the wall time of a CoLiDE-TOPO fit by timing a few swap evaluations on ``cov``.
+
+    Solves one order exactly (nodes sorted by variance: a cheap start) and times ``probes``
+    evaluations of random swaps (fixed seed; the search's candidates span the whole order),
+    without the node cache; their mean, times 0.5 (the share of node solves the search's cache
+    leaves, measured), is the cost of one evaluation. Checked against whole searches at d = 50
+    (docs/topo.md, "Cost estimate"): within 15-35% of the measured seconds per evaluation.
+    The expected number
+    of evaluations is ``2.5 n_nodes ** 2`` (range ``1 .. 5 n_nodes ** 2``; measured at d = 50
+    by ``benchmarks/bench_topo.py``: 1.3 to 4.5), capped at ``50 * s_large``. Costs about
+    ``probes + 1`` evaluations (milliseconds at d = 50), far less than a fit.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_nodes, n_nodes) or NodeCovariance
+        ``X.T @ X / n`` for centred data ``X`` of shape ``(n_samples, n_nodes)``, or the per-node
+        form with known intervention targets (as for :func:`topo_solve`).
+    settings : colide_core.settings.RunSettings, optional
+        As for :func:`topo_solve` (reads ``variant``, ``lambda1``, ``topo_sizes``).
+    probes : int, default=32
+        Swap evaluations to time (1..1000).
+    start_seconds : float, default=0.0
+        Seconds of the continuous start (the fast solver's fit on the same data), when the
+        caller knows or has estimated it; added to every figure.
+    sigma0, edge_mask, l1_mask
+        As for :func:`topo_solve`.
+    **params
+        Run settings by name, applied over ``settings``.
+
+    Returns
+    -------
+    TopoCostEstimate
+
+    Raises
+    ------
+    ValueError
+        For invalid parameters or a ``probes`` outside 1..1000.
+    FloatingPointError
+        If ``cov`` is not finite or a node has zero variance.
+    """
+    if isinstance(probes, bool) or not isinstance(probes, (int, np.integer)) or not 1 <= probes <= 1000:
+        raise ValueError(f"probes must be an integer in 1..1000, got {probes!r}.")
+    start_seconds = float(start_seconds)
+    if not (math.isfinite(start_seconds) and start_seconds >= 0):
+        raise ValueError(f"start_seconds must be a finite number >= 0, got {start_seconds!r}.")
+    st = loop_settings(settings, params)
+    prob = _Problem(cov, st.variant, st.lambda1, sigma0, edge_mask, l1_mask, _INNER_TOL)
+    prob.enable_cache(0)
+    d = prob.d
+    order = np.argsort(prob.diag, kind="stable").astype(np.int64)
+    W0 = np.zeros((d, d))
+    t0 = time.perf_counter()
+    fit = prob.solve(order, W0, prob.start_sigma(W0))
+    full = time.perf_counter() - t0
+    rng = np.random.default_rng(0)  # fixed probes: the same estimate for the same data
+    times = []
+    for _ in range(int(probes)):
+        a, b = np.sort(rng.choice(d, size=2, replace=False))
+        t0 = time.perf_counter()
+        _evaluate_swap(prob, fit, int(a), int(b))
+        times.append(time.perf_counter() - t0)
+    per = float(np.mean(times)) * _CACHE_FACTOR
+    cap = 50.0 * st.topo_sizes[-1]
+    lo_e, mid_e, hi_e = (min(k * d * d, cap) for k in _EVALS_PER_D2)
+
+    def total(evals):
+        return start_seconds + full + evals * per
+
+    return TopoCostEstimate(seconds=total(mid_e), low=total(lo_e), high=total(hi_e), seconds_per_evaluation=per,
+                            evaluations=mid_e, full_solve_seconds=full)

@@ -24,7 +24,10 @@ Commands
     of the written data) and ``simulation.json``. ``--interventions K`` /
     ``--intervene X1,X3`` add interventional conditions (hard interventions,
     optional ``--mean-shift``): a ``condition`` column (last) and ``targets.json``
-    (condition -> node names).
+    (condition -> node names). ``--network ecoli70`` (or ``magic-niab``, ``magic-irri``,
+    ``arth150``) draws ``--samples`` rows of a bnlearn repository network instead
+    (:func:`colide_core.data.networks.load_network`, the ``networks`` extra) and writes the same
+    files, in the network's own units and node names.
 ``bench CONFIG.toml``
     Run methods x data settings x seeds through :func:`colide_core.run.executor.run_sweep`
     (joblib, or Dask with ``--scheduler``/``DASK_SCHEDULER_ADDRESS``).
@@ -115,6 +118,10 @@ import sys
 from pathlib import Path
 
 from colide_core import defaults
+
+#: ``simulate --network`` choices: the keys of :data:`colide_core.data.networks.NETWORKS`, spelled out so
+#: that parsing imports no numpy (tests/test_cli_network.py checks they agree).
+NETWORK_NAMES = ("ecoli70", "magic-niab", "magic-irri", "arth150")
 
 __all__ = ["main", "build_parser", "PROG", "UsageError", "RunFailed", "OutputDir", "ProgressBar",
            "check_plain_name", "MAX_NAME_CHARS", "load_bench_config", "bench_tasks", "summarize",
@@ -326,6 +333,10 @@ def build_parser():
                         "(default 0: none)")
     s.add_argument("--format", choices=("csv", "parquet"), default="csv", help="format of the data file")
     s.add_argument("--force", action="store_true", help="replace existing output files")
+    s.add_argument("--network", choices=NETWORK_NAMES, default=None,
+                   help="draw --samples rows of this bnlearn repository Gaussian network (its true graph and "
+                        "SEM, in its own units; needs the 'networks' extra) instead of a random SEM; "
+                        "--seed and the intervention flags apply, the graph and noise flags do not")
 
     b = sub.add_parser("bench", help="run a sweep of methods x settings x seeds from a TOML file",
                        description="Run a benchmark sweep. Finished runs are kept in OUT/results.jsonl; "

@@ -238,6 +238,8 @@ def cmd_simulate(args, echo):
     UsageError
         For a setting outside the simulation's limits or an output that may not be written.
     """
+    if getattr(args, "network", None):
+        return _simulate_network(args, echo)
     from colide_core.graph.export import to_adjacency_csv, to_csv_safe
     from colide_core.run.manifest import environment_info
     from colide_core.data.simulate import check_interventions, check_spec, simulate_dataset
@@ -278,6 +280,99 @@ def cmd_simulate(args, echo):
     echo(f"simulated {args.samples} samples{extra} of a {args.graph.upper()}{args.degree:g} DAG with "
           f"{args.nodes} nodes and {meta['n_edges']} edges ({args.noise} noise, {args.variance}); "
           f"wrote {', '.join(files)} to {_printable(out.path)}")
+    return 0
+
+
+#: ``simulate`` flags that shape a random SEM: refused with ``--network``, whose SEM is given.
+_RANDOM_SEM_FLAGS = {"nodes": "--nodes", "degree": "--degree", "graph": "--graph", "noise": "--noise",
+                     "variance": "--variance", "noise_var": "--noise-var", "noise_var_range": "--noise-var-range",
+                     "w_range": "--w-range", "standardize": "--standardize"}
+
+
+def _simulate_network(args, echo):
+    """``simulate --network NAME --out DIR``: rows of a bnlearn network, written as ``simulate`` writes.
+
+    Draws ``--samples`` observational rows (and the interventional conditions of ``--interventions`` /
+    ``--intervene``, named by the network's nodes) with
+    :func:`colide_core.data.networks.load_network` and writes ``data.csv`` (or ``.parquet``; columns
+    the node names, then ``condition``), ``B_true.csv``, ``W_true.csv``, ``noise_std.csv`` (the
+    square roots of the network's residual variances), ``targets.json`` with conditions, and
+    ``simulation.json`` (``spec`` from ``load_network``, ``network`` with its title and source, and
+    the ``intercepts`` by node). Everything is in the network's own units.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``simulate`` arguments, ``args.network`` set.
+    echo : callable
+        ``echo(text, err=False)``, as for :func:`cmd_simulate`.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    UsageError
+        For a flag that shapes a random SEM (``--nodes``, ``--degree``, ``--graph``, ``--noise``,
+        ``--variance``, ``--noise-var``, ``--noise-var-range``, ``--w-range``, ``--standardize``)
+        given a value other than its default, an unknown node in ``--intervene``, a size or
+        intervention outside the limits, an output that may not be written, or a missing
+        ``networks`` extra (the message says ``pip install 'colide-dashboard[networks]'``).
+    """
+    from colide_core.data.networks import NETWORKS, load_network, read_network
+    from colide_core.exceptions import MissingExtraError
+    from colide_core.graph.export import to_adjacency_csv, to_csv_safe
+    from colide_core.run.cli import build_parser
+    from colide_core.run.manifest import environment_info
+
+    plain = build_parser().parse_args(["simulate", "--out", "."])  # the flags' defaults, as parsed
+    given = [flag for key, flag in _RANDOM_SEM_FLAGS.items() if getattr(args, key) != getattr(plain, key)]
+    if given:
+        raise UsageError(f"{', '.join(given)} shape(s) a random SEM; --network {args.network} draws the network's own "
+                         "graph and SEM: leave them out (standardise at fit time: fit --transform standardize)")
+    try:
+        names = list(read_network(args.network).nodes)
+    except MissingExtraError as exc:
+        raise UsageError(str(exc)) from None
+    if args.intervene is not None:
+        unknown = [v.strip() for text in args.intervene for v in text.split(",") if v.strip() and v.strip() not in names]
+        if unknown:
+            raise UsageError(f"--intervene names unknown node(s) {[_printable(v) for v in unknown[:3]]}: the nodes "
+                             f"of {args.network} are {', '.join(names[:4])}, ... ({len(names)} in all)")
+    interventions = _simulate_interventions(args, names)
+    data_name = "data.csv" if args.format == "csv" else "data.parquet"
+    files = [data_name, "B_true.csv", "W_true.csv", "noise_std.csv", "simulation.json"]
+    if interventions:
+        files.insert(-1, "targets.json")
+    try:  # the sizes and interventions are checked before any file is written
+        data = load_network(args.network, args.samples, args.seed, interventions=interventions)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    out = OutputDir(args.out, force=args.force)
+    out.check(files)
+    df = data.X.copy()
+    if data.conditions is not None:
+        df["condition"] = data.conditions
+        out.write("targets.json", json.dumps(data.targets, indent=1) + "\n")
+    if args.format == "csv":
+        out.write(data_name, lambda fh: to_csv_safe(df, fh, index=False))
+    else:
+        out.write(data_name, lambda fh: df.to_parquet(fh, index=False))
+    out.write("B_true.csv", to_adjacency_csv(data.B_true, names))
+    out.write("W_true.csv", to_adjacency_csv(data.W_true, names))
+    out.write("noise_std.csv", _csv_text(pd.DataFrame({"node": names, "noise_std": data.noise_std})))
+    info = NETWORKS[args.network]
+    meta = {"spec": data.spec, "seed": args.seed, "n_edges": int(np.count_nonzero(data.B_true)),
+            "network": {"name": args.network, "title": info.title, "source": info.source},
+            "intercepts": dict(zip(names, data.intercepts.tolist())),
+            "files": files[:-1], "environment": environment_info()}
+    out.write("simulation.json", json.dumps(meta, indent=1) + "\n")
+    extra = "" if data.conditions is None else \
+        f" and {len(data.targets) - 1} interventional conditions of {interventions.get('n_per_condition') or args.samples}"
+    echo(f"drew {args.samples} samples{extra} of the bnlearn network {args.network} ({len(names)} nodes, "
+         f"{meta['n_edges']} arcs); wrote {', '.join(files)} to {_printable(out.path)}")
     return 0
 
 

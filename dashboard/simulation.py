@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from colide_core import defaults
+
 from dashboard.data import Dataset, make_dataset
 
 __all__ = ["SimConfig", "simulate_arrays", "simulate_dataset", "config_from_state"]
@@ -42,7 +44,8 @@ class SimConfig:
         ``(low, high)`` variance range for NV (the paper uses (0.5, 10)).
     w_range : tuple of float
         ``(low, high)`` magnitude range of the edge weights; signs are drawn at random, i.e. weights
-        are uniform on ``[-high, -low] U [low, high]`` (the paper: (0.5, 2)).
+        are uniform on ``[-high, -low] U [low, high]`` (default ``colide_core.defaults.SIM_W_RANGE``,
+        shared with the CLI's ``simulate``).
     n : int
         Number of samples.
     standardize : bool
@@ -64,7 +67,7 @@ class SimConfig:
     variance: str = "NV"
     noise_var: float = 1.0
     noise_var_range: tuple = (0.5, 10.0)
-    w_range: tuple = (0.5, 2.0)
+    w_range: tuple = defaults.SIM_W_RANGE
     n: int = 1000
     standardize: bool = False
     interventions: int = 0

@@ -55,9 +55,10 @@ def test_simulate_writes_data_and_ground_truth(simulated):
     assert ((B.to_numpy() != 0) == (W.to_numpy() != 0)).all()  # same support
     # ER2 on 6 nodes: round(2 * 6) = 12 edges.
     assert int(B.to_numpy().sum()) == 12 == json.loads((sim / "simulation.json").read_text())["n_edges"]
-    # NV protocol: weights in +-[0.25, 1], noise std in sqrt([0.5, 10]).
+    # NV, the Simulate page's default weights +-[0.5, 2] (colide_core.defaults.SIM_W_RANGE), noise std in
+    # sqrt([0.5, 10]).
     w = np.abs(W.to_numpy()[W.to_numpy() != 0])
-    assert w.min() >= 0.25 and w.max() <= 1.0
+    assert w.min() >= 0.5 and w.max() <= 2.0
     std = pd.read_csv(sim / "noise_std.csv")["noise_std"].to_numpy()
     assert std.min() >= np.sqrt(0.5) and std.max() <= np.sqrt(10.0)
     # Same seed, same data: the Parquet twin holds identical numbers.

@@ -34,7 +34,8 @@ CORE = {"graph": "er", "degree": 4, "n_nodes": 8, "n_samples": 200, "noise": "ga
 # The same settings as the dashboard's widgets hold them (upper-case names, explicit ranges).
 WIDGETS = SimConfig(d=8, degree=4.0, graph="ER", noise="gaussian", variance="NV", noise_var_range=(0.5, 10.0),
                     w_range=(0.25, 1.0), n=200, standardize=False)
-CLI_ARGS = ["--nodes", "8", "--degree", "4", "--samples", "200", "--variance", "nv", "--seed", str(SEED)]
+CLI_ARGS = ["--nodes", "8", "--degree", "4", "--samples", "200", "--variance", "nv", "--w-range", "0.25,1",
+            "--seed", str(SEED)]
 # A second setting every general path can express: SF2, Laplace noise, EV with variance 2,
 # weights +-[0.3, 1.5], standardised.
 CORE2 = {"graph": "sf", "degree": 2, "n_nodes": 7, "n_samples": 150, "noise": "laplace", "variance": "ev",
@@ -220,3 +221,19 @@ def test_dashboard_uses_the_core_edge_labelling_and_exports():
             __import__(shim)
     with pytest.raises(ModuleNotFoundError):
         import dashboard.exports  # noqa: F401  (deleted: it duplicated colide_core.graph.export)
+
+
+@pytest.mark.parametrize("variance", ["nv", "ev"])
+def test_cli_simulate_defaults_draw_what_the_simulate_page_draws(variance, tmp_path):
+    """Issue 48 m-15: ``simulate``'s help says "as on the dashboard's Simulate page"; with only size,
+    variance and seed given, the CLI writes exactly the data the page's default widgets draw
+    (before, NV weights were +-[0.25, 1] on the CLI and +-[0.5, 2] on the page)."""
+    from dashboard.state import WIDGET_DEFAULTS
+    from dashboard.simulation import config_from_state
+
+    page = config_from_state({**WIDGET_DEFAULTS, "sim_d": 6, "sim_n": 120, "sim_variance": variance.upper()})
+    X, W, sigma = simulate_arrays(page, 4)
+    Xf, _, Wf, stdf = _cli_files(tmp_path, ["--nodes", "6", "--samples", "120", "--variance", variance, "--seed", "4"])
+    _same(Xf, X), _same(Wf, W), _same(stdf, sigma)
+    w = np.abs(Wf[Wf != 0])
+    assert w.min() >= 0.5 and w.max() <= 2.0

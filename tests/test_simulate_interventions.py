@@ -117,10 +117,11 @@ def test_bad_intervention_settings_are_refused_before_any_work(iv, message):
 def test_cli_simulate_writes_conditions_and_targets(tmp_path):
     out = tmp_path / "sim"
     args = ["simulate", "--out", str(out), "--nodes", "6", "--samples", "300", "--variance", "nv", "--seed", "5",
+            "--w-range", "0.5,2",
             "--intervene", "X2,X5", "--intervene", "X1", "--per-condition", "40", "--mean-shift", "2"]
     assert cli_main(args) == 0
     df = pd.read_csv(out / "data.csv")
-    ref = simulate_dataset({"n_nodes": 6, "n_samples": 300, "variance": "nv", "degree": 2.0}, 5,
+    ref = simulate_dataset({"n_nodes": 6, "n_samples": 300, "variance": "nv", "degree": 2.0, "w_range": (0.5, 2.0)}, 5,
                            interventions={"targets": [[1, 4], [0]], "n_per_condition": 40, "mean_shift": 2.0})
     np.testing.assert_array_equal(df[[f"X{i}" for i in range(1, 7)]].to_numpy(), ref.X)
     assert list(df["condition"]) == list(ref.conditions) and list(df.columns)[-1] == "condition"

@@ -312,8 +312,9 @@ def build_parser():
     s.add_argument("--noise-var", type=_positive_float, default=1.0, help="EV noise variance (default 1)")
     s.add_argument("--noise-var-range", type=_float_tuple(float, 2), default=(0.5, 10.0), metavar="LOW,HIGH",
                    help="NV noise variance range (default 0.5,10)")
-    s.add_argument("--w-range", type=_float_tuple(float, 2), default=None, metavar="LOW,HIGH",
-                   help="edge weight magnitudes, random sign (default: the paper's 0.5,2 for ev, 0.25,1 for nv)")
+    s.add_argument("--w-range", type=_float_tuple(float, 2), default=defaults.SIM_W_RANGE, metavar="LOW,HIGH",
+                   help="edge weight magnitudes, random sign (default %s,%s for ev and nv, as on the Simulate "
+                        "page; the paper's nv setting is 0.25,1)" % tuple(f"{v:g}" for v in defaults.SIM_W_RANGE))
     s.add_argument("--standardize", action="store_true",
                    help="scale columns to unit variance (W_true and noise_std are rescaled to match)")
     s.add_argument("--seed", type=_seed, default=0, help="random seed, 0 <= seed < 2**32 (default 0)")

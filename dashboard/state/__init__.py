@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from colide_core import defaults
 from colide_core.defaults import LAMBDA1, SOLVER, THRESHOLD
 from dashboard.jobs import JobSlot
 
@@ -101,7 +102,7 @@ WIDGET_DEFAULTS = {
     "sim_variance": "NV",
     "sim_noise_var": 1.0,
     "sim_noise_var_range": (0.5, 10.0),
-    "sim_w_range": (0.5, 2.0),
+    "sim_w_range": defaults.SIM_W_RANGE,
     "sim_n": 1000,
     "sim_seed": 0,
     "sim_standardize": False,

@@ -137,8 +137,8 @@ def test_plan_ranks_like_the_library_and_runs_the_experiment_on_simulated_data(n
     np.testing.assert_allclose(got["score"], want["score"])
     pick = at.session_state["plan_pick"]
     assert pick == want.index[0]
-    html = next(d for d in shown_drawings(at) if "settled" in d)
-    assert (SETTLED_STYLE["color"] in html) == bool(want.loc[pick, "edge_pairs"])
+    html = next(d for d in shown_drawings(at) if "would settle" in d)
+    assert (SETTLED_STYLE["halo"] in html) == bool(want.loc[pick, "edge_pairs"])
     at.number_input(key="plan_try_rows").set_value(100).run()
     at.button(key="plan_try").click().run()
     assert not at.exception, at.exception

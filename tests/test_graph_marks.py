@@ -37,10 +37,36 @@ def test_settled_edges_are_highlighted_in_either_orientation():
     settled = np.zeros((3, 3), bool)
     settled[2, 1] = True
     edges = {(e["from"], e["to"]): e for e in _context(settled=settled)["drawing"]["edges"]}
-    assert edges[(1, 2)]["color"] == SETTLED_STYLE["color"] and edges[(1, 2)]["label"] == "settled"
-    assert edges[(0, 1)]["color"] != SETTLED_STYLE["color"] and "label" not in edges[(0, 1)]
+    assert edges[(1, 2)]["shadow"] == SETTLED_STYLE["shadow"] and "would settle" in edges[(1, 2)]["title"]
+    assert "shadow" not in edges[(0, 1)]
     with pytest.raises(ValueError, match="settled must have shape"):
         _context(settled=np.zeros((2, 2), bool))
+
+
+def test_settled_edges_keep_their_colour_and_the_legend_names_their_halo():
+    """Issue 48 m-2: a settled edge turned purple (losing correct / reversed) with a 6-7 px "settled"
+    label, and the legend had no purple entry. Now it keeps its colour and width, gains a halo, and
+    the legend (the page's and the drawing's data) names the halo; no label is drawn."""
+    from colide_core.render.graph_html import graph_drawing
+    from colide_core.render.graph_style import EDGE_STYLES
+
+    # truth 0 -> 1 -> 2; learned 0 -> 1 (correct) and 2 -> 1 (reversed), both settled
+    W = np.array([[0, 1.0, 0], [0, 0, 0], [0, -2.0, 0]])
+    B = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]])
+    settled = (W != 0)
+    plain = {(e["from"], e["to"]): e for e in graph_drawing(W, list("abc"), B)["edges"]}
+    got = graph_drawing(W, list("abc"), B, settled=settled)
+    edges = {(e["from"], e["to"]): e for e in got["edges"]}
+    assert edges[(0, 1)]["color"] == EDGE_STYLES["correct"][0] and edges[(2, 1)]["color"] == EDGE_STYLES["reversed"][0]
+    for key in edges:
+        assert edges[key]["width"] == plain[key]["width"] and "label" not in edges[key] and "font" not in edges[key]
+        assert edges[key]["shadow"]["color"] == SETTLED_STYLE["halo"]
+    halo = {"halo": SETTLED_STYLE["halo"], "text": SETTLED_STYLE["text"]}
+    assert got["legend"][-1] == halo
+    assert halo not in graph_drawing(W, list("abc"), B)["legend"]
+    assert halo not in graph_drawing(W, list("abc"), B, settled=np.zeros((3, 3), bool))["legend"]
+    html = graph_html(W, list("abc"), B, settled=settled, assets_url="static")
+    assert SETTLED_STYLE["text"] in html and f"box-shadow:0 0 5px 3px {SETTLED_STYLE['halo']}" in html
 
 
 def test_names_stay_plain_text_in_the_page():

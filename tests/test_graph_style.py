@@ -309,3 +309,27 @@ def test_picture_weight_labels_cover_no_label_and_no_node():
                     va="center") for i, j in zip(*np.nonzero(A))]
     old_pairs, _ = _label_clashes(fig, ax, mids, xy, radius_px)
     assert len(old_pairs) >= 3, old_pairs
+
+
+def test_node_labels_contrast_with_every_change_fill():
+    """Issue 48 m-6: Predict's labels on its fills. The palette's extremes are white (no change), the
+    saturated red #d62728 (+clip) and blue #1f77b4 (-clip); by WCAG 2, black on #d62728 is 4.18 and
+    white 5.02, on #1f77b4 black 4.35 and white 4.83, so both saturated ends take white text. The
+    label used to be vis-network's #343434: 2.48 on the red."""
+    from colide_core.render.graph_html import graph_drawing
+
+    assert graph_style.contrast_ratio("#000000", "#ffffff") == pytest.approx(21.0)
+    assert graph_style.contrast_ratio("#343434", "#d62728") == pytest.approx(2.48, abs=0.01)
+    assert graph_style.contrast_ratio("#ffffff", "#d62728") == pytest.approx(5.02, abs=0.01)
+    values = np.linspace(-3.0, 3.0, 61)  # through both saturations and every shade between
+    fills = graph_style.change_fill(values)
+    assert {fills[0], fills[30], fills[-1]} == {"#1f77b4", "#ffffff", "#d62728"}
+    for fill in fills + [graph_style.NODE_FILL]:
+        assert graph_style.contrast_ratio(graph_style.label_colour(fill), fill) >= 4.5, fill
+    assert graph_style.label_colour("#d62728") == graph_style.label_colour("#1f77b4") == "#ffffff"
+    assert graph_style.label_colour("#ffffff") == "#000000"
+    # the drawing carries it: each node's font colour is its fill's label colour
+    W = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    nodes = graph_drawing(W, ["PKC", "P38", "Jnk"], node_values=[0.0, 3.0, -3.0])["nodes"]
+    assert [(n["color"], n["font"]["color"]) for n in nodes] == [
+        ("#ffffff", "#000000"), ("#d62728", "#ffffff"), ("#1f77b4", "#ffffff")]

@@ -226,6 +226,13 @@ def _legend_entries(graphs, B_true=None):
     return graph_style.legend_entries(kinds, signs) if kinds else None
 
 
+def _marked(entries, context):
+    """``entries`` with the settled edges' halo appended when the drawing of ``context`` has any."""
+    if not (entries and context.get("settled_drawn")):
+        return entries
+    return entries + [{"halo": graph_style.SETTLED_STYLE["halo"], "text": graph_style.SETTLED_STYLE["text"]}]
+
+
 def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520, positions=None,
                layout="circular", legend: bool = True, assets_url: str | None = None, required=None,
                oriented=None, node_values=None, settled=None) -> str:
@@ -275,7 +282,8 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
         saying the value; NaN leaves a node plain.
     settled : array-like of bool of shape (n_nodes, n_nodes), optional
         Edges a planned experiment would settle the direction of (either orientation given):
-        drawn in :data:`colide_core.render.graph_style.SETTLED_STYLE`'s colour, labelled "settled".
+        drawn in their own colour with the halo of :data:`colide_core.render.graph_style.SETTLED_STYLE`,
+        which the legend names.
 
     Returns
     -------
@@ -309,7 +317,7 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=height_px, positions=positions,
                              layout=layout, assets_url=assets_url, required=required, oriented=oriented,
                              node_values=node_values, settled=settled)
-    context["legend_entries"] = _legend_entries([context.pop("A")], B_true) if legend else None
+    context["legend_entries"] = _marked(_legend_entries([context.pop("A")], B_true), context) if legend else None
     return template_environment().get_template("graph_page.html.j2").render(**context)
 
 
@@ -357,7 +365,8 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
             title += f"\npredicted change: {values[i]:+.3g} sd"
         x, y = (float(v) for v in pos[i])
         nodes.append({"id": i, "label": label, "title": title, "x": x, "y": y, "physics": False,
-                      "color": fills[i], "shape": "ellipse", "font": {"size": font},
+                      "color": fills[i], "shape": "ellipse",
+                      "font": {"size": font, "color": graph_style.label_colour(fills[i])},
                       "margin": margin})
 
     req = None if required is None else np.asarray(required, dtype=bool)
@@ -367,6 +376,7 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
     if ori is not None and ori.shape != (d, d):
         raise ValueError(f"oriented must have shape {(d, d)}, got {ori.shape}.")
     items = _edge_items(A, names, edges, req, ori)
+    settled_drawn = False
     if settled is not None:
         sett = np.asarray(settled, dtype=bool)
         if sett.shape != (d, d):
@@ -374,12 +384,10 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
         sett = sett | sett.T
         for i, j, opts in items:
             if sett[i, j] and not opts.get("dashes"):
-                opts["color"] = graph_style.SETTLED_STYLE["color"]
-                opts["width"] = max(opts["width"], 4.0)
+                # its own colour (the agreement with the truth) and width, a halo around it (m-2)
+                opts["shadow"] = dict(graph_style.SETTLED_STYLE["shadow"])
                 opts["title"] += " · its direction is what the chosen experiment would settle"
-                opts["label"] = ", ".join(filter(None, [opts.get("label"), "settled"]))
-                opts["font"] = {"size": 11, "color": graph_style.SETTLED_STYLE["color"], "strokeWidth": 3,
-                                "align": "middle"}
+                settled_drawn = True
     # the cap on the enlarged font scales with the drawing: 40 units on the default 520-unit-wide
     # drawing, more on the pages' larger ones (a top-down layout at d = 50 spans 3,000 units, where a
     # fixed 40 held its labels at 3.8 px on screen: issue 48, M-6)
@@ -397,7 +405,7 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
                "bends": [list(b) for b in graph_style.EDGE_BENDS], "ring": positions is None and layout == "circular"}
     context = {"drawing": drawing, "height": "100vh" if fill else f"{int(height_px)}px", "fill": fill,
                "assets_url": None if assets_url is None else str(assets_url).rstrip("/"),
-               "draw_js": draw_script(), "A": A}
+               "draw_js": draw_script(), "A": A, "settled_drawn": settled_drawn}
     context.update(_inline_assets() if assets_url is None else {"vis_css": None, "vis_js": None})
     return context
 
@@ -454,8 +462,8 @@ def graph_drawing(W, names, B_true=None, *, sigma=None, positions=None, layout="
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=None, positions=positions, layout=layout,
                              assets_url=None, required=required, oriented=oriented, node_values=node_values,
                              settled=settled)
-    entries = _legend_entries([context["A"]], B_true) if legend else None
-    legend = [{k: entry[k] for k in ("text", "colour", "dashed", "marker") if k in entry}
+    entries = _marked(_legend_entries([context["A"]], B_true), context) if legend else None
+    legend = [{k: entry[k] for k in ("text", "colour", "dashed", "marker", "halo") if k in entry}
               for entry in entries] if entries else None
     return {**context["drawing"], "legend": legend}
 

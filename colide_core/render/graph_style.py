@@ -46,6 +46,7 @@ __all__ = [
     "EDGE_STYLES", "SIGN_STYLES", "TRUE_EDGE_TEXT", "NODE_FILL", "NODE_LINE", "LAYOUTS", "SUMMARY_NODES", "legend_entries",
     "node_positions", "font_px", "label_overlap", "max_font", "per_row", "unit_positions",
     "EDGE_BENDS", "bend_via", "edge_bends", "change_fill", "CHANGE_CLIP", "SETTLED_STYLE",
+    "LABEL_DARK", "LABEL_LIGHT", "contrast_ratio", "label_colour",
 ]
 
 #: kind -> (colour, dashed, legend text). The colour is the agreement with the truth.
@@ -105,9 +106,12 @@ def oriented_arrow(width):
     base = ORIENTED_STYLE["arrow"]["scaleFactor"] * (10 + 5 * 2.0)
     return {**ORIENTED_STYLE["arrow"], "scaleFactor": base / (10 + 5 * max(float(width), 0.1))}
 
-#: Edges a planned experiment would settle (the Predict page's ranking): drawn in this colour,
-#: wider, labelled "settled".
-SETTLED_STYLE = {"color": "#9467bd", "text": "direction the chosen experiment would settle"}
+#: Edges a planned experiment would settle (the Predict page's ranking): each keeps its own colour
+#: (correct, reversed, ...) and gains a halo of this colour around its line (vis-network's edge
+#: ``shadow``), an entry of the legend. Issue 48 m-2: they used to turn purple, losing their
+#: agreement with the truth, and carried 6-7 px "settled" labels.
+SETTLED_STYLE = {"halo": "#9467bd", "shadow": {"enabled": True, "color": "#9467bd", "size": 14, "x": 0, "y": 0},
+                 "text": "halo: direction the chosen experiment would settle"}
 
 #: Node fills of a predicted change saturate at this many standard deviations.
 CHANGE_CLIP = 2.0
@@ -145,6 +149,55 @@ def change_fill(values, clip=CHANGE_CLIP):
         rgb = [round(255 + (e - 255) * a) for e in end]
         out.append("#%02x%02x%02x" % tuple(rgb))
     return out
+
+
+#: Node label colours: dark text on light fills, light text on dark ones (:func:`label_colour`).
+LABEL_DARK = "#000000"
+LABEL_LIGHT = "#ffffff"
+
+
+def _luminance(colour):
+    """WCAG 2 relative luminance of ``#rrggbb`` (0 black … 1 white)."""
+    text = str(colour).lstrip("#")
+    if len(text) != 6:
+        raise ValueError(f"a colour must be #rrggbb, got {colour!r}.")
+    lin = []
+    for k in (0, 2, 4):
+        c = int(text[k:k + 2], 16) / 255.0
+        lin.append(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast_ratio(a, b):
+    """WCAG 2 contrast ratio of two ``#rrggbb`` colours, 1 (same) to 21 (black on white).
+
+    Raises
+    ------
+    ValueError
+        If a colour is not ``#rrggbb``.
+    """
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def label_colour(fill):
+    """The label colour of a node filled with ``fill``: :data:`LABEL_DARK` or :data:`LABEL_LIGHT`,
+    whichever contrasts more with it (issue 48 m-6: the default dark grey on the saturated red
+    ``#d62728`` of :func:`change_fill` had a contrast of 2.5).
+
+    Between black (contrast ``(L + 0.05) / 0.05``) and white (``1.05 / (L + 0.05)``) the larger is
+    at least ``sqrt(21) = 4.58`` for any fill luminance ``L``, so the label always meets WCAG's 4.5.
+
+    Parameters
+    ----------
+    fill : str
+        ``#rrggbb``.
+
+    Returns
+    -------
+    str
+    """
+    return LABEL_DARK if contrast_ratio(fill, LABEL_DARK) >= contrast_ratio(fill, LABEL_LIGHT) else LABEL_LIGHT
 
 
 def legend_entries(kinds=None, signs=("+", "-")):

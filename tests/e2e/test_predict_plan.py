@@ -5,7 +5,7 @@ library from the session state; only a browser shows that the ranking job ends o
 the drawing the user sees marks the settled edges, and that "Run it" reports its result.
 
 * On the default data (Sachs, with the Learn page's live fits), the planning job ranks the
-  experiments, and the drawing below the ranking labels "settled" exactly the learned edges whose
+  experiments, and the drawing below the ranking haloes exactly the learned edges whose
   direction the best experiment settles (the library's ranking with the Learn fit's settings,
   computed here). Sachs has no true SEM, so the page offers no "Run it" there.
 * "Run it" needs a true SEM: on a simulated dataset (opened by a link), the planning job, then
@@ -19,21 +19,23 @@ from dataclasses import replace
 
 from playwright.sync_api import expect
 
+from colide_core.render.graph_style import EDGE_STYLES, SETTLED_STYLE
+
 from tests.e2e.harness import (
     ARTIFACTS, FIT_TIMEOUT_MS, GRAPH_READY_JS, UI_TIMEOUT_MS, block_external, drawings, graph_frame, no_exception_shown,
     open_app_with_sachs, wait_for_idle,
 )
 
-#: The drawing holds an edge labelled "settled" (graph_html's mark of the chosen experiment's edges).
+#: The drawing holds a haloed edge (graph_html's mark of the chosen experiment's edges, issue 48 m-2).
 SETTLED_JS = (f"() => ({GRAPH_READY_JS})() && network.body.data.edges.get()"
-              ".some(e => String(e.label || '').split(', ').includes('settled'))")
-#: The edges labelled "settled", as [source name, target name].
+              ".some(e => !!(e.shadow && e.shadow.enabled))")
+#: The haloed edges, as [source name, target name, colour, label].
 SETTLED_EDGES_JS = """() => {
     const name = {};
     network.body.data.nodes.get().forEach(n => { name[n.id] = n.label; });
     return network.body.data.edges.get()
-        .filter(e => String(e.label || '').split(', ').includes('settled'))
-        .map(e => [name[e.from], name[e.to]]);
+        .filter(e => !!(e.shadow && e.shadow.enabled))
+        .map(e => [name[e.from], name[e.to], e.color, e.label || '']);
 }"""
 LAMBDA1, THRESHOLD = 0.05, 0.3  # the Learn page's defaults, which the Predict page's fit used
 PLAN_RESAMPLES = 20  # the planning job's default "Resamples"
@@ -98,7 +100,13 @@ def test_the_ranking_highlights_the_edges_the_best_experiment_settles_on_sachs(s
         shown_drawings = drawings(page)
         expect(shown_drawings).to_have_count(2, timeout=UI_TIMEOUT_MS)  # the prediction's, then the plan's
         frame = graph_frame(shown_drawings.nth(1), SETTLED_JS)
-        shown = sorted(tuple(e) for e in frame.evaluate(SETTLED_EDGES_JS))
+        marked = frame.evaluate(SETTLED_EDGES_JS)
+        shown = sorted((a, b) for a, b, _, _ in marked)
+        # each keeps its agreement colour (correct, reversed, ... against the consensus), no label;
+        # the legend names the halo
+        own = {EDGE_STYLES[k][0] for k in ("correct", "reversed", "extra", "learned")}
+        assert all(colour in own and label == "" for _, _, colour, label in marked), marked
+        expect(frame.get_by_text(SETTLED_STYLE["text"])).to_be_visible(timeout=UI_TIMEOUT_MS)
         shown_drawings.nth(1).scroll_into_view_if_needed(timeout=UI_TIMEOUT_MS)
         page.screenshot(path=str(ARTIFACTS / "predict_plan_sachs.png"), full_page=True)
         # real data have no true SEM to draw the experiment from: no "Run it"

@@ -28,7 +28,7 @@ function plainTitles(items) {
     return Object.assign({}, item, {title: tip});
   });
 }
-// The legend as data (graph_html.graph_drawing's "legend": [{text, colour?, dashed?, marker?}]) built
+// The legend as data (graph_html.graph_drawing's "legend": [{text, colour?, dashed?, marker?, halo?}]) built
 // into `slot` with DOM calls: every text through textContent, a colour only when it is a hex colour,
 // so nothing the drawing receives is ever read as HTML. Replaces what the slot held.
 function colideLegend(slot, entries) {
@@ -47,6 +47,12 @@ function colideLegend(slot, entries) {
       line.style.cssText = 'display:inline-block;width:28px;vertical-align:middle;margin-right:5px';
       line.style.borderTop = '3px ' + (entry.dashed === true ? 'dashed' : 'solid') + ' ' + colour;
       item.appendChild(line);
+    } else if (typeof entry.halo === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(entry.halo)) {
+      var halo = document.createElement('span');  // a grey line with the halo's glow (settled edges)
+      halo.style.cssText = 'display:inline-block;width:28px;vertical-align:middle;margin-right:8px;' +
+        'border-top:3px solid #7f7f7f';
+      halo.style.boxShadow = '0 0 5px 3px ' + entry.halo;
+      item.appendChild(halo);
     } else if (typeof entry.marker === 'string') {
       var mark = document.createElement('span');
       mark.style.cssText = 'display:inline-block;width:28px;text-align:center;margin-right:5px';
@@ -191,7 +197,9 @@ var colideDraw = (function () {
     var f = Math.min(MAXF, Math.max(BASE, TARGET / network.getScale()));
     if (Math.abs(f - shown) > 0.25) {
       shown = f;
-      nodes.update(nodes.getIds().map(function (id) { return {id: id, font: {size: f}}; }));
+      nodes.update(nodes.getIds().map(function (id) {  // only the size: the label's colour stays
+        return {id: id, font: Object.assign({}, nodes.get(id).font, {size: f})};
+      }));
       network.fit({animation: false});
     }
     tidyEdges();

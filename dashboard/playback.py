@@ -30,8 +30,11 @@ __all__ = ["PLAYBACK_MAX_NODES", "PLAYBACK_MAX_FRAMES", "ON_KEY", "recording_job
 #: Largest graph offered for playback: above it a drawing per checkpoint is not readable and the
 #: recorded W (checkpoints x d^2 numbers) grows large.
 PLAYBACK_MAX_NODES = 50
-#: Height (px) of the playback drawing with its player bar and caption.
-PLAYBACK_HEIGHT = 560
+#: Height (px) of the playback drawing with its player bar and caption: the whole player on screen
+#: under the Learn page's controls at 1280×720 (issue 48, m-10: at 560 px, 63 % of it was;
+#: ``tests/e2e/test_projector.py`` measures it), about the Graph tab's one-drawing height
+#: (``pages/learn.py`` GRAPH_HEIGHT) plus the bar and its caption.
+PLAYBACK_HEIGHT = 380
 #: Most checkpoints one playback page holds: longer recordings are thinned evenly, keeping the
 #: first and the last (issue 30: 10,000 checkpoints made a 33 MB page, sent on every rerun).
 PLAYBACK_MAX_FRAMES = 200
@@ -150,12 +153,15 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
         st.info("CoLiDE-TOPO searches over orders: there is no continuous optimisation to play back.")
         return
     choice = getattr(result.result, "choice", None)
+    # the toggle and what it plays on one row, so the player fits under the Learn controls at
+    # 1280×720 (issue 48, m-10: a note on a row of its own pushed the player below the fold)
+    toggle_col, note_col = st.columns([1, 2.8], vertical_alignment="center")
+    toggle_col.toggle("Record and play back this fit", key=ON_KEY,
+                      help="Refits once keeping W at every checkpoint (the same numbers: recording changes "
+                           "nothing), then lets you step through the optimisation.")
     if choice and str(choice.get("solver", "")).startswith("topo"):  # solver="auto" (issue 51)
-        st.caption("This fit's graph is CoLiDE-TOPO's order search from the fast solver's point (a lower score): "
-                   "the playback shows the fast solver's central path up to that point; the swaps are not played.")
-    st.toggle("Record and play back this fit", key=ON_KEY,
-              help="Refits once keeping W at every checkpoint (the same numbers: recording changes nothing), "
-                   "then lets you step through the optimisation.")
+        note_col.caption("This fit's graph is CoLiDE-TOPO's order search from the fast solver's point (a lower "
+                         "score): played up to that point, along the central path; the swaps are not played.")
     if not st.session_state[ON_KEY]:
         from dashboard.state import check as cs
         from dashboard.jobs import stop_job

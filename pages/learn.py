@@ -524,7 +524,7 @@ with tab_conv:
             level, text = _note(results[v])
             st.caption(f"{v.upper()}: {text}")
 
-with tab_play:  # watch the optimisation of the fit the Noise model control picks (dashboard.playback)
+with tab_play, st.container(gap=None):  # the fit the Noise model control picks (dashboard.playback); no gaps: m-10
     from dashboard.playback import render_playback
 
     played = VARIANTS.get(ss["learn_variant"])

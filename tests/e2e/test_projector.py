@@ -240,3 +240,45 @@ def test_simulate_shows_the_true_graph_whole_beside_its_settings(server, browser
         context.close()
     assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 720 + 0.5, box
     assert button is not None and 0 <= button["y"] and button["y"] + button["height"] <= 720, button
+
+
+#: Inside the Playback frame: the player is built, and the boxes (CSS px, in the frame) of the
+#: drawing's canvas, the player bar and the caption, with the frame's own height.
+_PLAYER_READY_JS = ("() => document.readyState !== 'loading' && typeof player !== 'undefined'"
+                    " && typeof network !== 'undefined' && network.body.data.nodes.length > 0")
+_PLAYER_BOXES_JS = """() => {
+    const box = el => { const r = el.getBoundingClientRect(); return {y: r.top, height: r.height}; };
+    return {canvas: box(document.querySelector('canvas')), player: box(document.getElementById('player')),
+            caption: box(document.getElementById('caption')), inner: window.innerHeight};
+}"""
+
+
+def test_playback_player_is_whole_on_screen_under_the_learn_controls(server, browser):
+    """Issue 48, m-10: at 1280×720 only 63 % of the Playback tab's player (its drawing and its bar)
+    was on screen below the Learn page's controls. Measured at the top of the page: the λ slider
+    above, the whole frame on screen, and the player bar and caption inside the frame."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/learn?data=sim&d=10&n=300&seed=1", timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"^CoLiDE-(EV|NV) · λ = 0\.05$")).first.wait_for(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        page.get_by_role("tab", name="Playback").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_text("Record and play back this fit").click(timeout=UI_TIMEOUT_MS)
+        player = page.get_by_role("tabpanel", name="Playback").get_by_test_id("stIFrame").first
+        frame = graph_frame(player, _PLAYER_READY_JS)
+        wait_for_idle(page)
+        page.evaluate(_TOP_JS)
+        page.wait_for_function("() => window.scrollY === 0", timeout=UI_TIMEOUT_MS)
+        box = player.bounding_box()
+        slider = lambda_slider(page).bounding_box()
+        inside = frame.evaluate(_PLAYER_BOXES_JS)
+        page.screenshot(path=str(ARTIFACTS / "projector-playback-1280x720.png"))
+        no_exception_shown(page)
+    finally:
+        context.close()
+    assert slider is not None and box is not None and slider["y"] + slider["height"] <= box["y"], (slider, box)
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 720 + 0.5, box  # the whole frame on screen
+    for part in ("canvas", "player", "caption"):  # and all of the player inside it
+        assert inside[part]["y"] >= 0 and inside[part]["y"] + inside[part]["height"] <= inside["inner"] + 0.5, inside
+    assert inside["canvas"]["height"] >= 200, inside  # a drawing, not a strip

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from playwright.sync_api import expect
 
-from colide_core.render.graph_style import EDGE_STYLES, SETTLED_STYLE
+from colide_core.render.graph_style import EDGE_STYLES, SETTLED_STYLE, contrast_ratio, label_colour
 
 from tests.e2e.harness import (
     ARTIFACTS, FIT_TIMEOUT_MS, GRAPH_READY_JS, UI_TIMEOUT_MS, block_external, drawings, graph_frame, no_exception_shown,
@@ -37,6 +37,9 @@ SETTLED_EDGES_JS = """() => {
         .filter(e => !!(e.shadow && e.shadow.enabled))
         .map(e => [name[e.from], name[e.to], e.color, e.label || '']);
 }"""
+#: Each node's fill and the label colour vis-network draws it with (after any resize of the labels).
+NODE_LABELS_JS = """() => network.body.data.nodes.get()
+    .map(n => [String(n.color), String(network.body.nodes[n.id].options.font.color)])"""
 LAMBDA1, THRESHOLD = 0.05, 0.3  # the Learn page's defaults, which the Predict page's fit used
 PLAN_RESAMPLES = 20  # the planning job's default "Resamples"
 TRY_ROWS = 500  # the default "Rows of the experiment"
@@ -99,6 +102,10 @@ def test_the_ranking_highlights_the_edges_the_best_experiment_settles_on_sachs(s
         pick = _picked(page)
         shown_drawings = drawings(page)
         expect(shown_drawings).to_have_count(2, timeout=UI_TIMEOUT_MS)  # the prediction's, then the plan's
+        # issue 48 m-6: the prediction's labels are drawn in the colour that contrasts with their fill
+        labels = graph_frame(shown_drawings.nth(0)).evaluate(NODE_LABELS_JS)
+        assert labels and all(colour == label_colour(fill) for fill, colour in labels), labels
+        assert all(contrast_ratio(fill, colour) >= 4.5 for fill, colour in labels), labels
         frame = graph_frame(shown_drawings.nth(1), SETTLED_JS)
         marked = frame.evaluate(SETTLED_EDGES_JS)
         shown = sorted((a, b) for a, b, _, _ in marked)

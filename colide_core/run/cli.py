@@ -122,6 +122,9 @@ from colide_core import defaults
 #: ``simulate --network`` choices: the keys of :data:`colide_core.data.networks.NETWORKS`, spelled out so
 #: that parsing imports no numpy (tests/test_cli_network.py checks they agree).
 NETWORK_NAMES = ("ecoli70", "magic-niab", "magic-irri", "arth150")
+#: ``simulate`` options (dests) that shape a random SEM: ``--network``, whose SEM is given, refuses them.
+RANDOM_SEM_FLAGS = ("nodes", "degree", "graph", "noise", "variance", "noise_var", "noise_var_range", "w_range",
+                    "standardize")
 
 __all__ = ["main", "build_parser", "PROG", "UsageError", "RunFailed", "OutputDir", "ProgressBar",
            "check_plain_name", "MAX_NAME_CHARS", "load_bench_config", "bench_tasks", "summarize",
@@ -338,6 +341,8 @@ def build_parser():
                    help="draw --samples rows of this bnlearn repository Gaussian network (its true graph and "
                         "SEM, in its own units; needs the 'networks' extra) instead of a random SEM; "
                         "--seed and the intervention flags apply, the graph and noise flags do not")
+    # what the random-SEM flags default to, so that `simulate --network` refuses the ones given
+    s.set_defaults(random_sem_defaults={k: s.get_default(k) for k in RANDOM_SEM_FLAGS})
 
     b = sub.add_parser("bench", help="run a sweep of methods x settings x seeds from a TOML file",
                        description="Run a benchmark sweep. Finished runs are kept in OUT/results.jsonl; "

@@ -283,12 +283,6 @@ def cmd_simulate(args, echo):
     return 0
 
 
-#: ``simulate`` flags that shape a random SEM: refused with ``--network``, whose SEM is given.
-_RANDOM_SEM_FLAGS = {"nodes": "--nodes", "degree": "--degree", "graph": "--graph", "noise": "--noise",
-                     "variance": "--variance", "noise_var": "--noise-var", "noise_var_range": "--noise-var-range",
-                     "w_range": "--w-range", "standardize": "--standardize"}
-
-
 def _simulate_network(args, echo):
     """``simulate --network NAME --out DIR``: rows of a bnlearn network, written as ``simulate`` writes.
 
@@ -324,11 +318,10 @@ def _simulate_network(args, echo):
     from colide_core.data.networks import NETWORKS, load_network, read_network
     from colide_core.exceptions import MissingExtraError
     from colide_core.graph.export import to_adjacency_csv, to_csv_safe
-    from colide_core.run.cli import build_parser
     from colide_core.run.manifest import environment_info
 
-    plain = build_parser().parse_args(["simulate", "--out", "."])  # the flags' defaults, as parsed
-    given = [flag for key, flag in _RANDOM_SEM_FLAGS.items() if getattr(args, key) != getattr(plain, key)]
+    plain = getattr(args, "random_sem_defaults", {})  # the parser's defaults of those flags (cli.RANDOM_SEM_FLAGS)
+    given = ["--" + key.replace("_", "-") for key, default in plain.items() if getattr(args, key) != default]
     if given:
         raise UsageError(f"{', '.join(given)} shape(s) a random SEM; --network {args.network} draws the network's own "
                          "graph and SEM: leave them out (standardise at fit time: fit --transform standardize)")

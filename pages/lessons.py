@@ -7,6 +7,7 @@ opens the Learn page.
 import streamlit as st
 
 from colide_core.data.lessons import LESSONS
+from colide_core.data.networks import network_available
 from dashboard.layout import page_setup
 from dashboard.lessons import CURRENT_LESSON, apply_lesson
 from dashboard.text import md_escape
@@ -29,8 +30,12 @@ for key, lesson in LESSONS.items():
             s = lesson.settings
             st.caption(f"Settings: CoLiDE-{s['variant'].upper()}, λ = {s['lambda1']:g}, threshold {s['threshold']:g}. "
                        f"Expected: {md_escape(lesson.expected)}.")
+            missing = lesson.extra == "networks" and not network_available()
+            if missing:
+                st.caption("Its data are a bnlearn network, which needs the optional extra: "
+                           "`pip install 'colide-dashboard[networks]'`.")
         with c2:
-            if st.button("Open", key=f"lesson_open_{key}", icon=":material/school:", type="primary"):
+            if st.button("Open", key=f"lesson_open_{key}", icon=":material/school:", type="primary", disabled=missing):
                 chosen = key
 
 if chosen is not None:

@@ -121,3 +121,23 @@ def tiny():
     from tests._schedules import TINY
 
     return dict(TINY)
+
+
+@pytest.fixture
+def no_extra(monkeypatch):
+    """As if pgmpy-no-torch (the ``networks`` extra) were not installed (its files cached by no earlier read)."""
+    import importlib.metadata
+
+    from colide_core.data import networks
+
+    real = importlib.metadata.distribution
+
+    def missing(name):
+        if name == "pgmpy-no-torch":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    networks._read_network.cache_clear()
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
+    yield
+    networks._read_network.cache_clear()

@@ -1,35 +1,17 @@
 """The bnlearn repository's Gaussian networks (issue 49): read offline from the ``networks`` extra
 (pgmpy-no-torch 1.0.4's JSON files, pgmpy never imported), checked, and sampled through the one
 linear-SEM simulator; the Data page offers them with their truth."""
-import importlib.metadata
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from colide_core.data import networks
 from colide_core.data.networks import NETWORKS, load_network, network_available, read_network
 from colide_core.exceptions import InvalidParameterError, MissingExtraError
 
 # The bnlearn repository's counts (www.bnlearn.com/bnrepository, the Gaussian networks).
 COUNTS = {"ecoli70": (46, 70), "magic-niab": (44, 66), "magic-irri": (64, 102), "arth150": (107, 150)}
-
-
-@pytest.fixture
-def no_extra(monkeypatch):
-    """As if pgmpy-no-torch were not installed (its files cached by no earlier read)."""
-    real = importlib.metadata.distribution
-
-    def missing(name):
-        if name == "pgmpy-no-torch":
-            raise importlib.metadata.PackageNotFoundError(name)
-        return real(name)
-
-    networks._read_network.cache_clear()
-    monkeypatch.setattr(importlib.metadata, "distribution", missing)
-    yield
-    networks._read_network.cache_clear()
 
 
 @pytest.mark.parametrize("name", list(COUNTS))

@@ -265,7 +265,7 @@ def start_fit(page, variant: str, lambda1: float) -> None:
     shows that the server has the slider's value (the slider sends it once the keys stop, debounced),
     so the Run click is for that λ.
     """
-    page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+    page.get_by_role("link", name="Learn", exact=True).click(timeout=UI_TIMEOUT_MS)
     run = page.get_by_role("button", name="Run", exact=True)
     run.wait_for(timeout=UI_TIMEOUT_MS)
     radio = page.get_by_role("radiogroup", name="Noise model").get_by_role(

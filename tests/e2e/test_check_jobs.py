@@ -63,7 +63,7 @@ def _session(browser, server):
 
 
 def _learn_run(page):
-    page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+    page.get_by_role("link", name="Learn", exact=True).click(timeout=UI_TIMEOUT_MS)
     run = page.get_by_role("button", name="Run", exact=True)
     expect(run).to_be_enabled(timeout=UI_TIMEOUT_MS)
     run.click(timeout=UI_TIMEOUT_MS)
@@ -86,7 +86,7 @@ def test_check_refits_wait_for_the_slot_stop_and_end_with_the_tab(one_slot_serve
     ctx_b, b, attempted_b = _session(browser, server)
     try:
         # B: the live Learn page (fast solver), then its Check page, while the slot is free
-        b.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+        b.get_by_role("link", name="Learn", exact=True).click(timeout=UI_TIMEOUT_MS)
         b.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=FIT_TIMEOUT_MS)
         _check_page(b)
         b.get_by_text(ANSWER).wait_for(timeout=FIT_TIMEOUT_MS)

@@ -75,7 +75,7 @@ def test_xss_names_in_upload_graph_and_tooltips_stay_inert(page, server):
     # the '"' of a multipart file name as %22)
     page.get_by_text("<img src=x onerror=alert(2)>.csv").first.wait_for(timeout=UI_TIMEOUT_MS)
 
-    page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+    page.get_by_role("link", name="Learn", exact=True).click(timeout=UI_TIMEOUT_MS)
     page.get_by_role("button", name="Run", exact=True).click(timeout=UI_TIMEOUT_MS)
     # the Run job's own message comes with the last rerun that redraws the graph
     page.get_by_text(re.compile(r"^NV (finished:|was stopped)")).first.wait_for(timeout=FIT_TIMEOUT_MS)

@@ -39,7 +39,7 @@ def _wait_for_lambda(page, lam):
 def _open_learn(context, server):
     page = context.new_page()
     open_app_with_sachs(page, server.url)
-    page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+    page.get_by_role("link", name="Learn", exact=True).click(timeout=UI_TIMEOUT_MS)
     _wait_for_lambda(page, 0.05)   # live: the graphs are there without a Run click
     return page
 
@@ -190,7 +190,7 @@ def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
         # the Simulate page draws the true graph with the same long-lived drawing: 50 nodes, in one colour
         simulated = graph_frame(drawings(page).first, "() => typeof network !== 'undefined' && nodes.length === 50")
         sim_colours = simulated.evaluate("() => [...new Set(edges.get().map(e => e.color.color || e.color))]")
-        page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_role("link", name="Learn", exact=True).click(timeout=UI_TIMEOUT_MS)
         page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
         # the heading comes before the drawing in the same run: wait for that run to end, then read
         wait_for_idle(page)

@@ -94,7 +94,7 @@ def test_the_ranking_highlights_the_edges_the_best_experiment_settles_on_sachs(s
     context, page = _new_page(browser, server, attempted, errors)
     try:
         open_app_with_sachs(page, server.url)
-        page.get_by_role("link", name="Learn").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_role("link", name="Learn", exact=True).click(timeout=UI_TIMEOUT_MS)
         # the live fits of the default λ (EV and NV) are made in this run; idle: both are held
         page.get_by_text(re.compile(rf"^CoLiDE-(EV|NV) · λ = {LAMBDA1:g}$")).first.wait_for(timeout=FIT_TIMEOUT_MS)
         wait_for_idle(page, FIT_TIMEOUT_MS)

@@ -16,10 +16,10 @@ def test_the_table_toolbar_has_search_but_no_csv_download(server, browser):
     page = context.new_page()
     try:
         open_app_with_sachs(page, server.url)
-        table = page.get_by_test_id("stDataFrame").first
+        table = page.locator("[data-testid=\"stDataFrame\"]:visible").first  # one in a closed expander is hidden
         table.wait_for(timeout=UI_TIMEOUT_MS)
         table.hover(timeout=UI_TIMEOUT_MS)
-        toolbar = page.get_by_test_id("stElementToolbar").first
+        toolbar = page.locator("[data-testid=\"stElementToolbar\"]:visible").first
         # the toolbar is drawn (its Search is there) ...
         expect(toolbar.get_by_role("button", name="Search")).to_be_visible(timeout=UI_TIMEOUT_MS)
         # ... without Streamlit's own CSV export

@@ -98,7 +98,9 @@ def test_the_wheel_installs_alone_and_fits_sachs(tmp_path, wheel, repo_root):
     )
     out = subprocess.run([str(py), "-c", code], check=True, capture_output=True, text=True, cwd=tmp_path).stdout
     heavy, shape, shd, where, full = re.fullmatch(r"(\[.*\]) (\(.*\)) (\d+) (\S+)\n(.*)\n", out).groups()
-    assert heavy == "[]" and shape == "(853, 11)" and int(shd) == 12
+    # the default (solver auto) returns the order search's lower score on Sachs NV: SHD 11 (issue 51;
+    # the central path alone gives the paper's 12, tests/test_accuracy.py)
+    assert heavy == "[]" and shape == "(853, 11)" and int(shd) == 11
     assert full == "(7466, 11) 20 9"
     assert str(venv) in where  # the installed wheel, not the checkout
     installed = _installed(py)

@@ -212,6 +212,11 @@ if plan is not None and plan["key"] == plan_key:
                           "in the fit on all rows": ranking["point_estimate"],
                           "edges settled (in at least half the refits)": ranking["edges"]})
     st.dataframe(shown, key="plan_table")
+    if not (ranking["score"] > 0).any():  # issue 48, m-1: an all-zero ranking says why
+        st.info("No single-node experiment would settle an edge direction here: every edge of this fit is "
+                "already oriented by the conditions' targets and the graph's v-structures (its interventional "
+                "essential graph has no undirected edge), in the fit and in the refits. A new experiment may "
+                "still test an edge; it cannot orient one the model has not already oriented.")
     st.download_button("Ranking (CSV)", to_csv_safe(shown, index_label="target"), file_name="colide_next_experiment.csv",
                        mime="text/csv", key="plan_csv")
     if ss["plan_pick"] not in list(ranking.index):

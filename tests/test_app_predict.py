@@ -221,3 +221,25 @@ def test_intervals_work_with_prior_knowledge(new_app):
     want = bootstrap_shifts(est, ds.X, shift={"Raf": sd}, n_bootstrap=2, random_state=0, weights="fit")
     np.testing.assert_allclose(samples, want)
     assert samples.shape == (2, 11)
+
+
+def test_an_all_zero_ranking_says_why(new_app):
+    # Issue 48, m-1: on nine-condition Sachs every candidate scored 0 (every learned edge already
+    # has a target at one end) and the page did not say why. It now says so.
+    from dashboard import state
+    from dashboard.data import sachs_dataset
+
+    at = new_app()
+    at.run()
+    at.session_state["solver_overrides"] = dict(QUICK)
+    at.session_state[state.DATASET] = sachs_dataset(rows="all", truth="consensus17")
+    at.session_state["fit_results"] = {}
+    at.switch_page("pages/learn.py").run()
+    at.switch_page("pages/predict.py").run()
+    assert not at.exception, at.exception
+    at.number_input(key="plan_n_boot").set_value(2).run()
+    at.button(key="plan_run").click().run()
+    assert not at.exception, at.exception
+    table = at.session_state["plan_result"]["table"]
+    assert (table["score"] == 0).all()          # the case of the walk
+    assert any("No single-node experiment would settle" in i.value for i in at.info)

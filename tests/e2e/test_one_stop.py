@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.harness import FIT_TIMEOUT_MS, UI_TIMEOUT_MS, no_exception_shown
+from tests.e2e.harness import FIT_TIMEOUT_MS, UI_TIMEOUT_MS, no_exception_shown, wait_for_idle
 
 
 def test_a_background_fit_has_one_stop_that_ends_it(server, browser):
@@ -21,6 +21,9 @@ def test_a_background_fit_has_one_stop_that_ends_it(server, browser):
         # the paper-faithful solver: a fit of minutes, so that Stop is pressed while it runs
         page.get_by_test_id("stSidebar").get_by_text("Paper-faithful (Algorithm 1)").click(timeout=UI_TIMEOUT_MS)
         page.get_by_text(re.compile(r"after a change: .*paper-faithful")).first.wait_for(timeout=UI_TIMEOUT_MS)
+        # the run that shows that text must end first: while a rerun is drawn, the previous run's Run
+        # button can still be on the page beside the new one (a strict-mode failure under load)
+        wait_for_idle(page)
         page.get_by_role("button", name="Run", exact=True).click(timeout=UI_TIMEOUT_MS)
         ours = page.get_by_test_id("stMain").get_by_role("button", name="Stop")
         expect(ours).to_be_visible(timeout=UI_TIMEOUT_MS)

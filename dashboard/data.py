@@ -736,9 +736,6 @@ class Reproduction:
     targets_name: str
     targets: bytes | None
 
-    def __getitem__(self, key):  # the dict this used to be: fitted["csv"], fitted["file_name"]
-        return getattr(self, key)
-
     def command(self, manifest, manifest_name="manifest.json") -> str:
         """The shell command that refits ``manifest``'s fit from :attr:`data_name`.
 

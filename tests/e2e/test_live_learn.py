@@ -16,7 +16,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.e2e.harness import (
-    ARTIFACTS, UI_TIMEOUT_MS, StreamlitServer, block_external, drawings, graph_frame, lambda_slider, library_result,
+    ARTIFACTS, FIT_TIMEOUT_MS, UI_TIMEOUT_MS, StreamlitServer, block_external, drawings, graph_frame, lambda_slider, library_result,
     no_exception_shown, open_app_with_sachs, set_lambda, shown_metric, wait_for_drawing, wait_for_idle,
 )
 
@@ -219,3 +219,23 @@ def test_fifty_nodes_switch_between_drawings_in_place(server, browser):
     assert colours == ["#1f77b4"]                  # the truth, drawn in one colour (not against itself)
     assert sim_colours == colours                  # ... as on the Simulate page
     assert attempted == [], attempted
+
+
+def test_auto_draws_the_fast_answer_then_the_refined_one_without_a_click(server, browser):
+    """Issue 51: above 20 nodes the live page draws the fast solver's answer at once, says
+    "Refining", and replaces it with solver auto's answer when the order search is done, with no
+    click (the fragment's poll reruns the page). Waits on the page's texts, never on time."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/learn?data=sim&d=30&n=600&seed=1&model=NV", timeout=UI_TIMEOUT_MS)
+        page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
+        refined = page.get_by_text(re.compile(r"^auto: "))
+        refining = page.get_by_text("Refining", exact=False)
+        # the fast answer first (its caption), or already refined on a fast machine
+        expect(page.get_by_text(re.compile(r"^(fast solver|auto: )")).first).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(refined.first).to_be_visible(timeout=FIT_TIMEOUT_MS)   # the refined fit, drawn by itself
+        expect(refining).to_have_count(0, timeout=UI_TIMEOUT_MS)
+        no_exception_shown(page)
+    finally:
+        context.close()

@@ -31,10 +31,11 @@ SOLVERS = ("auto", "fast", "adam", "topo")
 #: ``colide_core.solver._auto``): the fast solver, then CoLiDE-TOPO's order search when its
 #: predicted cost fits :data:`AUTO_BUDGET`, the candidate with the lowest score returned.
 SOLVER = "auto"
-#: Seconds ``solver="auto"`` may spend on the order search when no ``max_time`` is given (the
-#: predicted expected figure of :func:`colide_core.solver._topo_cost.estimate_topo_cost` must fit). TOPO
-#: measured 3-7 s at d = 50 (ER4) and 30-60 s at d = 100 on a loaded 2-core machine: within the
-#: budget up to about d = 60, the fast solver alone above.
+#: Seconds ``solver="auto"`` may spend on the order search when no ``max_time`` is given, in
+#: reference seconds (:func:`colide_core.solver._topo_cost.reference_search_seconds`, a function of
+#: the number of nodes, so the choice never depends on the machine or its load): the search runs
+#: up to 71 nodes (2.5 d^2 swap evaluations, 19.7 s at d = 71), 59 with a warm start (two
+#: searches), the fast solver alone above.
 AUTO_BUDGET = 20.0
 #: Where the stage loops run (``CoLiDE(device=...)``, issue 33, ``docs/gpu.md``): "cpu" the numpy /
 #: numba solvers; "gpu" the JAX backend on a GPU (an error when JAX or a GPU is missing); "auto"

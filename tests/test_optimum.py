@@ -118,3 +118,63 @@ def test_a_small_budget_keeps_the_fast_solver_and_says_why():
     sim = simulate_dataset(STRONG, 0)
     res = auto_solve(_cov(sim.X), variant="nv", budget=1e-6)
     assert res.choice["solver"] == "fast" and "budget" in res.choice["reason"] and res.choice["estimate"] > 0
+
+
+def test_the_choice_never_reads_a_clock(monkeypatch):
+    # The same data and settings must give the same graph on every machine and under any load
+    # (issue 48's invariant). A clock that jumps 1000 s at every reading (a machine 1000x slower,
+    # or a fit that waited for a slot) must change neither the choice nor W: the budget is a
+    # function of the number of nodes (reference_search_seconds), the search's bound a count of
+    # swap evaluations. A clock-based rule skipped the search here (1000 s > the 20 s budget).
+    import colide_core.solver._auto as auto_mod
+    import colide_core.solver._topo as topo_mod
+
+    sim = simulate_dataset(STRONG, 1)
+    cov = _cov(sim.X)
+    ref = auto_solve(cov, variant="nv")
+    assert ref.choice["solver"] == "topo"
+
+    class SlowClock:
+        now = 0.0
+
+        def perf_counter(self):
+            SlowClock.now += 1000.0
+            return SlowClock.now
+
+    monkeypatch.setattr(auto_mod, "time", SlowClock())
+    monkeypatch.setattr(topo_mod, "time", SlowClock())
+    slow = auto_solve(cov, variant="nv")
+    assert slow.choice["solver"] == ref.choice["solver"]
+    assert slow.choice["candidates"] == ref.choice["candidates"]
+    assert slow.choice["estimate"] == ref.choice["estimate"]
+    np.testing.assert_array_equal(slow.W, ref.W)
+
+
+def test_the_expected_search_cost_is_a_function_of_the_nodes():
+    # 2.5 d^2 evaluations of (5e-5 + 3e-7 d^2) s: d = 10 -> 250 * 8e-5 = 0.02 s; d = 70 -> 12,250 *
+    # 1.52e-3 = 18.62 s (within the 20 s budget); d = 72 -> 20.8 s (beyond it)
+    from colide_core import defaults
+    from colide_core.solver._topo_cost import reference_search_seconds
+
+    assert reference_search_seconds(10) == pytest.approx(0.02)
+    assert reference_search_seconds(70) == pytest.approx(18.6200, abs=1e-4)
+    assert reference_search_seconds(71) <= defaults.AUTO_BUDGET < reference_search_seconds(72)
+    with pytest.raises(ValueError, match="n_nodes"):
+        reference_search_seconds(0)
+
+
+def test_max_evaluations_bounds_the_search_and_keeps_a_dag():
+    # From the empty graph's order the search needs many swaps: a cap of 5 evaluations stops it
+    # after exactly 5, with a DAG and a score no worse than the start's (a swap is accepted only
+    # when it lowers the score)
+    sim = simulate_dataset(dict(STRONG, n_nodes=12), 3)
+    cov = _cov(sim.X)
+    with pytest.warns(Warning, match="max_evaluations=5"):
+        res = topo_solve(cov, variant="nv", W_init=np.zeros((12, 12)), max_evaluations=5)
+    assert res.stop_reason == "max_evaluations" and not res.converged
+    assert res.history["evaluated"][-1] == 5
+    assert res.objective <= res.history["objective"][0] + 1e-12
+    full = topo_solve(cov, variant="nv", W_init=np.zeros((12, 12)))
+    assert full.history["evaluated"][-1] > 5 and full.objective <= res.objective + 1e-9
+    with pytest.raises(ValueError, match="max_evaluations"):
+        topo_solve(cov, variant="nv", max_evaluations=0)

@@ -17,11 +17,13 @@ lower score is a better graph. So the default does this:
 3. **The lowest wins**, and the result records every candidate's objective and why TOPO ran
    or did not (:attr:`~colide_core.SolverResult.choice`).
 
-The budget: TOPO's cost is predicted from a measurement on the data at hand
-(:func:`~colide_core.solver._topo_cost.estimate_topo_cost`, a few swap evaluations); the search runs
-when the prediction's upper figure fits in ``max_time`` (what is left of it) or, without
-``max_time``, in :data:`colide_core.defaults.AUTO_BUDGET` seconds. ``solver="fast"`` stays the
-fast solver alone, exactly.
+The budget: an order search is expected to cost
+:func:`~colide_core.solver._topo_cost.reference_search_seconds` (``2.5 d^2`` swap evaluations at a
+cost measured once on the reference machine, ``docs/optimum.md``); the search runs when that fits
+:data:`colide_core.defaults.AUTO_BUDGET` (or ``budget``), and stops after twice its share counted
+in swap evaluations. Neither reads a clock, so a fit is the same on every machine and under any
+load (a Reproduce command gives the app's graph). An explicit ``max_time`` is a wall-clock budget
+and then decides. ``solver="fast"`` stays the fast solver alone, exactly.
 
 Conventions: ``cov`` is ``X.T @ X / n`` of centred ``X`` of shape ``(n_samples, n_nodes)`` (or
 the per-node form with intervention targets); ``W[i, j] != 0`` means i -> j.
@@ -113,12 +115,6 @@ def dag_objective(W, cov, *, variant=defaults.VARIANT, lambda1=defaults.LAMBDA1,
     return _objective_of(prob, W)
 
 
-def _budget_left(settings, t0):
-    if settings.max_time is None:
-        return float(defaults.AUTO_BUDGET)
-    return float(settings.max_time) - (time.perf_counter() - t0)
-
-
 def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BETA_2, sigma0=None, W_init=None,
                callback=None, edge_mask=None, l1_mask=None, required_mask=None, precedence=None, init_order=None,
                budget=None, start="cold", fast_loop=None, **params):
@@ -131,8 +127,10 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
     2. When ``W_init`` is given (a fit the caller already has), that point is a candidate too
        (``"warm"``, scored as it is: a refit never returns a worse point on the new data's
        objective than the fit it started from, when that fit is a DAG of these nodes).
-    3. When the predicted cost of an order search fits the budget (``budget`` seconds, or what is
-       left of ``max_time``, or :data:`colide_core.defaults.AUTO_BUDGET`), CoLiDE-TOPO started
+    3. When the expected cost of an order search on the reference machine
+       (:func:`~colide_core.solver._topo_cost.reference_search_seconds`, a function of the number
+       of nodes: no clock) fits the budget (``budget`` seconds, else what is left of an explicit
+       ``max_time``, else :data:`colide_core.defaults.AUTO_BUDGET`), CoLiDE-TOPO started
        from the fast solution (``"topo"``) and, with ``W_init``, from its order (``"topo-warm"``).
     4. The candidate with the lowest :func:`dag_objective` is returned.
 
@@ -150,7 +148,8 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
         ``0..K-1``), then the order searches' (stage ``K``). True stops; the best candidate so
         far is returned with ``stopped=True``.
     budget : float, optional
-        Seconds the order search may cost (default: see above).
+        Reference seconds the order searches may cost (default: see above); each search stops
+        after twice its share, counted in swap evaluations.
     fast_loop : callable, optional
         The fast solver's loop (default :func:`~colide_core.solver._fast.fast_solve`; the JAX
         backend passes its device loop, ``colide_core.solver._jax.device_solver``).
@@ -164,8 +163,8 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
     -------
     SolverResult
         The winning candidate's record, with ``choice`` set: ``{"solver": name, "reason": text,
-        "candidates": {name: objective}, "seconds": {name: wall seconds}, "estimate": predicted
-        seconds of the search or None}``; ``fit_time`` covers every candidate.
+        "candidates": {name: objective}, "seconds": {name: wall seconds}, "estimate": expected
+        reference seconds of one search or None, "search_converged": {name: bool}}``; ``fit_time`` covers every candidate.
 
     Raises
     ------
@@ -174,7 +173,7 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
     """
     from colide_core.solver._fast import fast_solve
     from colide_core.solver._topo import topo_solve
-    from colide_core.solver._topo_cost import estimate_topo_cost
+    from colide_core.solver._topo_cost import reference_evaluation_seconds, reference_search_seconds
 
     t0 = time.perf_counter()
     st = loop_settings(settings, params)
@@ -203,37 +202,40 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
             raise ValueError(f"W_init must be a finite {(prob.d, prob.d)} matrix.")
 
     estimate, reason = None, None
+    d = prob.d
+    n_searches = 2 if warm is not None else 1
+    # The budget is in reference seconds (colide_core.solver._topo_cost.reference_search_seconds): the
+    # decision and the bound are functions of the problem alone, never of a clock, so the same data
+    # and settings give the same graph on every machine and under any load (issue 48's invariant;
+    # a clock-based choice once gave the app the fast answer and the library the search's, on CI).
+    # Only an explicit max_time (a wall-clock budget the caller asked for) reads the clock.
+    if budget is not None:
+        allowed = float(budget)
+    elif st.max_time is not None:
+        allowed = float(st.max_time) - (time.perf_counter() - t0)
+    else:
+        allowed = float(defaults.AUTO_BUDGET)
     if runs["fast"].stopped:
         reason = "the fast solve was stopped: no order search"
     elif st.variant not in ("ev", "nv", "ls"):
         reason = "no order search for this score"
     else:
-        left = _budget_left(st, t0) if budget is None else float(budget) - (time.perf_counter() - t0)
-        try:
-            est = estimate_topo_cost(cov, st, probes=8, sigma0=sigma0, edge_mask=edge_mask, l1_mask=l1_mask)
-            # the expected figure (2.5 d^2 evaluations): the upper one (5 d^2) skipped the search on
-            # one ER4 d = 50 EV graph in five whose search took 4 s (benchmarks/results/optimum.md)
-            estimate = float(est.seconds)
-        except (ValueError, FloatingPointError) as exc:
-            reason = f"the order search's cost could not be measured ({exc})"
-        else:
-            n_searches = 2 if warm is not None else 1
-            if n_searches * estimate > left:
-                reason = (f"an order search was predicted to take about {estimate:.3g} s, more than the "
-                          f"{max(left, 0.0):.3g} s budget")
+        estimate = reference_search_seconds(d)
+        if n_searches * estimate > allowed:
+            reason = (f"an order search is expected to take about {estimate:.3g} s at {d} nodes, more than the "
+                      f"{max(allowed, 0.0):.3g} s budget")
     if reason is None:
-        reason = f"an order search was predicted to take about {estimate:.3g} s, within the budget"
-        # a search that runs long stops at twice the budget with the best order found so far (still a
-        # DAG and a candidate): the budget decides, and bounds
-        hard_stop = t0 + 2.0 * (float(budget) if budget is not None else
-                                (float(st.max_time) if st.max_time is not None else float(defaults.AUTO_BUDGET)))
+        reason = f"an order search is expected to take about {estimate:.3g} s at {d} nodes, within the budget"
+        # a search that runs long stops at twice its share of the budget, counted in swap evaluations
+        # (reference_evaluation_seconds), with the best order found so far (still a DAG, a candidate)
+        cap = max(1, int(2.0 * allowed / n_searches / reference_evaluation_seconds(d)))
         starts = [("topo", runs["fast"].W)] + ([("topo-warm", warm)] if warm is not None else [])
         for name, W0 in starts:
             if stopped[0]:
                 break
-            left = max(hard_stop - time.perf_counter(), 1e-3)
+            left = None
             if st.max_time is not None:
-                left = min(left, max(float(st.max_time) - (time.perf_counter() - t0), 1e-3))
+                left = max(float(st.max_time) - (time.perf_counter() - t0), 1e-3)
             t = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
@@ -241,7 +243,7 @@ def auto_solve(cov, settings=None, *, beta_1=defaults.BETA_1, beta_2=defaults.BE
                                         W_init=W0, init_order=init_order if name == "topo" else None,
                                         callback=relay if callback is not None else None, edge_mask=edge_mask,
                                         l1_mask=l1_mask, precedence=precedence, required_mask=required_mask,
-                                        start_threshold=st.threshold)
+                                        start_threshold=st.threshold, max_evaluations=cap)
             seconds[name] = time.perf_counter() - t
 
     objectives = {name: _objective_of(prob, _as_dag(run.W, required_mask)) for name, run in runs.items()}

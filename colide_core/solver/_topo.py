@@ -591,6 +591,7 @@ def topo_solve(
     precedence=None,
     required_mask=None,
     start_threshold=defaults.THRESHOLD,
+    max_evaluations=None,
     **params,
 ):
     """CoLiDE-TOPO: minimise the CoLiDE score over topological orders by node swaps.
@@ -658,6 +659,10 @@ def topo_solve(
         :func:`~colide_core.solver._fast.fast_solve`) and kept when ordering its result.
     start_threshold : float, default=0.3
         Threshold under which the continuous start's edges do not constrain the start order.
+    max_evaluations : int, optional
+        Stop the search after this many swap evaluations with the best order found so far
+        (``stop_reason="max_evaluations"``, a :class:`ConvergenceWarning`): a bound that, unlike
+        ``max_time``, gives the same result on every machine (``solver="auto"`` uses it).
 
     Returns
     -------
@@ -699,6 +704,9 @@ def topo_solve(
         if not nx.is_directed_acyclic_graph(G):
             raise ValueError("The precedences (required edges and tiers) form a cycle: no order satisfies them.")
     deadline = None if max_time is None else t_start + float(max_time)
+    if max_evaluations is not None and (isinstance(max_evaluations, bool) or
+                                        not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 1):
+        raise ValueError(f"max_evaluations must be an integer >= 1, got {max_evaluations!r}.")
 
     # ---- 1. the start -------------------------------------------------------------------
     history = {"stage": [], "iteration": [], "objective": [], "h": [], "sigma": [], "evaluated": []}
@@ -767,6 +775,9 @@ def topo_solve(
                 if deadline is not None and time.perf_counter() > deadline:
                     stop_reason = "max_time"
                     break
+                if max_evaluations is not None and n_eval >= max_evaluations:
+                    stop_reason = "max_evaluations"
+                    break
                 # Stop and the end of a session are heard within a round too, not only after an
                 # accepted swap (a round at d = 200 with large topo_sizes went 284 s unchecked).
                 if callback is not None and n_eval % _CALLBACK_EVERY == 0 and callback(K, n_swaps, float(fit.score)):
@@ -786,6 +797,9 @@ def topo_solve(
     if stop_reason == "max_time":
         warnings.warn(f"CoLiDE-TOPO stopped after max_time={max_time} s with the best order found so far.",
                       ConvergenceWarning, stacklevel=2)
+    elif stop_reason == "max_evaluations":
+        warnings.warn(f"CoLiDE-TOPO stopped after max_evaluations={max_evaluations} swap evaluations with the best "
+                      "order found so far.", ConvergenceWarning, stacklevel=2)
     if history["evaluated"][-1] != n_eval:
         record()  # the end of the search: the evaluations that found no better swap
     return SolverResult(

@@ -14,7 +14,7 @@ import numpy as np
 from colide_core.solver._common import loop_settings
 from colide_core.solver._topo import _INNER_TOL, _Problem, _evaluate_swap
 
-__all__ = ["TopoCostEstimate", "estimate_topo_cost"]
+__all__ = ["TopoCostEstimate", "estimate_topo_cost", "reference_evaluation_seconds", "reference_search_seconds"]
 
 # --------------------------------------------------------------------------------------
 # Cost estimate (issue 32): measured on the data at hand, before a slow fit
@@ -26,6 +26,73 @@ _EVALS_PER_D2 = (1.0, 2.5, 5.0)
 #: The search's node cache skips about 60% of the node solves of a d = 50 search (measured:
 #: 25,632 distinct of 63,493; docs/topo.md); the uncached probes' mean cost is scaled by this.
 _CACHE_FACTOR = 0.5
+#: One swap evaluation on the reference machine, in seconds: ``a + b n_nodes ** 2``. Measured with
+#: :func:`estimate_topo_cost` (32 probes, the cache factor applied) on this project's 2-core machine,
+#: one BLAS thread, ER2 / ER4, EV and NV, d = 10 to 120: from ``3.6e-5 + ...`` (d = 10) to
+#: ``2.5e-7 d^2`` (ER4, d = 80); the figures are the upper side of that table (docs/optimum.md,
+#: "A budget that does not depend on the clock").
+REFERENCE_EVALUATION_SECONDS = (5e-5, 3e-7)
+
+
+def reference_evaluation_seconds(n_nodes) -> float:
+    """Seconds one swap evaluation costs on the reference machine (a deterministic cost model).
+
+    ``solver="auto"`` decides whether to run the order search, and bounds it, with this model
+    rather than a clock, so that the same data and settings give the same graph on every machine,
+    in every process, under any load (issue 48's invariant: a Reproduce command gives the graph
+    the app showed).
+
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes d (>= 1).
+
+    Returns
+    -------
+    float
+        ``a + b d^2`` with ``(a, b) =`` :data:`REFERENCE_EVALUATION_SECONDS`.
+
+    Raises
+    ------
+    ValueError
+        If ``n_nodes`` is not an integer >= 1.
+
+    Examples
+    --------
+    >>> round(reference_evaluation_seconds(50), 6)
+    0.0008
+    """
+    if isinstance(n_nodes, bool) or not isinstance(n_nodes, (int, np.integer)) or n_nodes < 1:
+        raise ValueError(f"n_nodes must be an integer >= 1, got {n_nodes!r}.")
+    a, b = REFERENCE_EVALUATION_SECONDS
+    return float(a + b * int(n_nodes) ** 2)
+
+
+def reference_search_seconds(n_nodes) -> float:
+    """Expected seconds of one order search on the reference machine: ``2.5 d^2`` evaluations
+    (the middle of the measured ``1 .. 5 d^2``, :func:`estimate_topo_cost`) times
+    :func:`reference_evaluation_seconds`.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes d (>= 1).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``n_nodes`` is not an integer >= 1.
+
+    Examples
+    --------
+    >>> round(reference_search_seconds(50), 3)  # 6,250 evaluations of 0.8 ms
+    5.0
+    """
+    return float(_EVALS_PER_D2[1] * int(n_nodes) ** 2 * reference_evaluation_seconds(n_nodes))
 
 
 @dataclass(frozen=True)

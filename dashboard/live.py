@@ -27,7 +27,7 @@ from colide_core.graph.constraints import PriorKnowledge
 from dashboard.jobs import Job, is_running
 
 __all__ = ["thresholded", "required_of", "neighbours", "prefetch_neighbours", "PREFETCH_DELAY_S", "fast_first",
-           "refine", "refined", "drawn_after", "AUTO_DIRECT_NODES"]
+           "refine", "refined", "drawn_after", "AUTO_DIRECT_NODES", "fit_where_needed"]
 
 #: Up to this many nodes the live page solves ``solver="auto"`` directly (the order search costs
 #: 0.03-0.2 s there, issue 51's measurement, and Sachs's whole auto fit 0.08 s); above it the fast
@@ -260,3 +260,55 @@ def refined(state, key: str, dataset, params_list):
     if job is None or getattr(job, "wanted", None) != (dataset.key, tuple(params_list)) or not job.done:
         return None
     return job.result
+
+
+def fit_where_needed(ss, dataset) -> tuple:
+    """The Learn page's fits at the session's λ, noise model and settings, solved here when the Learn
+    page would solve them live: a page that uses Learn's fit (Predict), opened from a link or a
+    refresh in a fresh session, shows its answer instead of "Learn a graph first" (issue 48, m-5).
+
+    The fits are the Learn page's own (:func:`dashboard.fitting.fit_live` on
+    :func:`fast_first` of :func:`dashboard.fitting.solver_params`), so Learn then shows the same
+    graph from the cache, and refines it there above :data:`AUTO_DIRECT_NODES` nodes.
+
+    Parameters
+    ----------
+    ss : streamlit session state
+        Learn's widget keys (``learn_lambda1``, ``learn_variant``) and
+        ``dashboard.state.SOLVER_OVERRIDES``; the results go into ``dashboard.state.RESULTS``.
+    dataset : dashboard.data.Dataset
+
+    Returns
+    -------
+    fitted : list of FitResult
+        The fits made (empty when none was needed or allowed).
+    why_not : str or None
+        Why nothing was fitted here (Learn would ask for Run), else None.
+    errors : list of str
+        Messages of refused or failed fits (markdown-safe).
+    """
+    from dashboard import state
+    from dashboard.fitting import (VARIANTS, expected_fit_seconds, fit_live, is_cached, live_reason, shown_labels,
+                                   solver_params)
+
+    overrides = ss[state.SOLVER_OVERRIDES]
+    labels = shown_labels(ss["learn_variant"])
+    wanted = [fast_first(solver_params(VARIANTS[lab], float(ss["learn_lambda1"]), overrides), dataset.shape[1])
+              for lab in labels]
+    held = state.results_for_current()
+    todo = [p for p in wanted if not (dict(p)["variant"] in held and held[dict(p)["variant"]].params == p)]
+    if not todo:
+        return [], None, []
+    solver_now = overrides.get("solver", colide_core.defaults.SOLVER)
+    measured = state.live_step_cost(solver_now)
+    measured = state.last_fit_time(solver_now) if measured is None else measured
+    estimate = None if measured is not None else expected_fit_seconds(dataset, overrides,
+                                                                      [VARIANTS[lab] for lab in labels])
+    live, why_not = live_reason(dataset, overrides, measured=measured, estimate=estimate,
+                                cached=all(is_cached(dataset.key, p) for p in todo))
+    if not live:
+        return [], why_not, []
+    fitted, errors, _ = fit_live(dataset, todo)
+    for res in fitted:
+        ss[state.RESULTS][res.variant] = res
+    return fitted, None, errors

@@ -27,6 +27,11 @@ Parameters written (all optional when read):
     Learn's λ (within :data:`colide_core.defaults.LAMBDA1_RANGE`), threshold (within
     ``THRESHOLD_RANGE``), noise model (``EV``, ``NV``, ``Both``) and layout (``circle``,
     ``topdown``).
+``pnode``, ``pdo``, ``pk``, ``pfit``
+    The Predict page's question (issue 48, m-5): the node intervened on (one of the dataset's node
+    names, exactly), ``do(node = pdo)`` in data units or a shift by ``pk`` standard deviations
+    (within the widget's [-10, 10]), and the fit used (``EV`` or ``NV``). Written by the Predict
+    page only; the Learn page's links leave them out.
 ``solver``, ``max_iter``, ``topo_sizes``, ... (:data:`SETTING_KEYS`)
     Every other run setting the dashboard offers (the sidebar's solver and the advanced form's
     rows of :data:`colide_core.settings.SETTINGS`), under its own name, written only when it
@@ -51,8 +56,8 @@ from colide_core.data.simulate import INTERACTIVE_BOUNDS
 from colide_core.defaults import LAMBDA1_RANGE, LIVE_MAX_CELLS, THRESHOLD_RANGE
 from colide_core.settings import INTERACTIVE, SETTINGS, check_setting, check_settings, ignored_settings
 
-__all__ = ["URL_KEYS", "SETTING_KEYS", "SIM_BOUNDS", "View", "view_params", "parse_view", "restore_from_url",
-           "write_url"]
+__all__ = ["URL_KEYS", "PREDICT_KEYS", "SETTING_KEYS", "SIM_BOUNDS", "View", "view_params", "parse_view",
+           "predict_params", "parse_predict", "restore_from_url", "write_url"]
 
 #: The run settings a link carries under their own names: every row the dashboard offers (its own
 #: widget or the advanced form), but the three with a short key of their own (``model``, ``lam``,
@@ -60,10 +65,17 @@ __all__ = ["URL_KEYS", "SETTING_KEYS", "SIM_BOUNDS", "View", "view_params", "par
 SETTING_KEYS = tuple(row.name for row in SETTINGS
                      if row.dashboard in ("own", "advanced") and row.name not in ("variant", "lambda1", "threshold"))
 
+#: The Predict page's own query parameters (:func:`predict_params`).
+PREDICT_KEYS = ("pnode", "pdo", "pk", "pfit")
 #: Every query parameter this module reads or writes (others in the URL are left alone).
 URL_KEYS = ("data", "rows", "truth", "lesson", "net", "graph", "k", "d", "n", "noise", "var", "seed", "std", "nv", "nvr", "w",
             "iv", "ivt", "ivs",
-            "lam", "thr", "model", "layout") + SETTING_KEYS
+            "lam", "thr", "model", "layout") + SETTING_KEYS + PREDICT_KEYS
+#: The Predict page's shift widget's bounds (k standard deviations) and the largest |value| of ``do``.
+PREDICT_K_RANGE = (-10.0, 10.0)
+PREDICT_MAX_ABS_VALUE = 1e12
+#: Longest node name a link may carry (a node name is at most this long: colide_core.data.io).
+_MAX_NODE_CHARS = 256
 
 #: URL parameter -> the simulation setting it carries (``colide_core.data.simulate.INTERACTIVE_BOUNDS``).
 _SIM_KEYS = {"d": "n_nodes", "k": "degree", "n": "n_samples", "seed": "seed", "nv": "noise_var",
@@ -427,6 +439,98 @@ def link_fit_units(config) -> float:
     return (1 + int(config.interventions)) * int(config.d) ** 2 * max(1.0, float(config.degree) / 2.0)
 
 
+def predict_params(ss) -> dict:
+    """The query parameters of the Predict page's question (added to :func:`view_params`'s).
+
+    Parameters
+    ----------
+    ss : mapping
+        The session state (the Predict page's widget keys, ``dashboard.state.predict``).
+
+    Returns
+    -------
+    dict of str -> str
+        ``pnode``, ``pfit``, and ``pdo`` (a value) or ``pk`` (a shift); empty before the page
+        picked a node.
+
+    Examples
+    --------
+    >>> predict_params({"pred_node": "Raf", "pred_model": "NV", "pred_kind": "Shift by k sd", "pred_k": 2.0})
+    {'pnode': 'Raf', 'pfit': 'NV', 'pk': '2'}
+    """
+    node = ss.get("pred_node")
+    if node is None:
+        return {}
+    params = {"pnode": str(node), "pfit": str(ss.get("pred_model", "NV"))}
+    if ss.get("pred_kind") == "Set to a value":
+        params["pdo"] = _fmt(float(ss.get("pred_value", 0.0)))
+    else:
+        params["pk"] = _fmt(float(ss.get("pred_k", 1.0)))
+    return params
+
+
+def parse_predict(query, node_names) -> tuple:
+    """Read the Predict page's question from query parameters, strictly (hostile input).
+
+    Parameters
+    ----------
+    query : mapping of str -> str or list of str
+        ``st.query_params`` (or a plain dict, in tests); the last of a repeated value counts.
+    node_names : sequence of str
+        The current dataset's nodes: ``pnode`` must be one of them, exactly.
+
+    Returns
+    -------
+    widgets : dict
+        Predict widget key -> value (``pred_node``, ``pred_model``, ``pred_kind`` with
+        ``pred_value`` or ``pred_k``).
+    problems : list of str
+        Parameters ignored and why; no user text is echoed (only the parameter's name).
+
+    Examples
+    --------
+    >>> parse_predict({"pnode": "PKA", "pdo": "2.5", "pfit": "EV"}, ["Raf", "PKA"])
+    ({'pred_node': 'PKA', 'pred_model': 'EV', 'pred_kind': 'Set to a value', 'pred_value': 2.5}, [])
+    >>> parse_predict({"pnode": "<b>x</b>", "pk": "99"}, ["Raf"])[1]
+    ['pnode: not a node of this dataset', 'pk: outside [-10, 10]']
+    """
+    widgets, problems = {}, []
+
+    def value(key):
+        v = query[key]
+        if isinstance(v, (list, tuple)):
+            v = v[-1] if v else ""
+        return str(v)
+
+    if "pnode" in query:
+        node = value("pnode")
+        names = [str(n) for n in node_names]
+        if len(node) <= _MAX_NODE_CHARS and node in names:
+            widgets["pred_node"] = node
+        else:
+            problems.append("pnode: not a node of this dataset")
+    if "pfit" in query:
+        fit = value("pfit").strip()
+        if fit in ("EV", "NV"):
+            widgets["pred_model"] = fit
+        else:
+            problems.append("pfit: not one of EV, NV")
+    for key, kind, bounds in (("pdo", "Set to a value", (-PREDICT_MAX_ABS_VALUE, PREDICT_MAX_ABS_VALUE)),
+                              ("pk", "Shift by k sd", PREDICT_K_RANGE)):
+        if key not in query:
+            continue
+        text = value(key).strip()
+        x = None
+        if len(text) > _MAX_VALUE_CHARS:
+            problems.append(f"{key}: too long")
+        else:
+            x = _number(key, text, float, *bounds, problems)
+        if x is not None:
+            widgets.update(pred_kind=kind, **{"pred_value" if key == "pdo" else "pred_k": float(x)})
+            break  # do wins over a shift when a link has both
+    return widgets, problems
+
+
 def restore_from_url(ss, query) -> list:
     """Apply the view a URL describes to the session, once per session (before the widgets).
 
@@ -464,6 +568,12 @@ def restore_from_url(ss, query) -> list:
         messages.append(("info", note))
     for key, value in view.widgets.items():
         ss[key] = value
+    if any(k in query for k in PREDICT_KEYS):  # the Predict page's question, on the link's dataset
+        widgets, problems = parse_predict(query, state.current_dataset().node_names)
+        if "pred_value" in widgets and "pred_node" in widgets:  # the page resets the value of a new node
+            widgets["pred_value_for"] = widgets["pred_node"]
+        ss.update(widgets)
+        view.problems.extend(problems)
     # the link's run settings replace the session's (a setting it leaves out takes its default); the
     # sidebar's solver radio shows the link's solver (its "auto" stands for "fast" too)
     from dashboard.layout import SOLVER_LABELS
@@ -477,7 +587,7 @@ def restore_from_url(ss, query) -> list:
     return messages
 
 
-def write_url(ds, ss, query) -> None:
+def write_url(ds, ss, query, *, predict=False) -> None:
     """Write the current view into the URL when it changed (so a refresh or a shared link restores it).
 
     Parameters
@@ -486,8 +596,12 @@ def write_url(ds, ss, query) -> None:
     ss : streamlit session state
     query : ``st.query_params``
         Only the keys of :data:`URL_KEYS` are written or removed.
+    predict : bool, default=False
+        Add the Predict page's question (:func:`predict_params`).
     """
     want = view_params(ds, ss)
+    if predict:
+        want.update(predict_params(ss))
     have = {k: query[k] for k in URL_KEYS if k in query}
     if have == want:
         return

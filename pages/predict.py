@@ -25,25 +25,39 @@ from colide_core.evaluation.interventions import (bootstrap_shifts, check_interv
 from colide_core.evaluation.planning import rank_interventions
 from colide_core.graph.export import to_csv_safe
 from colide_core.render.figures import intervention_figure
-from dashboard import state
+from dashboard import state, urlstate
 from dashboard.data import design_of
 from dashboard.planning import prediction_frame, try_experiment
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
 from dashboard.jobs import Job, follow_job, show_messages, start_job
 from dashboard.layout import page_setup
-from dashboard.live import thresholded
+from dashboard.lessons import lesson_banner
+from dashboard.live import fit_where_needed, thresholded
 from dashboard.state import predict as ps
 from dashboard.text import fmt_seconds, md_escape
 
-page_setup()
 ss = st.session_state
+# a shared link or a refresh: the dataset, Learn's settings and this page's question come back
+# (dashboard.urlstate, once per session, before the widgets are made; issue 48, m-5)
+state.init()
+url_messages = urlstate.restore_from_url(ss, st.query_params)
+page_setup()
 ds = state.current_dataset()
 st.title("What would an intervention do?")
+for level, text in url_messages:
+    getattr(st, level)(text)
+lesson_banner(ds)  # a lesson's explanation follows its data to this page ("Seeing is not doing")
 
+# Learn's fit at the session's settings, solved here when Learn would solve it live (a link)
+_, why_not_live, fit_errors = fit_where_needed(ss, ds)
+for err in fit_errors:
+    st.error(md_escape(err))
 results = state.results_for_current()
 if not results:
-    st.info("Learn a graph first (the **Learn** page): the prediction uses its fit.")
+    st.info("Learn a graph first (the **Learn** page): the prediction uses its fit"
+            + (f" ({md_escape(why_not_live)})." if why_not_live else "."))
+    st.page_link("pages/learn.py", label="Go to Learn", icon=":material/arrow_forward:")
     st.stop()
 labels = [results[v].label for v in ("ev", "nv") if v in results]
 if ss["pred_model"] not in labels:
@@ -72,6 +86,8 @@ else:
     c4.number_input("Value (data units)", key="pred_value", format="%.4g")
     kw = {"do": {node: float(ss["pred_value"])}}
     what = f"do({md_escape(node)} = {float(ss['pred_value']):.4g})"
+
+urlstate.write_url(ds, ss, st.query_params, predict=True)  # a refresh or a shared link asks this question again
 
 res = results[VARIANTS[ss["pred_model"]]]
 threshold = float(ss["learn_threshold"])

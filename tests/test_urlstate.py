@@ -158,3 +158,52 @@ def test_a_link_carries_the_sachs_version_and_truth(new_app):
     assert at.query_params["rows"] in ("utigsp", ["utigsp"]) and at.query_params["truth"] in ("cmu20", ["cmu20"])
     bad = parse_view({"data": "sachs", "rows": "everything"})
     assert bad.problems == ["rows: not one of baseline, utigsp, all"]
+
+
+def _predict(new_app, query):
+    at = new_app()
+    at.query_params = dict(query)
+    at.switch_page("pages/predict.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_predict_link_opens_on_its_question_without_visiting_learn(new_app):
+    # issue 48, m-5: a refresh or a shared /predict fell back to "Learn a graph first". The link
+    # names the data, Learn's λ and model, and the question; the page solves Learn's fit (live on
+    # Sachs), then asks the same question: do(PKA = 2.5) with the EV fit.
+    from colide_core.evaluation.interventions import intervention_table, weights_for
+
+    at = _predict(new_app, {"data": "sachs", "lam": "0.1", "model": "EV", "pnode": "PKA", "pdo": "2.5",
+                            "pfit": "EV", "solver": "fast"})
+    assert not [i.value for i in at.info if "Learn a graph first" in i.value]
+    assert at.selectbox(key="pred_node").value == "PKA"
+    assert at.segmented_control(key="pred_kind").value == "Set to a value"
+    assert at.number_input(key="pred_value").value == 2.5
+    res = at.session_state["fit_results"]["ev"]
+    assert res.lambda1 == 0.1 and dict(res.params)["solver"] == "fast"
+    # the prediction is the one of that fit: PKA's row moves by 2.5 - its mean
+    ds = at.session_state["dataset"]
+    [table] = [d.value for d in at.dataframe if "shift (sd), doing" in d.value.columns]
+    sd = float(ds.X["PKA"].std(ddof=1))
+    assert float(table.loc["PKA", "shift (sd), doing"]) == pytest.approx((2.5 - ds.X["PKA"].mean()) / sd, abs=1e-3)
+    # and the URL follows the page: a shift of 2 sd replaces the do
+    at.segmented_control(key="pred_kind").set_value("Shift by k sd").run()
+    at.number_input(key="pred_k").set_value(2.0).run()
+    assert at.query_params["pk"] in ("2", ["2"]) and "pdo" not in at.query_params
+    assert at.query_params["pnode"] in ("PKA", ["PKA"])
+
+
+def test_a_predict_link_with_hostile_values_keeps_the_page_and_says_what_was_ignored(new_app):
+    at = _predict(new_app, {"data": "sachs", "pnode": "<img src=x onerror=alert(1)>", "pk": "1e309",
+                            "pfit": "EV; DROP"})
+    texts = [w.value for w in at.warning]
+    assert any("pnode: not a node of this dataset" in t and "pk: outside" in t and "pfit: not one of" in t
+               for t in texts), texts
+    assert not any("<img" in t for t in texts)  # never echoed
+    assert at.selectbox(key="pred_node").value == at.session_state["dataset"].node_names[0]
+
+
+def test_a_lesson_link_to_predict_shows_the_lessons_banner(new_app):
+    at = _predict(new_app, {"data": "lesson", "lesson": "seeing_doing", "solver": "fast"})
+    assert any("Lesson:" in i.value for i in at.info), [i.value for i in at.info]

@@ -49,7 +49,7 @@ def apply_lesson(ss, key) -> None:
 
 
 def lesson_banner(dataset) -> None:
-    """On the Learn page: the explanation of the lesson whose dataset is current (nothing otherwise).
+    """On the Learn and Predict pages: the explanation of the lesson whose dataset is current (nothing otherwise).
 
     Parameters
     ----------

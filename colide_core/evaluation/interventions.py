@@ -314,11 +314,9 @@ def refit_weights(W, X, *, conditions=None, targets=None):
     uses only the rows whose condition does not intervene on j (the masked likelihood of the fit
     with targets).
 
-    Computed from sufficient statistics: one pass over the data gives the within-condition
-    cross-product matrix ``G = Xc' Xc`` and, for each condition with targets, its own block; node j
-    then needs only ``G`` minus the blocks of the conditions that target it, on ``pa(j) + {j}``
-    (the normal equations), so the cost is one ``n x d x d`` product however many nodes and
-    targets there are.
+    One implementation (:func:`colide_core.evaluation.refit.refit_sem`, shared with the model checks'
+    refit and the BIC): one pass over the data forms each condition's cross-products, node j's
+    normal equations sum those of the conditions that do not target it.
 
     Parameters
     ----------
@@ -349,31 +347,11 @@ def refit_weights(W, X, *, conditions=None, targets=None):
     >>> refit_weights([[0, 0.5], [0, 0]], X).round(6).tolist()
     [[0.0, 3.0], [0.0, 0.0]]
     """
-    from colide_core.data.conditions import condition_design
+    from colide_core.evaluation.refit import refit_sem
 
     values, names, W = _data_and_weights(X, W)
-    n, d = values.shape
-    out = np.zeros((d, d))
-    children = [j for j in range(d) if np.any(W[:, j])]
-    if not children:
-        return out
-    Xc = _centred(values, conditions)
-    G = Xc.T @ Xc
-    blocks = {}  # node -> the summed cross-products of the conditions that target it
-    if conditions is not None and targets:
-        codes, unmasked = condition_design(conditions, targets, n, node_names=names, n_nodes=d)
-        for c in np.unique(codes):
-            rows = codes == c
-            hit = np.flatnonzero(~unmasked[np.flatnonzero(rows)[0]])
-            if hit.size:
-                Gc = Xc[rows].T @ Xc[rows]
-                for j in hit:
-                    blocks[int(j)] = blocks.get(int(j), 0.0) + Gc
-    for j in children:
-        pa = np.flatnonzero(W[:, j])
-        Gj = G - blocks[j] if j in blocks else G
-        out[pa, j] = np.linalg.lstsq(Gj[np.ix_(pa, pa)], Gj[pa, j], rcond=None)[0]
-    return out
+    return refit_sem(values, W, conditions=conditions, targets=targets if conditions is not None else None,
+                     node_names=names).W
 
 
 def _check_weights(weights, variant=None):

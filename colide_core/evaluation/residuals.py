@@ -7,7 +7,8 @@ Conventions: data ``X`` has shape ``(n_samples, n_nodes)`` (the paper writes X a
 function                 what it computes
 =======================  =========================================================================
 :func:`ols_refit`        the learned graph's linear SEM refitted by least squares: weights,
-                         standard errors, residuals and fitted values per node (:class:`Refit`)
+                         standard errors, residuals and fitted values per node (:class:`Refit`;
+                         computed by :func:`colide_core.evaluation.refit.refit_sem`)
 :func:`residual_checks`  per node: normality (D'Agostino-Pearson), heteroscedasticity against the
                          fitted values (Koenker's Breusch-Pagan); across nodes: equal residual
                          variances (Brown-Forsythe / Levene), the "EV or NV" verdict
@@ -26,8 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from colide_core.data.conditions import condition_design
 from colide_core.evaluation._check_inputs import _check_alpha, _data_and_graph
+from colide_core.evaluation.refit import Refit, refit_sem  # Refit: the one refit's result, re-exported
 
 __all__ = ["Refit", "ols_refit", "ResidualChecks", "residual_checks"]
 
@@ -35,46 +36,6 @@ __all__ = ["Refit", "ols_refit", "ResidualChecks", "residual_checks"]
 # --------------------------------------------------------------------------------------------
 # OLS refit of the learned graph
 # --------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, eq=False)
-class Refit:
-    """The learned graph's linear SEM refitted by ordinary least squares, one regression per node.
-
-    Attributes
-    ----------
-    W : ndarray of shape (n_nodes, n_nodes)
-        OLS weights; ``W[i, j]`` is the coefficient of parent i in node j's regression (0 where
-        i is not a parent).
-    se : ndarray of shape (n_nodes, n_nodes)
-        Standard errors of ``W`` (0 where i is not a parent).
-    intercept : ndarray of shape (n_nodes,)
-    residuals : ndarray of shape (n_samples, n_nodes)
-        ``x_j - intercept_j - x_Pa(j) W[Pa(j), j]``, in data units.
-    fitted : ndarray of shape (n_samples, n_nodes)
-        The fitted values ``intercept_j + x_Pa(j) W[Pa(j), j]``.
-    dof : ndarray of int of shape (n_nodes,)
-        Residual degrees of freedom ``n - |Pa(j)| - 1``.
-    residual_var : ndarray of shape (n_nodes,)
-        Unbiased residual variance ``RSS_j / dof_j``.
-    adjacency : ndarray of bool of shape (n_nodes, n_nodes)
-        The graph that was refitted.
-    node_names : list of str
-    """
-
-    W: np.ndarray
-    se: np.ndarray
-    intercept: np.ndarray
-    residuals: np.ndarray
-    fitted: np.ndarray
-    dof: np.ndarray
-    residual_var: np.ndarray
-    adjacency: np.ndarray
-    node_names: list
-
-    def parents(self, j):
-        """Indices of the parents of node ``j`` (ndarray of int)."""
-        return np.flatnonzero(self.adjacency[:, int(j)])
-
 
 def ols_refit(X, A) -> Refit:
     """Refit the linear SEM of graph ``A`` on ``X`` by least squares (node on its parents).
@@ -101,40 +62,21 @@ def ols_refit(X, A) -> Refit:
     Each regression has an intercept (the SEM's node mean). Standard errors are the classical
     ``sqrt(s^2 (Z'Z)^-1)`` with ``s^2 = RSS / (n - p - 1)``; a singular design is solved in the
     least-squares sense (``numpy.linalg.lstsq``) and its standard errors use the pseudo-inverse.
+    The refit is :func:`colide_core.evaluation.refit.refit_sem`, the one shared by the Predict
+    page's weights and the BIC.
     """
     values, names, B = _data_and_graph(X, A)
-    n, d = values.shape
-    Xc = values - values.mean(axis=0)
-    W = np.zeros((d, d))
-    se = np.zeros((d, d))
-    resid = np.empty((n, d))
-    fitted = np.empty((n, d))
-    dof = np.empty(d, dtype=int)
-    rvar = np.empty(d)
-    mean = values.mean(axis=0)
-    intercept = mean.copy()
-    for j in range(d):
-        P = np.flatnonzero(B[:, j])
-        dof[j] = n - P.size - 1
-        if dof[j] < 1:
-            raise ValueError(f"node {j} has {P.size} parents but there are only {n} samples: "
-                             "the refit has no residual degree of freedom.")
-        if P.size:
-            Z = Xc[:, P]
-            beta = np.linalg.lstsq(Z, Xc[:, j], rcond=None)[0]
-            W[P, j] = beta
-            fit_c = Z @ beta
-            intercept[j] = mean[j] - float(mean[P] @ beta)
-        else:
-            fit_c = np.zeros(n)
-        r = Xc[:, j] - fit_c
-        resid[:, j] = r
-        fitted[:, j] = mean[j] + fit_c
-        rvar[j] = float(r @ r) / dof[j]
-        if P.size:
-            se[P, j] = np.sqrt(np.maximum(np.diag(np.linalg.pinv(Z.T @ Z)) * rvar[j], 0.0))
-    return Refit(W=W, se=se, intercept=intercept, residuals=resid, fitted=fitted, dof=dof,
-                 residual_var=rvar, adjacency=B, node_names=list(names))
+    return _with_dof(refit_sem(values, B, node_names=names))
+
+
+def _with_dof(ref):
+    """``ref`` (a :class:`Refit`), or ValueError for the first node without a residual degree of freedom."""
+    for j in np.flatnonzero(ref.dof < 1):
+        p = int(ref.adjacency[:, j].sum())
+        m = int(ref.kept[:, j].sum())
+        raise ValueError(f"node {j} has {p} parents but only {m} usable samples and {m - p - int(ref.dof[j])} "
+                         "intercept(s): the refit has no residual degree of freedom.")
+    return ref
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,51 +154,8 @@ def _refit_by_condition(values, names, B, conditions, targets):
     Returns the :class:`Refit` (residuals and fitted values NaN on a node's masked rows,
     ``intercept`` the first condition's) and the (n, d) boolean mask of the rows used.
     """
-    n, d = values.shape
-    codes, keep = condition_design(conditions, targets, n, names, d)
-    k = int(codes.max()) + 1
-    W = np.zeros((d, d))
-    se = np.zeros((d, d))
-    resid = np.full((n, d), np.nan)
-    fitted = np.full((n, d), np.nan)
-    dof = np.empty(d, dtype=int)
-    rvar = np.empty(d)
-    intercept = np.zeros(d)
-    for j in range(d):
-        rows = keep[:, j]
-        c = codes[rows]
-        present = np.unique(c)
-        P = np.flatnonzero(B[:, j])
-        cols = np.append(P, j)
-        sub = values[rows][:, cols]
-        sums = np.zeros((k, cols.size))
-        np.add.at(sums, c, sub)
-        cnt = np.bincount(c, minlength=k)
-        means = sums / np.maximum(cnt, 1)[:, None]
-        Zc = sub - means[c]
-        dof[j] = int(rows.sum()) - P.size - present.size
-        if dof[j] < 1:
-            raise ValueError(f"node {j} has {P.size} parents but only {int(rows.sum())} unmasked samples "
-                             f"in {present.size} conditions: the refit has no residual degree of freedom.")
-        if P.size:
-            beta = np.linalg.lstsq(Zc[:, :-1], Zc[:, -1], rcond=None)[0]
-            W[P, j] = beta
-            fit_c = Zc[:, :-1] @ beta
-        else:
-            beta = np.zeros(0)
-            fit_c = np.zeros(Zc.shape[0])
-        r = Zc[:, -1] - fit_c
-        resid[rows, j] = r
-        fitted[rows, j] = sub[:, -1] - r
-        rvar[j] = float(r @ r) / dof[j]
-        base = present[0]
-        intercept[j] = means[base, -1] - float(means[base, :-1] @ beta)
-        if P.size:
-            Z = Zc[:, :-1]
-            se[P, j] = np.sqrt(np.maximum(np.diag(np.linalg.pinv(Z.T @ Z)) * rvar[j], 0.0))
-    ref = Refit(W=W, se=se, intercept=intercept, residuals=resid, fitted=fitted, dof=dof,
-                residual_var=rvar, adjacency=B, node_names=list(names))
-    return ref, keep
+    ref = _with_dof(refit_sem(values, B, conditions=conditions, targets=targets, node_names=names))
+    return ref, ref.kept
 
 
 def residual_checks(X, A, alpha=0.05, *, conditions=None, targets=None) -> ResidualChecks:
@@ -305,11 +204,7 @@ def residual_checks(X, A, alpha=0.05, *, conditions=None, targets=None) -> Resid
     n, d = values.shape
     if n < 20:
         raise ValueError(f"residual tests need at least 20 samples, got {n}.")
-    if conditions is None and not targets:
-        ref = ols_refit(values, B)
-        keep = np.ones((n, d), dtype=bool)
-    else:
-        ref, keep = _refit_by_condition(values, names, B, conditions, targets)
+    ref, keep = _refit_by_condition(values, names, B, conditions, targets)  # ols_refit's without conditions
     a_node = alpha / d
     rows = []
     for j in range(d):

@@ -70,6 +70,7 @@ from colide_core._params import (
     validate_params,
 )
 from colide_core._validation import check_square_matrix, data_covariance
+from colide_core.evaluation.refit import parent_least_squares
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -152,7 +153,9 @@ def bic_score(cov, n, A):
     -----
     The Gaussian BIC of Schwarz (1978) as used by GES (Chickering 2002). Rescaling a column of
     the data adds the same constant to every graph's BIC, so comparisons are scale-free. A
-    singular parent covariance is handled with a least-squares solve.
+    singular parent covariance is handled with a least-squares solve. The refit is
+    :func:`colide_core.evaluation.refit.parent_least_squares`, shared with the model checks and
+    the Predict page's weights.
     """
     if not is_int(n) or n < 2:
         raise InvalidParameterError(f"n must be an integer >= 2 (not a float or a bool), got {n!r}.")
@@ -163,15 +166,10 @@ def bic_score(cov, n, A):
         raise ValueError(f"cov and A must both be ({d}, {d}), got {C.shape} and {B.shape}.")
     B = B.copy()
     np.fill_diagonal(B, False)
+    _, s2 = parent_least_squares(C, B)  # the one refit on given parents: s2_j from the covariance
     loglik = 0.0
-    for j in range(d):
-        P = np.flatnonzero(B[:, j])
-        s2 = C[j, j]
-        if P.size:
-            beta = np.linalg.lstsq(C[np.ix_(P, P)], C[P, j], rcond=None)[0]
-            s2 = C[j, j] - float(C[j, P] @ beta)
-        s2 = max(float(s2), _MIN_VAR * max(C[j, j], 1.0))
-        loglik += -0.5 * n * (np.log(2.0 * np.pi * s2) + 1.0)
+    for j in range(d):  # summed in node order, as before (bit-identical scores)
+        loglik += -0.5 * n * (np.log(2.0 * np.pi * max(float(s2[j]), _MIN_VAR * max(C[j, j], 1.0))) + 1.0)
     k = int(B.sum()) + d
     return float(-2.0 * loglik + k * np.log(n))
 

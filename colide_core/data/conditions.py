@@ -265,7 +265,7 @@ def check_targets(targets, labels, node_names=None, *, n_nodes=None, counts=None
     return out
 
 
-def condition_design(conditions, targets, n_samples, node_names=None, n_nodes=None):
+def condition_design(conditions=None, targets=None, n_samples=None, node_names=None, n_nodes=None, *, design=None):
     """Code the rows' conditions and mark, per node, the rows where it is not a target.
 
     Parameters
@@ -274,6 +274,9 @@ def condition_design(conditions, targets, n_samples, node_names=None, n_nodes=No
         One label per row (:func:`check_conditions`); None: one condition.
     targets : mapping or None
         ``{label: nodes}`` (:func:`check_targets`).
+    design : colide_core.data.design.Design, optional
+        The design in one object, instead of ``conditions`` and ``targets``
+        (:func:`colide_core.data.design.resolve_design`).
     n_samples : int
         Rows of the data.
     node_names : sequence of str, optional
@@ -294,7 +297,7 @@ def condition_design(conditions, targets, n_samples, node_names=None, n_nodes=No
     ConditionsError
         (a ``ValueError``) For bad labels or targets, as the two checks above.
     InvalidParameterError
-        For ``targets`` without ``conditions``.
+        For ``targets`` without ``conditions``, or ``design`` with either.
 
     Examples
     --------
@@ -307,22 +310,20 @@ def condition_design(conditions, targets, n_samples, node_names=None, n_nodes=No
     >>> unmasked.tolist()
     [[True, True], [True, True], [True, False], [True, False]]
     """
+    from colide_core.data.design import resolve_design
+
     d = int(n_nodes if n_nodes is not None else len(node_names))
-    if conditions is None:
+    if design is None and conditions is None:
         if targets:
             raise InvalidParameterError("targets need conditions (one label per row).")
         return np.zeros(n_samples, dtype=np.int64), np.ones((n_samples, d), dtype=bool)
-    labels, codes = check_conditions(conditions, n_samples)
-    counts = np.bincount(codes, minlength=len(labels))
-    tgt = check_targets(targets, labels, node_names, n_nodes=d, counts=counts)
-    unmasked = np.ones((n_samples, d), dtype=bool)
-    for k, lab in enumerate(labels):
-        for j in tgt[lab]:
-            unmasked[codes == k, j] = False
-    return codes, unmasked
+    design = resolve_design(design, conditions, targets, node_names=node_names, n_samples=n_samples, n_nodes=d)
+    if design is None:  # a design without conditions
+        return np.zeros(n_samples, dtype=np.int64), np.ones((n_samples, d), dtype=bool)
+    return np.array(design.codes), ~design.masks()
 
 
-def centre_by_condition(X, conditions):
+def centre_by_condition(X, conditions=None, *, design=None):
     """Subtract each condition's own column means (per-condition centring).
 
     Parameters
@@ -331,6 +332,8 @@ def centre_by_condition(X, conditions):
         Finite data. Not modified.
     conditions : array-like of shape (n_samples,) or None
         One label per row; None centres on the pooled means.
+    design : colide_core.data.design.Design, optional
+        The rows' conditions in one object, instead of ``conditions`` (its targets are not used).
 
     Returns
     -------
@@ -354,7 +357,7 @@ def centre_by_condition(X, conditions):
     [[-1.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [1.0, 0.0]]
     """
     values, _ = check_X(X, min_samples=1)
-    codes, _ = condition_design(conditions, None, values.shape[0], n_nodes=values.shape[1])
+    codes, _ = condition_design(conditions, None, values.shape[0], n_nodes=values.shape[1], design=design)
     k = int(codes.max()) + 1
     sums = np.zeros((k, values.shape[1]))
     np.add.at(sums, codes, values)
@@ -566,7 +569,7 @@ class ConditionStats:
 
     # ---- construction ---------------------------------------------------------------------
     @classmethod
-    def from_data(cls, X, conditions, targets=None, node_names=None, *, callback=None):
+    def from_data(cls, X, conditions=None, targets=None, node_names=None, *, callback=None, design=None):
         """The statistics of rows ``X`` labelled by ``conditions``.
 
         Parameters
@@ -583,6 +586,10 @@ class ConditionStats:
         callback : callable, optional
             ``callback() -> bool``, called every 50 ms or so while the conditions' statistics
             are computed; True stops (a fit passes its own callback, so Stop is heard here too).
+        design : colide_core.data.design.Design, optional
+            The conditions and targets in one object, validated once
+            (:func:`colide_core.data.design.resolve_design`); instead of ``conditions`` and
+            ``targets``. One of the two forms is needed.
 
         Returns
         -------
@@ -596,15 +603,25 @@ class ConditionStats:
             As :func:`colide_core._validation.check_data` for ``X``.
         ConditionsError
             As :func:`check_conditions` and :func:`check_targets`, and ``"too_many_conditions"``
-            when ``K * n_nodes**2`` exceeds ``defaults.MAX_CELLS``.
+            when ``K * n_nodes**2`` exceeds ``defaults.MAX_CELLS``; ``"condition_length"`` without
+            conditions.
+        InvalidParameterError
+            For ``design`` together with ``conditions`` or ``targets``.
         FloatingPointError
             If a covariance overflows.
         """
+        from colide_core.data.design import resolve_design
+
         listen = _Listener(callback)
         values, names = check_data(X)
         if node_names is not None:
             names = [str(x) for x in node_names]
-        labels, codes = check_conditions(conditions, values.shape[0])
+        design = resolve_design(design, conditions, targets, node_names=names, n_samples=values.shape[0],
+                                n_nodes=values.shape[1])
+        if design is None:
+            raise ConditionsError("ConditionStats.from_data needs the rows' conditions (conditions= or design=).",
+                                  "condition_length")
+        labels, codes = design.labels, design.codes
         K, d = len(labels), values.shape[1]
         if K * d * d > defaults.MAX_CELLS:
             raise ConditionsError(f"{K} conditions of {d} nodes need {K * d * d} numbers of statistics, more than "
@@ -622,7 +639,7 @@ class ConditionStats:
                 means[c], covs[c] = centred_covariance(values[order[bounds[c]:bounds[c + 1]]])
         counts = np.bincount(codes, minlength=K)
         listen()
-        return cls(labels, tuple(int(x) for x in counts), _Owned(means), _Owned(covs), targets, names)
+        return cls(labels, tuple(int(x) for x in counts), _Owned(means), _Owned(covs), design.targets, names)
 
     # ---- derived --------------------------------------------------------------------------
     @property

@@ -21,7 +21,7 @@ import numpy as np
 
 from colide_core._validation import node_index  # the one node lookup, re-exported here
 
-__all__ = ["node_index", "Design"]
+__all__ = ["node_index", "Design", "resolve_design"]
 
 
 @dataclass(frozen=True)
@@ -53,19 +53,22 @@ class Design:
     reference: object = None
 
     @classmethod
-    def create(cls, node_names, conditions=None, targets=None, *, n_samples=None):
+    def create(cls, node_names, conditions=None, targets=None, *, n_samples=None, n_nodes=None):
         """Validate a design once.
 
         Parameters
         ----------
-        node_names : sequence of str
-            The nodes, in ``X``'s column order.
+        node_names : sequence of str or None
+            The nodes, in ``X``'s column order; None for an array's nodes (then ``n_nodes`` is
+            needed, the nodes are named ``"0"``, ``"1"``, ... and ``targets`` must give indices).
         conditions : array-like of shape (n_samples,), optional
             Each row's condition label (text or integers).
         targets : mapping, optional
             ``{label: [node, ...]}``, nodes by name or index (needs ``conditions``).
         n_samples : int, optional
             The rows ``conditions`` must label (default: its length).
+        n_nodes : int, optional
+            The number of nodes when ``node_names`` is None.
 
         Returns
         -------
@@ -80,7 +83,13 @@ class Design:
         from colide_core.data.conditions import check_conditions, check_targets
         from colide_core.exceptions import ConditionsError
 
-        names = tuple(str(n) for n in node_names)
+        if node_names is None:
+            if n_nodes is None:
+                raise ValueError("Design.create needs node_names or n_nodes.")
+            names, lookup = tuple(str(j) for j in range(int(n_nodes))), None
+        else:
+            names = tuple(str(n) for n in node_names)
+            lookup = list(names)
         if conditions is None:
             if targets:
                 raise ConditionsError("targets need conditions: give the condition of each row.",
@@ -88,7 +97,7 @@ class Design:
             return cls(node_names=names)
         n = len(conditions) if n_samples is None else int(n_samples)
         labels, codes = check_conditions(conditions, n)
-        resolved = check_targets(targets, labels, list(names), n_nodes=len(names),
+        resolved = check_targets(targets, labels, lookup, n_nodes=len(names),
                                  counts=np.bincount(codes, minlength=len(labels)))
         tmap = {str(lab): tuple(int(j) for j in resolved.get(lab, ())) for lab in labels}
         reference = next((lab for lab in tmap if not tmap[lab]), str(labels[0]))
@@ -170,3 +179,83 @@ class Design:
         return {"column": None if column is None else str(column), "labels": list(self.labels),
                 "counts": [int(c) for c in counts], "targets": self.targets_by_name(),
                 "reference": self.reference}
+
+
+def resolve_design(design=None, conditions=None, targets=None, *, node_names=None, n_samples=None, n_nodes=None):
+    """The one entry of a design into a function: a :class:`Design` given, or one built from loose arguments.
+
+    Every public function that takes ``conditions`` and ``targets`` also takes ``design=`` and
+    calls this once; what it passes down is the :class:`Design` (validated once), never the
+    loose arguments again. Nothing is cached.
+
+    Parameters
+    ----------
+    design : Design, optional
+        A design built before (:meth:`Design.create`); then ``conditions`` and ``targets`` must
+        be None, and it must fit the data: ``n_samples`` rows and the same nodes.
+    conditions : array-like of shape (n_samples,), optional
+        Each row's condition label (:func:`colide_core.data.conditions.check_conditions`).
+    targets : mapping, optional
+        ``{label: [node, ...]}`` (:func:`colide_core.data.conditions.check_targets`), needs
+        ``conditions``.
+    node_names : sequence of str, optional
+        The data's node (column) names; None for an array's nodes.
+    n_samples : int, optional
+        The data's rows (``X.shape[0]``); default the length of ``conditions``.
+    n_nodes : int, optional
+        The data's nodes (``X.shape[1]``); default ``len(node_names)``.
+
+    Returns
+    -------
+    Design or None
+        None when the rows carry no conditions (no design, or a design without conditions that
+        fits the data).
+
+    Raises
+    ------
+    InvalidParameterError
+        (a ``ValueError``) If ``design`` is given together with ``conditions`` or ``targets``, or
+        is not a :class:`Design`.
+    ValueError
+        If ``design`` does not fit the data: another number of rows or nodes, or other node names.
+    ConditionsError
+        (a ``ValueError``) From :meth:`Design.create` for loose ``conditions`` and ``targets``.
+
+    Examples
+    --------
+    >>> d = resolve_design(conditions=["obs", "obs", "kd", "kd"], targets={"kd": ["b"]},
+    ...                    node_names=["a", "b"], n_samples=4)
+    >>> d.labels, d.targets, d.reference
+    (('obs', 'kd'), {'obs': (), 'kd': (1,)}, 'obs')
+    >>> resolve_design(d, node_names=["a", "b"], n_samples=4) is d
+    True
+    >>> resolve_design(d, ["obs"] * 4, node_names=["a", "b"], n_samples=4)
+    Traceback (most recent call last):
+    ...
+    sklearn.utils._param_validation.InvalidParameterError: give the design either as design= or as conditions=/targets=, not both.
+    """
+    from colide_core.exceptions import InvalidParameterError
+
+    if n_nodes is None and node_names is not None:
+        n_nodes = len(node_names)
+    if design is None:
+        if conditions is None and not targets:
+            return None
+        if node_names is None and n_nodes is None:
+            raise ValueError("resolve_design needs node_names or n_nodes to build a design.")
+        return Design.create(node_names, conditions, targets, n_samples=n_samples, n_nodes=n_nodes)
+    if conditions is not None or targets is not None:
+        raise InvalidParameterError("give the design either as design= or as conditions=/targets=, not both.")
+    if not isinstance(design, Design):
+        raise InvalidParameterError(f"design must be a colide_core.data.design.Design (Design.create), "
+                                    f"not a {type(design).__name__}.")
+    if n_nodes is not None and design.n_nodes != int(n_nodes):
+        raise ValueError(f"the design has {design.n_nodes} nodes but the data have {int(n_nodes)}.")
+    if node_names is not None and tuple(str(x) for x in node_names) != design.node_names:
+        raise ValueError("the design's node names differ from the data's columns "
+                         f"({', '.join(design.node_names[:8])} against {', '.join(str(x) for x in node_names)[:200]}).")
+    if not design.has_conditions:
+        return None
+    if n_samples is not None and len(design.codes) != int(n_samples):
+        raise ValueError(f"the design labels {len(design.codes)} rows but the data have {int(n_samples)}.")
+    return design

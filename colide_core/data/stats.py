@@ -274,7 +274,7 @@ def sufficient_stats(path_or_glob, *, columns=None, blocksize="64MB", scheduler=
     return n, mean, cov
 
 
-def condition_summary(X, conditions, targets=None, *, baseline=None, node_names=None):
+def condition_summary(X, conditions=None, targets=None, *, baseline=None, node_names=None, design=None):
     """Per condition: rows, targets, and each node's median shift from a baseline condition.
 
     Parameters
@@ -292,6 +292,9 @@ def condition_summary(X, conditions, targets=None, *, baseline=None, node_names=
         first appear).
     node_names : sequence of str, optional
         The nodes' names; default the DataFrame's columns, else ``"0"``, ``"1"``, ...
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions``
+        and ``targets`` (:func:`colide_core.data.design.resolve_design`).
 
     Returns
     -------
@@ -309,7 +312,9 @@ def condition_summary(X, conditions, targets=None, *, baseline=None, node_names=
         If ``X`` is not 2-D real finite numbers with at least 2 rows and columns
         (:func:`colide_core._validation.check_data`), or ``baseline`` is not one of the labels.
     ConditionsError
-        (a ``ValueError``) For conditions or targets that cannot be used.
+        (a ``ValueError``) For conditions or targets that cannot be used, or none given.
+    InvalidParameterError
+        For ``design`` together with ``conditions`` or ``targets``.
 
     Notes
     -----
@@ -317,7 +322,8 @@ def condition_summary(X, conditions, targets=None, *, baseline=None, node_names=
     (not the mean) keeps the heavy tails of cytometry data from dominating the shift.
     """
     from colide_core._validation import check_data
-    from colide_core.data.conditions import check_conditions, check_targets
+    from colide_core.data.design import resolve_design
+    from colide_core.exceptions import ConditionsError
 
     values, names = check_data(X)
     n, d = values.shape
@@ -325,9 +331,14 @@ def condition_summary(X, conditions, targets=None, *, baseline=None, node_names=
         names = [str(x) for x in node_names]
         if len(names) != d:
             raise ValueError(f"node_names has {len(names)} names for {d} columns.")
-    labels, codes = check_conditions(conditions, n)
+    if design is None and conditions is None:
+        raise ConditionsError("condition_summary needs the rows' conditions (conditions= or design=).",
+                              "condition_length")
+    design = resolve_design(design, conditions, targets, node_names=names, n_samples=n, n_nodes=d)
+    if design is None:
+        raise ConditionsError("condition_summary needs the rows' conditions; the design has none.", "condition_length")
+    labels, codes, resolved = design.labels, design.codes, design.targets
     counts = np.bincount(codes, minlength=len(labels))
-    resolved = check_targets(targets, labels, names, n_nodes=d, counts=counts)
     if names is None:
         names = [str(j) for j in range(d)]
     if baseline is None:

@@ -102,18 +102,19 @@ class MethodSpec:
 # --------------------------------------------------------------------------------------------------
 
 def _colide_fit(variant):
-    def fit(X, callback=None, conditions=None, targets=None, **params):
+    def fit(X, callback=None, conditions=None, targets=None, design=None, **params):
         model = CoLiDE(variant, **params)
-        if conditions is None:
+        if conditions is None and design is None:
             model.fit(X, callback=callback)
         else:
-            model.fit(X, conditions=conditions, targets=targets, callback=callback)
+            model.fit(X, conditions=conditions, targets=targets, callback=callback, design=design)
         return np.array(model.adjacency_, dtype=float)
 
     fit.__name__ = f"colide_{variant}_fit"
     fit.__doc__ = (
         f"Fit ``CoLiDE(variant={variant!r}, **params)`` on X (n_samples, n_nodes); return its "
-        "``adjacency_`` (n_nodes, n_nodes), ``W[i, j] != 0`` meaning i -> j."
+        "``adjacency_`` (n_nodes, n_nodes), ``W[i, j] != 0`` meaning i -> j; the design as "
+        "``conditions``/``targets`` or one ``design``."
     )
     return fit
 
@@ -240,7 +241,7 @@ def ges_dag(X, *, maxP=None, lambda_value=0.5) -> np.ndarray:
 # GIES
 # --------------------------------------------------------------------------------------------------
 
-def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=0.5) -> np.ndarray:
+def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=0.5, design=None) -> np.ndarray:
     """Greedy interventional equivalence search (PyPI ``gies``), Gaussian BIC, known targets; a DAG.
 
     Parameters
@@ -260,6 +261,9 @@ def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=
     lambda_value : float, default=0.5
         Penalty per parameter, times ``log(n)`` (n all rows): 0.5 is the BIC score of Hauser and
         Buehlmann and of the ``gies`` package's default.
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions`` and
+        ``targets`` (:func:`colide_core.data.design.resolve_design`).
 
     Returns
     -------
@@ -292,7 +296,7 @@ def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=
     gies = import_optional("gies", "GIES")
     GaussIntL0Pen = import_optional("gies.scores.gauss_int_l0_pen", "GIES").GaussIntL0Pen
     pdag_to_dag = import_optional("gies.utils", "GIES").pdag_to_dag
-    from colide_core.data.conditions import check_conditions, check_targets
+    from colide_core.data.design import resolve_design
 
     A, names = check_X(X, min_samples=2, min_features=1)
     if node_names is not None:
@@ -303,14 +307,13 @@ def gies_dag(X, *, conditions=None, targets=None, node_names=None, lambda_value=
             or not np.isfinite(lambda_value) or lambda_value < 0:
         raise ValueError(f"lambda_value must be a finite number >= 0, got {lambda_value!r}.")
     n, d = A.shape
-    if conditions is None:
-        if targets is not None:
-            raise ValueError("targets need conditions: give the condition of each row.")
-        labels, codes = ("all",), np.zeros(n, dtype=np.int64)
+    if conditions is None and targets is not None and design is None:
+        raise ValueError("targets need conditions: give the condition of each row.")
+    design = resolve_design(design, conditions, targets, node_names=names, n_samples=n, n_nodes=d)
+    if design is None:
+        labels, codes, resolved = ("all",), np.zeros(n, dtype=np.int64), {"all": ()}
     else:
-        labels, codes = check_conditions(conditions, n)
-    counts = np.bincount(codes, minlength=len(labels))
-    resolved = check_targets(targets, labels, names, n_nodes=d, counts=counts)
+        labels, codes, resolved = design.labels, design.codes, design.targets
     data = [A[codes == c] for c in range(len(labels))]
     interv = [list(resolved[lab]) for lab in labels]
     score = GaussIntL0Pen(data, interv, lmbda=float(lambda_value) * np.log(n))
@@ -366,7 +369,7 @@ DESIGN_USES = MappingProxyType({
 _UNUSED_DESIGN = ("refuse", "centre")
 
 
-def design_use(name, conditions=None, targets=None, unused_design="centre") -> str:
+def design_use(name, conditions=None, targets=None, unused_design="centre", *, design=None) -> str:
     """How ``name`` uses data from several conditions: a key of :data:`DESIGN_USES`.
 
     Parameters
@@ -379,6 +382,8 @@ def design_use(name, conditions=None, targets=None, unused_design="centre") -> s
         The conditions' targets (only whether any is given matters).
     unused_design : {"centre", "refuse"}, default="centre"
         As in :func:`run_method`.
+    design : colide_core.data.design.Design, optional
+        Both in one object, instead of ``conditions`` and ``targets`` (nothing is checked again).
 
     Returns
     -------
@@ -393,7 +398,7 @@ def design_use(name, conditions=None, targets=None, unused_design="centre") -> s
         For an unknown method.
     ValueError
         For a method that cannot use the conditions when ``unused_design="refuse"``, or an
-        unknown ``unused_design``.
+        unknown ``unused_design``; ``design`` together with ``conditions`` or ``targets``.
 
     Examples
     --------
@@ -408,6 +413,13 @@ def design_use(name, conditions=None, targets=None, unused_design="centre") -> s
         raise KeyError(f"Unknown method {name!r}; registered methods: {', '.join(METHODS)}.")
     if unused_design not in _UNUSED_DESIGN:
         raise ValueError(f"unused_design must be one of {', '.join(_UNUSED_DESIGN)}, got {unused_design!r}.")
+    if design is not None:
+        from colide_core.data.design import resolve_design
+
+        design = resolve_design(design, conditions, targets)
+        if design is None or len(design.labels) < 2:
+            return "none"
+        conditions, targets = design.codes, design.targets
     if conditions is None or len(set(np.asarray(conditions, dtype=object).tolist())) < 2:
         return "none"
     if METHODS[name].accepts_conditions:
@@ -418,7 +430,7 @@ def design_use(name, conditions=None, targets=None, unused_design="centre") -> s
     return "centred"
 
 
-def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_design="refuse",
+def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_design="refuse", design=None,
                **params) -> np.ndarray:
     """Run a registered method on data and return its DAG estimate.
 
@@ -444,6 +456,9 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_
         (:func:`colide_core.data.conditions.centre_by_condition`: each condition's mean shift
         removed, as CoLiDE's intercept per condition removes it), the targets unused. Never the
         pooled rows.
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object, instead of ``conditions`` and ``targets``
+        (:func:`colide_core.data.design.resolve_design`); the method gets it as it is.
     **params
         Overrides of the method's ``defaults``; an unknown name is an error.
 
@@ -460,7 +475,8 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_
         If ``X`` is invalid, has more nodes than the method's ``max_nodes``, or a parameter name is
         unknown; if ``conditions`` are given to a method without ``accepts_conditions``, or
         ``targets`` without ``conditions``; a :class:`~colide_core.exceptions.ConditionsError`
-        for conditions or targets that cannot be used.
+        for conditions or targets that cannot be used; ``design`` together with ``conditions`` or
+        ``targets``, or a design of other rows or nodes.
     MethodError
         If the method itself fails or returns something that is not a ``(n_nodes, n_nodes)`` DAG; the
         original exception is chained as ``__cause__``.
@@ -470,12 +486,18 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_
     spec = METHODS[name]
     A, names = check_X(X)
     d = A.shape[1]
-    if targets is not None and conditions is None:
+    if targets is not None and conditions is None and design is None:
         raise ValueError("targets need conditions: give the condition of each row.")
-    if conditions is not None and not spec.accepts_conditions:
-        design_use(name, conditions, targets, unused_design)  # refuses unless told to centre
-        A = centre_by_condition(A, conditions)  # checks the labels too
-        conditions = targets = None
+    if conditions is not None and design is None and not spec.accepts_conditions:
+        design_use(name, conditions, targets, unused_design)  # refuses before the labels are checked
+    from colide_core.data.design import resolve_design
+
+    # checked once here (names=None: X's columns, when it is a DataFrame); the methods get the Design
+    design = resolve_design(design, conditions, targets, node_names=names, n_samples=A.shape[0], n_nodes=d)
+    if design is not None and not spec.accepts_conditions:
+        design_use(name, unused_design=unused_design, design=design)  # refuses unless told to centre
+        A = centre_by_condition(A, design=design)
+        design = None
     if spec.max_nodes is not None and d > spec.max_nodes:
         raise ValueError(
             f"{name} is limited to {spec.max_nodes} nodes (too slow beyond); the data have {d}."
@@ -489,13 +511,8 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_
     kwargs = {**spec.defaults, **params}
     if spec.accepts_callback:
         kwargs["callback"] = callback
-    if conditions is not None:  # checked once here; the methods get node indices
-        from colide_core.data.conditions import check_conditions, check_targets
-
-        labels, codes = check_conditions(conditions, A.shape[0])
-        resolved = check_targets(targets, labels, names, n_nodes=d, counts=np.bincount(codes, minlength=len(labels)))
-        kwargs["conditions"] = conditions
-        kwargs["targets"] = {lab: list(t) for lab, t in resolved.items() if t} or None
+    if design is not None:
+        kwargs["design"] = design
     try:
         W = spec.fit(A, **kwargs)
     except Exception as exc:  # noqa: BLE001 - re-raised with the method's name
@@ -509,13 +526,13 @@ def run_method(name, X, *, callback=None, conditions=None, targets=None, unused_
     return W
 
 
-def run_method_safe(name, X, *, callback=None, conditions=None, targets=None, unused_design="refuse",
+def run_method_safe(name, X, *, callback=None, conditions=None, targets=None, unused_design="refuse", design=None,
                     **params) -> dict:
     """Like :func:`run_method` but never raises: report the result or the error.
 
     Parameters
     ----------
-    name, X, callback, conditions, targets, unused_design, **params
+    name, X, callback, conditions, targets, unused_design, design, **params
         As in :func:`run_method`.
 
     Returns
@@ -527,7 +544,7 @@ def run_method_safe(name, X, *, callback=None, conditions=None, targets=None, un
     t0 = time.perf_counter()
     try:
         W = run_method(name, X, callback=callback, conditions=conditions, targets=targets,
-                       unused_design=unused_design, **params)
+                       unused_design=unused_design, design=design, **params)
         err = None
     except KeyError as exc:
         W, err = None, str(exc.args[0]) if exc.args else "unknown method"

@@ -201,18 +201,20 @@ class IDAResult:
         return len(self.parent_sets) == 1
 
 
-def _covariance(X, conditions):
+def _covariance(X, conditions, design=None):
     values, _ = check_X(X)
-    if conditions is None:
+    if conditions is None and design is None:
         Xc = values - values.mean(axis=0)
     else:
         from colide_core.data.conditions import centre_by_condition
+        from colide_core.data.design import resolve_design
 
-        Xc = centre_by_condition(values, conditions)
+        design = resolve_design(design, conditions, n_samples=values.shape[0], n_nodes=values.shape[1])
+        Xc = values - values.mean(axis=0) if design is None else centre_by_condition(values, design=design)
     return Xc.T @ Xc / values.shape[0]
 
 
-def ida(C, X=None, x=0, *, cov=None, conditions=None, aggregate="mean") -> IDAResult:
+def ida(C, X=None, x=0, *, cov=None, conditions=None, aggregate="mean", design=None) -> IDAResult:
     """Local IDA (Maathuis, Kalisch and Buehlmann 2009) for an intervention on node ``x``.
 
     Parameters
@@ -230,6 +232,9 @@ def ida(C, X=None, x=0, *, cov=None, conditions=None, aggregate="mean") -> IDARe
         With ``X``: centre each condition on its own means before the covariance.
     aggregate : {"mean", "min_abs"}, default="mean"
         The summary of the possible effects (:data:`AGGREGATES`).
+    design : colide_core.data.design.Design, optional
+        With ``X``: the rows' conditions in one object, instead of ``conditions`` (its targets
+        are not used; :func:`colide_core.data.design.resolve_design`).
 
     Returns
     -------
@@ -258,7 +263,7 @@ def ida(C, X=None, x=0, *, cov=None, conditions=None, aggregate="mean") -> IDARe
         raise InvalidParameterError("give the data X or its covariance cov, not both.")
     if aggregate not in AGGREGATES:
         raise InvalidParameterError(f"aggregate must be one of {AGGREGATES}, got {str(aggregate)[:40]!r}.")
-    S = _covariance(X, conditions) if cov is None else cov
+    S = _covariance(X, conditions, design) if cov is None else cov
     effects, sets = ida_effects(C, S, x)
     if aggregate == "mean":
         effect = effects.mean(axis=0)

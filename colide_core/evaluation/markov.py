@@ -139,7 +139,7 @@ def _run_tests(cit, statements, max_tests, rng, should_stop=None):
 
 
 def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_state=None,
-                 conditions=None, callback=None) -> MarkovCheck:
+                 conditions=None, callback=None, design=None) -> MarkovCheck:
     """Test the conditional independences the learned DAG implies, against random DAGs.
 
     For every node i and every non-descendant j that is not a parent, the DAG implies
@@ -168,6 +168,9 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
         ``callback(done, n_random + 1)`` after the learned graph's tests and after each random
         DAG (``done`` counts the graphs tested; fractional within a graph, every 200 tests);
         returning True stops the check, which keeps what it tested (``stopped`` True).
+    design : colide_core.data.design.Design, optional
+        The rows' conditions in one object (validated once), instead of ``conditions``; its
+        targets are not used (:func:`colide_core.data.design.resolve_design`).
 
     Returns
     -------
@@ -204,8 +207,12 @@ def markov_check(X, A, *, n_random=100, alpha=0.05, max_tests=MAX_TESTS, random_
     if n < 5:
         raise ValueError(f"the Fisher-z test needs at least 5 samples, got {n}.")
     rng = np.random.default_rng(random_state)
-    if conditions is not None:
-        values = centre_by_condition(values, conditions)
+    if conditions is not None or design is not None:
+        from colide_core.data.design import resolve_design
+
+        design = resolve_design(design, conditions, n_samples=n, n_nodes=d)  # the rows only: no targets here
+        if design is not None:
+            values = centre_by_condition(values, design=design)
     cit = CIT(values, "fisherz")
     implied = implied_independences(B)
     total = n_random + 1

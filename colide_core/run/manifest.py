@@ -180,8 +180,12 @@ def _jsonable(obj):
     return repr(obj)
 
 
-def conditions_record(labels, counts, targets, node_names=None, *, conditions=None, column=None):
+def conditions_record(labels=None, counts=None, targets=None, node_names=None, *, conditions=None, column=None,
+                      design=None):
     """The ``conditions`` entry of a manifest (a fit with several conditions).
+
+    With ``design`` it is :meth:`Design.record <colide_core.data.design.Design.record>` with the
+    rows' fingerprint; the loose form writes the same record.
 
     Parameters
     ----------
@@ -198,22 +202,46 @@ def conditions_record(labels, counts, targets, node_names=None, *, conditions=No
         :meth:`Manifest.reproduce` cannot check them).
     column : str, optional
         The name of the data's condition column, when the labels came from one.
+    design : colide_core.data.design.Design, optional
+        The fit's design (with conditions), instead of ``labels``, ``counts``, ``targets``,
+        ``node_names`` and ``conditions``.
 
     Returns
     -------
     dict
-        ``{"column", "labels", "counts", "targets", "sha256"}``, plain JSON.
+        ``{"column", "labels", "counts", "targets", "reference", "sha256"}``, plain JSON;
+        ``reference`` is the first condition without targets, else the first condition.
+
+    Raises
+    ------
+    InvalidParameterError
+        (a ``ValueError``) For ``design`` together with the loose arguments, or a design without
+        conditions.
     """
+    if design is not None:
+        from colide_core.exceptions import InvalidParameterError
+
+        if any(a is not None for a in (labels, counts, targets, node_names, conditions)):
+            raise InvalidParameterError("give the design either as design= or as labels/counts/targets/conditions, "
+                                        "not both.")
+        record = design.record(column)
+        if record is None:
+            raise InvalidParameterError("the design has no conditions: a fit without conditions has no record.")
+        record["sha256"] = _conditions_digest(design.labels, design.codes)
+        return record
     labels = [str(x) for x in labels]
 
     def node(j):
         return str(node_names[j]) if node_names is not None else int(j)
 
+    targets = dict(targets)
     record = {
         "column": None if column is None else str(column),
         "labels": labels,
         "counts": [int(c) for c in counts],
-        "targets": {str(k): [node(j) for j in v] for k, v in dict(targets).items() if len(v)},
+        "targets": {str(k): [node(j) for j in v] for k, v in targets.items() if len(v)},
+        # the rule of Design.reference: the first label without targets, else the first label
+        "reference": next((lab for lab in labels if not len(targets.get(lab, ()))), labels[0]),
         "sha256": None,
     }
     if conditions is not None:
@@ -231,7 +259,7 @@ def _conditions_digest(labels, codes):
 
 def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=None, metrics=None,
                    data_source=None, wall_time=None, extra=None, transform=None, conditions=None,
-                   conditions_column=None):
+                   conditions_column=None, design=None):
     """Describe a fitted :class:`~colide_core.CoLiDE` run as a manifest dict.
 
     A thin wrapper of :func:`manifest_from_result` for an estimator: it passes the fit record
@@ -268,6 +296,9 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
         the manifest records them (:func:`conditions_record`), with their fingerprint when given.
     conditions_column : str, optional
         The name of the data's condition column, recorded with them.
+    design : colide_core.data.design.Design, optional
+        The design given to ``fit(X, design=...)``, instead of ``conditions``: the record is
+        :meth:`Design.record <colide_core.data.design.Design.record>` with the rows' fingerprint.
 
     Returns
     -------
@@ -278,12 +309,26 @@ def build_manifest(model, X=None, *, cov=None, n=None, B_true=None, sigma_true=N
     ------
     ManifestError
         If the model is not fitted, or neither ``X`` nor ``(cov, n)`` is
-        given, or the data do not have the model's number of nodes.
+        given, or the data do not have the model's number of nodes, or ``design`` is not the
+        model's (other conditions or targets).
+    InvalidParameterError
+        For ``design`` together with ``conditions``.
     """
     if not hasattr(model, "result_"):
         raise ManifestError("the model is not fitted: call fit(X) or fit_from_stats(cov, n) first")
     record = None
-    if getattr(model, "conditions_", None) is not None:
+    if design is not None:
+        from colide_core.exceptions import InvalidParameterError
+
+        if conditions is not None:
+            raise InvalidParameterError("give the design either as design= or as conditions=, not both.")
+        if getattr(design, "has_conditions", False) or getattr(model, "conditions_", None) is not None:
+            _require(getattr(design, "has_conditions", False)
+                     and tuple(design.labels) == tuple(model.conditions_ or ())
+                     and dict(design.targets) == dict(model.targets_),
+                     "the design is not the one the model was fitted with (its conditions or targets differ)")
+            record = conditions_record(design=design, column=conditions_column)
+    elif getattr(model, "conditions_", None) is not None:
         record = conditions_record(model.conditions_, model.condition_counts_, model.targets_,
                                    getattr(model, "node_names_", None), conditions=conditions,
                                    column=conditions_column)
@@ -623,7 +668,7 @@ class Manifest:
         """dict or None: the fit's conditions (:func:`conditions_record`), checked on load."""
         return self.raw.get("conditions")
 
-    def check_design(self, conditions=None, targets=None):
+    def check_design(self, conditions=None, targets=None, *, design=None):
         """Refuse row labels or targets other than the ones this manifest's fit used.
 
         Parameters
@@ -632,6 +677,8 @@ class Manifest:
             The rows' condition labels given now (None: one condition).
         targets : mapping, optional
             ``{label: [node name, ...]}`` given now.
+        design : colide_core.data.design.Design, optional
+            Both in one object, instead of ``conditions`` and ``targets``.
 
         Raises
         ------
@@ -639,16 +686,27 @@ class Manifest:
             When one side has conditions and the other not, the labels' fingerprint differs
             from the recorded one, or the targets differ (issue 42: ``report --manifest``
             accepted another design silently).
+        InvalidParameterError
+            For ``design`` together with ``conditions`` or ``targets``.
         """
+        from colide_core.data.design import resolve_design
+
         record = self.conditions
+        if design is not None:
+            design = resolve_design(design, conditions, targets)
+            conditions = None if design is None else design.row_labels()
+            targets = None if design is None else design.targets_by_name()
         if record is None or conditions is None:
             _require(record is None and conditions is None,
                      "this manifest's fit used conditions and none are given" if conditions is None
                      else "this manifest's fit used one condition, but conditions are given")
             return
-        from colide_core.data.conditions import check_conditions
+        if design is None:
+            from colide_core.data.conditions import check_conditions
 
-        labels, codes = check_conditions(conditions, len(conditions))
+            labels, codes = check_conditions(conditions, len(conditions))
+        else:
+            labels, codes = design.labels, design.codes
         _require(record.get("sha256") is None or _conditions_digest(labels, codes) == record["sha256"],
                  "the row labels differ from the ones this manifest's fit used")
         # The record itself must describe these rows (issue 53: a hand-edited record, labels
@@ -670,7 +728,7 @@ class Manifest:
         _require(given == recorded, "the targets differ from the ones this manifest's fit used "
                                     f"({len(recorded)} conditions with targets recorded, {len(given)} given)")
 
-    def reproduce(self, X=None, *, cov=None, n=None, atol=0.0, callback=None, conditions=None):
+    def reproduce(self, X=None, *, cov=None, n=None, atol=0.0, callback=None, conditions=None, design=None):
         """Refit with the recorded parameters and check that the same W comes back.
 
         Parameters
@@ -688,6 +746,9 @@ class Manifest:
         conditions : array-like of shape (n_samples,), optional
             The row labels, for a manifest of a fit with conditions (required then, and checked
             against the stored fingerprint when there is one); the recorded targets are used.
+        design : colide_core.data.design.Design, optional
+            Instead of ``conditions``: the rows' conditions and targets in one object, which must
+            be the recorded ones (:meth:`check_design`); the refit takes it as it is.
 
         Returns
         -------
@@ -703,7 +764,12 @@ class Manifest:
         self.check_data(X, cov=cov, n=n)
         model = self.estimator()
         record = self.conditions
-        if record is not None:
+        if design is not None:
+            self.check_design(conditions, design=design)  # refuses conditions= with design=, and another design
+        if record is not None and design is not None:
+            _require(self.data["kind"] == "data", "this manifest was fitted with conditions: pass X")
+            model.fit(X, callback=callback, design=design)
+        elif record is not None:
             _require(self.data["kind"] == "data" and conditions is not None,
                      "this manifest was fitted with conditions: pass X and the row labels (conditions=)")
             from colide_core.data.conditions import check_conditions

@@ -265,7 +265,7 @@ class CoLiDE(BaseEstimator):
         self.device = device
         self.warm_start = warm_start
 
-    def fit(self, X, conditions=None, targets=None, callback=None, W_init=None):
+    def fit(self, X, conditions=None, targets=None, callback=None, W_init=None, *, design=None):
         """Learn the DAG and noise scale(s) from data.
 
         Parameters
@@ -295,6 +295,10 @@ class CoLiDE(BaseEstimator):
             ``solver="auto"`` it is one more candidate, and the fit returns the candidate with the
             lowest score (``result_.choice``); the other solvers start from it. Without it,
             ``warm_start=True`` uses the previous fit's ``W_``. Not modified.
+        design : colide_core.data.design.Design, optional
+            The conditions and targets in one object, validated once (:meth:`Design.create
+            <colide_core.data.design.Design.create>`), instead of ``conditions`` and ``targets``:
+            the same fit, without checking them again. It must fit ``X`` (rows, node names).
 
         Returns
         -------
@@ -314,7 +318,8 @@ class CoLiDE(BaseEstimator):
             row, a missing label, numbers mixed with text, a condition with fewer than
             ``defaults.MIN_CONDITION_ROWS`` rows, more than ``defaults.MAX_CONDITIONS``
             conditions, an unknown condition or node in ``targets``, a node targeted in every
-            condition, or ``targets`` without ``conditions``.
+            condition, or ``targets`` without ``conditions``; ``design`` with ``conditions`` or
+            ``targets`` (``InvalidParameterError``), or a ``design`` of other rows or nodes than ``X``.
         FloatingPointError
             If a column is constant (zero noise floor), the covariance overflows, or the
             iterates cannot be kept inside the log-det domain.
@@ -322,21 +327,26 @@ class CoLiDE(BaseEstimator):
         settings = self.get_run_settings()
         if callback is not None and not callable(callback):
             raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
-        if conditions is None:
-            if targets is not None:
+        if conditions is None and (design is None or not getattr(design, "has_conditions", True)):
+            if targets is not None and design is None:
                 from colide_core.exceptions import ConditionsError
 
                 raise ConditionsError("targets need conditions: give the condition of each row.",
                                       "target_unknown_condition")
             cov, n, names = data_covariance(X)
+            if design is not None:  # a design without conditions: it must still name X's nodes
+                from colide_core.data.design import resolve_design
+
+                resolve_design(design, None, targets, node_names=names, n_samples=n, n_nodes=cov.shape[0])
             self._set_conditions(None)
             return self._fit_cov(settings, cov, n, names, callback, W_init)
         from colide_core.data.conditions import ConditionStats
         from colide_core.exceptions import StatisticsStopped
 
         t0 = time.perf_counter()
-        try:
-            stats = ConditionStats.from_data(X, conditions, targets, callback=_statistics_callback(callback))
+        try:  # the design is resolved (validated at most once) inside from_data
+            stats = ConditionStats.from_data(X, conditions, targets, callback=_statistics_callback(callback),
+                                             design=design)
         except StatisticsStopped:
             return self._stopped_before_solve(settings, X, None, t0)
         return self._fit_stats(settings, stats, defaults.INTERCEPT, callback, W_init)

@@ -21,7 +21,8 @@ Tables (paste-ready markdown, printed and written to ``benchmarks/results/planni
     * **oracle**: the largest gain over the d targets (the best single target, known only
       afterwards); it is a maximum of d noisy refits, so it includes luck;
     * **oracle, re-drawn**: the oracle's target again, on a fresh draw of the 500 experimental rows
-      (``simulate_experiment``): what the best target gains when it is fixed before the draw;
+      (``colide_core.evaluation.experiment.run_experiment``, the Predict page's "Run it"): what the
+      best target gains when it is fixed before the draw;
     * the ratios recommended / random and recommended / oracle, against the issue's targets
       (d = 10: >= 2.5x and >= 75 %; d = 20: >= 2x and >= 60 %), and recommended / re-drawn oracle.
 
@@ -52,9 +53,13 @@ from pathlib import Path
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as a script (python benchmarks/bench_planning.py): the repository's packages
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from benchmarks._common import markdown_table
 from colide_core import CoLiDE, evaluate, load_sachs
-from colide_core.data.simulate import simulate_dataset, simulate_experiment
+from colide_core.data.simulate import simulate_dataset
+from colide_core.evaluation.experiment import run_experiment
 from colide_core.evaluation.planning import rank_interventions
 
 HERE = Path(__file__).resolve().parent
@@ -77,7 +82,8 @@ def one_graph(d, seed, n_boot):
     spec = _spec(d)
     sim = simulate_dataset(spec, seed)
     X = sim.X
-    before = _shd(sim.B_true, CoLiDE("nv").fit(X).adjacency_)
+    A_before = CoLiDE("nv").fit(X).adjacency_
+    before = _shd(sim.B_true, A_before)
     gains = np.empty(d)
     for t in range(d):
         run = simulate_dataset(spec, seed, interventions={"targets": [[t]], "n_per_condition": N_EXPERIMENT})
@@ -85,12 +91,11 @@ def one_graph(d, seed, n_boot):
         gains[t] = before - _shd(run.B_true, W)
     # the oracle's target again, on a fresh draw of the experiment's rows: the maximum over d refits
     # includes each refit's luck; this is what the best target gains when chosen before the draw
+    # (the library's run_experiment: simulate_experiment's rows as a new condition, the refit, the SHD)
     best = int(np.argmax(gains))
-    fresh = simulate_experiment(sim.W_true, [best], N_EXPERIMENT, "gaussian", noise_var=sim.noise_std ** 2,
-                                random_state=seed + 1_000_000)
-    labels = np.array(["obs"] * N_OBS + ["iv"] * N_EXPERIMENT, dtype=object)
-    W = CoLiDE("nv").fit(np.vstack([X, fresh]), conditions=labels, targets={"iv": [best]}).adjacency_
-    redrawn = before - _shd(sim.B_true, W)
+    redrawn = run_experiment(X, sim.W_true, best, N_EXPERIMENT, noise="gaussian", noise_var=sim.noise_std ** 2,
+                             estimator=CoLiDE("nv"), B_true=sim.B_true, before=A_before,
+                             random_state=seed + 1_000_000).gain
     picks = {}
     for criterion in CRITERIA:
         ranking = rank_interventions(X, n_bootstrap=n_boot, random_state=seed, criterion=criterion)

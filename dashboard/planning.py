@@ -8,27 +8,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 
-from colide_core import CoLiDE, evaluate
-from colide_core.data.simulate import simulate_experiment
+from colide_core.evaluation.experiment import EXPERIMENT_LABEL, run_experiment
+from colide_core.exceptions import ExperimentStopped
 from dashboard.data import design_of
 
 __all__ = ["EXPERIMENT_LABEL", "prediction_frame", "try_experiment"]
 
-#: The condition label of the simulated experiment (a prefix; made unique against the data's).
-EXPERIMENT_LABEL = "planned"
 
-
-def _label(existing, node):
-    label = f"{EXPERIMENT_LABEL}: do({node})"
-    while label in existing:
-        label += "'"
-    return label
-
-
-def try_experiment(dataset, params, threshold, node, rows, *, before=None, W_init=None, callback=None) -> dict:
+def try_experiment(dataset, params, threshold, node, rows, *, before=None, W_init=None, callback=None) -> dict | None:
     """Simulate a hard intervention on ``node`` with the dataset's true SEM, refit, score both fits.
+
+    The dataset's adapter to :func:`colide_core.evaluation.experiment.run_experiment` (the one
+    implementation): its arrays, design and true SEM, and the experiment's seed, drawn from the
+    simulation's seed, the node and the rows.
 
     Parameters
     ----------
@@ -56,11 +49,12 @@ def try_experiment(dataset, params, threshold, node, rows, *, before=None, W_ini
 
     Returns
     -------
-    dict
+    dict or None
         ``rows``, ``label`` (the new condition), ``shd_before`` (the fit without the experiment),
         ``shd_after`` and ``A_after`` (the
         thresholded weights of the refit with the experiment, its target known), ``choice`` (the
-        refit's ``result_.choice``: which candidate won, or None).
+        refit's ``result_.choice``: which candidate won, or None). None when ``callback``
+        returned True (a stopped fit has no result).
 
     Raises
     ------
@@ -74,31 +68,19 @@ def try_experiment(dataset, params, threshold, node, rows, *, before=None, W_ini
     names = [str(c) for c in dataset.X.columns]
     if node not in names:
         raise ValueError(f"unknown node {str(node)[:60]!r}.")
-    t = names.index(node)
     noise = (meta.get("config") or {}).get("noise", "gaussian")
-    seed = np.random.SeedSequence([int(meta.get("seed", 0)), t, int(rows)])
-    new = simulate_experiment(W_true, [t], int(rows), noise, noise_var=np.asarray(dataset.sigma_true, float) ** 2,
-                              random_state=np.random.default_rng(seed))
+    seed = np.random.SeedSequence([int(meta.get("seed", 0)), names.index(node), int(rows)])
     design = design_of(dataset)
-    old_labels = list(design["conditions"]) if design["conditions"] is not None else ["obs"] * len(dataset.X)
-    old_targets = dict(design["targets"] or {}) if design["conditions"] is not None else {"obs": []}
-    label = _label(set(old_labels), node)
-    X = np.vstack([dataset.X.to_numpy(dtype=float), new])
-    labels = old_labels + [label] * int(rows)
-    targets = {**old_targets, label: [node]}
-    model = CoLiDE(**{**dict(params), "threshold": float(threshold)})
-    if before is None:
-        first = model.fit(dataset.X, conditions=design["conditions"], targets=design["targets"], callback=callback)
-        before = first.adjacency_
-        if W_init is None:
-            W_init = first.W_
-    refit = clone(model).fit(pd.DataFrame(X, columns=names), conditions=labels, targets=targets, callback=callback,
-                             W_init=W_init)
-    after = refit.adjacency_
-    B = np.asarray(dataset.B_true)
-    return {"rows": int(rows), "label": label, "shd_before": int(evaluate(B, before)["shd"]),
-            "shd_after": int(evaluate(B, after)["shd"]), "A_after": np.asarray(after, dtype=float),
-            "choice": getattr(refit.result_, "choice", None)}
+    try:
+        res = run_experiment(dataset.X, W_true, node, int(rows), conditions=design["conditions"],
+                             targets=design["targets"], noise=noise,
+                             noise_var=np.asarray(dataset.sigma_true, float) ** 2, estimator=dict(params),
+                             threshold=float(threshold), B_true=dataset.B_true, before=before, W_init=W_init,
+                             random_state=np.random.default_rng(seed), callback=callback)
+    except ExperimentStopped:
+        return None
+    return {"rows": res.rows, "label": res.label, "shd_before": res.shd_before, "shd_after": res.shd_after,
+            "A_after": np.array(res.A_after), "choice": res.choice}
 
 
 def prediction_frame(pred) -> pd.DataFrame:

@@ -193,3 +193,47 @@ def test_stability_selection_on_a_chain():
         stability_selection(X, CoLiDE("ev"), lambdas=[0.05], pi_thr=0.5)
     with pytest.raises(ValueError, match="lambdas"):
         stability_selection(X, CoLiDE("ev"), lambdas=[])
+
+
+class RowRecorder(BaseEstimator):
+    """A stub that records the rows of each fit: column 0 of the data holds each row's index."""
+
+    seen = []
+
+    def fit(self, X, conditions=None, targets=None, callback=None):
+        RowRecorder.seen.append(tuple(np.asarray(X, dtype=float)[:, 0].astype(int)))
+        d = np.shape(X)[1]
+        self.adjacency_ = np.zeros((d, d))
+        return self
+
+
+def test_bootstrap_edges_and_bootstrap_shifts_draw_the_same_rows_with_design_resample():
+    # The one resampler (issue 47): resample b of either function is Design.resample seeded with the
+    # b-th child of SeedSequence(seed). Written out independently: without conditions
+    # default_rng(child).integers(0, n, n); within conditions, condition by condition in the order
+    # the labels first appear ("b" then "a" here, "b" in two blocks), its rows indexed by
+    # integers(0, n_c, n_c) from one generator.
+    from colide_core.data.design import Design
+    from colide_core.evaluation.interventions import bootstrap_shifts
+
+    n, n_boot, seed = 30, 4, 9
+    X = np.column_stack([np.arange(n), np.random.default_rng(1).normal(size=(n, 2))])
+    conds = np.array(["b"] * 10 + ["a"] * 12 + ["b"] * 8)
+    children = np.random.SeedSequence(seed).spawn(n_boot)
+    plain = [tuple(np.random.default_rng(c).integers(0, n, n)) for c in children]
+    members = [np.flatnonzero(conds == "b"), np.flatnonzero(conds == "a")]
+    within = []
+    for c in children:
+        rng = np.random.default_rng(c)
+        within.append(tuple(np.concatenate([m[rng.integers(0, m.size, m.size)] for m in members])))
+    assert [tuple(Design.create(["r", "x", "y"], conds).resample(c)) for c in children] == within
+    for cond, want in ((None, plain), (conds, within)):
+        RowRecorder.seen.clear()
+        res = bootstrap_edges(X, RowRecorder(), n_boot=n_boot, random_state=seed, conditions=cond)
+        edges = sorted(RowRecorder.seen)
+        RowRecorder.seen.clear()
+        got = bootstrap_shifts(RowRecorder(), X, shift={1: 0.5}, conditions=cond, n_bootstrap=n_boot,
+                               random_state=seed, weights="fit")
+        assert res.n_ok == n_boot and got.shape == (n_boot, 3)
+        assert RowRecorder.seen == want  # in resample order
+        assert edges == sorted(want)

@@ -19,10 +19,11 @@ same centring as the SEM's weights (every row, each condition centred on its own
 same reference means. It equals the causal prediction only when nothing confounds t and j and j
 does not cause t.
 
-Intervals refit the estimator on rows resampled within conditions, with the resampler of
-:func:`colide_core.evaluation.stability.bootstrap_edges` (the same draws for the same seed), the
-node names kept (so prior knowledge given by name applies in every refit), the conditions and
-targets passed on, and the caller's callback heard inside every refit.
+Intervals refit the estimator on rows resampled within conditions, drawn as
+:func:`colide_core.evaluation.stability.bootstrap_edges` draws them (the one resampler,
+``Design.resample``: the same rows for the same seed), the node names kept (so prior knowledge
+given by name applies in every refit), the conditions and targets passed on, and the caller's
+callback heard inside every refit.
 
 Conventions: data ``X`` has shape ``(n_samples, n_nodes)`` (the paper writes d x n).
 """
@@ -413,8 +414,8 @@ def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targ
     ValueError
         For bad data, conditions or targets; when every refit failed (the first error quoted).
     """
-    from colide_core.evaluation.stability import (_checked_conditions, _checked_estimator, _frame, _seed_sequence,
-                                                  _within_conditions)
+    from colide_core.evaluation.stability import (_bootstrap_rows, _checked_conditions, _checked_estimator, _frame,
+                                                  _seed_sequence)
 
     if not do and not shift:
         raise InvalidParameterError("give an intervention: do={node: value} or shift={node: delta}.")
@@ -430,16 +431,14 @@ def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targ
     ref = _reference_rows(n, conditions, reference)
     check_intervention_size(do, shift, values[ref].mean(axis=0), values[ref].std(axis=0, ddof=1), names)
     _checked_estimator(estimator)
-    children = _seed_sequence(random_state).spawn(int(n_bootstrap))
     if conditions is None:
         if targets:
             raise ValueError("targets need conditions: give the condition of each row.")
-        draws = [np.random.default_rng(c).integers(0, n, n) for c in children]
         labels = fit_targets = None
     else:
-        (label_set, codes, fit_targets), members, _ = _checked_conditions(conditions, targets, n, d, frame_names)
+        (label_set, codes, fit_targets), _, _ = _checked_conditions(conditions, targets, n, d, frame_names)
         labels = np.asarray(label_set, dtype=object)[codes]
-        draws = [_within_conditions(np.random.default_rng(c), members) for c in children]
+    draws = _bootstrap_rows(_seed_sequence(random_state), int(n_bootstrap), n, conditions)
     total = int(n_bootstrap)
     out, errors = [], []
     for b, rows in enumerate(draws):

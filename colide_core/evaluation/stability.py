@@ -346,9 +346,11 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
         Number of resamples, in ``[1, colide_core.defaults.MAX_RESAMPLES]`` (1e5).
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seeds one :class:`numpy.random.SeedSequence`, spawned into one child per resample;
-        resample ``b`` draws its ``n_samples`` row indices with
-        ``np.random.default_rng(child_b).integers(0, n, n)``. Same seed, same result, for
-        any ``n_jobs``. None draws fresh entropy.
+        resample ``b`` draws its ``n_samples`` row indices with the one resampler,
+        :meth:`colide_core.data.design.Design.resample` seeded with ``child_b`` (all rows one
+        condition without ``conditions``: the same draws as
+        ``np.random.default_rng(child_b).integers(0, n, n)``). Same seed, same result, for any
+        ``n_jobs``. None draws fresh entropy.
     n_jobs : int, default=1
         Parallel workers (joblib, process-based "loky" backend); -1 uses all cores. Ignored
         on a Dask cluster.
@@ -365,8 +367,8 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
     conditions : array-like of shape (n_samples,), optional
         The condition of each row (:func:`colide_core.data.conditions.check_conditions`). Rows
         are then resampled *within* conditions (each condition keeps its size: resample ``b``
-        draws, condition by condition in the order the labels first appear, ``n_c`` indices
-        with ``rng.integers(0, n_c, n_c)`` from one generator), and each resample is fitted
+        draws, condition by condition in the order the labels first appear, ``n_c`` of its rows
+        with replacement from one generator, by ``Design.resample``), and each resample is fitted
         with its conditions and ``targets`` (an intercept per condition, the masked likelihood).
     targets : mapping, optional
         ``{label: [node, ...]}`` as in :meth:`colide_core.CoLiDE.fit`; needs ``conditions``.
@@ -403,16 +405,14 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
     _checked_estimator(estimator)  # fails early (TypeError) on an object that is not an estimator
     n, d = values.shape
     seed_seq = _seed_sequence(random_state)
-    children = seed_seq.spawn(int(n_boot))
     if conditions is None:
         if targets is not None:
             raise ValueError("targets need conditions: give the condition of each row.")
-        jobs = [(estimator, np.random.default_rng(c).integers(0, n, n)) for c in children]
         cond, kind = None, "bootstrap"
     else:
-        cond, members, tag = _checked_conditions(conditions, targets, n, d, names)
-        jobs = [(estimator, _within_conditions(np.random.default_rng(c), members)) for c in children]
+        cond, _, tag = _checked_conditions(conditions, targets, n, d, names)
         kind = "bootstrap-" + tag
+    jobs = [(estimator, rows) for rows in _bootstrap_rows(seed_seq, int(n_boot), n, conditions)]
     outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler,
                                  _sweep_id(kind, estimator, values, names, seed_seq), conditions=cond)
     return _summarise_boot([o for o in outputs if o is not None], int(n_boot), d, names, stopped)
@@ -432,9 +432,34 @@ def _checked_conditions(conditions, targets, n, d, names):
     return cond, members, tag
 
 
-def _within_conditions(rng, members):
-    """Row indices drawn with replacement within each condition (``members[c]``: its rows)."""
-    return np.concatenate([m[rng.integers(0, m.size, m.size)] for m in members])
+def _bootstrap_rows(seed_seq, n_boot, n, conditions=None):
+    """The row indices of ``n_boot`` bootstrap resamples, drawn by the one resampler.
+
+    Resample ``b`` is :meth:`colide_core.data.design.Design.resample` seeded with the ``b``-th
+    child of ``seed_seq``: within each condition, as many rows as it has, with replacement;
+    without ``conditions`` all ``n`` rows form one condition (the draws of
+    ``default_rng(child_b).integers(0, n, n)``). :func:`bootstrap_edges` and
+    :func:`colide_core.evaluation.interventions.bootstrap_shifts` draw here, so one seed gives
+    both the same rows.
+
+    Parameters
+    ----------
+    seed_seq : numpy.random.SeedSequence
+    n_boot : int
+    n : int
+        The rows (``X.shape[0]``).
+    conditions : array-like of shape (n,), optional
+        Each row's condition (checked by :func:`colide_core.data.conditions.check_conditions`).
+
+    Returns
+    -------
+    list of ndarray of int of shape (n,)
+    """
+    from colide_core.data.design import Design
+
+    labels = np.zeros(n, dtype=np.int64) if conditions is None else conditions
+    design = Design.create([], labels, n_samples=n)  # the nodes play no part in the draws
+    return [design.resample(child) for child in seed_seq.spawn(int(n_boot))]
 
 
 def _summarise_boot(outputs, n_boot, d, names, stopped):

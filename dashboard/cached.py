@@ -124,12 +124,12 @@ def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, thresho
 
 
 @cache_data(show_spinner=False, max_entries=8, unhashed={
-    "_dataset": "its key is the dataset's content hash, which covers the rows, the conditions and the targets"})
+    "_dataset": "its key is the dataset's content hash, which covers the rows, the conditions and the targets "
+                "(its design is built from them)"})
 def _condition_summary(key, _dataset):
     from colide_core.data.stats import condition_summary
 
-    design = design_of(_dataset)
-    return condition_summary(_dataset.X, list(design["conditions"]), design["targets"])
+    return condition_summary(_dataset.X, design=_dataset.design)
 
 
 def cached_condition_summary(dataset):

@@ -42,6 +42,12 @@ class Dataset:
         Messages worth showing next to the data (e.g. validation warnings).
     meta : dict
         Free-form extra information (e.g. the simulation parameters).
+    design : colide_core.data.design.Design
+        The rows' conditions and each condition's targets (``meta["conditions"]``,
+        ``meta["targets"]``), validated once when the dataset is made; a design without
+        conditions for data of one condition. Covered by ``key`` (it is built from what the
+        content hash covers), so cached functions pass it as ``design=ds.design``. Reading it
+        raises the :class:`~colide_core.exceptions.ConditionsError` of labels that cannot be used.
     """
 
     name: str
@@ -52,6 +58,26 @@ class Dataset:
     key: str
     notes: tuple = ()
     meta: dict = field(default_factory=dict)
+    _design: object = field(init=False, default=None, repr=False)
+
+    def __post_init__(self):
+        from colide_core.data.design import Design
+        from colide_core.exceptions import ConditionsError
+
+        cond = self.meta.get("conditions")
+        try:  # once, here: every page passes this object down instead of the loose labels
+            design = Design.create(self.node_names, cond, None if cond is None else self.meta.get("targets"),
+                                   n_samples=self.X.shape[0])
+        except ConditionsError as exc:  # raised where the design is used, as a fit would have raised it
+            design = exc
+        object.__setattr__(self, "_design", design)
+
+    @property
+    def design(self):
+        """colide_core.data.design.Design: the dataset's design (see the class docstring)."""
+        if isinstance(self._design, Exception):
+            raise self._design
+        return self._design
 
     @property
     def node_names(self) -> list[str]:

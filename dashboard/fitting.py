@@ -35,7 +35,6 @@ from colide_core import SolverResult, progress_fraction
 from colide_core.defaults import MAX_ITER
 from colide_core.settings import NOT_SETTINGS, PRIOR_KEYS, RESULT_SETTINGS
 from dashboard.cached import cache_data
-from dashboard.data import design_of
 from dashboard.jobs import Job
 
 __all__ = [
@@ -328,8 +327,10 @@ def _max_iter(params: tuple) -> tuple:
     "_callback": "it can only stop the solve, and a stopped solve raises FitStopped, which is never cached",
     "_conditions": "data_key covers them (dashboard.data.content_hash hashes the conditions and targets)",
     "_targets": "data_key covers them (dashboard.data.content_hash hashes the conditions and targets)",
+    "_design": "data_key covers it (a Dataset's design is built from the conditions and targets its key hashes)",
 })
-def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=None, _targets=None) -> FitResult:
+def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=None, _targets=None,
+               _design=None) -> FitResult:
     """Fit CoLiDE on ``_X`` (cached on ``data_key`` and ``params`` only).
 
     Parameters
@@ -345,6 +346,9 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=Non
     _conditions, _targets : optional
         Each row's condition and each condition's targets (:func:`dashboard.data.design_of`),
         forwarded to ``CoLiDE.fit``: an intercept per condition, targets masked.
+    _design : colide_core.data.design.Design, optional
+        Both in one object (:attr:`dashboard.data.Dataset.design`), instead of ``_conditions``
+        and ``_targets``: forwarded as ``CoLiDE.fit(design=...)``, not checked again.
 
     Returns
     -------
@@ -365,7 +369,7 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=Non
     # never waits in line; a job's thread already holds its own slot (compute_slot is re-entrant)
     with compute_slot():
         model = colide_core.CoLiDE(**dict(params)).fit(_X, conditions=_conditions, targets=_targets,
-                                                       callback=_callback)
+                                                       callback=_callback, design=_design)
     if not model.stopped_:
         _remember(data_key, params)
     names = list(model.node_names_) if model.node_names_ is not None else [str(c) for c in _X.columns]
@@ -424,8 +428,7 @@ def fit_dataset(dataset, params, callback=None) -> FitResult:
     -------
     FitResult
     """
-    design = design_of(dataset)
-    return fit_colide(dataset.key, params, dataset.X, callback, design["conditions"], design["targets"])
+    return fit_colide(dataset.key, params, dataset.X, callback, _design=dataset.design)
 
 
 class FitJob(Job):
@@ -462,7 +465,7 @@ class FitJob(Job):
         super().__init__(self._fit_all, "CoLiDE fit", key=dataset.key)
         self.data_key = dataset.key
         self._X = dataset.X
-        self._design = design_of(dataset)
+        self._dataset = dataset  # its design is read in the job: a refused design is the job's error
         self.params_list = list(params_list)
         self._budgets = [sum(_max_iter(p)) for p in self.params_list]
         self._done_budget = 0.0
@@ -498,7 +501,7 @@ class FitJob(Job):
                 continue
             try:
                 self.results.append(fit_colide(self.data_key, params, self._X, self._callback,
-                                               self._design["conditions"], self._design["targets"]))
+                                               _design=self._dataset.design))
             except FitStopped as stopped:
                 self.results.append(stopped.result)
             except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:

@@ -108,23 +108,15 @@ def dataset_conditions_record(dataset):
     Returns
     -------
     dict or None
-        ``colide_core.run.manifest.conditions_record`` of the dataset's row labels and targets.
+        ``colide_core.run.manifest.conditions_record`` of the dataset's design
+        (:attr:`dashboard.data.Dataset.design`, checked when the dataset was made).
     """
-    import numpy as np
-
-    from colide_core.data.conditions import check_conditions, check_targets
     from colide_core.run.manifest import conditions_record
-    from dashboard.data import design_of
 
-    design = design_of(dataset)
-    if design["conditions"] is None:
+    design = dataset.design
+    if not design.has_conditions:
         return None
-    names = list(dataset.node_names)
-    labels, codes = check_conditions(list(design["conditions"]), dataset.shape[0])
-    counts = np.bincount(codes, minlength=len(labels))
-    targets = check_targets(design["targets"] or {}, labels, names, n_nodes=len(names), counts=counts)
-    return conditions_record(labels, counts, targets, names, conditions=list(design["conditions"]),
-                             column=dataset.meta.get("conditions_column"))
+    return conditions_record(design=design, column=dataset.meta.get("conditions_column"))
 
 
 @cache_data(show_spinner=False, max_entries=32)

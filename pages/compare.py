@@ -148,10 +148,11 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
                   **{k: float("nan") for k in cmp.REPORTED}, "cached": False} for s in seeds]
     frame = pd.DataFrame(rows)
     run_design = kwargs.get("design") or {}
+    # the current data: the dataset's Design, checked once when it was made; a simulation: its labels
+    design_kw = ({"design": ds.design} if ss["cmp_source"] != "simulated" else
+                 {"conditions": run_design.get("conditions"), "targets": run_design.get("targets")})
     manifest = comparison_manifest(frame, data=data_record, methods={m: dict(p) for m, p, _ in tasks},
-                                   seeds=seeds, conditions=run_design.get("conditions"),
-                                   targets=run_design.get("targets"),
-                                   node_names=None if ss["cmp_source"] == "simulated" else list(ds.node_names))
+                                   seeds=seeds, **design_kw)
     ss[state.COMPARE_RESULTS] = {
         "manifest": manifest_to_json(manifest),
         "rows": frame,

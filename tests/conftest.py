@@ -81,9 +81,10 @@ def solver_calls(monkeypatch):
     calls = []
     real_fit = colide_core.CoLiDE.fit
 
-    def counting_fit(self, X, conditions=None, targets=None, callback=None):
+    def counting_fit(self, X, conditions=None, targets=None, callback=None, W_init=None, *, design=None):
         calls.append(self.variant)
-        return real_fit(self, X, conditions=conditions, targets=targets, callback=callback)
+        return real_fit(self, X, conditions=conditions, targets=targets, callback=callback, W_init=W_init,
+                        design=design)
 
     monkeypatch.setattr(colide_core.CoLiDE, "fit", counting_fit)
     return calls

@@ -28,6 +28,11 @@ pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.Convergence
               pytest.mark.usefixtures("fresh_caches")]
 
 
+def _carried(conditions, kw):
+    """Whether a call carried the design: loose conditions, or a Design with conditions (issue 47)."""
+    return conditions is not None or getattr(kw.get("design"), "has_conditions", False)
+
+
 class Recorder:
     """Calls of the fitting and scoring entry points: (what, carried the design)."""
 
@@ -51,7 +56,7 @@ def recorder(monkeypatch):
     real_fit, real_stats = CoLiDE.fit, CoLiDE.fit_from_stats
 
     def fit(self, X, conditions=None, *args, **kw):
-        rec.add("CoLiDE.fit", conditions is not None)
+        rec.add("CoLiDE.fit", _carried(conditions, kw))
         return real_fit(self, X, conditions, *args, **kw)
 
     def fit_from_stats(self, cov, *args, **kw):  # conditions travel inside ConditionStats
@@ -64,7 +69,7 @@ def recorder(monkeypatch):
 
     def run_method(name, X, *, conditions=None, unused_design="refuse", **kw):
         # a method that cannot use the design must have been told (centred), never pool silently
-        rec.add(f"run_method[{name}]", conditions is not None)
+        rec.add(f"run_method[{name}]", _carried(conditions, kw))
         return real_run(name, X, conditions=conditions, unused_design=unused_design, **kw)
 
     monkeypatch.setattr(baselines, "run_method", run_method)
@@ -94,7 +99,7 @@ def recorder(monkeypatch):
         real = getattr(module, name)
 
         def wrapped(*args, __real=real, __name=name, conditions=None, **kw):
-            rec.add(__name, conditions is not None)
+            rec.add(__name, _carried(conditions, kw))
             return __real(*args, conditions=conditions, **kw)
 
         monkeypatch.setattr(module, name, wrapped)

@@ -267,7 +267,8 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
             assert not hidden, f"{path}:{name} uses st.cache_* with unhashed parameters {hidden}"
         else:
             assert decorator.startswith("cache_data") or decorator.startswith("cached.cache_data"), decorator
-    assert cached.UNHASHED["dashboard.fitting.fit_colide"].keys() == {"_X", "_callback", "_conditions", "_targets"}
+    assert cached.UNHASHED["dashboard.fitting.fit_colide"].keys() == {"_X", "_callback", "_conditions", "_targets",
+                                                                      "_design"}
     assert cached.UNHASHED["dashboard.manifests.fit_manifest_json"] == {}
 
 

@@ -296,7 +296,30 @@ def compare_graphs(A_ref, A_new) -> GraphChange:
     return GraphChange(kept, rev, removed, added)
 
 
-def _fitted_graph(estimator, X, callback=None, conditions=None, targets=None):
+def _design_of_check(X, names, n, d, design=None, conditions=None, targets=None):
+    """The design of a check, resolved once (:func:`colide_core.data.design.resolve_design`); None
+    without conditions. Its node names are ``names``, the columns of the frame the check refits
+    (``X0``, ``X1``, ... for an array ``X``, whose design may name its nodes otherwise)."""
+    import dataclasses
+
+    from colide_core.data.design import resolve_design
+
+    named = design is None or isinstance(X, pd.DataFrame)
+    design = resolve_design(design, conditions, targets, node_names=names if named else None, n_samples=n, n_nodes=d)
+    if design is not None and names is not None and design.node_names != tuple(str(x) for x in names):
+        design = dataclasses.replace(design, node_names=tuple(str(x) for x in names))  # same targets (indices)
+    return design
+
+
+def _loose(design):
+    """``(conditions, targets)`` of a resolved design for the functions that still take them (targets as
+    node indices, which every node naming accepts); ``(None, None)`` without one."""
+    if design is None:
+        return None, None
+    return design.row_labels(), {lab: list(t) for lab, t in design.targets.items() if t} or None
+
+
+def _fitted_graph(estimator, X, callback=None, conditions=None, targets=None, design=None):
     """The thresholded graph of a clone of ``estimator`` fitted on ``X``; None when ``callback`` stopped it.
 
     ``callback(done, 1)`` with ``done`` the fraction of the solve's iteration budget used
@@ -318,10 +341,10 @@ def _fitted_graph(estimator, X, callback=None, conditions=None, targets=None):
                 frac = 0.99
             return bool(callback(min(float(frac), 0.99), 1))
 
-    if conditions is None:
+    if conditions is None and design is None:
         model.fit(X, callback=inner)
-    else:
-        model.fit(X, conditions=conditions, targets=targets, callback=inner)
+    else:  # the loose form is resolved by fit itself, a Design is taken as it is
+        model.fit(X, conditions=conditions, targets=targets, callback=inner, design=design)
     if getattr(model, "stopped_", False):
         return None
     return np.asarray(model.adjacency_, dtype=float)
@@ -340,7 +363,7 @@ def _sub_callback(callback, offset, span, total):
 
 
 def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None,
-                  conditions=None, targets=None, callback=None) -> GraphChange | None:
+                  conditions=None, targets=None, callback=None, design=None) -> GraphChange | None:
     """Refit ``estimator`` on transformed data and compare its graph with ``A_ref``.
 
     Parameters
@@ -368,6 +391,9 @@ def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None,
     callback : callable, optional
         ``callback(done, total)`` at every solver checkpoint (``done`` in [0, 1), ``total`` 1);
         returning True stops the refit.
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions`` and
+        ``targets`` (:func:`colide_core.data.design.resolve_design`); passed to ``estimator.fit``.
 
     Returns
     -------
@@ -386,6 +412,7 @@ def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None,
     _check_callback(callback)
     values, names = check_X(X, min_samples=3)
     d = values.shape[1]
+    design = _design_of_check(X, names, values.shape[0], d, design, conditions, targets)
     ref = check_adjacency(A_ref, d, "A_ref", what="adjacency matrix")
     if transform == "standardize":
         Z = standardize(values)
@@ -397,7 +424,7 @@ def refit_compare(X, estimator, A_ref, transform="standardize", *, factors=None,
     else:
         raise ValueError(f"transform must be 'standardize' or 'rescale', got {transform!r}.")
     frame = pd.DataFrame(Z, columns=names) if names is not None else Z
-    fitted = _fitted_graph(estimator, frame, callback, conditions, targets)
+    fitted = _fitted_graph(estimator, frame, callback, design=design)
     return None if fitted is None else compare_graphs(ref, fitted)
 
 
@@ -432,7 +459,7 @@ class ScaleSensitivity:
 
 def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
                       random_state=None, conditions=None, targets=None,
-                      callback=None) -> ScaleSensitivity | None:
+                      callback=None, design=None) -> ScaleSensitivity | None:
     """Refit after multiplying every column by a random factor; count the edges that change.
 
     Parameters
@@ -453,6 +480,8 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
         ``callback(done, n_repeats)`` at every solver checkpoint of every refit (``done`` counts
         the refits finished plus the fraction of the current one); returning True stops the
         check after the refits already finished.
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object, instead of ``conditions`` and ``targets``.
 
     Returns
     -------
@@ -477,14 +506,15 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
         raise InvalidParameterError(f"need 0 < low <= high < inf, got low={low!r}, high={high!r}.")
     values, names = check_X(X, min_samples=3)
     d = values.shape[1]
+    design = _design_of_check(X, names, values.shape[0], d, design, conditions, targets)
     ref = check_adjacency(A_ref, d, "A_ref", what="adjacency matrix") != 0
     rng = np.random.default_rng(random_state)
     F = np.exp(rng.uniform(math.log(low), math.log(high), size=(n_repeats, d)))
     frame = pd.DataFrame(values, columns=names) if names else values
     changes = []
     for k, f in enumerate(F):
-        ch = refit_compare(frame, estimator, ref, "rescale", factors=f, conditions=conditions,
-                           targets=targets, callback=_sub_callback(callback, k, 1.0, n_repeats))
+        ch = refit_compare(frame, estimator, ref, "rescale", factors=f, design=design,
+                           callback=_sub_callback(callback, k, 1.0, n_repeats))
         if ch is None or (callback is not None and k + 1 < n_repeats and callback(float(k + 1), n_repeats)):
             if ch is not None:
                 changes.append(ch)
@@ -540,7 +570,8 @@ def _local_bic(values, codes, keep, n, j, parents):
     return m * math.log(max(float(r @ r) / m, np.finfo(float).tiny)) + len(parents) * math.log(n), Z
 
 
-def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, targets=None) -> pd.DataFrame:
+def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, targets=None,
+                  design=None) -> pd.DataFrame:
     """Evidence for every edge of a DAG: refitted weight with a CI, partial correlation, ΔBIC.
 
     Parameters
@@ -564,6 +595,9 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, 
     targets : mapping, optional
         ``{label: [node, ...]}`` (:func:`colide_core.data.conditions.check_targets`). Needs
         ``conditions``.
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions`` and
+        ``targets`` (:func:`colide_core.data.design.resolve_design`).
 
     Returns
     -------
@@ -596,15 +630,14 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, 
         raise InvalidParameterError(f"level must be a number in (0, 1), got {level!r}.")
     values, names, B = _data_and_graph(X, A)
     n, d = values.shape
-    if targets is not None and conditions is None:
+    if targets is not None and conditions is None and design is None:
         raise InvalidParameterError("targets need conditions (one label per row).")
-    design = conditions is not None
-    if design:
-        from colide_core.data.conditions import condition_design
+    design = _design_of_check(X, names, n, d, design, conditions, targets)
+    if design is not None:
         from colide_core.evaluation.residuals import _refit_by_condition
 
-        ref, keep = _refit_by_condition(values, names, B, conditions, targets)
-        codes, _ = condition_design(conditions, None, n, names, d)
+        ref, keep = _refit_by_condition(values, names, B, *_loose(design))  # residuals.py takes the loose form
+        codes = design.codes
         parents = {j: [int(k) for k in np.flatnonzero(B[:, j])] for j in range(d)}
         term = {j: _local_bic(values, codes, keep, n, j, parents[j])[0] for j in range(d)}
     else:
@@ -622,7 +655,7 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, 
         b, s = ref.W[i, j], ref.se[i, j]
         others = [int(k) for k in np.flatnonzero(B[:, j]) if k != i]
         idx = [i, j] + others
-        if design:  # j's unmasked rows, centred per condition
+        if design is not None:  # j's unmasked rows, centred per condition
             _, Z = _local_bic(values, codes, keep, n, j, [i] + others)
             Zc = Z[:, [0, len(others) + 1] + list(range(1, len(others) + 1))]  # order i, j, others
             sub = Zc.T @ Zc / Zc.shape[0]
@@ -635,7 +668,7 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, 
             pc = math.nan
         Bm = B.copy()
         Bm[i, j] = False
-        if design:  # only the terms of j (and i, on reversal) change
+        if design is not None:  # only the terms of j (and i, on reversal) change
             without = _local_bic(values, codes, keep, n, j, others)[0]
             d_remove = without - term[j]
             Bm[j, i] = True
@@ -713,7 +746,7 @@ class CheckReport:
 
 
 def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_rescale=3, alpha=0.05,
-               random_state=0, conditions=None, targets=None, callback=None) -> CheckReport:
+               random_state=0, conditions=None, targets=None, callback=None, design=None) -> CheckReport:
     """Run every check of this module on one fit.
 
     Parameters
@@ -747,6 +780,10 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
         ``1 + (1 + n_rescale if estimator else 0)``; returning True stops the run, which keeps
         what it finished (``stopped`` True). The quick checks (sortability, residuals, edge
         evidence) always run first.
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object, instead of ``conditions`` and ``targets``:
+        resolved once here (:func:`colide_core.data.design.resolve_design`) and passed to every
+        check as it is.
 
     Returns
     -------
@@ -759,6 +796,7 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
     """
     _check_callback(callback)
     values, names, B = _data_and_graph(X, A)
+    design = _design_of_check(X, names, values.shape[0], values.shape[1], design, conditions, targets)
     frame = pd.DataFrame(values, columns=names)
     rng = np.random.default_rng(random_state)
     seeds = rng.integers(0, 2**32, size=2)
@@ -766,23 +804,24 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
     total = 1 + n_refits
     sort = sortability(values, B)
     # the frame: tables name the nodes, not X0..
+    conditions, targets = _loose(design)  # residual_checks (residuals.py) still takes the loose form
     resid = residual_checks(frame, B, alpha=alpha, conditions=conditions, targets=targets)
-    evidence = edge_evidence(frame, B, W=W, frequency=frequency, conditions=conditions, targets=targets)
+    evidence = edge_evidence(frame, B, W=W, frequency=frequency, design=design)
     markov = markov_check(frame, B, n_random=n_random, alpha=alpha, random_state=int(seeds[1]),
-                          conditions=conditions, callback=_sub_callback(callback, 0.0, 1.0, total))
+                          design=design, callback=_sub_callback(callback, 0.0, 1.0, total))
     stopped = markov.stopped
     std = scale = None
     if estimator is not None and not stopped:
         stopped = callback is not None and bool(callback(1.0, total))
         if not stopped:
-            std = refit_compare(frame, estimator, B, "standardize", conditions=conditions, targets=targets,
+            std = refit_compare(frame, estimator, B, "standardize", design=design,
                                 callback=_sub_callback(callback, 1.0, 1.0, total))
             stopped = std is None
         if n_rescale and not stopped:
             stopped = callback is not None and bool(callback(2.0, total))
             if not stopped:
                 scale = scale_sensitivity(frame, estimator, B, n_repeats=n_rescale, random_state=int(seeds[0]),
-                                          conditions=conditions, targets=targets, callback=_sub_callback(callback, 2.0, float(n_rescale), total))
+                                          design=design, callback=_sub_callback(callback, 2.0, float(n_rescale), total))
                 stopped = scale is None or scale.stopped
     return CheckReport(
         sortability=sort, residuals=resid, markov=markov, evidence=evidence,

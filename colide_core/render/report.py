@@ -190,24 +190,23 @@ def _plan_item(plan):
     return _table(table, floatfmt="{:.3g}"), note
 
 
-def _condition_section(values, names, fits, conditions, targets):
+def _condition_section(values, names, fits, design):
     """The per-condition tables: ``(conditions table, oriented-edges table, sentence)`` or None.
 
-    From the rows' labels (``conditions``) when given: :func:`colide_core.data.stats.condition_summary`;
-    else from the first fit's manifest's ``conditions`` record (rows and targets, no shifts).
+    From the rows' design (a :class:`~colide_core.data.design.Design` named as ``names``) when
+    given: :func:`colide_core.data.stats.condition_summary`; else from the first fit's manifest's
+    ``conditions`` record (rows and targets, no shifts).
     """
-    from colide_core.data.conditions import check_conditions, check_targets, oriented_by_targets
+    from colide_core.data.conditions import oriented_by_targets
     from colide_core.data.stats import condition_summary
     from colide_core.render.tables import condition_table
 
-    if conditions is not None:
-        summary = condition_summary(pd.DataFrame(values, columns=names), conditions, targets)
+    if design is not None:
+        summary = condition_summary(pd.DataFrame(values, columns=names), design=design)
         table = condition_table(summary)
         note = ("Rows, intervention targets and each node's median shift from the baseline (first) condition, in "
                 "the baseline's standard deviations.")
-        labels, codes = check_conditions(conditions, values.shape[0])
-        resolved = check_targets(targets, labels, names, n_nodes=len(names))  # {label: node indices}
-        oriented = oriented_by_targets({k: list(v) for k, v in resolved.items() if v}, n_nodes=len(names))
+        oriented = oriented_by_targets({k: list(v) for k, v in design.targets.items() if v}, n_nodes=len(names))
     else:
         record = next((f.manifest.get("conditions") for f in fits
                        if isinstance(f.manifest, dict) and f.manifest.get("conditions")), None)
@@ -239,7 +238,7 @@ def _condition_section(values, names, fits, conditions, targets):
 
 def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="ground truth", checks=None,
                  path=None, audit=None, frequency=None, created=None, notes=(), conditions=None,
-                 targets=None, data_file="DATA.csv", replay=True, predictions=(), plan=None) -> str:
+                 targets=None, data_file="DATA.csv", replay=True, predictions=(), plan=None, design=None) -> str:
     """Build the self-contained HTML report of one or more fits on one dataset.
 
     Parameters
@@ -283,6 +282,9 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         fit whose manifest records conditions gives the section without the shifts.
     targets : mapping, optional
         ``{label: [node, ...]}``, nodes by name or index (needs ``conditions``).
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions`` and
+        ``targets`` (:func:`colide_core.data.design.resolve_design`).
     predictions : sequence of InterventionPrediction, optional
         Predicted interventions (:func:`colide_core.evaluation.interventions.predict_intervention`)
         of the first fit: adds the "Interventions" section, one table each (doing, seeing, the
@@ -318,12 +320,15 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     names = names or [f"X{k}" for k in range(d)]
     truth = None if B_true is None else (np.asarray(B_true.to_numpy() if hasattr(B_true, "to_numpy") else B_true) != 0)
     first = fits[0]
-    if targets and conditions is None:
+    if targets and conditions is None and design is None:
         raise ValueError("targets need conditions: give the condition of each row.")
-    by_condition = _condition_section(values, names, fits, conditions, targets)
+    from colide_core.evaluation.checks import _design_of_check
+
+    design = _design_of_check(X, names, n, d, design, conditions, targets)  # once, named as the report's nodes
+    by_condition = _condition_section(values, names, fits, design)
     if checks is None:
         checks = run_checks(pd.DataFrame(values, columns=names), first.A, W=first.W, frequency=frequency,
-                            conditions=conditions, targets=targets)
+                            design=design)
     fig = _Figures()  # called in the order the figures appear: plotly.js goes with the first
     created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = [("data", "Data")] + ([("conditions", "Conditions")] if by_condition else []) + [("settings", "Settings"), ("graph", "Graph"), ("noise", "Noise"),

@@ -29,7 +29,7 @@ _METRIC_KEYS = ("shd", "tpr", "fdr", "fpr", "nnz", "shd_cpdag", "sid", "shd_norm
                 "shd_cpdag_norm", "sid_norm", "sigma_rel_err")
 
 
-def _fit_method(method, params, X, return_scores=False, conditions=None, targets=None):
+def _fit_method(method, params, X, return_scores=False, conditions=None, targets=None, design=None):
     """Run a registered method; return (W, sigma or None), and the edge scores when asked.
 
     With ``conditions`` (and ``targets``, node indices), the methods that can use the design fit
@@ -37,7 +37,8 @@ def _fit_method(method, params, X, return_scores=False, conditions=None, targets
     (``run_method(unused_design="centre")``; :func:`colide_core.evaluation.baselines.design_use`
     names which). The scores are the raw weights before thresholding for the CoLiDE family
     (``W_``), else the method's own output (a baseline that thresholds gives its kept weights and
-    zeros)."""
+    zeros). ``design`` (a :class:`~colide_core.data.design.Design`) instead of ``conditions`` and
+    ``targets`` is passed on as it is."""
     from colide_core.evaluation.baselines import METHODS, run_method
 
     if method in ("CoLiDE-EV", "CoLiDE-NV"):
@@ -49,19 +50,21 @@ def _fit_method(method, params, X, return_scores=False, conditions=None, targets
         if unknown:
             raise ValueError(f"Unknown parameter(s) for {method}: {', '.join(unknown)}")
         model = CoLiDE(method[-2:].lower(), **{**spec.defaults, **params})
-        model.fit(X, conditions=conditions, targets=targets if conditions is not None else None)
+        model.fit(X, conditions=conditions, targets=targets if conditions is not None else None, design=design)
         out = np.asarray(model.adjacency_, dtype=float), model.sigma_
         return (*out, np.asarray(model.W_, dtype=float)) if return_scores else out
     W = run_method(method, X, conditions=conditions, targets=targets if conditions is not None else None,
-                   unused_design="centre", **params)
+                   unused_design="centre", design=design, **params)
     return (W, None, np.asarray(W, dtype=float)) if return_scores else (W, None)
 
 
-def _design_columns(method, conditions, targets) -> dict:
+def _design_columns(method, conditions=None, targets=None, design=None) -> dict:
     """The row columns that record how ``method`` used the design: ``design`` (a key of
     :data:`colide_core.evaluation.baselines.DESIGN_USES`) and ``n_conditions``."""
     from colide_core.evaluation.baselines import design_use
 
+    if design is not None:
+        return {"design": design_use(method, design=design), "n_conditions": len(design.labels)}
     n_cond = 1 if conditions is None else len(set(np.asarray(conditions, dtype=object).tolist()))
     return {"design": design_use(method, conditions, targets), "n_conditions": int(n_cond)}
 
@@ -138,7 +141,7 @@ def synthetic_task(method, params, dataset, seed, curves=False, interventions=No
 
 
 def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, return_W=True, curves=False,
-              conditions=None, targets=None):
+              conditions=None, targets=None, design=None):
     """Run one method on given data (the app's Compare and bootstrap runs).
 
     Parameters
@@ -168,6 +171,10 @@ def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, retur
         (:func:`_fit_method`). With ``bootstrap``, rows are resampled within their condition.
     targets : mapping, optional
         ``{label: [node index, ...]}``: what each condition intervenes on. Needs ``conditions``.
+    design : colide_core.data.design.Design, optional
+        Both in one object (validated once), instead of ``conditions`` and ``targets``; with
+        ``bootstrap`` the rows are resampled by :meth:`Design.resample
+        <colide_core.data.design.Design.resample>` (the same rows as with ``conditions``).
 
     Returns
     -------
@@ -176,28 +183,31 @@ def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, retur
         used the design, :func:`colide_core.evaluation.baselines.design_use`), and the metrics
         when ``B_true`` is given (and the curve columns when ``curves``).
     """
+    import dataclasses
+
+    from colide_core.data.design import resolve_design
+
     X = dataset.to_numpy(dtype=float) if isinstance(dataset, pd.DataFrame) else np.asarray(dataset, float)
-    if conditions is not None:
-        conditions = np.asarray(conditions, dtype=object)
-        if conditions.shape != (X.shape[0],):
-            raise ValueError(f"conditions has shape {conditions.shape}; the data have {X.shape[0]} rows.")
-    elif targets is not None:
+    if targets is not None and conditions is None and design is None:
         raise ValueError("targets need conditions: give the condition of each row.")
+    names = [str(c) for c in dataset.columns] if isinstance(dataset, pd.DataFrame) else None
+    # checked once here; the fit and the row's columns take the Design as it is
+    design = resolve_design(design, conditions, targets, node_names=names, n_samples=X.shape[0], n_nodes=X.shape[1])
     if bootstrap:
         rng = np.random.default_rng(seed)
-        if conditions is None:
+        if design is None:
             rows = rng.integers(0, X.shape[0], size=X.shape[0])
-        else:  # within each condition, so every condition keeps its size
-            rows = np.concatenate([rng.choice(idx, size=idx.size, replace=True)
-                                   for idx in (np.flatnonzero(conditions == lab)
-                                               for lab in dict.fromkeys(conditions.tolist()))])
-            conditions = conditions[rows]
+        else:  # within each condition, so every condition keeps its size (and the design its counts)
+            rows = design.resample(rng)
+            codes = design.codes[rows]
+            codes.setflags(write=False)
+            design = dataclasses.replace(design, codes=codes)
         X = X[rows]
     t0 = time.perf_counter()
     curves = bool(curves and B_true is not None)
-    W, _, *scores = _fit_method(method, params, X, return_scores=curves, conditions=conditions, targets=targets)
+    W, _, *scores = _fit_method(method, params, X, return_scores=curves, design=design)
     row = {"time_s": time.perf_counter() - t0, "nnz": int(np.count_nonzero(W)),
-           **_design_columns(method, conditions, targets)}
+           **_design_columns(method, design=design)}
     if B_true is not None:
         from colide_core.evaluation._metrics import evaluate
 
@@ -217,7 +227,8 @@ def data_task(method, params, dataset, seed, bootstrap=False, B_true=None, retur
 COMPARISON_SCHEMA = "colide-comparison/1"
 
 
-def comparison_manifest(rows, *, data, methods, seeds, conditions=None, targets=None, node_names=None):
+def comparison_manifest(rows, *, data, methods, seeds, conditions=None, targets=None, node_names=None,
+                        design=None):
     """The manifest of a comparison (the Compare page, ``colide bench`` on given data): what ran on
     which data, with which design.
 
@@ -237,6 +248,9 @@ def comparison_manifest(rows, *, data, methods, seeds, conditions=None, targets=
         ``{label: [node index, ...]}``.
     node_names : sequence of str, optional
         To write the targets by name.
+    design : colide_core.data.design.Design, optional
+        Instead of ``conditions``, ``targets`` and ``node_names``: the record is
+        :meth:`Design.record <colide_core.data.design.Design.record>` with the rows' fingerprint.
 
     Returns
     -------
@@ -252,20 +266,29 @@ def comparison_manifest(rows, *, data, methods, seeds, conditions=None, targets=
     from colide_core.run.manifest import _jsonable, conditions_record, environment_info
 
     frame = pd.DataFrame(rows)
-    design = None
-    if conditions is not None:
+    record = None
+    if design is not None:
+        from colide_core.data.design import resolve_design
+
+        design = resolve_design(design, conditions, targets, node_names=node_names)
+        record = None if design is None else conditions_record(design=design)
+    elif conditions is not None:
         from colide_core.data.conditions import check_conditions
 
         labels, codes = check_conditions(conditions, len(conditions))
         counts = np.bincount(codes, minlength=len(labels))
-        design = conditions_record(labels, counts, {k: v for k, v in (targets or {}).items()},
+        record = conditions_record(labels, counts, {k: v for k, v in (targets or {}).items()},
                                    node_names, conditions=conditions)
+
+    def use(m):
+        return design_use(m, design=design) if design is not None else design_use(m, conditions, targets)
+
     keep = [c for c in frame.columns if c not in ("roc_tpr", "pr_precision")]
     return _jsonable({
         "schema": COMPARISON_SCHEMA,
         "data": dict(data),
-        "design": design,
-        "methods": {m: {"params": dict(p), "design": design_use(m, conditions, targets)} for m, p in methods.items()},
+        "design": record,
+        "methods": {m: {"params": dict(p), "design": use(m)} for m, p in methods.items()},
         "seeds": [int(s) for s in seeds],
         "runs": frame[keep].to_dict(orient="records"),
         "environment": environment_info(),

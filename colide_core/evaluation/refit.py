@@ -202,7 +202,7 @@ def refit_sem(X, support, *, conditions=None, targets=None, node_names=None) -> 
     np.fill_diagonal(S, False)
     names = [str(x) for x in node_names] if node_names is not None else (names or [f"X{j}" for j in range(d)])
     codes, kept = condition_design(conditions, targets, n, names, d)
-    k = int(codes.max()) + 1 if n else 1
+    k = int(codes.max()) + 1
     if k == 1:
         means = values.mean(axis=0, keepdims=True)
     else:
@@ -212,7 +212,7 @@ def refit_sem(X, support, *, conditions=None, targets=None, node_names=None) -> 
     Xc = values - means[codes]
     # uses[c, j]: condition c enters node j's equation; nodes with one pattern share one matrix
     first = np.array([np.argmax(codes == c) for c in range(k)])
-    uses = kept[first] if n else np.ones((1, d), dtype=bool)
+    uses = kept[first]
     patterns, groups = np.unique(uses.T, axis=0, return_inverse=True)
     if patterns.all():
         gram = (Xc.T @ Xc)[None]

@@ -36,7 +36,7 @@ import re
 import numpy as np
 import pandas as pd
 
-__all__ = ["digest", "fingerprint", "canonical", "canonical_json"]
+__all__ = ["digest", "fingerprint", "canonical", "canonical_json", "json_digest"]
 
 _TAG = re.compile(r"[a-z0-9][a-z0-9./-]*\Z")
 
@@ -98,27 +98,80 @@ def canonical(obj):
     raise TypeError(f"cannot hash an object of type {type(obj).__qualname__}")
 
 
-def canonical_json(obj) -> str:
-    """Canonical JSON text of a plain JSON value (sorted keys, ASCII only).
+def canonical_json(obj, *, compact: bool = False, allow_nan: bool = True) -> str:
+    """Canonical JSON text of a plain JSON value (sorted keys, ASCII only): the package's one form.
+
+    Every JSON text that is hashed goes through here: the header of :func:`digest`, the sweep's
+    task keys (:func:`colide_core.run.tasks.task_key`, ``compact=True``) and the dashboard's
+    drawing tokens (``dashboard.cached.graph_drawing_cached``, ``allow_nan=False``).
 
     Parameters
     ----------
     obj : None, bool, int, float, str, list or dict with string keys, nested
         Plain JSON only (tuples count as lists); describe anything else with
         :func:`canonical` first.
+    compact : bool, default=False
+        Separators ``","`` and ``":"`` (no spaces) instead of ``", "`` and ``": "``. Both forms
+        are persisted and must keep their bytes: :func:`digest`'s (the data fingerprints in run
+        manifests) is the spaced one, the task keys of a sweep's ``results.jsonl`` the compact one.
+    allow_nan : bool, default=True
+        Write a NaN or infinite float as ``NaN`` / ``Infinity`` (not standard JSON); with False
+        such a float raises ``ValueError``.
 
     Returns
     -------
     str
-        ``json.dumps(obj, sort_keys=True)``.
+        ``json.dumps(obj, sort_keys=True, ensure_ascii=True)`` with those separators.
 
     Raises
     ------
     TypeError
         If ``obj`` holds anything else.
+    ValueError
+        If ``allow_nan`` is False and ``obj`` holds a NaN or infinite float.
+
+    Examples
+    --------
+    >>> print(canonical_json({"b": [1, 2.5], "a": "\u00e9"}))
+    {"a": "\\u00e9", "b": [1, 2.5]}
+    >>> canonical_json({"b": [1, 2.5], "a": None}, compact=True)
+    '{"a":null,"b":[1,2.5]}'
     """
     _check_plain(obj)
-    return json.dumps(obj, sort_keys=True, ensure_ascii=True)
+    return json.dumps(obj, sort_keys=True, ensure_ascii=True, allow_nan=allow_nan,
+                      separators=(",", ":") if compact else (", ", ": "))
+
+
+def json_digest(obj, *, compact: bool = False, allow_nan: bool = True) -> str:
+    """SHA-256 of :func:`canonical_json` of ``obj`` (ASCII bytes), untagged.
+
+    For identities whose bytes are already fixed (a sweep's task keys are stored in its
+    ``results.jsonl``); a new content hash should use :func:`digest`, whose tag names what is
+    hashed.
+
+    Parameters
+    ----------
+    obj : plain JSON value
+    compact, allow_nan : bool
+        As in :func:`canonical_json`.
+
+    Returns
+    -------
+    str
+        The hex digest (64 characters) of the text's ASCII bytes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`canonical_json` raises them (not plain JSON; a NaN with ``allow_nan=False``).
+
+    Examples
+    --------
+    >>> import hashlib
+    >>> json_digest({"a": 1}, compact=True) == hashlib.sha256(b'{"a":1}').hexdigest()
+    True
+    """
+    return hashlib.sha256(canonical_json(obj, compact=compact, allow_nan=allow_nan).encode("ascii")).hexdigest()
 
 
 def _check_plain(obj):

@@ -10,10 +10,8 @@ Convention: ``W[i, j] != 0`` means the edge i -> j.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-
 from colide_core import threshold_to_dag
+from colide_core.hashing import json_digest
 from colide_core.render.graph_html import playback_html
 from colide_core.render.graph_html import graph_drawing, graph_html
 from dashboard.caching import HASH_FUNCS, UNHASHED, _IN_CONTENT_HASH, _full, cache_data, dataset_cache_key  # noqa: F401
@@ -76,7 +74,7 @@ def graph_drawing_cached(W, names: tuple, B_true=None, sigma=None, positions=Non
     """
     drawing = graph_drawing(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout, legend=legend,
                             required=required, oriented=oriented, node_values=node_values, settled=settled)
-    token = hashlib.sha256(json.dumps(drawing, sort_keys=True, allow_nan=False).encode()).hexdigest()
+    token = json_digest(drawing, allow_nan=False)
     return drawing, token
 
 

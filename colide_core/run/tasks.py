@@ -1,21 +1,22 @@
 """Sweep tasks and their keys: what :func:`colide_core.run.executor.run_sweep` runs and resumes by.
 
 A :class:`Task` calls a module-level function (so it pickles by reference) with its keyword
-arguments; :func:`task_key` is a SHA-256 of (method, params, dataset, seed) over a canonical JSON
-form, so a killed sweep started again recomputes only what is missing; :func:`_execute` runs one
-task and turns an exception into a row with ``status="error"`` (the same on every backend).
+arguments; :func:`task_key` is a SHA-256 of (method, params, dataset, seed) over their canonical JSON
+(:func:`colide_core.hashing.json_digest`), so a killed sweep started again recomputes only what is
+missing; :func:`_execute` runs one task and turns an exception into a row with ``status="error"``
+(the same on every backend).
 :mod:`colide_core.run.executor` re-exports these names (their public import path).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
+
+from colide_core.hashing import json_digest
 
 __all__ = ["Task", "task_key", "make_task", "TIMING_COLUMNS"]
 
@@ -78,7 +79,8 @@ def task_key(method, params, dataset, seed):
     """
     doc = {"method": str(method), "params": _canonical(params or {}),
            "dataset": _canonical(dataset), "seed": _canonical(seed)}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    # compact separators: the bytes the keys stored in a sweep's results.jsonl were made with
+    return json_digest(doc, compact=True)
 
 
 @dataclass(frozen=True)

@@ -353,33 +353,45 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, design=None, pa
 
 
 def summarize(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std over repetitions, per method.
+    """Mean and std over repetitions, per method: the bench command's summary, one row a method.
+
+    The statistics are :func:`colide_core.run.bench_config.summarize`'s (the one sweep summary,
+    also behind ``bench``'s ``summary.csv``), laid out wide for the page.
 
     Parameters
     ----------
     rows : pandas.DataFrame
-        Per-run rows from :func:`run_all`.
+        Per-run rows from :func:`run_all` (``method``, ``error``, ``design``, the
+        :data:`REPORTED` metrics and ``time``).
 
     Returns
     -------
     pandas.DataFrame
         Index = method (in first-appearance order); columns ``runs``, ``failed``, ``error`` (first
-        error message or ""), ``design`` (how the method used the conditions, "" when unknown), and ``{m}_mean``, ``{m}_std`` for every metric and ``time``
-        (std with ddof=1; NaN for a single successful run).
+        error message or ""), ``design`` (how the method used the conditions, "" when unknown), and
+        ``{m}_mean``, ``{m}_std`` for every metric and ``time`` over the successful runs (std with
+        ddof=1; NaN for a single successful run, both NaN for none).
     """
-    out = []
-    for method, g in rows.groupby("method", sort=False):
-        ok = g[g["error"].isna()]
-        rec = {"method": method, "runs": int(len(g)), "failed": int(len(g) - len(ok)),
-               "error": "" if g["error"].isna().all() else str(g["error"].dropna().iloc[0])}
-        used = ok["design"].dropna() if "design" in ok else ()
-        rec["design"] = str(used.iloc[0]) if len(used) else ""
-        for m in (*REPORTED, "time"):
-            vals = ok[m].astype(float)
-            rec[f"{m}_mean"] = float(vals.mean()) if len(vals) else np.nan
-            rec[f"{m}_std"] = float(vals.std(ddof=1)) if len(vals) > 1 else np.nan
-        out.append(rec)
-    return pd.DataFrame(out).set_index("method")
+    from colide_core.run.bench_config import summarize as sweep_summary
+
+    metrics = (*REPORTED, "time")
+    failed = rows["error"].notna()
+    # the sweep summary's tidy form: a label and a status per run (no setting columns: one data set)
+    tidy = pd.DataFrame({"label": rows["method"], "status": np.where(failed, "error", "ok"),
+                         **{m: rows[m] for m in metrics}})
+    long = sweep_summary(tidy, metrics).set_index(["label", "metric"])
+    methods = pd.Index(list(dict.fromkeys(rows["method"])), name="method")
+    by_method = rows.groupby("method", sort=False)
+    out = pd.DataFrame(index=methods)
+    out["runs"] = by_method.size().reindex(methods).astype(int)
+    out["failed"] = failed.groupby(rows["method"], sort=False).sum().reindex(methods).astype(int)
+    out["error"] = [str(next(iter(g["error"].dropna()), "")) for _, g in by_method]
+    used = rows["design"].where(~failed) if "design" in rows else pd.Series(None, index=rows.index)
+    out["design"] = [str(next(iter(u.dropna()), "")) for _, u in used.groupby(rows["method"], sort=False)]
+    for m in metrics:
+        for stat in ("mean", "std"):
+            out[f"{m}_{stat}"] = [float(long[stat].get((method, m), np.nan)) for method in methods]
+    return out
 
 
 def format_summary(summary: pd.DataFrame) -> pd.DataFrame:
@@ -449,7 +461,11 @@ def curve_bands(rows: pd.DataFrame) -> dict:
 
 
 def band_figure(bands: dict, kind: str = "roc"):
-    """Plotly figure of mean curves with a ± 1 std band per method.
+    """Plotly figure of mean curves with a ± 1 std band per method, in each method's colour.
+
+    :func:`colide_core.render.plots.band_figure` (the library's one drawing of ROC and
+    precision-recall curves, also behind the Check page's :func:`~colide_core.render.plots.roc_figure`)
+    with :func:`colide_core.render.figures.method_colour`, the colours of the bars above.
 
     Parameters
     ----------
@@ -461,34 +477,15 @@ def band_figure(bands: dict, kind: str = "roc"):
     Returns
     -------
     plotly.graph_objects.Figure
-        Legend entries "method (AUROC mean ± std)"; method names are HTML-escaped once
+        Legend entries "method (AUROC mean ± std, n seeds)"; method names are HTML-escaped once
         (plotly decodes entities).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is neither ``"roc"`` nor ``"pr"``.
     """
-    import html
-
-    import plotly.graph_objects as go
-
     from colide_core.render.figures import method_colour
+    from colide_core.render.plots import band_figure as draw_bands
 
-    y, x_title, y_title, auc = (("tpr", "false positive rate", "true positive rate", "auroc") if kind == "roc"
-                                else ("precision", "recall", "precision", "auprc"))
-    fig = go.Figure()
-    for method, b in bands.items():
-        colour = method_colour(method)  # the same colour as in the bars above
-        mean, std = b[f"{y}_mean"].to_numpy(), b[f"{y}_std"].to_numpy()
-        lo, hi = np.clip(mean - std, 0, 1), np.clip(mean + std, 0, 1)
-        name = html.escape(str(method))
-        label = (f"{name} ({auc.upper()} {b.attrs[f'{auc}_mean']:.3f} ± {b.attrs[f'{auc}_std']:.3f}, "
-                 f"{b.attrs['n_seeds']} seed{'s' if b.attrs['n_seeds'] != 1 else ''})")
-        grid = b["grid"].to_numpy()
-        fig.add_trace(go.Scatter(x=np.concatenate([grid, grid[::-1]]), y=np.concatenate([hi, lo[::-1]]),
-                                 fill="toself", fillcolor=colour, opacity=0.2, line={"width": 0},
-                                 hoverinfo="skip", showlegend=False, legendgroup=name))
-        fig.add_trace(go.Scatter(x=grid, y=mean, mode="lines", line={"color": colour}, name=label,
-                                 legendgroup=name, line_shape="hv" if kind == "roc" else "linear"))
-    if kind == "roc":
-        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "grey"},
-                                 name="chance", hoverinfo="skip"))
-    fig.update_layout(xaxis_title=x_title, yaxis_title=y_title, xaxis_range=[0, 1], yaxis_range=[0, 1.02],
-                      legend={"orientation": "h", "y": -0.25}, margin={"t": 30})
-    return fig
+    return draw_bands(bands, kind, colour=method_colour)

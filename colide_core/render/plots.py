@@ -21,7 +21,7 @@ from colide_core.graph.export import html_escape
 
 __all__ = [
     "sortability_figure", "residual_sd_figure", "qq_figure", "hetero_figure", "markov_figure",
-    "roc_figure", "pr_figure", "threshold_figure", "path_figure", "log_axis",
+    "roc_figure", "pr_figure", "band_figure", "threshold_figure", "path_figure", "log_axis",
 ]
 
 _COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
@@ -244,6 +244,40 @@ def markov_figure(markov):
     return _layout(fig, title_text="Markov check: learned graph against random DAGs with as many edges")
 
 
+def _curve_figure(lines, kind):
+    """ROC or precision-recall lines, each with an optional band: the one drawing of both curves.
+
+    Parameters
+    ----------
+    lines : iterable of dict
+        One per curve: ``name`` (legend text, already escaped), ``x`` and ``y`` (arrays of the same
+        length, in [0, 1]), ``colour``, ``shape`` (``"hv"`` steps or ``"linear"``), and optionally
+        ``lo`` and ``hi`` (a band's bounds at ``x``, drawn filled under the line) and ``group``
+        (the legend group that shows and hides the line and its band together).
+    kind : {"roc", "pr"}
+        ROC (TPR over FPR, with the chance diagonal) or precision over recall.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    fig = go.Figure()
+    for line in lines:
+        if line.get("lo") is not None:
+            x = np.asarray(line["x"])
+            fig.add_scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([line["hi"], line["lo"][::-1]]),
+                            fill="toself", fillcolor=line["colour"], opacity=0.2, line={"width": 0},
+                            hoverinfo="skip", showlegend=False, legendgroup=line.get("group"))
+        fig.add_scatter(x=line["x"], y=line["y"], mode="lines", line={"shape": line["shape"], "color": line["colour"]},
+                        name=line["name"], legendgroup=line.get("group"))
+    if kind == "roc":
+        fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "#888"}, name="chance",
+                        hoverinfo="skip")
+    fig.update_xaxes(title_text="false positive rate" if kind == "roc" else "recall", range=[0, 1])
+    fig.update_yaxes(title_text="true positive rate" if kind == "roc" else "precision", range=[0, 1.02])
+    return fig
+
+
 def roc_figure(curves: dict, reference_label="ground truth"):
     """ROC curves of |W| as an edge score, one per fit.
 
@@ -257,29 +291,68 @@ def roc_figure(curves: dict, reference_label="ground truth"):
     Returns
     -------
     plotly.graph_objects.Figure
+        One step line per fit (x = FPR, y = TPR, as in ``curves``), then the chance diagonal.
     """
-    fig = go.Figure()
-    for k, (label, c) in enumerate(curves.items()):
-        fig.add_scatter(x=c.fpr, y=c.tpr, mode="lines", line={"shape": "hv", "color": _COLOURS[k % 5]},
-                        name=f"{html_escape(label)} (AUROC {c.auroc:.3f})")
-    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "#888"}, name="chance")
-    fig.update_xaxes(title_text="false positive rate", range=[0, 1])
-    fig.update_yaxes(title_text="true positive rate", range=[0, 1.02])
-    return _layout(fig, title_text=f"ROC of |W| against {html_escape(reference_label)}")
+    lines = [{"name": f"{html_escape(label)} (AUROC {c.auroc:.3f})", "x": c.fpr, "y": c.tpr,
+              "colour": _COLOURS[k % 5], "shape": "hv"} for k, (label, c) in enumerate(curves.items())]
+    return _layout(_curve_figure(lines, "roc"), title_text=f"ROC of |W| against {html_escape(reference_label)}")
 
 
 def pr_figure(curves: dict, reference_label="ground truth"):
     """Precision-recall curves of |W| as an edge score, one per fit (see :func:`roc_figure`)."""
-    fig = go.Figure()
-    for k, (label, c) in enumerate(curves.items()):
-        fig.add_scatter(x=c.recall, y=c.precision, mode="lines", line={"shape": "hv", "color": _COLOURS[k % 5]},
-                        name=f"{html_escape(label)} (AUPRC {c.auprc:.3f})")
-        base = c.n_pos / max(c.n_pos + c.n_neg, 1)
+    lines = [{"name": f"{html_escape(label)} (AUPRC {c.auprc:.3f})", "x": c.recall, "y": c.precision,
+              "colour": _COLOURS[k % 5], "shape": "hv"} for k, (label, c) in enumerate(curves.items())]
+    fig = _curve_figure(lines, "pr")
     if curves:
+        c = list(curves.values())[-1]
+        base = c.n_pos / max(c.n_pos + c.n_neg, 1)
         fig.add_hline(y=base, line_dash="dot", annotation_text=f"chance ({base:.2f})")
-    fig.update_xaxes(title_text="recall", range=[0, 1])
-    fig.update_yaxes(title_text="precision", range=[0, 1.02])
     return _layout(fig, title_text=f"Precision-recall of |W| against {html_escape(reference_label)}")
+
+
+def band_figure(bands: dict, kind: str = "roc", colour=None):
+    """Mean ROC or precision-recall curves over seeds with a ± 1 std band, one per method.
+
+    Parameters
+    ----------
+    bands : dict
+        Method -> :func:`colide_core.evaluation.curves.bands_over_seeds` frame (``grid``, the mean
+        and std of ``tpr`` or ``precision`` on it; AUROC / AUPRC mean and std and ``n_seeds`` in
+        ``.attrs``), e.g. ``dashboard.comparison.curve_bands``.
+    kind : {"roc", "pr"}
+        ROC (TPR over FPR, steps, with the chance diagonal) or precision over recall (linear).
+    colour : callable, optional
+        ``colour(method) -> str``, e.g. :func:`colide_core.render.figures.method_colour`; by
+        default the methods take this module's palette in turn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Per method a filled band (mean ± std clipped to [0, 1], no legend entry) and the mean line,
+        legend "method (AUROC mean ± std, n seeds)", both in the legend group of the method's
+        escaped name (plotly decodes entities); for ROC the chance diagonal last.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is neither ``"roc"`` nor ``"pr"``.
+    """
+    if kind not in ("roc", "pr"):
+        raise ValueError(f"kind must be 'roc' or 'pr', got {kind!r}")
+    y, auc = ("tpr", "auroc") if kind == "roc" else ("precision", "auprc")
+    lines = []
+    for k, (method, b) in enumerate(bands.items()):
+        mean, std = b[f"{y}_mean"].to_numpy(), b[f"{y}_std"].to_numpy()
+        name, n = html_escape(method), b.attrs["n_seeds"]
+        lines.append({"name": (f"{name} ({auc.upper()} {b.attrs[f'{auc}_mean']:.3f} ± {b.attrs[f'{auc}_std']:.3f}, "
+                               f"{n} seed{'s' if n != 1 else ''})"),
+                      "group": name, "x": b["grid"].to_numpy(), "y": mean,
+                      "lo": np.clip(mean - std, 0, 1), "hi": np.clip(mean + std, 0, 1),
+                      "colour": colour(method) if colour is not None else _COLOURS[k % 5],
+                      "shape": "hv" if kind == "roc" else "linear"})
+    fig = _curve_figure(lines, kind)
+    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"t": 30})
+    return fig
 
 
 def threshold_figure(tables: dict, current=None, reference_label="ground truth"):

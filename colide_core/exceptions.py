@@ -17,6 +17,9 @@
 * :class:`DeviceNotSupportedError`: a solver or data form the JAX (GPU) backend does not run;
 * :class:`MissingExtraError`: an optional package is missing; the message names the extra of
   ``colide-dashboard`` that installs it (:data:`OPTIONAL_PACKAGES`).
+* :class:`Stopped`: a computation stopped by its callback (with what it computed before, if
+  anything, as :attr:`~Stopped.partial`); :class:`StatisticsStopped` and the dashboard's stopped
+  exceptions subclass it.
 
 Messages are plain text, never escaped: a UI escapes them where they meet HTML or markdown.
 """
@@ -45,6 +48,8 @@ __all__ = [
     "UnknownNodeError",
     "ConditionsError",
     "StatisticsStopped",
+    "Stopped",
+    "ExperimentStopped",
 ]
 
 
@@ -235,7 +240,46 @@ def _rebuild_conditions_error(message, kind, columns, rows):
     return ConditionsError(message, kind, columns=columns, rows=rows)
 
 
-class StatisticsStopped(RuntimeError):
+class Stopped(RuntimeError):
+    """A computation ended early because its callback asked to stop (a Stop button, a closed page).
+
+    The one "stopped" exception: each thing that can stop raises a subclass that names it
+    (:class:`StatisticsStopped` here; the dashboard's ``FitStopped``, ``ChecksStopped`` and
+    ``PathStopped`` in ``dashboard/errors.py``), so ``except Stopped`` catches every one of them
+    and ``except StatisticsStopped`` only its own.
+
+    Parameters
+    ----------
+    message : str, optional
+        Plain text; by default the class's :attr:`default_message`.
+    partial : object, optional
+        What was computed before the stop (a partial fit, report or λ path), for the caller to
+        show; never a finished result (it must not be cached as one).
+
+    Attributes
+    ----------
+    partial : object or None
+        As given.
+    default_message : str
+        Class attribute: the message when none is given.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise StatisticsStopped(partial=3)
+    ... except Stopped as exc:
+    ...     print(exc, exc.partial)
+    stopped 3
+    """
+
+    default_message = "stopped"
+
+    def __init__(self, message=None, *, partial=None):
+        super().__init__(self.default_message if message is None else message)
+        self.partial = partial
+
+
+class StatisticsStopped(Stopped):
     """A callback asked to stop while the statistics of several conditions were built.
 
     Raised by :meth:`colide_core.data.conditions.ConditionStats.from_data` and
@@ -243,6 +287,17 @@ class StatisticsStopped(RuntimeError):
     ``callback()`` returns True. :meth:`colide_core.CoLiDE.fit` catches it: the fit then ends
     stopped (``stopped_`` True) before the solve started, with ``W_`` all zeros.
     """
+
+
+class ExperimentStopped(Stopped):
+    """A callback asked to stop :func:`colide_core.evaluation.experiment.run_experiment`.
+
+    Raised after the fit without the experiment or the refit with it ended stopped: a partial
+    fit says nothing about what the experiment gains, so there is no result (``partial`` is the
+    stopped estimator).
+    """
+
+    default_message = "stopped before the experiment's refit finished"
 
 
 #: The optional packages by the name they are imported as: (the distribution pip installs, the extra

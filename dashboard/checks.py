@@ -15,31 +15,13 @@ from colide_core.render import report as core_report
 from colide_core.render import tables as _tables
 from colide_core.settings import NOT_SETTINGS, RESULT_SETTINGS
 from dashboard.cached import cache_data
+from dashboard.errors import ChecksStopped, PathStopped  # noqa: F401 - re-exported (their old home)
 from dashboard.live import thresholded
 from dashboard.text import plural
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
            "bootstrap_frequency", "bootstrap_mismatch", "ChecksStopped", "PathStopped", "checks_job",
            "harvest_checks", "path_job", "harvest_path"]
-
-
-class ChecksStopped(Exception):
-    """The checks were stopped (Stop, or the session ended); ``report`` is the partial report.
-
-    Raised by :func:`run_checks_cached` so a partial report is never cached.
-    """
-
-    def __init__(self, report):
-        super().__init__("the checks were stopped")
-        self.report = report
-
-
-class PathStopped(Exception):
-    """The λ path was stopped; ``path`` holds the λ values solved before (never cached)."""
-
-    def __init__(self, path):
-        super().__init__("the λ path was stopped")
-        self.path = path
 
 
 def shown_graph(result, threshold, names, return_removed=False):
@@ -107,11 +89,8 @@ def bootstrap_frequency(boot_state, data_key, params):
 
     Parameters
     ----------
-    boot_state : dict or None
-        ``dashboard.state.trust.BOOT_RESULT`` (``key=(data key, params, n_boot, seed)``).
-    data_key : str
-    params : tuple
-        The fit's :func:`dashboard.fitting.solver_params`.
+    boot_state, data_key, params
+        As in :func:`bootstrap_mismatch`.
 
     Returns
     -------

@@ -316,19 +316,7 @@ def network_dataset(name, n, seed, n_conditions=0) -> Dataset:
                         notes=(f"{info.title}: {info.source}. " + NETWORK_CAPTION,))
 
 
-class UploadProblem(Exception):
-    """An uploaded file could not be turned into a dataset; ``str(exc)`` is the user message.
-
-    Attributes
-    ----------
-    problems : list of colide_core.data.io.DataValidationError
-        Every problem met at once (``colide_core.data.io.data_problems``), each fixable one with
-        ``kind`` in ``colide_core.data.io.FIXABLE``; empty when the file could not be read at all.
-    """
-
-    def __init__(self, message, problems=()):
-        super().__init__(message)
-        self.problems = list(problems)
+from dashboard.errors import UploadProblem  # noqa: E402,F401 - re-exported (its old home; dashboard/errors.py)
 
 
 def upload_columns(data: bytes, filename: str) -> list:

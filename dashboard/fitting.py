@@ -214,12 +214,7 @@ class FitResult:
                    node_names=list(node_names), fit_time=float(path.fit_time[i]))
 
 
-class FitStopped(Exception):
-    """Raised out of :func:`fit_colide` when the solve was stopped; ``.result`` is the partial fit."""
-
-    def __init__(self, result: FitResult):
-        super().__init__("stopped by the user")
-        self.result = result
+from dashboard.errors import FitStopped  # noqa: E402,F401 - re-exported (its old home; dashboard/errors.py)
 
 
 def solver_params(variant: str, lambda1: float, overrides: dict | None = None) -> tuple:

@@ -56,6 +56,8 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from dashboard.errors import SlotBusy  # noqa: F401 - re-exported (its old home)
+
 __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
     "compute_slot", "interactive", "slot_held_since", "SlotBusy", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
@@ -225,10 +227,6 @@ COMPUTE_SLOTS = ComputeSlots(MAX_CONCURRENT)
 #: Per thread: since when it holds a compute slot (None: none), and whether its requests are a
 #: person's (:func:`interactive`).
 _LOCAL = threading.local()
-
-
-class SlotBusy(RuntimeError):
-    """No compute slot was free within the wait a person's request allows (:func:`interactive`)."""
 
 
 @contextlib.contextmanager

@@ -41,12 +41,7 @@ __all__ = [
 _WIDGET_PARAMS = tuple(row.name for row in SETTINGS if row.dashboard == "own" and row.name != "solver")
 
 
-class ManifestProblem(ValueError):
-    """An uploaded manifest cannot be shown (malformed, unsupported, or not for this data)."""
-
-
-class DataMismatch(ManifestProblem):
-    """The manifest was made on data other than the current dataset."""
+from dashboard.errors import DataMismatch, ManifestProblem  # noqa: E402,F401 - re-exported (dashboard/errors.py)
 
 
 # --------------------------------------------------------------------------------------------

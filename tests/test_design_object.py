@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import colide_core
-import colide_core.data.conditions as conditions_module
+import colide_core.data._labels as conditions_module  # where check_conditions lives (the design imports it there)
 from colide_core import CoLiDE
 from colide_core.data.conditions import ConditionStats, condition_design
 from colide_core.data.design import Design, resolve_design

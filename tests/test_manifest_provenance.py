@@ -7,7 +7,7 @@ from importlib import metadata
 
 import pytest
 
-from colide_core.run import manifest
+from colide_core.run import manifest, provenance
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main"]
 
@@ -32,7 +32,7 @@ def test_an_installed_copy_inside_a_users_repository_has_no_commit(tmp_path, mon
     _repository(tmp_path / "project", name)
     site = tmp_path / "project" / ".venv" / "lib" / "python3.11" / "site-packages"
     (site / "colide_core").mkdir(parents=True)
-    monkeypatch.setattr(manifest, "_REPO_DIR", site)
+    monkeypatch.setattr(provenance, "_REPO_DIR", site)
     assert manifest.git_commit() == {"commit": None, "dirty": None}
     assert manifest.environment_info()["git"] == {"commit": None, "dirty": None}
 
@@ -41,14 +41,14 @@ def test_an_installed_copy_inside_a_users_repository_has_no_commit(tmp_path, mon
 def test_a_repository_around_our_sources_is_ours_only_if_its_pyproject_is(tmp_path, monkeypatch, name):
     _repository(tmp_path / "project", name)
     (tmp_path / "project" / "colide_core").mkdir()
-    monkeypatch.setattr(manifest, "_REPO_DIR", tmp_path / "project")
+    monkeypatch.setattr(provenance, "_REPO_DIR", tmp_path / "project")
     assert manifest.git_commit() == {"commit": None, "dirty": None}
 
 
 def test_a_checkout_of_this_project_records_its_commit(tmp_path, monkeypatch):
     commit = _repository(tmp_path / "checkout", "colide-dashboard")
     (tmp_path / "checkout" / "colide_core").mkdir()
-    monkeypatch.setattr(manifest, "_REPO_DIR", tmp_path / "checkout")
+    monkeypatch.setattr(provenance, "_REPO_DIR", tmp_path / "checkout")
     assert manifest.git_commit() == {"commit": commit, "dirty": False}
     (tmp_path / "checkout" / "README.md").write_text("changed\n")
     assert manifest.git_commit() == {"commit": commit, "dirty": True}

@@ -80,7 +80,7 @@ class Design:
             (a ``ValueError``) From :func:`~colide_core.data.conditions.check_conditions` and
             :func:`~colide_core.data.conditions.check_targets`, or for targets without conditions.
         """
-        from colide_core.data.conditions import check_conditions, check_targets
+        from colide_core.data._labels import check_conditions, check_targets
         from colide_core.exceptions import ConditionsError
 
         if node_names is None:

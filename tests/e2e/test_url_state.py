@@ -52,3 +52,29 @@ def test_a_hostile_link_is_ignored_with_a_message(server, browser):
         no_exception_shown(page)
     finally:
         context.close()
+
+
+def test_a_predict_link_asks_its_question_and_a_refresh_keeps_it(server, browser):
+    # issue 48, m-5: a refresh or a shared /predict fell back to "Learn a graph first". Here the
+    # link opens Predict directly (no visit to Learn), the page solves Learn's fit and asks
+    # do(PKA = 2.5); after the user switches to a shift of 2 sd, a reload asks that instead.
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(server.url + "/predict?data=sachs&lam=0.1&model=NV&pnode=PKA&pdo=2.5&pfit=NV&solver=fast",
+                  timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"^do\(PKA = 2\.5\): the CoLiDE-NV graph")).wait_for(timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)
+        expect(page.get_by_text("Learn a graph first")).to_have_count(0)
+        no_exception_shown(page)
+
+        page.get_by_text("Shift by k sd", exact=True).click(timeout=UI_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"^PKA shifted by 1 sd: the CoLiDE-NV graph")).wait_for(timeout=UI_TIMEOUT_MS)
+        page.wait_for_url(re.compile(r"[?&]pk=1(&|$)"), timeout=UI_TIMEOUT_MS)  # the URL follows the page
+        assert "pdo=" not in page.url and "pnode=PKA" in page.url
+
+        page.reload(timeout=UI_TIMEOUT_MS)  # a new session: the question comes back from the URL
+        page.get_by_text(re.compile(r"^PKA shifted by 1 sd: the CoLiDE-NV graph")).wait_for(timeout=UI_TIMEOUT_MS)
+        no_exception_shown(page)
+    finally:
+        context.close()

@@ -71,10 +71,11 @@ def test_what_is_written_reads_back_the_same(new_app):
                          "learn_layout": "Circle"}
 
 
-def _learn(new_app, query):
+def _learn(new_app, query, page="pages/learn.py"):
+    """A fresh session opened on ``page`` with the link's ``query``."""
     at = new_app()
     at.query_params = dict(query)
-    at.switch_page("pages/learn.py").run()
+    at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
 
@@ -161,11 +162,7 @@ def test_a_link_carries_the_sachs_version_and_truth(new_app):
 
 
 def _predict(new_app, query):
-    at = new_app()
-    at.query_params = dict(query)
-    at.switch_page("pages/predict.py").run()
-    assert not at.exception, at.exception
-    return at
+    return _learn(new_app, query, "pages/predict.py")
 
 
 def test_a_predict_link_opens_on_its_question_without_visiting_learn(new_app):

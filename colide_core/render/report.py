@@ -165,18 +165,27 @@ def _fit_command(params, data_name, manifest=None, *, replay=True, manifest_name
         return f"(no single command reproduces this fit: {exc}; load its manifest instead)"
 
 
-def _prediction_item(pred):
-    """One predicted intervention as the template shows it: a title, a note and a table."""
+def _prediction_item(pred, verdict=None, ida=None):
+    """One predicted intervention as the template shows it: a title, a note and a table; with
+    ``verdict`` (a :class:`~colide_core.evaluation.scale.ScaleVerdict`) its sentence and whether
+    it warns, with ``ida`` (an :class:`~colide_core.evaluation.scale.IDAPrediction`) the GES + IDA
+    columns beside doing."""
     t = pred.table
     seen = t["associational_shift"] / t["reference_sd"]
     table = pd.DataFrame({"node": t.index, "reference mean": t["reference_mean"], "predicted mean": t["predicted_mean"],
                           "shift (sd), doing": t["shift_sd"], "shift (sd), seeing": seen,
                           f"{pred.level:.0%} interval (data units)": [
                               _NA if np.isnan(lo) else f"{lo:.3g} … {hi:.3g}" for lo, hi in zip(t["low"], t["high"])]})
+    if ida is not None:
+        g = ida.table.reindex(t.index)
+        table.insert(4, "shift (sd), GES + IDA (mean)", g["ida_shift_sd"].to_numpy())
+        table.insert(5, "GES + IDA: possible shifts (sd)", [_NA if np.isnan(lo) else f"{lo:.3g} … {hi:.3g}"
+                                                            for lo, hi in zip(g["ida_low_sd"], g["ida_high_sd"])])
     weights = {"refit": "least squares on the learned parents", "fit": "the fit's weights"}.get(pred.weights, "given")
     note = (f"SEM weights: {weights}; " + (f"intervals from {pred.n_bootstrap} refits on resampled rows."
                                            if pred.n_bootstrap else "no intervals (no refits)."))
-    return {"title": pred.describe(), "note": note, "table": _table(table)}
+    return {"title": pred.describe(), "note": note, "table": _table(table),
+            "scale": None if verdict is None else {"reason": verdict.reason, "warn": not verdict.scale_carries}}
 
 
 def _plan_item(plan):
@@ -238,7 +247,8 @@ def _condition_section(values, names, fits, design):
 
 def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="ground truth", checks=None,
                  path=None, audit=None, frequency=None, created=None, notes=(), conditions=None,
-                 targets=None, data_file="DATA.csv", replay=True, predictions=(), plan=None, design=None) -> str:
+                 targets=None, data_file="DATA.csv", replay=True, predictions=(), plan=None, design=None,
+                 ida_predictions=()) -> str:
     """Build the self-contained HTML report of one or more fits on one dataset.
 
     Parameters
@@ -288,7 +298,11 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     predictions : sequence of InterventionPrediction, optional
         Predicted interventions (:func:`colide_core.evaluation.interventions.predict_intervention`)
         of the first fit: adds the "Interventions" section, one table each (doing, seeing, the
-        interval).
+        interval), with the sentence of :func:`colide_core.evaluation.scale.scale_verdict` on the
+        data and the first fit's graph (whether the variables' scales carry the prediction).
+    ida_predictions : sequence of IDAPrediction or None, optional
+        GES + IDA's prediction of the same interventions, one per prediction (None: none), from
+        :func:`colide_core.evaluation.scale.ida_prediction`: adds its columns beside doing.
     plan : pandas.DataFrame, optional
         :func:`colide_core.evaluation.planning.rank_interventions` on the first fit's settings:
         adds the "Next experiment" section (the ranking and the edges each candidate settles).
@@ -414,7 +428,13 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     tables["audit"] = None if audit is None else _table(audit)
 
     # --- interventions and the next experiment
-    tables["predictions"] = [_prediction_item(p) for p in predictions]
+    verdict = None
+    if predictions:  # issue 52: do the variables' scales carry the prediction? (the data and the graph only)
+        from colide_core.evaluation.scale import scale_verdict
+
+        verdict = scale_verdict(values, first.A)
+    ida_predictions = list(ida_predictions or ()) + [None] * len(predictions)
+    tables["predictions"] = [_prediction_item(p, verdict, g) for p, g in zip(predictions, ida_predictions)]
     tables["plan"], plan_note = (None, None) if plan is None else _plan_item(plan)
 
     # --- reproduce

@@ -395,6 +395,9 @@ def _add_predict_parser(sub):
                         "starts from the first condition's means (docs/conditions.md)")
     q.add_argument("--targets", type=Path, default=None, metavar="FILE",
                    help="the nodes each condition intervenes on, JSON or CSV (needs --conditions)")
+    q.add_argument("--baseline", choices=("none", "ges-ida"), default="none",
+                   help="add GES + IDA's possible shifts (causal-learn's GES, then local IDA) as columns of "
+                        "prediction.csv: the scale-free baseline (docs/predict.md; GES takes seconds)")
     q.add_argument("--force", action="store_true", help="replace an existing prediction.csv")
 
 

@@ -187,7 +187,11 @@ def cmd_predict(args, settings, echo):
     design), or takes the fit of ``--manifest`` as recorded, and writes ``prediction.csv``
     (:func:`colide_core.evaluation.interventions.predict_intervention`: every node's reference
     mean, predicted mean, shift in data units and in standard deviations, the bootstrap interval,
-    and the associational shift of a regression on the node) and ``manifest.json``.
+    and the associational shift of a regression on the node) and ``manifest.json``. It then says
+    whether the variables' scales carry the prediction
+    (:func:`colide_core.evaluation.scale.scale_verdict`, a line starting ``scale:``, also recorded
+    in the manifest); ``--baseline ges-ida`` adds GES + IDA's possible shifts as ``ges_ida_*``
+    columns (:func:`colide_core.evaluation.scale.ida_prediction`).
 
     Parameters
     ----------
@@ -210,6 +214,7 @@ def cmd_predict(args, settings, echo):
         For bad arguments, settings, files, nodes or conditions, or data other than the manifest's.
     """
     from colide_core.evaluation.interventions import predict_intervention
+    from colide_core.evaluation.scale import ges_ida_cpdag, ida_prediction, scale_verdict
     from colide_core.exceptions import ConditionsError
     from colide_core.graph.export import to_csv_safe
 
@@ -240,18 +245,29 @@ def cmd_predict(args, settings, echo):
         kw = {"do": {node: value}}
     pred = predict_intervention(model, X, conditions=labels, n_bootstrap=args.bootstrap, level=args.level,
                                 random_state=args.seed, weights=args.weights, **kw)
-    out.write("prediction.csv", to_csv_safe(pred.table.reset_index(), index=False))
+    verdict = scale_verdict(X, model.adjacency_)  # issue 52: do the variables' scales carry it?
+    table = pred.table
+    if getattr(args, "baseline", "none") == "ges-ida":
+        baseline = ida_prediction(ges_ida_cpdag(X, conditions=labels), X, conditions=labels, **kw)
+        table = table.join(baseline.table.rename(columns=lambda c: "ges_" + c))
+    out.write("prediction.csv", to_csv_safe(table.reset_index(), index=False))
     # the fit's manifest (as `colide fit` writes it), with the prediction it made under "extra"
     record = {"intervention": {"do": pred.do, "shift": pred.shift, "given": "do" if args.do is not None else "shift",
                                "value": value},
               "weights": pred.weights, "n_bootstrap": pred.n_bootstrap, "level": pred.level, "seed": args.seed,
               "reference": None if labels is None else str(np.asarray(labels)[0]),
-              "table": pred.table.reset_index().to_dict(orient="list")}
+              "table": pred.table.reset_index().to_dict(orient="list"),
+              "scale": {"scale_carries": verdict.scale_carries, "varsortability": verdict.varsortability,
+                        "standardised": verdict.standardised, "recommendation": verdict.recommendation,
+                        "reason": verdict.reason}}
     _write_design_manifest(out, "manifest.json", model, X, args, labels, {"prediction": record}, man)
     what = f"do({node} = {value:g})" if args.do is not None else f"{node} shifted by {value:g} sd"
     design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"
     echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv and manifest.json "
                     f"to {out.path}"))
+    echo(_printable(f"scale: {verdict.reason}"
+                    + ("" if verdict.scale_carries or getattr(args, "baseline", "none") == "ges-ida"
+                       else " Add --baseline ges-ida for its possible shifts.")))
     return 0
 
 

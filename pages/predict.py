@@ -135,6 +135,17 @@ if pred is not None:
     with g2:
         st.plotly_chart(intervention_figure(pred.table, sd_units=True), key="pred_chart")
     shown = prediction_frame(pred)
+    verdict = ps.scale_verdict_of(ds, A)  # issue 52: do the variables' scales carry this prediction?
+    (st.caption if verdict.scale_carries else st.warning)(verdict.reason)  # the library's sentence, no user text
+    try:
+        ida_pred = ps.ges_ida_for(ss, ds, conditions, kw)
+    except ValueError as exc:
+        ida_pred = None
+        st.error(md_escape(f"GES + IDA: {exc}"))
+    if ida_pred is not None:
+        shown = ps.with_ges_ida(shown, ida_pred)
+        st.caption("GES + IDA (scale-free): GES's equivalence class, and for each parent set of the node it allows, "
+                   "the shift local IDA predicts; their mean and range, in sd.")
     st.dataframe(shown, key="pred_table")
     st.download_button("Prediction (CSV)", to_csv_safe(shown, index_label="node"), file_name="colide_prediction.csv",
                        mime="text/csv", key="pred_csv")
@@ -177,6 +188,14 @@ b2.button("Compute intervals", key="pred_boot_run", on_click=_start, disabled=pr
           help="Refits the model on rows resampled with replacement (within each condition) and predicts again.")
 follow_job(ps.BOOT_SLOT, _harvest)
 show_messages(ss, ps.BOOT_SLOT)
+if not ps.ges_ready(ss, ds):
+    st.button("Compute GES + IDA", key="pred_ges_run", on_click=start_job, args=(ss, ps.GES_SLOT),
+              kwargs={"make_job": lambda: ps.ges_job(ds, conditions)}, disabled=pred is None,
+              help="GES (causal-learn, BIC) learns the equivalence class without the variables' scales; local IDA "
+                   "then gives every shift the class allows, beside CoLiDE's.")
+    st.caption(ps.ges_cost_text(ds))  # numbers and fixed text
+follow_job(ps.GES_SLOT, lambda job: ps.harvest_ges(ss, job))
+show_messages(ss, ps.GES_SLOT)
 
 
 # ---- which experiment next? -------------------------------------------------------------------

@@ -31,12 +31,15 @@ def fresh_caches():
     Use it with ``pytestmark = pytest.mark.usefixtures("fresh_caches")`` or as a test argument.
     """
     from dashboard import comparison, fitting, manifests
+    from dashboard.state import predict as predict_state
 
     def clear():
         fitting.fit_colide.clear()
         fitting._COMPUTED.clear()
         manifests.fit_manifest_json.clear()
         comparison.run_store().clear()
+        predict_state.ges_cpdag_of.clear()  # GES + IDA (issue 52), and the runs that said it was cached
+        predict_state._GES_DONE.clear()
 
     clear()
     yield

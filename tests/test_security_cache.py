@@ -260,6 +260,8 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
         ("dashboard/fitting.py", "topo_cost"),              # _X: data_key is its content hash; settings hashed
         ("dashboard/cached.py", "cached_network_dataset"), # name, n, seed, n_conditions: all it reads (the network's file is fixed)
         ("dashboard/cached.py", "cached_network_summary"), # no input: the installed networks' files
+        ("dashboard/state/predict.py", "scale_verdict_of"),  # dataset (X, transforms) and A hashed
+        ("dashboard/state/predict.py", "ges_cpdag_of"),   # _conditions: the dataset's key covers its labels
     }, names
     for path, name, decorator, args in found:
         hidden = [a for a in args if a.startswith("_")]

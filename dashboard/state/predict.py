@@ -1,14 +1,27 @@
 """Session-state keys of the Predict page (``pages/predict.py``): what an intervention would do.
 
 :func:`init` is called from :func:`dashboard.state.init`, with every other key of the dashboard.
+The page's two cached computations of the scale rule live here too (issue 52):
+:func:`scale_verdict_of` (whether the variables' scales carry CoLiDE's result) and
+:func:`ges_cpdag_of` (GES's CPDAG for the GES + IDA columns, a job: :data:`GES_SLOT`,
+:func:`ges_job`), with :func:`ges_ida_for` and :func:`with_ges_ida`, the columns it adds to the
+page's table.
 """
 from __future__ import annotations
 
+import collections
+
+import numpy as np
+import pandas as pd
+
+from dashboard.caching import cache_data, dataset_cache_key
 from dashboard.jobs import JobSlot
 
 __all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "PLAN_JOB", "PLAN_RESULT", "PLAN_MESSAGES",
            "PLAN_SLOT", "LAST_PREDICTION", "for_report", "TRY_JOB", "TRY_RESULT", "TRY_MESSAGES", "TRY_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS",
-           "SEM_WEIGHTS", "init"]
+           "SEM_WEIGHTS", "init", "GES_JOB", "GES_RESULT", "GES_MESSAGES", "GES_SLOT", "scale_verdict_of",
+           "ges_cpdag_of", "ges_known", "with_ges_ida", "GES_COLUMNS", "ges_cost_text", "ges_job", "harvest_ges",
+           "ges_ida_for", "ges_ready"]
 
 #: :class:`dashboard.jobs.Job` refitting resamples for the prediction's intervals, or None.
 BOOT_JOB = "pred_boot_job"
@@ -37,6 +50,17 @@ TRY_MESSAGES = "plan_try_messages"
 TRY_SLOT = JobSlot(TRY_JOB, TRY_MESSAGES, stop_key="plan_try_stop",
                    stop_help="Stops the refit; nothing is shown.")
 
+#: :class:`dashboard.jobs.Job` running GES on the data for the GES + IDA column, or None.
+GES_JOB = "pred_ges_job"
+#: dict(key=dataset cache key, C=ndarray (the CPDAG)) or None.
+GES_RESULT = "pred_ges_result"
+GES_MESSAGES = "pred_ges_messages"
+GES_SLOT = JobSlot(GES_JOB, GES_MESSAGES, stop_key="pred_ges_stop",
+                   stop_help="GES cannot be interrupted inside its search: Stop drops its answer when the search "
+                             "ends.")
+#: The columns :func:`with_ges_ida` adds beside CoLiDE's shift.
+GES_COLUMNS = ("shift (sd), GES + IDA (mean)", "GES + IDA: possible shifts (sd)")
+
 #: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention` -> its label.
 WEIGHT_LABELS = {"auto": "by the noise model (NV: the fit's; EV: least squares)",
                  "refit": "least squares on the learned parents", "fit": "the fit's weights"}
@@ -63,7 +87,8 @@ def init(ss) -> None:
     ss.setdefault(BOOT_JOB, None)
     ss.setdefault(BOOT_RESULT, None)
     ss.setdefault(BOOT_MESSAGES, [])
-    for k, v in ((LAST_PREDICTION, None), (SEM_WEIGHTS, None), (PLAN_JOB, None), (PLAN_RESULT, None), (PLAN_MESSAGES, []), (TRY_JOB, None), (TRY_RESULT, None),
+    for k, v in ((GES_JOB, None), (GES_RESULT, None), (GES_MESSAGES, []),
+                 (LAST_PREDICTION, None), (SEM_WEIGHTS, None), (PLAN_JOB, None), (PLAN_RESULT, None), (PLAN_MESSAGES, []), (TRY_JOB, None), (TRY_RESULT, None),
                  (TRY_MESSAGES, [])):
         ss.setdefault(k, v)
     for key, value in WIDGET_DEFAULTS.items():
@@ -82,3 +107,184 @@ def for_report(ss, data_key, fit_key, threshold) -> tuple:
     plan = ss.get(PLAN_RESULT)
     plan = plan["table"] if plan is not None and tuple(plan["key"][:3]) == want else None
     return predictions, plan
+
+
+@cache_data(show_spinner=False, max_entries=64)
+def scale_verdict_of(dataset, A):
+    """:func:`colide_core.evaluation.scale.scale_verdict` of a dataset and a learned graph.
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+        Its ``X`` (n_samples, n_nodes) and its transform steps (``meta["transform"]``).
+    A : ndarray of shape (n_nodes, n_nodes)
+        The thresholded graph shown, ``A[i, j] != 0`` meaning i -> j.
+
+    Returns
+    -------
+    colide_core.evaluation.scale.ScaleVerdict
+    """
+    from colide_core.evaluation.scale import scale_verdict
+
+    return scale_verdict(dataset.X, np.asarray(A, dtype=float), transforms=dataset.meta.get("transform", ()))
+
+
+#: Dataset cache keys whose GES CPDAG :func:`ges_cpdag_of` computed in this process, newest last.
+_GES_DONE = collections.deque(maxlen=16)
+
+
+@cache_data(show_spinner=False, max_entries=16, unhashed={
+    "_conditions": "the dataset's key covers its rows' condition labels (dashboard.data.content_hash)"})
+def ges_cpdag_of(dataset, _conditions=None):
+    """GES's CPDAG of a dataset (:func:`colide_core.evaluation.scale.ges_ida_cpdag`), once per dataset.
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+        Its ``X`` (n_samples, n_nodes).
+    _conditions : array-like of shape (n_samples,), optional
+        The rows' conditions (each centred on its own means before the search).
+
+    Returns
+    -------
+    ndarray of shape (n_nodes, n_nodes), dtype int8
+        The CPDAG in gadjid's coding.
+    """
+    from colide_core.evaluation.scale import ges_ida_cpdag
+
+    C = ges_ida_cpdag(dataset.X, conditions=_conditions)
+    _GES_DONE.append(dataset_cache_key(dataset))
+    return C
+
+
+def ges_known(dataset) -> bool:
+    """Whether :func:`ges_cpdag_of` computed this dataset's CPDAG in this process (a cache hit)."""
+    return dataset_cache_key(dataset) in _GES_DONE
+
+
+def with_ges_ida(shown, ida_pred) -> pd.DataFrame:
+    """The page's table with the GES + IDA columns (:data:`GES_COLUMNS`) beside CoLiDE's shift.
+
+    Parameters
+    ----------
+    shown : pandas.DataFrame
+        :func:`dashboard.planning.prediction_frame`'s table (index: node names), not modified.
+    ida_pred : colide_core.evaluation.scale.IDAPrediction
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``shown`` with, right after ``shift (sd), doing``, the mean of GES + IDA's possible shifts
+        (sd, 3 decimals) and their range as text (``"0.12 … 1.5"``; one number when the class
+        identifies it).
+    """
+    t = ida_pred.table.reindex(shown.index)
+    span = [("" if np.isnan(lo) else f"{lo:.3g}" if np.isclose(lo, hi, rtol=1e-9, atol=1e-12) else f"{lo:.3g} … {hi:.3g}")
+            for lo, hi in zip(t["ida_low_sd"], t["ida_high_sd"])]
+    out = shown.copy()
+    at = list(out.columns).index("shift (sd), doing") + 1 if "shift (sd), doing" in out.columns else len(out.columns)
+    out.insert(at, GES_COLUMNS[0], t["ida_shift_sd"].round(3) + 0.0)
+    out.insert(at + 1, GES_COLUMNS[1], span)
+    return out
+
+
+#: (n_samples, n_nodes, seconds) of the GES searches of this process, newest last: the cost shown.
+_GES_SECONDS = collections.deque(maxlen=32)
+
+
+def ges_cost_text(dataset) -> str:
+    """What a GES search on ``dataset`` costs, from a measurement, before it starts.
+
+    The seconds of this server's last search on as many nodes (scaled by the rows), else the
+    measurement on Sachs of ``benchmarks/bench_predict.py`` (docs/predict.md, table (d)).
+    """
+    from dashboard.text import fmt_seconds
+
+    n, d = dataset.X.shape
+    same = [(rows, sec) for rows, nodes, sec in _GES_SECONDS if nodes == d]
+    if same:
+        rows, sec = same[-1]
+        return (f"GES took {fmt_seconds(sec)} on {rows:,} rows of {d} nodes on this server; expect about "
+                f"{fmt_seconds(sec * max(1.0, n / rows) ** 0.5)} here.")
+    return (f"GES's search grows quickly with the number of nodes: measured on 1,000 rows (docs/predict.md), about "
+            f"0.4 s at 10 nodes, 3 s at 20 and a minute at 40, plus about 2 s to load causal-learn the first time. "
+            f"These data have {n:,} rows and {d} nodes.")
+
+
+def ges_job(dataset, conditions):
+    """The :class:`dashboard.jobs.Job` computing :func:`ges_cpdag_of` (the cache is filled by it).
+
+    Parameters
+    ----------
+    dataset : dashboard.data.Dataset
+    conditions : array-like of shape (n_samples,) or None
+
+    Returns
+    -------
+    dashboard.jobs.Job
+        Its key is the dataset's cache key; its result the CPDAG.
+    """
+    import time
+
+    from dashboard.jobs import Job
+
+    def run(job):
+        job.report(0.05, "GES: searching the equivalence classes (no progress inside the search)")
+        t0 = time.perf_counter()
+        C = ges_cpdag_of(dataset, conditions)
+        _GES_SECONDS.append((dataset.X.shape[0], dataset.X.shape[1], time.perf_counter() - t0))
+        job.report(1.0, "GES: done")
+        return C
+
+    return Job(run, "GES + IDA", key=dataset_cache_key(dataset))
+
+
+def harvest_ges(ss, job) -> list:
+    """Store a finished GES job's CPDAG in ``ss[GES_RESULT]`` and say how it went (``(level, text)``)."""
+    from dashboard.text import fmt_seconds, md_escape
+
+    if job.error:
+        return [("error", md_escape(job.error))]
+    if job.stop_requested:
+        return [("info", "Stopped: GES's answer was dropped.")]
+    ss[GES_RESULT] = {"key": job.key, "C": job.result}
+    return [("success", f"GES searched in {fmt_seconds(job.elapsed)}: its class's possible shifts are the GES + IDA "
+                        "columns beside CoLiDE's.")]
+
+
+def ges_ready(ss, dataset) -> bool:
+    """Whether this session holds GES's CPDAG of ``dataset`` (:data:`GES_RESULT`)."""
+    held = ss.get(GES_RESULT)
+    return held is not None and held["key"] == dataset_cache_key(dataset)
+
+
+def ges_ida_for(ss, dataset, conditions, intervention):
+    """GES + IDA's prediction of the page's intervention, or None before GES has run on these data.
+
+    Parameters
+    ----------
+    ss : MutableMapping
+        The session state (:data:`GES_RESULT`).
+    dataset : dashboard.data.Dataset
+    conditions : array-like of shape (n_samples,) or None
+    intervention : dict
+        ``{"do": {node: value}}`` or ``{"shift": {node: delta}}`` (data units), as the page's.
+
+    Returns
+    -------
+    colide_core.evaluation.scale.IDAPrediction or None
+
+    Raises
+    ------
+    ValueError
+        As :func:`colide_core.evaluation.scale.ida_prediction` (e.g. too many undirected neighbours).
+    """
+    from colide_core.evaluation.scale import ida_prediction
+
+    key = dataset_cache_key(dataset)
+    held = ss.get(GES_RESULT)
+    if (held is None or held["key"] != key) and ges_known(dataset):  # another session's search: a cache hit
+        held = ss[GES_RESULT] = {"key": key, "C": ges_cpdag_of(dataset, conditions)}
+    if held is None or held["key"] != key:
+        return None
+    return ida_prediction(held["C"], dataset.X, conditions=conditions, **intervention)

@@ -157,7 +157,13 @@ class Design:
         -------
         ndarray of int of shape (n_samples,)
             Each condition's rows resampled with replacement, as many as it has, in row order of
-            the conditions; every row once per draw on average. Without conditions, all rows.
+            the conditions; every row once per draw on average.
+
+        Raises
+        ------
+        ValueError
+            Without conditions (resample all rows as one condition instead, as
+            ``colide_core.evaluation.stability`` does).
         """
         rng = np.random.default_rng(random_state)
         if self.codes is None:

@@ -39,11 +39,19 @@ Tables (paste-ready markdown, printed and written to ``benchmarks/results/predic
     ten other nodes, against regression on the target and "no change". The inhibitors act on
     activity, not on measured abundance, so no number is required here.
 
+(c) **The page's recommendation** (issue 52): :func:`colide_core.evaluation.scale.scale_verdict`
+    reads only the data and CoLiDE's graph; its recommendation (CoLiDE's plug-in with the page's
+    default weights when the scales carry the result, else GES + IDA) is a column of (a), and (c)
+    gives its ratio at each varsortability threshold of :data:`THRESHOLDS`, how the library's
+    threshold was chosen.
+(d) **GES's cost on Sachs** (``--tables g``): the seconds of one search, what the Predict page
+    measures its GES + IDA job by.
+
 Usage::
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.bench_predict [--quick] [--seeds 20]
         [--n-boot 0] [--sizes 10,20] [--settings strong,paper,standardised,ev] [--jobs 1]
-        [--tables ab] [--out PATH]
+        [--tables abg] [--out PATH]
 """
 from __future__ import annotations
 
@@ -63,7 +71,8 @@ from colide_core import CoLiDE, evaluate, load_sachs
 from colide_core.data.simulate import simulate_dataset
 from colide_core.evaluation._metrics import cpdag_from_dag
 from colide_core.evaluation.ida import ges_cpdag, ida, pc_cpdag
-from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
+from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights, weights_for
+from colide_core.evaluation.scale import VARSORTABILITY_THRESHOLD, scale_verdict
 
 HERE = Path(__file__).resolve().parent
 HELD_OUT = {"cd3cd28+aktinhib": "Akt inhibitor", "cd3cd28+g0076": "G06976", "cd3cd28+psitect": "psitectorigenin",
@@ -78,8 +87,18 @@ SETTINGS = {
 }
 #: Table (a)'s methods, in column order: key -> column title.
 METHODS = {"fit": "CoLiDE, fit weights", "refit": "CoLiDE, refit weights", "colide_ida": "CoLiDE DAG -> CPDAG -> IDA",
-           "ges_ida": "GES -> IDA", "pc_ida": "PC -> IDA", "true_ida": "true CPDAG -> IDA (reference)"}
+           "ges_ida": "GES -> IDA", "pc_ida": "PC -> IDA", "true_ida": "true CPDAG -> IDA (reference)",
+           "recommended": "page's recommendation"}
 N_GRAPH_BOOT = 2000
+#: Varsortability thresholds of the rule compared in table (c) (the library's is ``VARSORTABILITY_THRESHOLD``).
+THRESHOLDS = (0.55, 0.6, 0.7, 0.8, 0.9, 0.95)
+
+
+def _recommended(sse, verdict_vs, standardised, threshold):
+    """The squared error of the page's recommendation: CoLiDE's plug-in (the page's default weights)
+    when the rule says the scales carry it, else GES + IDA's."""
+    carries = (not standardised) and not np.isnan(verdict_vs) and verdict_vs >= threshold
+    return sse["page"] if carries else sse["ges_ida"]
 
 
 def _total(W):
@@ -122,9 +141,14 @@ def one_graph(setting, d, seed, n_boot=0):
     pred["ges_ida"] = _ida_matrix(ges_cpdag(X), S) * scale
     pred["pc_ida"] = _ida_matrix(pc_cpdag(X), S) * scale
     pred["true_ida"] = _ida_matrix(cpdag_from_dag(sim.B_true), S) * scale
+    pred["page"] = pred[weights_for(variant)]  # the page's default weights for the variant
     off = ~np.eye(d, dtype=bool)
+    verdict = scale_verdict(X, W)  # the rule, from the data and the learned graph only
     out = {"sse": {k: float(np.sum((p - truth)[off] ** 2)) for k, p in pred.items()}, "count": int(off.sum()),
-           "shd": int(evaluate(sim.B_true, W)["shd"]), "cover": {}}
+           "shd": int(evaluate(sim.B_true, W)["shd"]), "cover": {}, "vs": verdict.varsortability,
+           "standardised": verdict.standardised}
+    out["sse"]["recommended"] = _recommended(out["sse"], verdict.varsortability, verdict.standardised,
+                                             VARSORTABILITY_THRESHOLD)
     if n_boot:
         rng = np.random.default_rng(seed)
         boots = {"fit": [], "refit": []}
@@ -149,9 +173,10 @@ def _ratio_cell(sse, reg, rng):
 
 
 def simulated(sizes, settings, seeds, n_boot=0, n_jobs=1):
+    """Table (a), and table (c): the recommendation's ratio at each of :data:`THRESHOLDS`."""
     from joblib import Parallel, delayed
 
-    rows = []
+    rows, sweep = [], []
     for setting in settings:
         for d in sizes:
             runs = Parallel(n_jobs=n_jobs)(delayed(one_graph)(setting, d, seed, n_boot) for seed in range(seeds))
@@ -160,8 +185,12 @@ def simulated(sizes, settings, seeds, n_boot=0, n_jobs=1):
             count = sum(r["count"] for r in runs)
             rng = np.random.default_rng(0)
             label, _, variant = SETTINGS[setting]
+            carried = sum(_recommended({"page": 0.0, "ges_ida": 1.0}, r["vs"], r["standardised"],
+                                       VARSORTABILITY_THRESHOLD) == 0.0 for r in runs)
             row = {"data": label, "d": d, "graphs": seeds, "CoLiDE": f"{variant.upper()}",
                    "CoLiDE SHD": f"{np.mean([r['shd'] for r in runs]):.1f}",
+                   "learned varsortability": f"{np.nanmedian([r['vs'] for r in runs]):.2f}",
+                   "rule: scales carry": f"{carried}/{seeds}",
                    "regression RMSE (sd)": f"{np.sqrt(reg.sum() / count):.3f}"}
             ratios = {}
             for key, title in METHODS.items():
@@ -173,7 +202,12 @@ def simulated(sizes, settings, seeds, n_boot=0, n_jobs=1):
                     hits = sum(r["cover"][k][0] for r in runs)
                     row[f"90 % coverage, {k} ({n_boot} refits)"] = f"{hits / count:.1%}"
             rows.append(row)
-    return pd.DataFrame(rows)
+            cells = {"data": label, "d": d}
+            for thr in THRESHOLDS:
+                sse = np.array([_recommended(r["sse"], r["vs"], r["standardised"], thr) for r in runs])
+                cells[f"threshold {thr:g}"] = f"{np.sqrt(sse.sum() / reg.sum()):.2f}x"
+            sweep.append(cells)
+    return pd.DataFrame(rows), pd.DataFrame(sweep)
 
 
 def sachs_held_out():
@@ -208,6 +242,40 @@ def sachs_held_out():
     return pd.DataFrame(rows)
 
 
+def ges_timing(repeats=3):
+    """Table (d): seconds of one GES search (``ges_ida_cpdag``, what the Predict page's job runs)
+    on Sachs, 853 rows and the nine conditions' 7,466 rows (centred within conditions), raw and
+    standardised, the median of ``repeats`` runs; then on simulated ER2 data of 10, 20 and 40 nodes
+    (1,000 rows), one run each. causal-learn is imported before the clock starts."""
+    import time
+
+    import causallearn.search.ScoreBased.GES  # noqa: F401 - its import (seconds) is not the search's cost
+
+    from colide_core.data.sortability import standardize
+    from colide_core.evaluation.scale import ges_ida_cpdag
+
+    rows = []
+    for label, rec in (("Sachs, 853 rows", load_sachs(return_record=True)), ("Sachs, nine conditions, 7,466 rows",
+                                                                               load_sachs(rows="all"))):
+        X = np.asarray(rec.X, dtype=float)
+        conditions = None if rec.conditions is None or len(set(rec.conditions)) == 1 else rec.conditions
+        for kind, A in (("raw", X), ("standardised", standardize(X))):
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                ges_ida_cpdag(A, conditions=conditions)
+                times.append(time.perf_counter() - t0)
+            rows.append({"data": label, "scale": kind, "nodes": X.shape[1], "rows": len(X),
+                         "GES seconds": f"{np.median(times):.2f} (median of {repeats})"})
+    for d in (10, 20, 40):  # how the search grows with the nodes: one run each (40 nodes take about a minute)
+        X = simulate_dataset({"graph": "er", "degree": 2, "n_nodes": d, "variance": "nv"}, random_state=0).X
+        t0 = time.perf_counter()
+        ges_ida_cpdag(X)
+        rows.append({"data": "simulated ER2, paper NV", "scale": "raw", "nodes": d, "rows": len(X),
+                     "GES seconds": f"{time.perf_counter() - t0:.2f} (one run)"})
+    return pd.DataFrame(rows)
+
+
 def _markdown(frame):
     """A DataFrame as a markdown table (:func:`benchmarks._common.markdown_table`), one string."""
     return "\n".join(markdown_table(frame.columns, frame.itertuples(index=False)))
@@ -221,7 +289,7 @@ def main(argv=None):
     ap.add_argument("--sizes", default="10,20")
     ap.add_argument("--settings", default=",".join(SETTINGS))
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--tables", default="ab")
+    ap.add_argument("--tables", default="abg")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     if args.quick:
@@ -233,12 +301,17 @@ def main(argv=None):
     if "a" in args.tables:
         sizes = [int(s) for s in args.sizes.split(",")]
         settings = [s.strip() for s in args.settings.split(",")]
+        table, sweep = simulated(sizes, settings, args.seeds, args.n_boot, args.jobs)
         parts.append("## (a) Simulated ER2 SEMs, do(X_t = mean + 1 sd) for every t: RMSE ratio to regression "
-                     "[95 % graph-bootstrap interval]\n\n"
-                     + _markdown(simulated(sizes, settings, args.seeds, args.n_boot, args.jobs)) + "\n")
+                     "[95 % graph-bootstrap interval]\n\n" + _markdown(table) + "\n")
+        parts.append(f"## (c) The page's recommendation at each varsortability threshold (the library's: "
+                     f"{VARSORTABILITY_THRESHOLD:g}): RMSE ratio to regression\n\n" + _markdown(sweep) + "\n")
     if "b" in args.tables:
         parts.append("## (b) Sachs, each inhibitor condition held out (shifts in CD3/CD28 sd)\n\n"
                      + _markdown(sachs_held_out()) + "\n")
+    if "g" in args.tables:
+        parts.append("## (d) GES on Sachs: seconds of one search (the Predict page's GES + IDA job)\n\n"
+                     + _markdown(ges_timing()) + "\n")
     text = "\n".join(parts)
     print(text)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -312,7 +312,11 @@ LESSONS = {
             "between them goes back through temperature.",
             {"variant": "ev", "lambda1": 0.05, "threshold": 0.3},
             "Open the Predict page and intervene on ice_cream: compare the two bars of drownings. Then "
-            "intervene on temperature: now seeing and doing agree.",
+            "intervene on temperature: now seeing and doing agree. Last, apply the Data page's standardise "
+            "transform and come back: the Predict page now warns that the variables' scales carry no causal "
+            "order (every column has variance 1), and its GES + IDA column (Compute GES + IDA) shows what "
+            "the data allow without them: for ice_cream on drownings a range from about 0 (doing) to about 0.6 sd "
+            "(seeing), because this fork's equivalence class leaves the direction of both edges open.",
             "the graph temperature → ice_cream, temperature → drownings; shifting ice_cream by 1 sd: seeing "
             "moves drownings by about 0.64 sd, doing by 0",
         ),

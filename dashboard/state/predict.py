@@ -207,7 +207,8 @@ def ges_cost_text(dataset) -> str:
         return (f"GES took {fmt_seconds(sec)} on {rows:,} rows of {d} nodes on this server; expect about "
                 f"{fmt_seconds(sec * max(1.0, n / rows) ** 0.5)} here.")
     return (f"GES's search grows quickly with the number of nodes: measured on 1,000 rows (docs/predict.md), about "
-            f"0.4 s at 10 nodes, 3 s at 20 and a minute at 40, plus about 2 s to load causal-learn the first time. "
+            f"0.3 s at 10 nodes, 2–3 s at 20 and half a minute or more at 40 (0.1–0.2 s on Sachs' 11), plus about "
+            f"2 s to load causal-learn the first time. "
             f"These data have {n:,} rows and {d} nodes.")
 
 

@@ -75,6 +75,7 @@ def is_standardised(X, *, transforms=(), rtol=STANDARDISED_RTOL) -> bool:
     Returns
     -------
     bool
+        True when the scales carry no order: a standardisation recorded last, or unit variances.
 
     Raises
     ------

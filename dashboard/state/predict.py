@@ -50,16 +50,14 @@ TRY_MESSAGES = "plan_try_messages"
 TRY_SLOT = JobSlot(TRY_JOB, TRY_MESSAGES, stop_key="plan_try_stop",
                    stop_help="Stops the refit; nothing is shown.")
 
-#: :class:`dashboard.jobs.Job` running GES on the data for the GES + IDA column, or None.
-GES_JOB = "pred_ges_job"
-#: dict(key=dataset cache key, C=ndarray (the CPDAG)) or None.
-GES_RESULT = "pred_ges_result"
-GES_MESSAGES = "pred_ges_messages"
+#: GES + IDA beside CoLiDE (issue 52): the columns :func:`with_ges_ida` adds beside CoLiDE's shift;
+#: the job running GES on the data (:func:`ges_job`, or None), its result dict(key=dataset cache key,
+#: C=ndarray, the CPDAG) or None, and its messages.
+GES_COLUMNS = ("shift (sd), GES + IDA (mean)", "GES + IDA: possible shifts (sd)")
+GES_JOB, GES_RESULT, GES_MESSAGES = "pred_ges_job", "pred_ges_result", "pred_ges_messages"
 GES_SLOT = JobSlot(GES_JOB, GES_MESSAGES, stop_key="pred_ges_stop",
                    stop_help="GES cannot be interrupted inside its search: Stop drops its answer when the search "
                              "ends.")
-#: The columns :func:`with_ges_ida` adds beside CoLiDE's shift.
-GES_COLUMNS = ("shift (sd), GES + IDA (mean)", "GES + IDA: possible shifts (sd)")
 
 #: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention` -> its label.
 WEIGHT_LABELS = {"auto": "by the noise model (NV: the fit's; EV: least squares)",

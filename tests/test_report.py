@@ -108,3 +108,26 @@ def test_cli_report_with_reference_manifest_and_errors(tmp_path):
     X.iloc[:10].to_csv(tmp_path / "other.csv", index=False)
     r = _cli("report", "other.csv", "--out", "rep4", "--manifest", "fit/manifest.json", cwd=tmp_path)
     assert r.returncode == 2 and "differ from the manifest" in r.stderr
+
+
+def test_above_the_summary_size_the_report_draws_the_adjacency_not_a_node_link_graph():
+    # issue 53, low 1: the report drew a node-link graph at any size (75 s to build and 49 s to
+    # draw at d = 200), where the dashboard shows the adjacency heatmap above SUMMARY_NODES. A
+    # chain of 61 nodes (one above): no graph iframe, one heatmap per fit with one cell per pair,
+    # the chain's 60 edges coloured "correct" against the truth; at 60 nodes the drawing stays.
+    from colide_core.render.graph_style import SUMMARY_NODES
+
+    def report(d):
+        rng = np.random.default_rng(1)
+        X = np.cumsum(rng.standard_normal((300, d)), axis=1)  # x_j = x_{j-1} + e_j: the chain
+        B = np.eye(d, k=1, dtype=int)
+        W = B * 1.0
+        fit = ReportFit("NV", W, W, np.ones(d), {"variant": "nv", "lambda1": 0.05}, None)
+        return build_report(pd.DataFrame(X, columns=[f"g{j}" for j in range(d)]), [fit], B_true=B)
+
+    big = report(SUMMARY_NODES + 1)
+    assert "<iframe class='graph'" not in big and "srcdoc=" not in big
+    assert f"{SUMMARY_NODES + 1} nodes: the adjacency as a heatmap" in big
+    assert big.count("* plotly.js v") == 1  # still inlined once, with the first figure (the heatmap)
+    small = report(SUMMARY_NODES)
+    assert small.count("<iframe class='graph'") == 1 and "the adjacency as a heatmap" not in small

@@ -134,6 +134,28 @@ def test_cli_predict_writes_the_library_prediction(tmp_path, monkeypatch):
         assert exc.value.code == 2
 
 
+def test_cli_predict_refuses_an_overflowing_intervention_before_the_fit(tmp_path, monkeypatch, capsys):
+    # issue 53, low 3: `--shift a=1e308` was refused only after the fit (21 s on Sachs), when
+    # K x sd overflowed. Now it is refused first: no fit runs (a counting fit shows 0 calls), exit 2,
+    # with the library's sentence; a do 1e7 sd away is refused the same way.
+    import pandas as pd
+
+    from colide_core.run.cli import main
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.standard_normal(200), "b": rng.standard_normal(200)})
+    X.to_csv(tmp_path / "d.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    calls = []
+    monkeypatch.setattr(colide_core.CoLiDE, "fit", lambda self, *a, **k: calls.append(1) or self)
+    for bad in (["--shift", "a=1e308"], ["--do", "b=1e7"], ["--do", "b=inf"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["predict", "d.csv", "--out", "o", *bad])
+        assert exc.value.code == 2
+        assert "standard deviations" in capsys.readouterr().err or bad[1] == "b=inf"
+    assert calls == []
+
+
 def test_refit_weights_by_hand_within_conditions_and_masked():
     from colide_core.evaluation.interventions import refit_weights
 

@@ -375,7 +375,12 @@ def _add_predict_parser(sub):
     q = sub.add_parser("predict", help="predict what an intervention does to every node",
                        description="Fit CoLiDE (with the design, when given) and predict every node's mean "
                                    "under do(NODE = VALUE) or a shift of NODE by K of its standard deviations, "
-                                   "next to what regression on NODE would predict; writes prediction.csv.")
+                                   "next to what regression on NODE would predict; writes prediction.csv with, per "
+                                   "node: reference_mean and reference_sd (the first condition's rows, or all), "
+                                   "predicted_mean, shift (data units) and shift_sd (in the node's sd), low and "
+                                   "high (the bootstrap interval of the shift, not of the mean; empty without "
+                                   "--bootstrap) and associational_shift (what regression on NODE predicts). "
+                                   "An intervention more than 1e6 sd from the data is refused before the fit.")
     q.add_argument("data", help="CSV/TSV/Parquet file (rows = samples, columns = nodes)")
     q.add_argument("--out", required=True, type=Path, help="output directory (created)")
     what = q.add_mutually_exclusive_group(required=True)
@@ -388,8 +393,9 @@ def _add_predict_parser(sub):
     q.add_argument("--level", type=_positive_float, default=0.9, help="coverage of the intervals (default 0.9)")
     q.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
     q.add_argument("--weights", choices=defaults.PREDICT_WEIGHTS, default=defaults.PREDICT_WEIGHTS[0],
-                   help="the SEM's weights: least squares on the learned parents (refit, the default) or the "
-                        "fit's own L1-shrunk weights (fit); docs/predict.md")
+                   help="the SEM's weights: by the noise model (auto, the default: the fit's own weights on NV, "
+                        "least squares on EV, as measured in docs/predict.md), least squares on the learned "
+                        "parents (refit), or the fit's own L1-shrunk weights (fit)")
     q.add_argument("--conditions", default=None, metavar="COLUMN",
                    help="the column of each row's condition: the fit takes the design, and the prediction "
                         "starts from the first condition's means (docs/conditions.md)")

@@ -213,9 +213,9 @@ def cmd_predict(args, settings, echo):
     UsageError
         For bad arguments, settings, files, nodes or conditions, or data other than the manifest's.
     """
-    from colide_core.evaluation.interventions import predict_intervention
+    from colide_core.evaluation.interventions import check_intervention_size, predict_intervention
     from colide_core.evaluation.scale import ges_ida_cpdag, ida_prediction, scale_verdict
-    from colide_core.exceptions import ConditionsError
+    from colide_core.exceptions import ConditionsError, InvalidParameterError
     from colide_core.graph.export import to_csv_safe
 
     _check_targets_need_conditions(args)
@@ -231,6 +231,16 @@ def cmd_predict(args, settings, echo):
     X, labels, targets, _ = data_and_design(args, man)
     if node not in list(X.columns):
         raise UsageError(f"unknown node {_printable(repr(node[:60]))}: not a column of {Path(args.data).name}")
+    rows = np.ones(len(X), dtype=bool) if labels is None else (np.asarray(labels) == np.asarray(labels)[0])
+    ref = X.loc[rows]
+    with np.errstate(over="ignore"):  # K x sd may overflow: refused below with a sentence
+        kw = ({"shift": {node: value * float(ref[node].std(ddof=1))}} if args.shift is not None
+              else {"do": {node: value}})
+    try:  # before the fit: a value a linear SEM says nothing about costs no fit (issue 53, low 3)
+        check_intervention_size(kw.get("do"), kw.get("shift"), ref.mean().to_numpy(), ref.std(ddof=1).to_numpy(),
+                                [str(c) for c in X.columns])
+    except InvalidParameterError as exc:
+        raise UsageError(f"{'--do' if args.do is not None else '--shift'}: {exc}") from None
     if man is not None:
         model = fitted_from_manifest(man)
     else:
@@ -238,11 +248,6 @@ def cmd_predict(args, settings, echo):
             model.fit(X, conditions=labels, targets=targets)
         except ConditionsError as exc:
             raise UsageError(f"--conditions/--targets: {exc}") from None
-    if args.shift is not None:
-        rows = np.ones(len(X), dtype=bool) if labels is None else (np.asarray(labels) == np.asarray(labels)[0])
-        kw = {"shift": {node: value * float(X.loc[rows, node].std(ddof=1))}}
-    else:
-        kw = {"do": {node: value}}
     pred = predict_intervention(model, X, conditions=labels, n_bootstrap=args.bootstrap, level=args.level,
                                 random_state=args.seed, weights=args.weights, **kw)
     verdict = scale_verdict(X, model.adjacency_)  # issue 52: do the variables' scales carry it?
@@ -335,7 +340,7 @@ def cmd_plan(args, settings, echo):
     """
     from colide_core._params import InvalidParameterError
     from colide_core.evaluation.planning import rank_interventions
-    from colide_core.exceptions import ConditionsError
+    from colide_core.exceptions import ConditionsError, InvalidParameterError
     from colide_core.graph.export import to_csv_safe
 
     _check_targets_need_conditions(args)

@@ -9,8 +9,10 @@ Intervals come from refits on resampled rows (within conditions): a job with Sto
 
 "Which experiment next?" ranks single-node interventions by the edge directions they would settle
 (``colide_core.evaluation.planning.rank_interventions``, a job with Stop), highlights the edges of
-the chosen one, and on simulated data runs it: draws its rows from the true SEM, refits with the
-new condition's target known, and shows the SHD before and after.
+the chosen one, and on simulated and network data runs it: draws its rows from the true SEM (a
+network's with its intercepts and noise variances), refits with the new condition's target known,
+and shows the SHD before and after. Where the true SEM is known, the table also holds its shift
+and the errors of doing and seeing (``dashboard.planning.with_truth``).
 """
 from dataclasses import replace
 
@@ -27,7 +29,7 @@ from colide_core.graph.export import to_csv_safe
 from colide_core.render.figures import intervention_figure
 from dashboard import state, urlstate
 from dashboard.data import design_of
-from dashboard.planning import prediction_frame, try_experiment
+from dashboard.planning import prediction_frame, true_sem, try_experiment, with_truth
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
 from dashboard.jobs import Job, follow_job, show_messages, start_job
@@ -146,6 +148,11 @@ if pred is not None:
         shown = ps.with_ges_ida(shown, ida_pred)
         st.caption("GES + IDA (scale-free): GES's equivalence class, and for each parent set of the node it allows, "
                    "the shift local IDA predicts; their mean and range, in sd.")
+    sem = true_sem(ds)
+    if sem is not None:  # simulated and network data: the true SEM's shift, through the same function
+        true_pred = intervention_table(sem["W"], ds.X, conditions=conditions, **kw)
+        shown, truth_line = with_truth(shown, pred, true_pred, sem["W"])
+        st.markdown(f"**Against the true SEM** ({md_escape(pred.describe())}): {md_escape(truth_line)}.")
     st.dataframe(shown, key="pred_table")
     st.download_button("Prediction (CSV)", to_csv_safe(shown, index_label="node"), file_name="colide_prediction.csv",
                        mime="text/csv", key="pred_csv")
@@ -262,8 +269,8 @@ if plan is not None and plan["key"] == plan_key:
     for a, b in ranking.loc[pick, "edge_pairs"]:
         settled[names.index(a), names.index(b)] = True
     show_graph(A, names, ds.B_true, key="plan_graph", settled=settled, height=420)
-    meta = ds.meta or {}
-    if ds.source == "simulated" and meta.get("W_true") is not None and ds.B_true is not None:
+    sem = true_sem(ds)
+    if sem is not None and sem["noise_var"] is not None and ds.B_true is not None:  # simulated and networks
         r1, r2 = st.columns([1, 3])
         r1.number_input("Rows of the experiment", min_value=50, max_value=5000, step=50, key="plan_try_rows")
         try_key = (plan_key, pick, int(ss["plan_try_rows"]))
@@ -306,4 +313,6 @@ if plan is not None and plan["key"] == plan_key:
             st.success(f"With {tried['rows']:,} rows of do({md_escape(pick)}): SHD {tried['shd_before']} → "
                        f"{tried['shd_after']} against the true graph (gain {tried['shd_before'] - tried['shd_after']}); "
                        f"the ranking expected {ranking.loc[pick, 'score']:.2g} edge directions settled.")
+            st.markdown(f"##### After do({md_escape(pick)}): CoLiDE-{res.label} refit on {len(ds.X):,} + "
+                        f"{tried['rows']:,} rows")  # issue 48 m-2: the refit's drawing has a heading
             show_graph(tried["A_after"], names, ds.B_true, key="plan_try_graph", height=420)

@@ -463,10 +463,10 @@ def test_bootstrap_resamples_within_conditions(monkeypatch):
     seen = []
     real = stability._fit_one
 
-    def spy(estimator, values, rows, names, conditions=None):
-        labs, codes, tg = conditions
-        seen.append((np.bincount(codes[rows], minlength=len(labs)), tg))
-        return real(estimator, values, rows, names, conditions)
+    def spy(estimator, values, rows, names, design=None):  # the Design of all the rows (issue 47)
+        seen.append((np.bincount(design.codes[rows], minlength=len(design.labels)),
+                     {lab: t for lab, t in design.targets.items() if t}))
+        return real(estimator, values, rows, names, design)
 
     monkeypatch.setattr(stability, "_fit_one", spy)
     res = stability.bootstrap_edges(X, CoLiDE("nv", max_iter=(200, 200, 200, 400)), n_boot=3, random_state=0,
@@ -563,9 +563,9 @@ def test_stability_selection_subsamples_within_conditions(monkeypatch):
     seen = []
     real = stability._fit_one
 
-    def spy(estimator, values, rows, names, conditions=None):
-        seen.append(np.bincount(conditions[1][rows], minlength=3).tolist())
-        return real(estimator, values, rows, names, conditions)
+    def spy(estimator, values, rows, names, design=None):
+        seen.append(np.bincount(design.codes[rows], minlength=3).tolist())
+        return real(estimator, values, rows, names, design)
 
     monkeypatch.setattr(stability, "_fit_one", spy)
     stability.stability_selection(X, CoLiDE("nv", max_iter=(200, 200, 200, 400)), [0.05, 0.1], n_subsamples=2,

@@ -163,6 +163,108 @@ def test_check_conditions_runs_once_per_fit(small, monkeypatch):
     assert len(calls) == 2  # a fit with a design checks nothing again
 
 
+# --- the rest of the library: prediction, resampling, planning, the λ path (issue 47, point 1) ----
+
+def _chain_dag(d):
+    """A DAG on the columns' order: i -> i + 1 and i -> i + 2 (the upper band, i < j)."""
+    return np.triu(np.ones((d, d)), 1) * (np.arange(d)[None, :] - np.arange(d)[:, None] <= 2)
+
+
+@pytest.mark.parametrize("which", ["small", "sachs9"])
+def test_refit_weights_and_prediction_with_a_design_equal_the_loose_calls(which, request):
+    from colide_core.evaluation.interventions import predict_intervention, refit_weights
+    from colide_core.evaluation.residuals import residual_checks
+
+    X, cond, targets, design = request.getfixturevalue(which)
+    A = _chain_dag(X.shape[1])
+    W = refit_weights(A, X, design=design)
+    assert np.array_equal(refit_weights(A, X, conditions=cond, targets=targets), W)
+    # the targeted rows leave their node's equation: not the refit that keeps them
+    assert not np.array_equal(refit_weights(A, X, conditions=cond), W)
+    pd.testing.assert_frame_equal(residual_checks(X, A, conditions=cond, targets=targets).table,
+                                  residual_checks(X, A, design=design).table)
+    model = CoLiDE(solver="fast").fit(X, conditions=cond, targets=targets)
+    node = X.columns[0]
+    for weights in ("fit", "refit"):  # the loose form takes the targets from the model, design= from the design
+        loose = predict_intervention(model, X, do={node: 1.0}, conditions=cond, weights=weights)
+        one = predict_intervention(model, X, do={node: 1.0}, design=design, weights=weights)
+        pd.testing.assert_frame_equal(loose.table, one.table)
+    with pytest.raises(InvalidParameterError, match="not both"):
+        predict_intervention(model, X, do={node: 1.0}, conditions=cond, design=design)
+    with pytest.raises(InvalidParameterError, match="not both"):
+        refit_weights(A, X, targets=targets, design=design)
+
+
+def test_bootstrapped_prediction_and_experiment_with_a_design_equal_the_loose_calls(small):
+    from colide_core.evaluation.experiment import run_experiment
+    from colide_core.evaluation.interventions import intervention_table, predict_intervention
+
+    X, cond, targets, design = small
+    model = CoLiDE(solver="fast").fit(X, design=design)
+    loose = predict_intervention(model, X, shift={"a": 1.0}, conditions=cond, n_bootstrap=3, random_state=4)
+    one = predict_intervention(model, X, shift={"a": 1.0}, design=design, n_bootstrap=3, random_state=4)
+    assert one.n_bootstrap == 3 and np.array_equal(loose.samples, one.samples)
+    pd.testing.assert_frame_equal(loose.table, one.table)
+    # the table alone: the reference rows are condition "0"'s (60 rows), as the loose labels say
+    table = intervention_table(model.adjacency_, X, do={"a": 2.0}, design=design).table
+    assert table.loc["a", "reference_mean"] == pytest.approx(X["a"].iloc[:60].mean(), abs=1e-12)
+    pd.testing.assert_frame_equal(intervention_table(model.adjacency_, X, do={"a": 2.0}, conditions=cond).table, table)
+    W_true = np.array([[0, 1.5, 0], [0, 0, -2.0], [0, 0, 0]])  # the SEM of _two_conditions
+    a = run_experiment(X, W_true, "c", 40, conditions=cond, targets=targets, estimator=CoLiDE(solver="fast"),
+                       B_true=W_true != 0, random_state=0)
+    b = run_experiment(X, W_true, "c", 40, design=design, estimator=CoLiDE(solver="fast"), B_true=W_true != 0,
+                       random_state=0)
+    assert np.array_equal(a.W_after, b.W_after) and (a.label, a.shd_after, a.oriented) == (b.label, b.shd_after,
+                                                                                             b.oriented)
+
+
+@pytest.mark.parametrize("which", ["small", "sachs9"])
+def test_bootstrap_with_a_design_draws_and_fits_as_the_loose_call(which, request):
+    from colide_core.evaluation.stability import bootstrap_edges
+
+    X, cond, targets, design = request.getfixturevalue(which)
+    est = CoLiDE(solver="fast", max_iter=(100, 100, 100, 200))
+    loose = bootstrap_edges(X, est, n_boot=2, random_state=11, conditions=cond, targets=targets)
+    one = bootstrap_edges(X, est, n_boot=2, random_state=11, design=design)
+    assert one.n_ok == 2 and np.array_equal(loose.adjacency_samples, one.adjacency_samples)
+    if which == "small":  # the estimator without targets would fit b's equation on the kd rows too
+        other = bootstrap_edges(X, est, n_boot=2, random_state=11, conditions=cond)
+        assert not np.array_equal(other.adjacency_samples, one.adjacency_samples)
+        with pytest.raises(InvalidParameterError, match="not both"):
+            bootstrap_edges(X, est, n_boot=2, conditions=cond, design=design)
+
+
+def test_stability_selection_and_ranking_with_a_design_equal_the_loose_calls(small):
+    from colide_core.evaluation.planning import rank_interventions
+    from colide_core.evaluation.stability import stability_selection
+
+    X, cond, targets, design = small
+    est = CoLiDE(solver="fast", max_iter=(100, 100, 100, 200))
+    loose = stability_selection(X, est, [0.05, 0.2], n_subsamples=2, random_state=3, conditions=cond, targets=targets)
+    one = stability_selection(X, est, [0.05, 0.2], n_subsamples=2, random_state=3, design=design)
+    assert np.array_equal(loose.selection_probability, one.selection_probability) and loose.q_hat == one.q_hat
+    loose = rank_interventions(X, estimator=est, conditions=cond, targets=targets, n_bootstrap=2, random_state=5)
+    one = rank_interventions(X, estimator=est, design=design, n_bootstrap=2, random_state=5)
+    pd.testing.assert_frame_equal(loose, one)
+    assert loose.attrs == one.attrs and one.attrs["family"] == [["b"]]  # condition "1" targets b
+
+
+@pytest.mark.parametrize("which", ["small", "sachs9"])
+def test_lambda_path_with_a_design_equals_the_loose_call(which, request):
+    from colide_core.solver.path import lambda_path
+
+    X, cond, targets, design = request.getfixturevalue(which)
+    kw = {"lambdas": [0.05, 0.2], "thresholds": [0.3], "solver": "fast"}
+    loose = lambda_path(X, conditions=cond, targets=targets, **kw)
+    one = lambda_path(X, design=design, **kw)
+    assert np.array_equal(loose.W, one.W) and np.array_equal(loose.bic, one.bic)
+    # a design without conditions is the path without conditions
+    plain = lambda_path(X, design=Design.create(list(X.columns)), **kw)
+    assert np.array_equal(plain.W, lambda_path(X, **kw).W)
+    with pytest.raises(InvalidParameterError, match="not both"):
+        lambda_path(X, conditions=cond, design=design, **kw)
+
+
 # --- the dashboard's dataset -------------------------------------------------------------------
 
 def test_the_dashboard_dataset_of_nine_condition_sachs_holds_its_design(sachs9):

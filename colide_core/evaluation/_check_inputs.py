@@ -1,4 +1,4 @@
-"""The model checks' shared input handling: the data and the DAG, alpha, counts, the callback.
+"""The model checks' shared input handling: the data and the DAG, alpha, counts, the callback, the design.
 
 Private to :mod:`colide_core.evaluation`: :mod:`~colide_core.evaluation.checks`,
 :mod:`~colide_core.evaluation.residuals` and :mod:`~colide_core.evaluation.markov` check their
@@ -43,3 +43,21 @@ def _check_count(value, name, low, high):
 def _check_callback(callback):
     if callback is not None and not callable(callback):
         raise InvalidParameterError(f"callback must be callable or None, got {type(callback).__name__}.")
+
+
+def _design_of_check(X, names, n, d, design=None, conditions=None, targets=None):
+    """The design of a check, resolved once (:func:`colide_core.data.design.resolve_design`); None
+    without conditions. Its node names are ``names``, the columns of the frame the check refits
+    (``X0``, ``X1``, ... for an array ``X``, whose design may name its nodes otherwise). The model
+    checks, the residual tests and :mod:`~colide_core.evaluation.interventions` resolve here."""
+    import dataclasses
+
+    import pandas as pd
+
+    from colide_core.data.design import resolve_design
+
+    named = design is None or isinstance(X, pd.DataFrame)
+    design = resolve_design(design, conditions, targets, node_names=names if named else None, n_samples=n, n_nodes=d)
+    if design is not None and names is not None and design.node_names != tuple(str(x) for x in names):
+        design = dataclasses.replace(design, node_names=tuple(str(x) for x in names))  # same targets (indices)
+    return design

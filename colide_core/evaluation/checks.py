@@ -58,7 +58,8 @@ from colide_core._params import InvalidParameterError, is_real
 from colide_core._validation import check_adjacency, check_X
 from colide_core.solver.path import bic_score
 from colide_core.data.simulate import path_sortability, varsortability
-from colide_core.evaluation._check_inputs import _check_callback, _check_count, _data_and_graph
+from colide_core.evaluation._check_inputs import (_check_callback, _check_count, _data_and_graph,  # noqa: F401
+                                                  _design_of_check)  # _design_of_check: render/report.py reads it here
 # re-exported: the Check page, the dashboard, the report and the tests read them here
 from colide_core.evaluation.markov import (MAX_RANDOM_GRAPHS, MAX_TESTS, MarkovCheck, implied_independences,
                                            markov_check)
@@ -294,29 +295,6 @@ def compare_graphs(A_ref, A_new) -> GraphChange:
     removed = [(i, j) for i, j, k in labels if k == "missing"]
     added = [(i, j) for i, j, k in labels if k == "extra"]
     return GraphChange(kept, rev, removed, added)
-
-
-def _design_of_check(X, names, n, d, design=None, conditions=None, targets=None):
-    """The design of a check, resolved once (:func:`colide_core.data.design.resolve_design`); None
-    without conditions. Its node names are ``names``, the columns of the frame the check refits
-    (``X0``, ``X1``, ... for an array ``X``, whose design may name its nodes otherwise)."""
-    import dataclasses
-
-    from colide_core.data.design import resolve_design
-
-    named = design is None or isinstance(X, pd.DataFrame)
-    design = resolve_design(design, conditions, targets, node_names=names if named else None, n_samples=n, n_nodes=d)
-    if design is not None and names is not None and design.node_names != tuple(str(x) for x in names):
-        design = dataclasses.replace(design, node_names=tuple(str(x) for x in names))  # same targets (indices)
-    return design
-
-
-def _loose(design):
-    """``(conditions, targets)`` of a resolved design for the functions that still take them (targets as
-    node indices, which every node naming accepts); ``(None, None)`` without one."""
-    if design is None:
-        return None, None
-    return design.row_labels(), {lab: list(t) for lab, t in design.targets.items() if t} or None
 
 
 def _fitted_graph(estimator, X, callback=None, conditions=None, targets=None, design=None):
@@ -636,7 +614,7 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, 
     if design is not None:
         from colide_core.evaluation.residuals import _refit_by_condition
 
-        ref, keep = _refit_by_condition(values, names, B, *_loose(design))  # residuals.py takes the loose form
+        ref, keep = _refit_by_condition(values, names, B, design=design)
         codes = design.codes
         parents = {j: [int(k) for k in np.flatnonzero(B[:, j])] for j in range(d)}
         term = {j: _local_bic(values, codes, keep, n, j, parents[j])[0] for j in range(d)}
@@ -804,8 +782,7 @@ def run_checks(X, A, *, W=None, estimator=None, frequency=None, n_random=100, n_
     total = 1 + n_refits
     sort = sortability(values, B)
     # the frame: tables name the nodes, not X0..
-    conditions, targets = _loose(design)  # residual_checks (residuals.py) still takes the loose form
-    resid = residual_checks(frame, B, alpha=alpha, conditions=conditions, targets=targets)
+    resid = residual_checks(frame, B, alpha=alpha, design=design)
     evidence = edge_evidence(frame, B, W=W, frequency=frequency, design=design)
     markov = markov_check(frame, B, n_random=n_random, alpha=alpha, random_state=int(seeds[1]),
                           design=design, callback=_sub_callback(callback, 0.0, 1.0, total))

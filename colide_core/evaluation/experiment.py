@@ -115,8 +115,10 @@ class ExperimentResult:
         return None if self.shd_before is None else self.shd_before - self.shd_after
 
 
-def _fit(model, data, conditions, targets, callback, W_init):
-    kwargs = {"conditions": conditions, "targets": targets}
+def _fit(model, data, design, callback, W_init):
+    from colide_core.evaluation.stability import _fit_design
+
+    kwargs = _fit_design(model, design)
     if callback is not None:
         kwargs["callback"] = callback
     if W_init is not None:
@@ -124,18 +126,21 @@ def _fit(model, data, conditions, targets, callback, W_init):
     return model.fit(data, **kwargs)
 
 
-def _design(conditions, targets, n, names, d, node_name):
-    """The data's labels (as text), targets (as given), target sets (as indices), and the new label."""
-    from colide_core.data.conditions import check_conditions, check_targets
+def _with_experiment(design, names, n, d, t, rows, node_name):
+    """The refit's design: the data's conditions and targets (one ``"obs"`` condition without), then
+    ``rows`` rows of a new condition (:func:`experiment_label`) targeting node ``t``. Also the data's
+    target sets (as indices) and the new label."""
+    from colide_core.data.design import Design
 
-    if conditions is None:
-        if targets is not None:
-            raise ValueError("targets need conditions: give the condition of each row.")
-        return ["obs"] * n, {"obs": []}, [], experiment_label(node_name, {"obs"})
-    labels, codes = check_conditions(conditions, n)
-    family = [list(T) for T in check_targets(targets, labels, names, n_nodes=d).values() if T]
-    text = np.asarray(labels, dtype=object)[codes].tolist()  # numbers as the library reads them: "3"
-    return text, dict(targets or {}), family, experiment_label(node_name, set(labels))
+    if design is None:
+        labels, targets, family = ["obs"] * n, {}, []
+    else:
+        labels = design.row_labels().tolist()
+        targets = {lab: list(tg) for lab, tg in design.targets.items() if tg}
+        family = list(targets.values())
+    label = experiment_label(node_name, set(labels))
+    new = Design.create(names, labels + [label] * rows, {**targets, label: [t]}, n_nodes=d)
+    return new, family, label
 
 
 def _oriented(A, family, node, names):
@@ -152,7 +157,7 @@ def _oriented(A, family, node, names):
 
 def run_experiment(X, W, node, rows, *, conditions=None, targets=None, noise="gaussian", noise_var=1.0,
                    intercepts=None, estimator=None, threshold=None, B_true=None, before=None, W_init=None,
-                   random_state=None, callback=None) -> ExperimentResult:
+                   random_state=None, callback=None, design=None) -> ExperimentResult:
     """Simulate a hard intervention on ``node`` from a linear SEM, add it to ``X``, refit, compare.
 
     The experiment's ``rows`` samples come from the SEM ``x = x W_T + z + b`` with the node's
@@ -204,6 +209,11 @@ def run_experiment(X, W, node, rows, *, conditions=None, targets=None, noise="ga
     callback : callable, optional
         The fits' ``callback(stage, iteration, objective)`` (:meth:`colide_core.CoLiDE.fit`'s),
         passed to the fit before (when made here) and to the refit; returning True stops.
+    design : colide_core.data.design.Design, optional
+        The data's conditions and targets in one object (validated once), instead of
+        ``conditions`` and ``targets`` (:func:`colide_core.data.design.resolve_design`): the fit
+        before takes it as it is, the refit the design it makes from it (the experiment's rows a
+        new condition). The same result as the loose form.
 
     Returns
     -------
@@ -220,7 +230,8 @@ def run_experiment(X, W, node, rows, *, conditions=None, targets=None, noise="ga
         For ``rows`` not a positive integer, or a malformed estimator or ``targets``.
     ValueError
         For invalid data, ``W`` of the wrong shape or not finite, ``B_true`` or ``before`` of the
-        wrong shape, or the fit's own errors (conditions, targets, settings).
+        wrong shape, a ``design`` of other data or given with ``conditions`` or ``targets``, or the
+        fit's own errors (conditions, targets, settings).
 
     Examples
     --------
@@ -259,7 +270,10 @@ def run_experiment(X, W, node, rows, *, conditions=None, targets=None, noise="ga
     if threshold is not None:
         model.set_params(threshold=float(threshold))
     truth = None if B_true is None else check_adjacency(B_true, d, "B_true", what="adjacency") != 0
-    old_labels, old_targets, family, label = _design(conditions, targets, n, names, d, name)
+    from colide_core.evaluation.stability import _resampling_design
+
+    design = _resampling_design(names, n, d, design, conditions, targets)  # once: passed down as it is
+    refit_design, family, label = _with_experiment(design, names, n, d, t, rows, name)
 
     new = simulate_experiment(W, [t], rows, noise, noise_var=noise_var, random_state=random_state)
     if intercepts is not None:
@@ -281,16 +295,14 @@ def run_experiment(X, W, node, rows, *, conditions=None, targets=None, noise="ga
         return pd.DataFrame(A, columns=names) if names is not None else A
 
     if before is None:
-        first = _fit(clone(model), frame(values), conditions, targets, hear, None)
+        first = _fit(clone(model), frame(values), design, hear, None)
         if asked["stop"]:
             raise ExperimentStopped("Stopped while the fit without the experiment ran.", partial=first)
         before = first.adjacency_
         if W_init is None:
             W_init = first.W_
     A_before = check_adjacency(before, d, "before", what="adjacency")
-    labels = old_labels + [label] * rows
-    new_targets = {**old_targets, label: [name if names is not None else t]}
-    refit = _fit(clone(model), frame(np.vstack([values, new])), labels, new_targets, hear, W_init)
+    refit = _fit(clone(model), frame(np.vstack([values, new])), refit_design, hear, W_init)
     if asked["stop"]:
         raise ExperimentStopped("Stopped while the refit with the experiment ran.", partial=refit)
     A_after = np.asarray(refit.adjacency_, dtype=float)

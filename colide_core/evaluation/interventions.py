@@ -187,7 +187,7 @@ def intervention_means(W, intercept, *, do=None, shift=None, node_names=None):
         raise ValueError("I - W is singular: W must be a DAG.") from None
 
 
-def associational_shift(X, node, value, *, conditions=None, reference=None):
+def associational_shift(X, node, value, *, conditions=None, reference=None, design=None):
     """What regression on ``node`` predicts for every node when ``node`` is seen at ``value``.
 
     The regression uses the same rows and centring as the SEM's weights (:func:`refit_weights`):
@@ -205,6 +205,9 @@ def associational_shift(X, node, value, *, conditions=None, reference=None):
         Each row's condition: the slopes are those of the pooled within-condition covariance.
     reference : str, optional
         The reference condition (the starting mean); default the first label.
+    design : colide_core.data.design.Design, optional
+        The rows' conditions in one object (validated once), instead of ``conditions``
+        (:func:`colide_core.data.design.resolve_design`; its targets are not used).
 
     Returns
     -------
@@ -220,11 +223,12 @@ def associational_shift(X, node, value, *, conditions=None, reference=None):
         If the node is constant within every condition.
     """
     values, names = check_X(X)
-    rows = _reference_rows(values.shape[0], conditions, reference)
+    design = _design_of(X, names, values.shape, design, conditions)
+    rows = _reference_rows(values.shape[0], design, reference)
     t = node_index(node, names, values.shape[1])
     if not is_real(value) or not np.isfinite(float(value)):
         raise InvalidParameterError(f"value must be a finite number, got {value!r}.")
-    Vc = _centred(values, conditions)
+    Vc = _centred(values, design)
     var = float(Vc[:, t] @ Vc[:, t])
     if var <= 0:
         raise ValueError(f"node {t} is constant within every condition: no regression on it.")
@@ -233,25 +237,32 @@ def associational_shift(X, node, value, *, conditions=None, reference=None):
     return out
 
 
-def _centred(values, conditions):
+def _design_of(X, names, shape, design=None, conditions=None, targets=None):
+    """The design of this module's functions, resolved once (the model checks' resolution,
+    ``_check_inputs._design_of_check``: nodes named ``names``, ``X``'s columns); None without conditions."""
+    from colide_core.evaluation._check_inputs import _design_of_check
+
+    return _design_of_check(X, names, shape[0], shape[1], design, conditions, targets)
+
+
+def _centred(values, design):
     """``values`` centred on the mean of each condition (all rows one condition when None)."""
-    if conditions is None:
+    if design is None:
         return values - values.mean(axis=0)
     from colide_core.data.conditions import centre_by_condition
 
-    return centre_by_condition(values, conditions)
+    return centre_by_condition(values, design=design)
 
 
-def _reference_rows(n, conditions, reference):
-    if conditions is None:
+def _reference_rows(n, design, reference):
+    """The rows of the ``reference`` condition of ``design`` (default its first label); all rows without."""
+    if design is None:
         return np.ones(n, dtype=bool)
-    from colide_core.data.conditions import check_conditions
-
-    labels, codes = check_conditions(conditions, n)
+    labels = design.labels
     ref = labels[0] if reference is None else str(reference)
     if ref not in labels:
         raise InvalidParameterError(f"reference condition {ref[:60]!r} is not one of the conditions.")
-    return codes == labels.index(ref)
+    return design.codes == labels.index(ref)
 
 
 @dataclass(frozen=True)
@@ -305,7 +316,7 @@ def _data_and_weights(X, W):
     return values, names or [f"X{j}" for j in range(d)], W
 
 
-def refit_weights(W, X, *, conditions=None, targets=None):
+def refit_weights(W, X, *, conditions=None, targets=None, design=None):
     """Unpenalised weights on a learned graph: each node regressed on its parents by least squares.
 
     The L1 penalty that selects the graph also shrinks its weights towards 0; refitting each
@@ -328,7 +339,10 @@ def refit_weights(W, X, *, conditions=None, targets=None):
     conditions : array-like of shape (n_samples,), optional
         Each row's condition.
     targets : mapping, optional
-        ``{condition: nodes}`` intervened on in that condition.
+        ``{condition: nodes}`` intervened on in that condition (ignored without ``conditions``).
+    design : colide_core.data.design.Design, optional
+        Both in one object (validated once), instead of ``conditions`` and ``targets``
+        (:func:`colide_core.data.design.resolve_design`).
 
     Returns
     -------
@@ -339,7 +353,8 @@ def refit_weights(W, X, *, conditions=None, targets=None):
     Raises
     ------
     ValueError
-        For data that do not match ``W``, or bad conditions/targets.
+        For data that do not match ``W``, or bad conditions/targets; ``design`` with either
+        (``InvalidParameterError``) or for other data.
 
     Examples
     --------
@@ -351,8 +366,9 @@ def refit_weights(W, X, *, conditions=None, targets=None):
     from colide_core.evaluation.refit import refit_sem
 
     values, names, W = _data_and_weights(X, W)
-    return refit_sem(values, W, conditions=conditions, targets=targets if conditions is not None else None,
-                     node_names=names).W
+    design = _design_of(X, names, values.shape, design, conditions,
+                        targets if conditions is not None or design is not None else None)
+    return refit_sem(values, W, design=design, node_names=names).W
 
 
 def _check_weights(weights, variant=None):
@@ -370,7 +386,7 @@ def _plug_in(W, values, rows, do, shift, names):
 
 
 def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targets=None, reference=None,
-                     n_bootstrap=30, random_state=None, callback=None, weights="auto") -> np.ndarray:
+                     n_bootstrap=30, random_state=None, callback=None, weights="auto", design=None) -> np.ndarray:
     """The predicted shift of every node, refitted on ``n_bootstrap`` resamples of the rows.
 
     The resamples are :func:`colide_core.evaluation.stability.bootstrap_edges`'s: the same seed
@@ -401,6 +417,10 @@ def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targ
         stopped midway is dropped, and the shifts of the refits done are returned.
     weights : {"auto", "refit", "fit"}, default="auto"
         The SEM's weights in each refit (:func:`predict_intervention`).
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions`` and
+        ``targets`` (:func:`colide_core.data.design.resolve_design`): the same resamples, and each
+        refit and its SEM weights take the design of its rows.
 
     Returns
     -------
@@ -414,8 +434,8 @@ def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targ
     ValueError
         For bad data, conditions or targets; when every refit failed (the first error quoted).
     """
-    from colide_core.evaluation.stability import (_bootstrap_rows, _checked_conditions, _checked_estimator, _frame,
-                                                  _seed_sequence)
+    from colide_core.evaluation.stability import (_bootstrap_rows, _checked_estimator, _fit_design, _frame,
+                                                  _resampling_design, _rows_design, _seed_sequence)
 
     if not do and not shift:
         raise InvalidParameterError("give an intervention: do={node: value} or shift={node: delta}.")
@@ -428,17 +448,11 @@ def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targ
     frame_names = names
     names = names or [f"X{j}" for j in range(values.shape[1])]
     n, d = values.shape
-    ref = _reference_rows(n, conditions, reference)
+    design = _resampling_design(frame_names, n, d, design, conditions, targets or None)  # once: passed down
+    ref = _reference_rows(n, design, reference)
     check_intervention_size(do, shift, values[ref].mean(axis=0), values[ref].std(axis=0, ddof=1), names)
     _checked_estimator(estimator)
-    if conditions is None:
-        if targets:
-            raise ValueError("targets need conditions: give the condition of each row.")
-        labels = fit_targets = None
-    else:
-        (label_set, codes, fit_targets), _, _ = _checked_conditions(conditions, targets, n, d, frame_names)
-        labels = np.asarray(label_set, dtype=object)[codes]
-    draws = _bootstrap_rows(_seed_sequence(random_state), int(n_bootstrap), n, conditions)
+    draws = _bootstrap_rows(_seed_sequence(random_state), int(n_bootstrap), n, design)
     total = int(n_bootstrap)
     out, errors = [], []
     for b, rows in enumerate(draws):
@@ -451,25 +465,21 @@ def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targ
             return False
 
         est = clone(estimator)
+        sub = None if design is None else _rows_design(design, rows)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if labels is None:
-                    est.fit(_frame(values, rows, frame_names), callback=hear)
-                else:
-                    est.fit(_frame(values, rows, frame_names), conditions=labels[rows], targets=fit_targets,
-                            callback=hear)
+                est.fit(_frame(values, rows, frame_names), callback=hear, **_fit_design(est, sub))
         except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
             est = None
         if stop:
             break
         if est is not None:
-            sub_labels = None if labels is None else labels[rows]
             W_b = np.asarray(est.adjacency_, float)
             if weights == "refit":
-                W_b = refit_weights(W_b, values[rows], conditions=sub_labels, targets=fit_targets)
-            m_b, p_b = _plug_in(W_b, values[rows], _reference_rows(rows.size, sub_labels, reference), do, shift, names)
+                W_b = refit_weights(W_b, values[rows], design=sub)
+            m_b, p_b = _plug_in(W_b, values[rows], _reference_rows(rows.size, sub, reference), do, shift, names)
             out.append(p_b - m_b)
         if callback is not None and callback(b + 1, total):
             break
@@ -479,7 +489,8 @@ def bootstrap_shifts(estimator, X, *, do=None, shift=None, conditions=None, targ
 
 
 def predict_intervention(model, X, *, do=None, shift=None, conditions=None, reference=None, n_bootstrap=0,
-                         level=0.9, random_state=None, callback=None, weights="auto") -> InterventionPrediction:
+                         level=0.9, random_state=None, callback=None, weights="auto",
+                         design=None) -> InterventionPrediction:
     """Predict every node's mean under an intervention, from a fitted CoLiDE model.
 
     Parameters
@@ -515,6 +526,11 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
         the fit's own on an NV fit and the refit otherwise (:func:`weights_for`). Measured by
         ``benchmarks/bench_predict.py`` (``docs/predict.md``): on NV data the fit's weights
         are as good as or better than the refit, on EV data the refit halves the error.
+    design : colide_core.data.design.Design, optional
+        The rows' conditions and targets in one object (validated once), instead of
+        ``conditions`` (:func:`colide_core.data.design.resolve_design`): its targets are those
+        the model was fitted with (the loose form takes them from the model's ``targets_``).
+        Passed as it is to the bootstrap, the refit and the table.
 
     Returns
     -------
@@ -527,7 +543,8 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
         For an unfitted model, no intervention, unknown nodes, bad numbers, an intervention
         beyond :data:`MAX_SD` standard deviations.
     ValueError
-        For data that do not match the model.
+        For data that do not match the model; ``design`` with ``conditions``
+        (``InvalidParameterError``) or of other data.
     """
     W = getattr(model, "adjacency_", None)
     if W is None:
@@ -541,19 +558,20 @@ def predict_intervention(model, X, *, do=None, shift=None, conditions=None, refe
     weights = _check_weights(weights, getattr(model, "variant", None))
     values, names, W = _data_and_weights(X, W)
     n, d = values.shape
-    ref = _reference_rows(n, conditions, reference)
-    check_intervention_size(do, shift, values[ref].mean(axis=0), values[ref].std(axis=0, ddof=1), names)
     targets = getattr(model, "targets_", None)
+    design = _design_of(X, names, values.shape, design, conditions,
+                        targets if conditions is not None else None)  # once: passed down as it is
+    ref = _reference_rows(n, design, reference)
+    check_intervention_size(do, shift, values[ref].mean(axis=0), values[ref].std(axis=0, ddof=1), names)
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(values, columns=names)
     samples = np.empty((0, d))
     if n_bootstrap:
-        samples = bootstrap_shifts(model, frame, do=do, shift=shift, conditions=conditions,
-                                   targets=targets if conditions is not None else None, reference=reference,
+        samples = bootstrap_shifts(model, frame, do=do, shift=shift, design=design, reference=reference,
                                    n_bootstrap=int(n_bootstrap), random_state=random_state, callback=callback,
                                    weights=weights)
     if weights == "refit":
-        W = refit_weights(W, values, conditions=conditions, targets=targets)
-    pred = intervention_table(W, pd.DataFrame(values, columns=names), do=do, shift=shift, conditions=conditions,
+        W = refit_weights(W, values, design=design)
+    pred = intervention_table(W, pd.DataFrame(values, columns=names), do=do, shift=shift, design=design,
                               reference=reference, samples=samples, level=level)
     return replace(pred, weights=weights)
 
@@ -566,7 +584,7 @@ def _denoise(x, scale):
 
 
 def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=None, samples=None,
-                       level=0.9) -> InterventionPrediction:
+                       level=0.9, design=None) -> InterventionPrediction:
     """The plug-in prediction of an intervention from given weights (no fit): what
     :func:`predict_intervention` computes around its bootstrap, for a page that has the fit.
 
@@ -585,6 +603,9 @@ def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=
     samples : ndarray of shape (n_bootstrap, n_nodes), optional
         Bootstrap shifts (data units), for the interval columns ``low`` and ``high``: the interval
         of the *shift*, not of the predicted mean.
+    design : colide_core.data.design.Design, optional
+        The rows' conditions in one object (validated once), instead of ``conditions``
+        (its targets are not used here).
 
     Returns
     -------
@@ -602,7 +623,8 @@ def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=
         raise InvalidParameterError("give an intervention: do={node: value} or shift={node: delta}.")
     values, names, W = _data_and_weights(X, W)
     n, d = values.shape
-    rows = _reference_rows(n, conditions, reference)
+    design = _design_of(X, names, values.shape, design, conditions)
+    rows = _reference_rows(n, design, reference)
     sd = values[rows].std(axis=0, ddof=1)
     check_intervention_size(do, shift, values[rows].mean(axis=0), sd, names)
     mu, pred = _plug_in(W, values, rows, do, shift, names)
@@ -619,7 +641,7 @@ def intervention_table(W, X, *, do=None, shift=None, conditions=None, reference=
         (node, v), = single.items()
         t = node_index(node, names, d)
         value = float(v) if do else float(mu[t] + float(v))
-        seen = _denoise(associational_shift(values, t, value, conditions=conditions, reference=reference), scale)
+        seen = _denoise(associational_shift(values, t, value, design=design, reference=reference), scale)
     table = pd.DataFrame({"reference_mean": mu, "reference_sd": sd, "predicted_mean": pred, "shift": shifts,
                           "shift_sd": np.divide(shifts, sd, out=np.full(d, np.nan), where=sd > 0),
                           "low": low, "high": high, "associational_shift": seen}, index=pd.Index(names, name="node"))

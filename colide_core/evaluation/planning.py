@@ -377,7 +377,7 @@ def _check_candidates(candidates, names, d):
 def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=None, candidates=None,
                        n_bootstrap=defaults.PLAN_BOOTSTRAP, random_state=None, estimator=None,
                        criterion=defaults.PLAN_CRITERIA[0], min_probability=0.5, n_jobs=1, callback=None,
-                       scheduler=None, max_work=defaults.PLAN_MAX_WORK) -> pd.DataFrame:
+                       scheduler=None, max_work=defaults.PLAN_MAX_WORK, design=None) -> pd.DataFrame:
     """Rank single-node interventions by the number of edge directions they would settle.
 
     Parameters
@@ -439,6 +439,11 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         The largest Meek phase accepted (:func:`planning_work`: the point estimate's undirected
         edges x candidates x ``max(n_bootstrap, 1)``), checked after the point fit and before the
         bootstrap; None: no limit.
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions`` and
+        ``targets`` (:func:`colide_core.data.design.resolve_design`): passed as it is to the point
+        fit (``fit(design=...)``, the loose form for an estimator whose ``fit`` has no ``design``)
+        and to the bootstrap. The same ranking as the loose form.
 
     Returns
     -------
@@ -470,7 +475,8 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         ``[0, colide_core.defaults.MAX_RESAMPLES]``, ``min_probability`` outside [0, 1].
     ValueError
         For invalid data, conditions or targets (the checks of :meth:`colide_core.CoLiDE.fit`;
-        :class:`colide_core.exceptions.ConditionsError` is a ValueError), when every refit fails,
+        :class:`colide_core.exceptions.ConditionsError` is a ValueError), a ``design`` of other data
+        or given with ``conditions`` or ``targets``, when every refit fails,
         or when the Meek phase would exceed ``max_work`` (the message gives the count and why: a
         dense fit, e.g. a small lambda1 or threshold, leaves most edges undirected).
 
@@ -484,7 +490,7 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
     edge at t. A ranking by the bootstrap's orientation entropy alone measures how the fit wavers,
     not what the experiment settles: an estimate that is consistently wrong looks certain to it.
     """
-    from colide_core.evaluation.stability import _as_data, _checked_conditions, bootstrap_edges
+    from colide_core.evaluation.stability import _as_data, _fit_design, _resampling_design, bootstrap_edges
 
     if criterion not in CRITERIA:
         raise InvalidParameterError(f"criterion must be one of {CRITERIA}, got {criterion!r:.60}.")
@@ -502,13 +508,10 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
     n, d = values.shape
     names_or_default = names or [f"X{j}" for j in range(d)]
     cand = _check_candidates(candidates, names_or_default, d)
+    design = _resampling_design(names, n, d, design, conditions, targets)  # once: passed down as it is
     family = [frozenset()]
-    if conditions is None:
-        if targets is not None:
-            raise ValueError("targets need conditions: give the condition of each row.")
-    else:
-        cond, _, _ = _checked_conditions(conditions, targets, n, d, names)
-        family += [frozenset(T) for T in cond[2].values()]
+    if design is not None:
+        family += [frozenset(T) for T in design.targets.values() if T]
     family = list(dict.fromkeys(family))
     M = _family_mask(d, family)
     if estimator is None:
@@ -527,7 +530,7 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         return asked["stop"]
 
     point = clone(estimator)
-    fit_kwargs = {"conditions": conditions, "targets": targets}
+    fit_kwargs = _fit_design(point, design)
     if callback is not None and "callback" in inspect.signature(point.fit).parameters:
         fit_kwargs["callback"] = lambda stage, iteration, objective: ask(0)
     point.fit(data, **fit_kwargs)
@@ -552,7 +555,7 @@ def rank_interventions(X, *, variant=defaults.VARIANT, conditions=None, targets=
         try:
             boot = bootstrap_edges(data, estimator, n_boot=int(n_bootstrap), random_state=random_state,
                                    n_jobs=n_jobs, callback=lambda done, _total: ask(done), scheduler=scheduler,
-                                   conditions=conditions, targets=targets)
+                                   design=design)
             graphs = [a != 0 for a in boot.adjacency_samples]
             stopped = bool(boot.stopped)
         except ValueError:

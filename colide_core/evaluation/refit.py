@@ -148,7 +148,7 @@ def parent_least_squares(gram, support, *, groups=None):
     return W, rss
 
 
-def refit_sem(X, support, *, conditions=None, targets=None, node_names=None) -> Refit:
+def refit_sem(X, support, *, conditions=None, targets=None, node_names=None, design=None) -> Refit:
     """Refit the linear SEM of a graph by least squares: each node on its parents, on the rows it keeps.
 
     Parameters
@@ -166,6 +166,10 @@ def refit_sem(X, support, *, conditions=None, targets=None, node_names=None) -> 
         out the rows of the conditions that target j.
     node_names : sequence of str, optional
         To resolve targets given by name; default ``X``'s columns (``X0``, ``X1``, ... for an array).
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions`` and
+        ``targets`` (:func:`colide_core.data.design.resolve_design`); its node names must be
+        ``node_names`` (``X``'s columns by default).
 
     Returns
     -------
@@ -201,7 +205,7 @@ def refit_sem(X, support, *, conditions=None, targets=None, node_names=None) -> 
     S = check_adjacency(support, d, "support", what="adjacency matrix") != 0
     np.fill_diagonal(S, False)
     names = [str(x) for x in node_names] if node_names is not None else (names or [f"X{j}" for j in range(d)])
-    codes, kept = condition_design(conditions, targets, n, names, d)
+    codes, kept = condition_design(conditions, targets, n, names, d, design=design)
     k = int(codes.max()) + 1
     if k == 1:
         means = values.mean(axis=0, keepdims=True)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from colide_core.evaluation._check_inputs import _check_alpha, _data_and_graph
+from colide_core.evaluation._check_inputs import _check_alpha, _data_and_graph, _design_of_check
 from colide_core.evaluation.refit import Refit, refit_sem  # Refit: the one refit's result, re-exported
 
 __all__ = ["Refit", "ols_refit", "ResidualChecks", "residual_checks"]
@@ -148,17 +148,18 @@ def _breusch_pagan(resid, fitted):
     return float(lm), float(stats.chi2.sf(lm, 1))
 
 
-def _refit_by_condition(values, names, B, conditions, targets):
+def _refit_by_condition(values, names, B, conditions=None, targets=None, *, design=None):
     """:func:`ols_refit` with one intercept per condition, each node on its unmasked rows.
 
     Returns the :class:`Refit` (residuals and fitted values NaN on a node's masked rows,
-    ``intercept`` the first condition's) and the (n, d) boolean mask of the rows used.
+    ``intercept`` the first condition's) and the (n, d) boolean mask of the rows used. A
+    ``design`` (resolved, its nodes named ``names``) is taken as it is.
     """
-    ref = _with_dof(refit_sem(values, B, conditions=conditions, targets=targets, node_names=names))
+    ref = _with_dof(refit_sem(values, B, conditions=conditions, targets=targets, node_names=names, design=design))
     return ref, ref.kept
 
 
-def residual_checks(X, A, alpha=0.05, *, conditions=None, targets=None) -> ResidualChecks:
+def residual_checks(X, A, alpha=0.05, *, conditions=None, targets=None, design=None) -> ResidualChecks:
     """Normality, heteroscedasticity and equal-variance tests on the refitted SEM's residuals.
 
     Parameters
@@ -177,6 +178,9 @@ def residual_checks(X, A, alpha=0.05, *, conditions=None, targets=None) -> Resid
     targets : mapping, optional
         ``{label: nodes}``: a node's regression and its tests use only the rows where it is not
         a target (its residuals are NaN on the others, as CoLiDE masks them).
+    design : colide_core.data.design.Design, optional
+        Both in one object (validated once), instead of ``conditions`` and ``targets``
+        (:func:`colide_core.data.design.resolve_design`).
 
     Returns
     -------
@@ -185,8 +189,9 @@ def residual_checks(X, A, alpha=0.05, *, conditions=None, targets=None) -> Resid
     Raises
     ------
     ValueError
-        For invalid data (fewer than 20 rows), a graph that is not a DAG; InvalidParameterError
-        for a bad ``alpha``.
+        For invalid data (fewer than 20 rows), a graph that is not a DAG, bad conditions or
+        targets, a ``design`` of other data; InvalidParameterError for a bad ``alpha`` or
+        ``design`` with ``conditions`` or ``targets``.
 
     Notes
     -----
@@ -204,7 +209,8 @@ def residual_checks(X, A, alpha=0.05, *, conditions=None, targets=None) -> Resid
     n, d = values.shape
     if n < 20:
         raise ValueError(f"residual tests need at least 20 samples, got {n}.")
-    ref, keep = _refit_by_condition(values, names, B, conditions, targets)  # ols_refit's without conditions
+    design = _design_of_check(X, names, n, d, design, conditions, targets)  # once, named as the tables' nodes
+    ref, keep = _refit_by_condition(values, names, B, design=design)  # ols_refit's without conditions
     a_node = alpha / d
     rows = []
     for j in range(d):

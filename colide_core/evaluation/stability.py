@@ -70,23 +70,20 @@ def _frame(values, rows, names):
     return pd.DataFrame(sub, columns=names) if names is not None else sub
 
 
-def _fit_one(estimator, values, rows, names, conditions=None):
+def _fit_one(estimator, values, rows, names, design=None):
     """Fit a clone on ``values[rows]``; return (adjacency, sigma, converged, error message).
 
-    ``conditions``: None, or ``(labels, codes, targets)`` (the condition labels, each row's
-    code into them and the checked targets): the resample is then fitted with
-    ``conditions=labels[codes[rows]]`` and the targets.
+    ``design``: None, or the :class:`~colide_core.data.design.Design` of all the rows: the resample
+    is then fitted with its rows' design (:func:`_rows_design`, not validated again).
     """
     model = clone(estimator)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence is reported through the result
-            if conditions is None:
+            if design is None:
                 model.fit(_frame(values, rows, names))
             else:
-                labels, codes, targets = conditions
-                model.fit(_frame(values, rows, names), conditions=np.asarray(labels, dtype=object)[codes[rows]],
-                          targets=targets)
+                model.fit(_frame(values, rows, names), **_fit_design(model, _rows_design(design, rows)))
     except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         return None, None, False, f"{type(exc).__name__}: {exc}"
     sigma = getattr(model, "sigma_", None)
@@ -105,9 +102,9 @@ def _check_common(n_jobs, callback):
         raise InvalidParameterError("callback must be callable.")
 
 
-def _fit_task(estimator, values, rows, names, conditions=None):
+def _fit_task(estimator, values, rows, names, design=None):
     """Executor task: :func:`_fit_one` as a dict row (module level, so workers import it)."""
-    adjacency, sigma, converged, error = _fit_one(estimator, values, rows, names, conditions)
+    adjacency, sigma, converged, error = _fit_one(estimator, values, rows, names, design)
     return {"adjacency": adjacency, "sigma": sigma, "converged": converged, "fit_error": error}
 
 
@@ -125,7 +122,7 @@ def _sweep_id(kind, estimator, values, names, seed_seq):
     return h.hexdigest()[:40]
 
 
-def _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id, conditions=None):
+def _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id, design=None):
     """Fit ``jobs`` (a list of (estimator, row indices)) through the sweep executor.
 
     Parameters
@@ -142,6 +139,8 @@ def _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id, condit
         See :func:`colide_core.run.executor.run_sweep`.
     sweep_id : str
         From :func:`_sweep_id`.
+    design : colide_core.data.design.Design, optional
+        The design of all the rows (each fit takes its rows' part).
 
     Returns
     -------
@@ -154,7 +153,7 @@ def _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id, condit
     """
     from colide_core.run.executor import Task, run_sweep
 
-    extra = {} if conditions is None else {"conditions": conditions}
+    extra = {} if design is None else {"design": design}
     tasks = [Task(key=f"{sweep_id}-{i}", fn=_fit_task,
                   kwargs={"estimator": est, "values": values, "rows": rows, "names": names, **extra},
                   meta={"index": i})
@@ -330,7 +329,7 @@ def _checked_estimator(estimator):
 
 
 def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callback=None,
-                    scheduler=None, conditions=None, targets=None):
+                    scheduler=None, conditions=None, targets=None, *, design=None):
     """Edge confidence by the nonparametric bootstrap: refit on rows drawn with replacement.
 
     Parameters
@@ -372,6 +371,11 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
         with its conditions and ``targets`` (an intercept per condition, the masked likelihood).
     targets : mapping, optional
         ``{label: [node, ...]}`` as in :meth:`colide_core.CoLiDE.fit`; needs ``conditions``.
+    design : colide_core.data.design.Design, optional
+        The conditions and targets in one object (validated once), instead of ``conditions`` and
+        ``targets`` (:func:`colide_core.data.design.resolve_design`): the same resamples and fits
+        as the loose form for the same seed. Each resample's fit takes the design of its rows
+        (``fit(design=...)``; the loose form for an estimator whose ``fit`` has no ``design``).
 
     Returns
     -------
@@ -405,39 +409,75 @@ def bootstrap_edges(X, estimator, n_boot=100, random_state=None, n_jobs=1, callb
     _checked_estimator(estimator)  # fails early (TypeError) on an object that is not an estimator
     n, d = values.shape
     seed_seq = _seed_sequence(random_state)
-    if conditions is None:
-        if targets is not None:
-            raise ValueError("targets need conditions: give the condition of each row.")
-        cond, kind = None, "bootstrap"
-    else:
-        cond, _, tag = _checked_conditions(conditions, targets, n, d, names)
-        kind = "bootstrap-" + tag
-    jobs = [(estimator, rows) for rows in _bootstrap_rows(seed_seq, int(n_boot), n, conditions)]
+    design = _resampling_design(names, n, d, design, conditions, targets)
+    kind = "bootstrap" if design is None else "bootstrap-" + _design_tag(design)
+    jobs = [(estimator, rows) for rows in _bootstrap_rows(seed_seq, int(n_boot), n, design)]
     outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler,
-                                 _sweep_id(kind, estimator, values, names, seed_seq), conditions=cond)
+                                 _sweep_id(kind, estimator, values, names, seed_seq), design=design)
     return _summarise_boot([o for o in outputs if o is not None], int(n_boot), d, names, stopped)
 
 
-def _checked_conditions(conditions, targets, n, d, names):
-    """``(conditions for the fits, the rows of each condition, a content tag)``, all checked."""
-    from colide_core.data.conditions import check_conditions, check_targets
+def _resampling_design(names, n, d, design=None, conditions=None, targets=None):
+    """The design of a resampling run, resolved once (:func:`colide_core.data.design.resolve_design`,
+    nodes named ``names``: ``X``'s columns, None for an array); None without conditions.
 
-    labels, codes = check_conditions(conditions, n)
-    counts = np.bincount(codes, minlength=len(labels))
-    checked = check_targets(targets, labels, names, n_nodes=d, counts=counts)
-    members = [np.flatnonzero(codes == c) for c in range(len(labels))]
-    cond = (tuple(labels), codes, {k: v for k, v in checked.items() if v})
-    tag = "conditions:" + hashlib.sha256((repr((cond[0], sorted(cond[2].items()))) + hashlib.sha256(
-        codes.tobytes()).hexdigest()).encode()).hexdigest()[:16]
-    return cond, members, tag
+    Raises ``ValueError`` for ``targets`` without ``conditions`` (an empty mapping too), and what
+    ``resolve_design`` raises.
+    """
+    from colide_core.data.design import resolve_design
+
+    if design is None and conditions is None and targets is not None:
+        raise ValueError("targets need conditions: give the condition of each row.")
+    return resolve_design(design, conditions, targets, node_names=names, n_samples=n, n_nodes=d)
 
 
-def _bootstrap_rows(seed_seq, n_boot, n, conditions=None):
+def _design_tag(design):
+    """A content tag of a design with conditions (its labels, targets and each row's condition), for
+    the executor's task ids: equal designs, equal tags."""
+    targets = {lab: t for lab, t in design.targets.items() if t}
+    return "conditions:" + hashlib.sha256((repr((design.labels, sorted(targets.items()))) + hashlib.sha256(
+        np.ascontiguousarray(design.codes).tobytes()).hexdigest()).encode()).hexdigest()[:16]
+
+
+def _rows_design(design, rows):
+    """The design of the rows ``rows`` of ``design``'s data, not validated again.
+
+    ``rows`` is a resample that keeps every condition, in the order of ``design.labels``
+    (:meth:`~colide_core.data.design.Design.resample`, the half-samples of
+    :func:`stability_selection`): the labels, targets and reference stay those of ``design``,
+    as :meth:`~colide_core.data.design.Design.create` would find them on the resample's labels.
+    """
+    import dataclasses
+
+    codes = design.codes[np.asarray(rows)]
+    codes.setflags(write=False)
+    return dataclasses.replace(design, codes=codes)
+
+
+def _fit_design(model, design):
+    """The keyword arguments that give ``design`` to ``model.fit``: ``design=`` where ``fit`` takes
+    it (:meth:`colide_core.CoLiDE.fit`), else ``conditions=`` and ``targets=`` (node indices);
+    ``{}`` for None."""
+    import inspect
+
+    if design is None:
+        return {}
+    try:
+        takes = "design" in inspect.signature(model.fit).parameters
+    except (TypeError, ValueError):
+        takes = False
+    if takes:
+        return {"design": design}
+    return {"conditions": design.row_labels(),
+            "targets": {lab: list(t) for lab, t in design.targets.items() if t} or None}
+
+
+def _bootstrap_rows(seed_seq, n_boot, n, design=None):
     """The row indices of ``n_boot`` bootstrap resamples, drawn by the one resampler.
 
     Resample ``b`` is :meth:`colide_core.data.design.Design.resample` seeded with the ``b``-th
     child of ``seed_seq``: within each condition, as many rows as it has, with replacement;
-    without ``conditions`` all ``n`` rows form one condition (the draws of
+    without a design all ``n`` rows form one condition (the draws of
     ``default_rng(child_b).integers(0, n, n)``). :func:`bootstrap_edges` and
     :func:`colide_core.evaluation.interventions.bootstrap_shifts` draw here, so one seed gives
     both the same rows.
@@ -448,8 +488,8 @@ def _bootstrap_rows(seed_seq, n_boot, n, conditions=None):
     n_boot : int
     n : int
         The rows (``X.shape[0]``).
-    conditions : array-like of shape (n,), optional
-        Each row's condition (checked by :func:`colide_core.data.conditions.check_conditions`).
+    design : colide_core.data.design.Design, optional
+        The rows' design, with conditions (resolved by :func:`_resampling_design`).
 
     Returns
     -------
@@ -457,8 +497,8 @@ def _bootstrap_rows(seed_seq, n_boot, n, conditions=None):
     """
     from colide_core.data.design import Design
 
-    labels = np.zeros(n, dtype=np.int64) if conditions is None else conditions
-    design = Design.create([], labels, n_samples=n)  # the nodes play no part in the draws
+    if design is None:  # the nodes play no part in the draws
+        design = Design.create([], np.zeros(n, dtype=np.int64), n_samples=n)
     return [design.resample(child) for child in seed_seq.spawn(int(n_boot))]
 
 
@@ -559,7 +599,7 @@ class StabilityResult:
 
 
 def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, random_state=None,
-                        n_jobs=1, callback=None, scheduler=None, conditions=None, targets=None):
+                        n_jobs=1, callback=None, scheduler=None, conditions=None, targets=None, *, design=None):
     """Stability selection of edges (Meinshausen and Buehlmann, 2010).
 
     For each of ``n_subsamples`` random subsets of ``floor(n / 2)`` rows (drawn without
@@ -597,6 +637,9 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
         As in :func:`bootstrap_edges`: each subsample then draws, without replacement, half the
         rows of every condition (``max(2, n_c // 2)``, condition by condition from one
         generator), and every fit has the conditions and targets.
+    design : colide_core.data.design.Design, optional
+        Both in one object (validated once), instead of ``conditions`` and ``targets``, as in
+        :func:`bootstrap_edges`: the same subsamples and fits for the same seed.
 
     Returns
     -------
@@ -646,14 +689,13 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     half = n // 2
     seed_seq = _seed_sequence(random_state)
     children = seed_seq.spawn(int(n_subsamples))
-    cond, kind = None, "stability"
-    if conditions is None:
-        if targets is not None:
-            raise ValueError("targets need conditions: give the condition of each row.")
+    design = _resampling_design(names, n, d, design, conditions, targets)
+    if design is None:
+        kind = "stability"
         subsets = [np.sort(np.random.default_rng(c).choice(n, size=half, replace=False)) for c in children]
     else:
-        cond, members, tag = _checked_conditions(conditions, targets, n, d, names)
-        kind = "stability-" + tag
+        kind = "stability-" + _design_tag(design)
+        members = [np.flatnonzero(design.codes == c) for c in range(len(design.labels))]
 
         def halves(rng):
             return np.concatenate([np.sort(rng.choice(m, size=min(m.size, max(defaults.MIN_CONDITION_ROWS,
@@ -664,7 +706,7 @@ def stability_selection(X, estimator, lambdas, n_subsamples=50, pi_thr=0.75, ran
     jobs = [(models[k], rows) for rows in subsets for k in range(lam.size)]
     sweep_id = _sweep_id(kind, estimator, values, names, seed_seq)
     sweep_id = hashlib.sha256((sweep_id + repr(lam.tolist())).encode()).hexdigest()[:40]
-    outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id, conditions=cond)
+    outputs, stopped = _run_fits(jobs, values, names, n_jobs, callback, scheduler, sweep_id, design=design)
 
     n_lam = lam.size
     counts = np.zeros((n_lam, d, d))

@@ -325,6 +325,7 @@ def _as_cov(X):
         "required": "no_validation",
         "tiers": "no_validation",
         "callback": [callable, None],
+        "design": "no_validation",
     },
     prefer_skip_nested_validation=False,
 )
@@ -342,6 +343,7 @@ def lambda_path(
     callback=None,
     conditions=None,
     targets=None,
+    design=None,
     **params,
 ):
     """Solve CoLiDE for every ``lambda1`` (warm-started) and apply every threshold.
@@ -375,6 +377,10 @@ def lambda_path(
         :meth:`colide_core.CoLiDE.fit`: every solve then has an intercept per condition and the
         masked likelihood (``docs/conditions.md``). The BIC uses the covariance centred per
         condition (the masks are not in it).
+    design : colide_core.data.design.Design, optional
+        Both in one object (validated once), instead of ``conditions`` and ``targets``
+        (:func:`colide_core.data.design.resolve_design`): the same path as the loose form. A
+        design without conditions is the path without conditions.
     **params
         The other run settings by name (:class:`colide_core.settings.RunSettings`: the central
         path ``mu_schedule``, ``s_schedule``, ``max_iter``, and ``lr``, ``tol``,
@@ -396,7 +402,8 @@ def lambda_path(
         NaN, inf, floats where ints are asked, more than ``MAX_PATH_LAMBDAS`` (100)
         lambdas or ``MAX_PATH_THRESHOLDS`` (100) thresholds are refused, and so is a grid
         whose graphs would hold more than ``MAX_CELLS`` numbers
-        (``n_lambdas * n_thresholds * n_nodes**2``), before any solve.
+        (``n_lambdas * n_thresholds * n_nodes**2``), before any solve; so is ``design`` with
+        ``conditions`` or ``targets``, or a ``design`` of other data.
     FloatingPointError
         If a solve cannot stay inside the log-det domain.
     """
@@ -415,20 +422,24 @@ def lambda_path(
     if not 1 <= warm_stages <= K:
         raise ValueError(f"warm_stages must be an integer in [1, {K}], got {warm_stages!r}.")
     solve = get_solver(settings.solver)
-    if conditions is None and targets is None:
+    if conditions is None and targets is None and not getattr(design, "has_conditions", design is not None):
         cov, n, names = _as_cov(X)
         solve_cov = cov
+        if design is not None:  # a design without conditions must still fit the data
+            from colide_core.data.design import resolve_design
+
+            resolve_design(design, node_names=names, n_samples=n, n_nodes=cov.shape[0])
     else:
         from colide_core.data.conditions import ConditionStats
 
-        if conditions is None:
+        if conditions is None and design is None:
             raise ValueError("targets need conditions: give the condition of each row.")
         from colide_core.exceptions import StatisticsStopped
 
         # Stop is heard while the statistics of many conditions are built (issue 42)
         hear = None if callback is None else (lambda: bool(callback(0.0, int(lam.size))))
         try:
-            stats = ConditionStats.from_data(X, conditions, targets, callback=hear)
+            stats = ConditionStats.from_data(X, conditions, targets, callback=hear, design=design)
             node = stats.node_covariances(callback=hear)
         except StatisticsStopped:
             raise ValueError("The path was stopped before the first lambda1 was solved.") from None

@@ -71,21 +71,8 @@ def reference_evaluation_seconds(n_nodes) -> float:
 def reference_search_seconds(n_nodes) -> float:
     """Expected seconds of one order search on the reference machine: ``2.5 d^2`` evaluations
     (the middle of the measured ``1 .. 5 d^2``, :func:`estimate_topo_cost`) times
-    :func:`reference_evaluation_seconds`.
-
-    Parameters
-    ----------
-    n_nodes : int
-        Number of nodes d (>= 1).
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If ``n_nodes`` is not an integer >= 1.
+    :func:`reference_evaluation_seconds`, whose argument (the number of nodes d) and
+    ``ValueError`` it shares; returns a float.
 
     Examples
     --------

@@ -106,9 +106,21 @@ def bootstrap_frequency(boot_state, data_key, params):
             f"bootstrap of the Edge confidence page ({res.n_ok} resamples, threshold {boot.get('threshold')})")
 
 
+def _design_kwargs(design) -> dict:
+    """The library's keyword arguments for a dataset's design: ``design=`` for a
+    :class:`~colide_core.data.design.Design` (:attr:`dashboard.data.Dataset.design`, checked once,
+    passed as it is); ``conditions=`` and ``targets=`` for the old dict of
+    :func:`dashboard.data.design_of`; nothing for None."""
+    if design is None:
+        return {}
+    if isinstance(design, dict):
+        return {"conditions": design.get("conditions"), "targets": design.get("targets")}
+    return {"design": design}
+
+
 @cache_data(show_spinner=False, max_entries=16,
             unhashed={"_X": "data_key is the content hash of X (values, names, truth)",
-                      "_design": "data_key also hashes the conditions and targets (dashboard.data.content_hash)",
+                      "_design": "data_key covers it (the Dataset's Design is built from the labels and targets it hashes)",
                       "_callback": "progress and Stop only: a stopped run raises ChecksStopped, never cached"})
 def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: int, n_rescale: int,
                       refits: bool, freq_key, _X, A, W, frequency, _design=None, _callback=None):
@@ -125,11 +137,11 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
         Thresholded DAG and raw weights (hashed in full: a loaded manifest's W differs from a
         fresh fit's with the same parameters).
     frequency : ndarray of shape (n_nodes, n_nodes) or None
-    _design : dict, optional
-        :func:`dashboard.data.design_of` of the dataset (``conditions``, ``targets``): the
-        residuals get one intercept per condition and skip targeted rows, the Markov check runs
-        on per-condition-centred data and the refits model the conditions. Not hashed:
-        ``data_key`` covers it.
+    _design : colide_core.data.design.Design, optional
+        The dataset's design (:attr:`dashboard.data.Dataset.design`; the old dict of
+        :func:`dashboard.data.design_of` is still taken): the residuals get one intercept per
+        condition and skip targeted rows, the Markov check runs on per-condition-centred data
+        and the refits model the conditions. Not hashed: ``data_key`` covers it.
     _callback : callable, optional
         ``callback(done, total) -> bool`` of :func:`colide_core.evaluation.checks.run_checks`
         (a job's :meth:`~dashboard.jobs.Job.progress`): True stops the checks.
@@ -144,12 +156,10 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
         When the callback stopped the checks (the partial report rides on the exception).
     """
     estimator = colide_core.CoLiDE(**{**dict(params), "threshold": float(threshold)}) if refits else None
-    design = _design or {}
     report = colide_core.evaluation.checks.run_checks(_X, A, W=W, estimator=estimator, frequency=frequency,
                                                       n_random=int(n_random),
                                                       n_rescale=int(n_rescale) if refits else 0,
-                                                      conditions=design.get("conditions"),
-                                                      targets=design.get("targets"), callback=_callback)
+                                                      callback=_callback, **_design_kwargs(_design))
     if report.stopped:
         raise ChecksStopped(report)
     return report
@@ -157,7 +167,7 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
 
 @cache_data(show_spinner=False, max_entries=64,
             unhashed={"_X": "data_key is the content hash of X (values, names, truth)",
-                      "_design": "data_key also hashes the conditions and targets (dashboard.data.content_hash)"})
+                      "_design": "data_key covers it (the Dataset's Design is built from the labels and targets it hashes)"})
 def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A, _design=None) -> str:
     """The EV-or-NV verdict of the residual test as one sentence (numbers only, no user text).
 
@@ -169,8 +179,8 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A, _design=No
         Not hashed: ``data_key`` is its content hash.
     A : ndarray of shape (n_nodes, n_nodes)
         The thresholded DAG (hashed in full).
-    _design : dict, optional
-        :func:`dashboard.data.design_of` of the dataset: residuals with one intercept per
+    _design : colide_core.data.design.Design, optional
+        The dataset's design (as in :func:`run_checks_cached`): residuals with one intercept per
         condition, each node on its unmasked rows. Not hashed: ``data_key`` covers it.
 
     Returns
@@ -180,16 +190,14 @@ def ev_nv_line(data_key: str, params: tuple, threshold: float, _X, A, _design=No
         could not run.
     """
     try:
-        design = _design or {}
-        return colide_core.evaluation.checks.residual_checks(_X, A, conditions=design.get("conditions"),
-                                                             targets=design.get("targets")).ev_nv_line
+        return colide_core.evaluation.checks.residual_checks(_X, A, **_design_kwargs(_design)).ev_nv_line
     except ValueError as exc:
         return f"Noise model check not available: {exc}"
 
 
 @cache_data(show_spinner=False, max_entries=8,
             unhashed={"_X": "data_key is the content hash of X (values, names, truth)",
-                      "_design": "data_key also hashes the conditions and targets (dashboard.data.content_hash)",
+                      "_design": "data_key covers it (the Dataset's Design is built from the labels and targets it hashes)",
                       "_callback": "progress and Stop only: a stopped path raises PathStopped, never cached"})
 def path_cached(data_key: str, variant: str, overrides: tuple, _X, _design=None, _callback=None):
     """:func:`colide_core.solver.path.lambda_path` with the default λ grid and thresholds, cached.
@@ -199,9 +207,9 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X, _design=None,
     data_key, variant, overrides
         The cache key (``overrides``: sorted tuple of ``lambda_path`` keyword arguments).
     _X : pandas.DataFrame of shape (n_samples, n_nodes)
-    _design : dict, optional
-        :func:`dashboard.data.design_of` of the dataset: every λ is fitted with its conditions
-        and targets. Not hashed: ``data_key`` covers it.
+    _design : colide_core.data.design.Design, optional
+        The dataset's design (as in :func:`run_checks_cached`): every λ is fitted with its
+        conditions and targets. Not hashed: ``data_key`` covers it.
     _callback : callable, optional
         ``callback(done, total) -> bool`` of :func:`colide_core.solver.path.lambda_path`.
 
@@ -217,10 +225,7 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X, _design=None,
     """
     kwargs = {k: (list(v) if isinstance(v, tuple) and k in ("forbidden", "required", "tiers") else v)
               for k, v in overrides}
-    design = _design or {}
-    if design.get("conditions") is not None:
-        kwargs.update(conditions=design["conditions"], targets=design.get("targets"))
-    path = colide_core.lambda_path(_X, variant=variant, callback=_callback, **kwargs)
+    path = colide_core.lambda_path(_X, variant=variant, callback=_callback, **kwargs, **_design_kwargs(_design))
     if path.stopped:
         raise PathStopped(path)
     return path
@@ -236,8 +241,8 @@ def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, fr
         What the page matches the result with (stored as ``job.key``).
     data_key, params, threshold, n_random, n_rescale, refits, freq_key, X, A, W, frequency
         As :func:`run_checks_cached`.
-    design : dict, optional
-        :func:`dashboard.data.design_of` of the dataset (``_design`` of :func:`run_checks_cached`).
+    design : colide_core.data.design.Design, optional
+        The dataset's design (``_design`` of :func:`run_checks_cached`).
 
     Returns
     -------
@@ -288,8 +293,8 @@ def path_job(key, data_key, variant, overrides, X, design=None):
         What the page matches the result with (stored as ``job.key``).
     data_key, variant, overrides, X
         As :func:`path_cached`.
-    design : dict, optional
-        :func:`dashboard.data.design_of` of the dataset (``_design`` of :func:`path_cached`).
+    design : colide_core.data.design.Design, optional
+        The dataset's design (``_design`` of :func:`path_cached`).
 
     Returns
     -------
@@ -340,8 +345,9 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
         What the report is of (kept in the signature for the caller's bookkeeping).
     X, fits, B, reference_label, checks, path, audit, dataset_name
         As :func:`colide_core.render.report.build_report` (``B`` is ``B_true``).
-    design : dict, optional
-        :func:`dashboard.data.design_of` of the dataset: with conditions the report gains its
+    design : colide_core.data.design.Design, optional
+        The dataset's design (:attr:`dashboard.data.Dataset.design`; the old dict of
+        :func:`dashboard.data.design_of` is still taken): with conditions the report gains its
         per-condition section (rows, targets, median shifts, edges the interventions orient).
     data_file : str or dashboard.data.Reproduction, default="DATA.csv"
         What the report's commands read: :func:`dashboard.data.data_as_fitted` of the dataset (its
@@ -354,11 +360,9 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     bytes
         The self-contained HTML report.
     """
-    design = design or {}
     html = core_report.build_report(X, fits, dataset_name=dataset_name, B_true=B,
                                     reference_label=reference_label, checks=checks, path=path,
-                                    audit=audit, conditions=design.get("conditions"),
-                                    targets=design.get("targets"),
+                                    audit=audit, **_design_kwargs(design),
                                     data_file=getattr(data_file, "data_name", data_file),
                                     replay=getattr(data_file, "replay", True),
                                     predictions=predictions, plan=plan)

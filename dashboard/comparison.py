@@ -127,8 +127,9 @@ def run_key(data_id, method, params, seed) -> tuple:
 
 def _task(data_id, method, params, seed, config, X, B_true, design=None):
     """The executor task of one run: ``synthetic_task`` on ``config``'s simulation (with its
-    interventions), else ``data_task`` on ``X`` with ``design`` (``{"conditions", "targets"}``,
-    targets as node indices) scored against ``B_true``."""
+    interventions), else ``data_task`` on ``X`` with ``design`` (a
+    :class:`~colide_core.data.design.Design`, passed as it is; or the old ``{"conditions",
+    "targets"}`` of :func:`design_for_runs`) scored against ``B_true``."""
     from colide_core.run.executor import Task, data_task, synthetic_task, task_key
 
     key = task_key(method, {"params": repr(tuple(params))}, {"data_id": repr(data_id)}, int(seed))
@@ -140,12 +141,15 @@ def _task(data_id, method, params, seed, config, X, B_true, design=None):
     design = design or {}
     kwargs = {"method": method, "params": dict(params), "dataset": X, "seed": int(seed),
               "B_true": np.asarray(B_true, dtype=float), "return_W": False, "curves": True,
-              "conditions": design.get("conditions"), "targets": design.get("targets")}
+              **({"conditions": design.get("conditions"), "targets": design.get("targets")}
+                 if isinstance(design, dict) else {"design": design})}
     return Task(key=key, fn=data_task, kwargs=kwargs, meta=meta)
 
 
 def design_for_runs(X, conditions, targets, node_names):
-    """The design of a dataset as the Compare runs take it: labels as an array, targets by index.
+    """The design of a dataset as the Compare runs took it before issue 47: labels as an array,
+    targets by index. The Compare page now hands :func:`run_all` the dataset's
+    :class:`~colide_core.data.design.Design`; this dict form stays for its callers.
 
     Parameters
     ----------
@@ -167,16 +171,13 @@ def design_for_runs(X, conditions, targets, node_names):
         (``ConditionsError``) For labels or targets that cannot be used
         (:func:`colide_core.data.conditions.check_targets`).
     """
-    from colide_core.data.conditions import check_conditions, check_targets
+    from colide_core.data.design import Design
 
     if conditions is None:
         return {"conditions": None, "targets": None}
-    n = np.shape(X)[0]
-    labels, codes = check_conditions(conditions, n)
-    resolved = check_targets(targets, labels, list(node_names), n_nodes=len(node_names),
-                             counts=np.bincount(codes, minlength=len(labels)))
+    design = Design.create(list(node_names), conditions, targets, n_samples=np.shape(X)[0])
     return {"conditions": np.asarray(conditions, dtype=object),
-            "targets": {lab: [int(j) for j in t] for lab, t in resolved.items() if t} or None}
+            "targets": {lab: list(t) for lab, t in design.targets.items() if t} or None}
 
 
 def design_caption(methods, n_conditions, has_targets) -> str:
@@ -274,9 +275,10 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, design=None, pa
         Fixed data (used when ``config`` is None), run by ``colide_core.run.executor.data_task``.
     B_true : array-like of shape (n_nodes, n_nodes), optional
         Ground truth of ``X`` (nonzero = edge).
-    design : dict, optional
-        ``X``'s conditions and targets (:func:`design_for_runs`); ``data_id`` must cover them
-        (a dataset key does). Simulated data carry their own (``config.intervention_spec()``).
+    design : colide_core.data.design.Design, optional
+        ``X``'s conditions and targets (:attr:`dashboard.data.Dataset.design`, passed to every run
+        as it is; the old dict of :func:`design_for_runs` is still taken); ``data_id`` must cover
+        them (a dataset key does). Simulated data carry their own (``config.intervention_spec()``).
     parallel : bool
         Compute the missing runs in ``min(cpu count, runs)`` joblib processes (the executor's
         ``n_jobs``); otherwise one at a time in this process. Ignored on Dask.

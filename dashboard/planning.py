@@ -13,7 +13,6 @@ import pandas as pd
 
 from colide_core.evaluation.experiment import EXPERIMENT_LABEL, run_experiment
 from colide_core.exceptions import ExperimentStopped
-from dashboard.data import design_of
 
 __all__ = ["EXPERIMENT_LABEL", "TRUE_COLUMNS", "prediction_frame", "true_sem", "try_experiment", "with_truth"]
 
@@ -178,10 +177,9 @@ def try_experiment(dataset, params, threshold, node, rows, *, before=None, W_ini
         raise ValueError(f"unknown node {str(node)[:60]!r}.")
     noise = (meta.get("config") or {}).get("noise", "gaussian")
     seed = np.random.SeedSequence([int(meta.get("seed", 0)), names.index(node), int(rows)])
-    design = design_of(dataset)
-    try:
-        res = run_experiment(dataset.X, sem["W"], node, int(rows), conditions=design["conditions"],
-                             targets=design["targets"], noise=noise, noise_var=sem["noise_var"],
+    try:  # the dataset's Design, checked once when the dataset was made
+        res = run_experiment(dataset.X, sem["W"], node, int(rows), design=dataset.design, noise=noise,
+                             noise_var=sem["noise_var"],
                              intercepts=sem["intercepts"], estimator=dict(params),
                              threshold=float(threshold), B_true=dataset.B_true, before=before, W_init=W_init,
                              random_state=np.random.default_rng(seed), callback=callback)

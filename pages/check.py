@@ -17,7 +17,7 @@ from colide_core.evaluation.curves import stable_region
 from colide_core.graph.export import to_csv_safe
 from colide_core.graph.reference import read_reference
 from colide_core.render.report import ReportFit
-from dashboard.data import data_as_fitted, design_of
+from dashboard.data import data_as_fitted
 from dashboard.state import check as cs
 from dashboard.state import predict as predict_state
 from dashboard import checks as dc
@@ -117,7 +117,7 @@ else:
 boot = dc.bootstrap_frequency(ss[trust_state.BOOT_RESULT], ds.key, res.params)
 refit_key = (ds.key, res.params, threshold)
 refits = refit_key in ss[cs.REFITS]
-design = design_of(ds)  # conditions and targets: every check and refit below carries them
+design = ds.design  # the dataset's Design (checked once, by its fit): every check and refit below carries it
 freq_key = None if boot is None else boot[1]
 check_key = dc.checks_key(ds.key, res, threshold, ss["check_n_random"], ss["check_n_rescale"], refits, freq_key)
 
@@ -161,9 +161,9 @@ with tab_v:
         st.markdown(f"{icon} **{check} — {word}.** {md_escape(text)}")
         with st.expander(f"Details: {check}"):
             st.markdown(details)
-    if design["conditions"] is not None:
-        n_targeted = len(design["targets"] or {})
-        st.caption(f"These data come from {len(set(design['conditions']))} conditions ({n_targeted} with known "
+    if design.has_conditions:
+        n_targeted = len(design.targets_by_name())
+        st.caption(f"These data come from {len(design.labels)} conditions ({n_targeted} with known "
                    "targets): the residuals have one intercept per condition and leave out each node's rows "
                    "where it is a target, the Markov check tests data centred per condition, and every refit "
                    "(standardised, rescaled, the λ path) fits the conditions and targets as the Learn page does.")
@@ -288,7 +288,7 @@ with tab_r:
             None if ref_state is None else (ref_state["name"], ref_state["ref"].n_edges),
             (res.params, refits, int(ss["check_n_random"]), int(ss["check_n_rescale"])),
             None if path is None else stored["key"],
-            ds.X, fits, truth, truth_label or "ground truth", report, path, audit, ds.name, design_of(ds),
+            ds.X, fits, truth, truth_label or "ground truth", report, path, audit, ds.name, design,
             data_as_fitted(ds), *predict_state.for_report(ss, ds.key, res.content_key, threshold))
     # Built when the button is clicked (Streamlit runs the callable then), not on every rerun.
     st.download_button("Download the report (HTML)", lambda: dc.report_html_or_error(*args),

@@ -27,7 +27,6 @@ from dashboard import comparison as cmp
 from dashboard import state
 from colide_core.render.figures import compare_figure
 from dashboard.fitting import check_params, check_widget_values, solver_params
-from dashboard.data import design_of
 from dashboard.simulation import config_from_state
 from colide_core.data.io import INTERACTIVE_MAX_NODES
 from dashboard.text import fmt_lambda, fmt_seconds, md_escape
@@ -64,9 +63,12 @@ if ss["cmp_source"] == "simulated":
     has_targets = bool(config.interventions and config.iv_targets)
 else:
     d = ds.shape[1]
-    ds_design = design_of(ds)
-    n_conditions = 1 if ds_design["conditions"] is None else len(set(ds_design["conditions"]))
-    has_targets = bool(ds_design["targets"])
+    try:  # the dataset's Design, checked once when the dataset was made
+        ds_design = ds.design
+    except ValueError:  # labels that cannot be used: refused when the comparison is run
+        ds_design = None
+    n_conditions = len(ds_design.labels) if ds_design is not None and ds_design.has_conditions else 1
+    has_targets = ds_design is not None and bool(ds_design.targets_by_name())
 
 c1, c2, c3 = st.columns([3, 1, 1])
 with c1:
@@ -118,7 +120,7 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
         data_record = {"simulated": config.spec(), "interventions": config.intervention_spec()}
     else:  # the dataset key covers its conditions and targets (dashboard.data.content_hash)
         try:
-            run_design = cmp.design_for_runs(ds.X, ds_design["conditions"], ds_design["targets"], ds.node_names)
+            run_design = ds.design  # passed to every run as it is
         except ValueError as exc:
             st.error("Nothing was started: " + md_escape(exc), icon=":material/error:")
             st.stop()
@@ -147,12 +149,10 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
         rows += [{"method": m, "seed": s, "error": reason, "time": float("nan"),
                   **{k: float("nan") for k in cmp.REPORTED}, "cached": False} for s in seeds]
     frame = pd.DataFrame(rows)
-    run_design = kwargs.get("design") or {}
-    # the current data: the dataset's Design, checked once when it was made; a simulation: its labels
-    design_kw = ({"design": ds.design} if ss["cmp_source"] != "simulated" else
-                 {"conditions": run_design.get("conditions"), "targets": run_design.get("targets")})
+    # the current data: the dataset's Design, checked once when it was made (a simulation records its
+    # interventions in data_record)
     manifest = comparison_manifest(frame, data=data_record, methods={m: dict(p) for m, p, _ in tasks},
-                                   seeds=seeds, **design_kw)
+                                   seeds=seeds, design=kwargs.get("design"))
     ss[state.COMPARE_RESULTS] = {
         "manifest": manifest_to_json(manifest),
         "rows": frame,

@@ -14,7 +14,6 @@ from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD, THRESHO
 from colide_core.graph.export import to_csv_safe
 from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
 from dashboard.jobs import MAX_WORKERS, Job, follow_job, is_running, show_messages, start_job
-from dashboard.data import design_of
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard.state import trust as ts
@@ -51,11 +50,11 @@ def _start():
         dataset = state.current_dataset()
         n_boot, seed, n_jobs = int(ss["boot_n"]), int(ss["boot_seed"]), int(ss["boot_jobs"])
         X = dataset.X
-        design = design_of(dataset)  # several conditions: resampled within each, fitted as on Learn
 
-        def run(job):
+        def run(job):  # several conditions: resampled within each, fitted as on Learn (the Design read
+            # here: labels that cannot be used are the job's error)
             return bootstrap_edges(X, CoLiDE(**dict(params)), n_boot=n_boot, random_state=seed,
-                                   n_jobs=n_jobs, callback=job.progress, **design)
+                                   n_jobs=n_jobs, callback=job.progress, design=dataset.design)
 
         key = (dataset.key, params, n_boot, seed)
         return Job(run, f"Bootstrap ({n_boot} resamples)", key=key, units=n_jobs)
@@ -252,12 +251,12 @@ def _stab_start():
         key = _stab_key()
         _, params, lambdas, n_sub, pi_thr, seed = key
         dataset = state.current_dataset()
-        X, design = dataset.X, design_of(dataset)  # several conditions: half-samples within each
+        X = dataset.X
         n_jobs = int(ss["boot_jobs"])
 
-        def run(job):
+        def run(job):  # several conditions: half-samples within each (the Design read in the job)
             return stability_selection(X, CoLiDE(**dict(params)), lambdas, n_subsamples=n_sub, pi_thr=pi_thr,
-                                       random_state=seed, n_jobs=n_jobs, callback=job.progress, **design)
+                                       random_state=seed, n_jobs=n_jobs, callback=job.progress, design=dataset.design)
 
         return Job(run, f"Stability selection ({n_sub} half-samples × {len(lambdas)} λ)", key=key, units=n_jobs)
 

@@ -12,7 +12,6 @@ from colide_core.defaults import MU_SCHEDULE, THRESHOLD_RANGE
 from colide_core.graph.export import to_csv_safe
 from colide_core.solver.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
 from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
-from dashboard.data import design_of
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard.state import trust as ts
@@ -56,12 +55,11 @@ def _make_job():
     for lam in (lambdas[0], lambdas[-1]):
         check_params(solver_params(variant, lam, dict(overrides)))
     X, B_true = dataset.X, dataset.B_true
-    design = design_of(dataset)  # several conditions: an intercept per condition, targets masked, as on Learn
 
-    def run(job):
+    def run(job):  # several conditions: an intercept per condition, targets masked, as on Learn
         stages = min(warm, len(dict(overrides).get("mu_schedule", MU_SCHEDULE))) if warm else 1
         path = lambda_path(X, lambdas, thresholds, variant, warm_start=bool(warm), warm_stages=stages,
-                           callback=job.progress, **design, **dict(overrides))
+                           callback=job.progress, design=dataset.design, **dict(overrides))
         metrics = None if B_true is None else path_metrics(path, B_true.to_numpy())
         return path, metrics
 

@@ -18,7 +18,7 @@ import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, SOLVER, THRESHOLD_RANGE, TOL
 from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
-from dashboard.data import data_as_fitted, design_of, download_name, fit_device, oriented_by_interventions, rows_and_truth
+from dashboard.data import data_as_fitted, download_name, fit_device, oriented_by_interventions, rows_and_truth
 from dashboard.graphview import show_graph, show_legend
 from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
@@ -435,7 +435,7 @@ with tab_noise:
                    "EV estimates one σ for all nodes (dashed line).")
         for v in order:  # EV or NV? the residual test of the Check page (dashboard.checks)
             st.caption(f"{results[v].label}: " + ev_nv_line(ds.key, results[v].params, threshold, ds.X, thresholded[v],
-                                                                design_of(ds)))
+                                                                ds.design))
 
 with tab_metrics:
     if open_tab == "Metrics":

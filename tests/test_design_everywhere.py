@@ -79,7 +79,7 @@ def recorder(monkeypatch):
     real_path = path_module.lambda_path
 
     def lambda_path(*args, conditions=None, **kw):  # the λ path runs the loops itself, not CoLiDE.fit
-        rec.add("lambda_path", conditions is not None)
+        rec.add("lambda_path", _carried(conditions, kw))
         return real_path(*args, conditions=conditions, **kw)
 
     monkeypatch.setattr(path_module, "lambda_path", lambda_path)
@@ -87,9 +87,9 @@ def recorder(monkeypatch):
 
     real_refit = interventions.refit_weights
 
-    def refit_weights(W, X, *, conditions=None, targets=None):  # the Predict page's SEM weights
-        rec.add("refit_weights", conditions is not None)
-        return real_refit(W, X, conditions=conditions, targets=targets)
+    def refit_weights(W, X, *, conditions=None, targets=None, design=None):  # the Predict page's SEM weights
+        rec.add("refit_weights", _carried(conditions, {"design": design}))
+        return real_refit(W, X, conditions=conditions, targets=targets, design=design)
 
     monkeypatch.setattr(interventions, "refit_weights", refit_weights)
     monkeypatch.setattr(colide_core, "lambda_path", lambda_path, raising=False)

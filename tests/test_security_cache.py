@@ -272,6 +272,15 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
     assert cached.UNHASHED["dashboard.fitting.fit_colide"].keys() == {"_X", "_callback", "_conditions", "_targets",
                                                                       "_design"}
     assert cached.UNHASHED["dashboard.manifests.fit_manifest_json"] == {}
+    # the Check page's cached functions take the dataset's Design (issue 47) as _design, unhashed because
+    # data_key, the dataset's content hash, covers the labels and targets it is built from
+    import dashboard.checks  # noqa: F401 - registers its cached functions in cached.UNHASHED
+
+    for name, allowed in (("run_checks_cached", {"_X", "_design", "_callback"}), ("ev_nv_line", {"_X", "_design"}),
+                          ("path_cached", {"_X", "_design", "_callback"})):
+        unhashed = cached.UNHASHED[f"dashboard.checks.{name}"]
+        assert unhashed.keys() == allowed, name
+        assert "Design" in unhashed["_design"] and "data_key" in unhashed["_design"], name
 
 
 def test_the_dataset_key_covers_its_conditions_and_targets():

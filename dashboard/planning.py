@@ -111,7 +111,8 @@ def with_truth(shown, pred, true_pred, W_true) -> tuple:
         out.insert(at + k, name, (col.reindex(out.index).astype(float).round(3) + 0.0).to_numpy())
     names = list(t.index)
     mask = _descendants(W_true, names.index(node))
-    where = f"the {int(mask.sum())} descendants of {node} in the true graph"
+    k = int(mask.sum())
+    where = f"the {k} descendant{'s' if k != 1 else ''} of {node} in the true graph"
     if not mask.any():
         mask = np.arange(len(names)) != names.index(node)
         where = f"the other nodes ({node} has no descendant in the true graph)"

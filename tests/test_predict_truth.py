@@ -62,7 +62,7 @@ def test_the_true_column_is_the_closed_form_on_a_chain():
     seeing = pred.table["associational_shift"].to_numpy() / sd
     np.testing.assert_allclose(frame["error of seeing (sd)"], (seeing - true_sd).round(3), atol=1e-9)
     # X1's one descendant is X2: the RMSE over it is the absolute error there
-    assert summary.startswith(f"doing's error: RMSE {abs(doing[2] - true_sd[2]):.3g} sd over the 1 descendants "
+    assert summary.startswith(f"doing's error: RMSE {abs(doing[2] - true_sd[2]):.3g} sd over the 1 descendant "
                               f"of X1 in the true graph; seeing's: {abs(seeing[2] - true_sd[2]):.3g} sd")
     # X2 has no descendant: the summary says so and takes the other nodes
     _, last = with_truth(prediction_frame(pred), *(intervention_table(M, X, shift={"X2": sd[2]}) for M in (W_fit, W)),

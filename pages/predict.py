@@ -28,7 +28,6 @@ from colide_core.evaluation.planning import rank_interventions
 from colide_core.graph.export import to_csv_safe
 from colide_core.render.figures import intervention_figure
 from dashboard import state, urlstate
-from dashboard.data import design_of
 from dashboard.planning import prediction_frame, true_sem, try_experiment, with_truth
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
@@ -67,9 +66,9 @@ if ss["pred_model"] not in labels:
 names = list(ds.node_names)
 if ss["pred_node"] not in names:
     ss["pred_node"] = names[0]
-design = design_of(ds)
-conditions = design["conditions"]
-rows = np.ones(len(ds.X), dtype=bool) if conditions is None else np.asarray(conditions) == conditions[0]
+design = ds.design  # the rows' conditions and targets, validated once with the dataset (issue 47)
+conditions = design.row_labels()  # each row's label (None for one condition): the GES + IDA job's
+rows = np.ones(len(ds.X), dtype=bool) if conditions is None else design.codes == 0  # the first row's condition
 ref = ds.X[rows]
 
 c1, c2, c3, c4 = st.columns([1, 2, 2, 2])
@@ -106,7 +105,7 @@ sem_key = (ds.key, res.content_key, threshold)
 if weights == "refit":  # once per dataset, fit and threshold, not on every rerun (issue 53)
     memo = ss[ps.SEM_WEIGHTS]
     if memo is None or memo["key"] != sem_key:
-        memo = {"key": sem_key, "W": refit_weights(A, ds.X, conditions=conditions, targets=design["targets"])}
+        memo = {"key": sem_key, "W": refit_weights(A, ds.X, design=design)}
         ss[ps.SEM_WEIGHTS] = memo
     W_sem = memo["W"]
 else:
@@ -116,7 +115,7 @@ key = (ds.key, res.content_key, threshold, weights, node,
        tuple(sorted((k, tuple(v.items())) for k, v in kw.items())))
 samples = boot["samples"] if boot is not None and boot["key"] == key else None
 try:  # a value beyond 1e6 sd, or not finite: a sentence, before anything is computed
-    pred = replace(intervention_table(W_sem, ds.X, conditions=conditions, samples=samples, **kw), weights=weights)
+    pred = replace(intervention_table(W_sem, ds.X, design=design, samples=samples, **kw), weights=weights)
 except InvalidParameterError as exc:
     pred = None
     st.error(md_escape(str(exc)))
@@ -124,7 +123,7 @@ if pred is not None:
     ss[ps.LAST_PREDICTION] = {"key": (ds.key, res.content_key, threshold), "prediction": pred}  # for the report
     where = ("every row" if conditions is None else
              f"every row, each condition centred on its own means as in the fit, starting from the first "
-             f"condition's means ({md_escape(conditions[0])})")
+             f"condition's means ({md_escape(design.labels[0])})")
     st.caption(f"{what}: the CoLiDE-{res.label} graph at threshold {threshold:g} as a linear SEM "
                f"({ps.WEIGHT_LABELS[weights]}). **Doing**: every descendant moves by its total effect. "
                f"**Seeing**: regression on the node, which also moves its causes. Both read the same data: {where}.")
@@ -150,7 +149,7 @@ if pred is not None:
                    "the shift local IDA predicts; their mean and range, in sd.")
     sem = true_sem(ds)
     if sem is not None:  # simulated and network data: the true SEM's shift, through the same function
-        true_pred = intervention_table(sem["W"], ds.X, conditions=conditions, **kw)
+        true_pred = intervention_table(sem["W"], ds.X, design=design, **kw)
         shown, truth_line = with_truth(shown, pred, true_pred, sem["W"])
         st.markdown(f"**Against the true SEM** ({md_escape(pred.describe())}): {md_escape(truth_line)}.")
     st.dataframe(shown, key="pred_table")
@@ -169,7 +168,7 @@ def _start():
                                 names)  # refused here, before any refit
 
         def run(job):  # no point fit: the page has it; Stop is heard inside every refit
-            return bootstrap_shifts(estimator, X, conditions=conditions, targets=design["targets"],
+            return bootstrap_shifts(estimator, X, design=design,
                                     n_bootstrap=n_boot, random_state=0, callback=job.progress, weights=weights,
                                     **kw), n_boot
 
@@ -223,7 +222,7 @@ def _start_plan():
         X = ds.X
 
         def run(job):
-            return rank_interventions(X, conditions=conditions, targets=design["targets"], n_bootstrap=n_boot,
+            return rank_interventions(X, design=design, n_bootstrap=n_boot,
                                       random_state=0, estimator=model, callback=job.progress)
 
         return Job(run, f"Ranking the experiments ({n_boot} refits)", key=plan_key)

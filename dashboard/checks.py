@@ -331,7 +331,7 @@ def harvest_path(state, result_key):
 
 def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_key, path_key,
                 X, fits, B, reference_label, checks, path, audit, dataset_name, design=None,
-                data_file="DATA.csv", predictions=(), plan=None) -> bytes:
+                data_file="DATA.csv", predictions=(), plan=None, ida_predictions=()) -> bytes:
     """:func:`colide_core.render.report.build_report` as UTF-8 bytes.
 
     Not cached: the report embeds the dataset's name, the fits and the session's checks, and it
@@ -352,8 +352,9 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     data_file : str or dashboard.data.Reproduction, default="DATA.csv"
         What the report's commands read: :func:`dashboard.data.data_as_fitted` of the dataset (its
         file name and whether the commands replay the cleaning and transforms), or a raw file's name.
-    predictions, plan : optional
-        The Predict page's last prediction and ranking of this fit (:func:`dashboard.state.predict.for_report`).
+    predictions, plan, ida_predictions : optional
+        The Predict page's last prediction, ranking and GES + IDA prediction of this fit
+        (:func:`dashboard.state.predict.for_report`).
 
     Returns
     -------
@@ -365,7 +366,7 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
                                     audit=audit, **_design_kwargs(design),
                                     data_file=getattr(data_file, "data_name", data_file),
                                     replay=getattr(data_file, "replay", True),
-                                    predictions=predictions, plan=plan)
+                                    predictions=predictions, plan=plan, ida_predictions=ida_predictions)
     return html.encode("utf-8")
 
 

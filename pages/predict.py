@@ -144,6 +144,7 @@ if pred is not None:
         ida_pred = None
         st.error(md_escape(f"GES + IDA: {exc}"))
     if ida_pred is not None:
+        ss[ps.LAST_PREDICTION]["ida"] = ida_pred  # the report shows it beside CoLiDE's (ps.for_report)
         shown = ps.with_ges_ida(shown, ida_pred)
         st.caption("GES + IDA (scale-free): GES's equivalence class, and for each parent set of the node it allows, "
                    "the shift local IDA predicts; their mean and range, in sd.")

@@ -61,10 +61,10 @@ def test_the_page_predicts_the_learn_fit_and_compares_seeing(new_app):
     from dashboard.state import predict as ps
 
     kept = {k: at.session_state[k] for k in (ps.LAST_PREDICTION, ps.PLAN_RESULT)}
-    (recorded,), plan = ps.for_report(kept, ds.key, res.content_key, 0.3)
+    (recorded,), plan, _ = ps.for_report(kept, ds.key, res.content_key, 0.3)
     assert plan is None and recorded.weights == "fit" and recorded.describe().startswith(f"{src} shifted by")
     np.testing.assert_allclose(recorded.table["shift_sd"], fit_table["shift_sd"])
-    assert ps.for_report(kept, ds.key, res.content_key, 0.25) == ((), None)  # another threshold: not this fit
+    assert ps.for_report(kept, ds.key, res.content_key, 0.25) == ((), None, ())  # another threshold: not this fit
     assert table.loc["PKA", "shift (sd), doing"] == pytest.approx(2.0)
     # PKA's causes do not move when PKA is pushed; regression on PKA says they would
     parents = [ds.node_names[i] for i in np.flatnonzero(A[:, list(ds.node_names).index("PKA")])]

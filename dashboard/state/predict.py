@@ -95,16 +95,18 @@ def init(ss) -> None:
 
 
 def for_report(ss, data_key, fit_key, threshold) -> tuple:
-    """``(predictions, plan)`` of the Predict page for the report of one fit: the last prediction
-    shown and the last ranking, when they were made of this dataset, fit and threshold; else
-    ``((), None)``.
+    """``(predictions, plan, ida_predictions)`` of the Predict page for the report of one fit: the
+    last prediction shown, the last ranking and the GES + IDA prediction shown beside it (issue 52),
+    when they were made of this dataset, fit and threshold; else ``((), None, ())``.
     """
     want = (data_key, fit_key, float(threshold))
     last = ss.get(LAST_PREDICTION)
-    predictions = (last["prediction"],) if last is not None and tuple(last["key"]) == want else ()
+    mine = last is not None and tuple(last["key"]) == want
+    predictions = (last["prediction"],) if mine else ()
+    ida = (last.get("ida"),) if mine else ()
     plan = ss.get(PLAN_RESULT)
     plan = plan["table"] if plan is not None and tuple(plan["key"][:3]) == want else None
-    return predictions, plan
+    return predictions, plan, ida
 
 
 @cache_data(show_spinner=False, max_entries=64)

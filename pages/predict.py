@@ -193,6 +193,7 @@ b1, b2 = st.columns([1, 3])
 b1.number_input("Resamples", min_value=2, max_value=500, step=10, key="pred_n_boot")
 b2.button("Compute intervals", key="pred_boot_run", on_click=_start, disabled=pred is None,
           help="Refits the model on rows resampled with replacement (within each condition) and predicts again.")
+b2.caption(ps.refits_cost_text(ss["pred_n_boot"], res.fit_time))  # a cost before the job (issue 53, low 4)
 follow_job(ps.BOOT_SLOT, _harvest)
 show_messages(ss, ps.BOOT_SLOT)
 if not ps.ges_ready(ss, ds):
@@ -245,6 +246,7 @@ q1.number_input("Resamples", min_value=2, max_value=200, step=5, key="plan_n_boo
 q2.button("Rank the experiments", key="plan_run", on_click=_start_plan,
           help="Refits the model on rows resampled within conditions, and counts on each refit the edge "
                "directions each single-node experiment would settle.")
+q2.caption(ps.refits_cost_text(ss["plan_n_boot"], res.fit_time))
 follow_job(ps.PLAN_SLOT, _harvest_plan)
 show_messages(ss, ps.PLAN_SLOT)
 plan = ss[ps.PLAN_RESULT]

@@ -243,3 +243,18 @@ def test_an_all_zero_ranking_says_why(new_app):
     table = at.session_state["plan_result"]["table"]
     assert (table["score"] == 0).all()          # the case of the walk
     assert any("No single-node experiment would settle" in i.value for i in at.info)
+
+
+def test_the_refit_jobs_say_their_cost_before_they_start(new_app):
+    # issue 53, low 4: "Compute intervals" (up to 500 refits) and "Rank the experiments" (up to
+    # 200) showed no estimate. Each now says n refits x the time the fit shown took (measured).
+    from dashboard.state.predict import refits_cost_text
+    from dashboard.text import fmt_seconds
+
+    at = _page(new_app)
+    res = at.session_state["fit_results"]["nv"]
+    at.number_input(key="pred_n_boot").set_value(40).run()
+    captions = [c.value for c in at.caption]
+    assert refits_cost_text(40, res.fit_time) in captions
+    assert f"About {fmt_seconds(40 * res.fit_time)}: 40 refits" in refits_cost_text(40, res.fit_time)
+    assert refits_cost_text(at.session_state["plan_n_boot"], res.fit_time) in captions

@@ -19,7 +19,7 @@ from dashboard.jobs import JobSlot
 
 __all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "PLAN_JOB", "PLAN_RESULT", "PLAN_MESSAGES",
            "PLAN_SLOT", "LAST_PREDICTION", "for_report", "TRY_JOB", "TRY_RESULT", "TRY_MESSAGES", "TRY_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS",
-           "SEM_WEIGHTS", "init", "GES_JOB", "GES_RESULT", "GES_MESSAGES", "GES_SLOT", "scale_verdict_of",
+           "SEM_WEIGHTS", "init", "refits_cost_text", "GES_JOB", "GES_RESULT", "GES_MESSAGES", "GES_SLOT", "scale_verdict_of",
            "ges_cpdag_of", "ges_known", "with_ges_ida", "GES_COLUMNS", "ges_cost_text", "ges_job", "harvest_ges",
            "ges_ida_for", "ges_ready"]
 
@@ -210,6 +210,38 @@ def ges_cost_text(dataset) -> str:
             f"0.3 s at 10 nodes, 2–3 s at 20 and half a minute or more at 40 (0.1–0.2 s on Sachs' 11), plus about "
             f"2 s to load causal-learn the first time. "
             f"These data have {n:,} rows and {d} nodes.")
+
+
+def refits_cost_text(n_refits, fit_seconds, what="refits") -> str:
+    """What a job of ``n_refits`` refits is expected to cost, before it starts (issue 53, low 4):
+    the number of refits times the time the Learn fit they repeat took (measured when it ran).
+
+    Parameters
+    ----------
+    n_refits : int
+        Refits the job will make (>= 1).
+    fit_seconds : float or None
+        Wall seconds of the fit shown (``FitResult.fit_time``); None when unknown.
+    what : str
+        What the refits are for, in the sentence (fixed text, never user input).
+
+    Returns
+    -------
+    str
+        Plain text (numbers and fixed words).
+
+    Examples
+    --------
+    >>> refits_cost_text(30, 0.08)
+    'About 2.4 s: 30 refits × 80 ms, the time this fit took here.'
+    """
+    from dashboard.text import fmt_seconds
+
+    n = int(n_refits)
+    if fit_seconds is None or not fit_seconds >= 0:
+        return f"{n} {what}, each as long as the fit shown."
+    return (f"About {fmt_seconds(n * float(fit_seconds))}: {n} {what} × {fmt_seconds(float(fit_seconds))}, "
+            "the time this fit took here.")
 
 
 def ges_job(dataset, conditions):

@@ -260,11 +260,12 @@ def test_a_banner_that_comes_and_goes_above_the_drawing_does_not_reload_it(serve
         refining = page.get_by_text("Refining", exact=False)
         if refining.count() == 0:
             pytest.skip("the order search finished before the drawing could be marked (a fast machine)")
-        drawn_before = frame.evaluate("() => colideDrawn")
         expect(page.get_by_text(re.compile(r"^auto: ")).first).to_be_visible(timeout=FIT_TIMEOUT_MS)
         expect(refining).to_have_count(0, timeout=UI_TIMEOUT_MS)
-        frame.wait_for_function(f"() => colideDrawn > {drawn_before}", timeout=UI_TIMEOUT_MS)
+        wait_for_idle(page)  # the run that removed the banner has ended
+        # the same document (a remounted frame is detached: evaluate would raise), still drawn
         assert frame.evaluate("() => window.colideMark") == "before"  # not reloaded
+        assert frame.evaluate("() => colideDrawn") >= 1
         no_exception_shown(page)
     finally:
         context.close()

@@ -84,7 +84,12 @@ def test_ecoli70_from_the_data_page_to_the_true_effects(server, browser, tmp_pat
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
         page.goto(server.url + "/data", timeout=UI_TIMEOUT_MS)
-        page.get_by_text("Real networks (bnlearn repository)").click(timeout=UI_TIMEOUT_MS)
+        # the page's first run (it summarises the four networks) has drawn the source, and ended:
+        # until then the elements are inert (seen on a loaded machine: a click waited 60 s)
+        source = page.get_by_text("Real networks (bnlearn repository)", exact=True).first
+        source.wait_for(timeout=FIT_TIMEOUT_MS)
+        wait_for_idle(page, FIT_TIMEOUT_MS)
+        source.click(timeout=UI_TIMEOUT_MS)
         # the expander's defaults are ecoli70, n = 1000, seed 0, no conditions: say so, then load
         expect(page.get_by_role("spinbutton", name="Rows (n)")).to_have_value("1000", timeout=UI_TIMEOUT_MS)
         expect(page.get_by_role("spinbutton", name="Seed")).to_have_value("0", timeout=UI_TIMEOUT_MS)

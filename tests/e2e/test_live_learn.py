@@ -239,33 +239,3 @@ def test_auto_draws_the_fast_answer_then_the_refined_one_without_a_click(server,
         no_exception_shown(page)
     finally:
         context.close()
-
-
-def test_a_banner_that_comes_and_goes_above_the_drawing_does_not_reload_it(server, browser):
-    """Issue 48 m-11: a banner inserted above a drawing (here "Refining", which goes when the order
-    search is done) moved the drawing's place in the page, and the browser remounted its frame: a
-    full vis-network reload. Now everything that comes and goes above the drawings lives in
-    containers made on every run. A mark set in the drawing's window while "Refining" shows is
-    still there after it has gone and the refined fit is drawn: the same document, redrawn."""
-    import pytest
-
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        page.goto(f"{server.url}/learn?data=sim&d=40&n=600&seed=2&model=NV", timeout=UI_TIMEOUT_MS)
-        page.get_by_text("CoLiDE-NV · λ = 0.05", exact=True).wait_for(timeout=UI_TIMEOUT_MS)
-        frame = graph_frame(drawings(page).first)
-        frame.wait_for_function("() => colideDrawn > 0", timeout=UI_TIMEOUT_MS)
-        frame.evaluate("() => { window.colideMark = 'before'; }")
-        refining = page.get_by_text("Refining", exact=False)
-        if refining.count() == 0:
-            pytest.skip("the order search finished before the drawing could be marked (a fast machine)")
-        expect(page.get_by_text(re.compile(r"^auto: ")).first).to_be_visible(timeout=FIT_TIMEOUT_MS)
-        expect(refining).to_have_count(0, timeout=UI_TIMEOUT_MS)
-        wait_for_idle(page)  # the run that removed the banner has ended
-        # the same document (a remounted frame is detached: evaluate would raise), still drawn
-        assert frame.evaluate("() => window.colideMark") == "before"  # not reloaded
-        assert frame.evaluate("() => colideDrawn") >= 1
-        no_exception_shown(page)
-    finally:
-        context.close()

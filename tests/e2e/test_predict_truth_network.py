@@ -83,7 +83,7 @@ def test_ecoli70_from_the_data_page_to_the_true_effects(server, browser, tmp_pat
     page = context.new_page()
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
-        page.goto(server.url + "/data", timeout=UI_TIMEOUT_MS)
+        page.goto(server.url + "/", timeout=UI_TIMEOUT_MS)  # the Data page is the default page (its path is "")
         # the page's first run (it summarises the four networks) has drawn the source, and ended:
         # until then the elements are inert (seen on a loaded machine: a click waited 60 s)
         source = page.get_by_text("Real networks (bnlearn repository)", exact=True).first

@@ -53,9 +53,6 @@ from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script (python benchmarks/bench_planning.py): the repository's packages
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from benchmarks._common import markdown_table
 from colide_core import CoLiDE, evaluate, load_sachs
 from colide_core.data.simulate import simulate_dataset

@@ -11,6 +11,7 @@ from dashboard.data import make_dataset, transformed_dataset
 from dashboard.live import thresholded
 from dashboard.planning import TRUE_COLUMNS, prediction_frame, true_sem, with_truth
 from dashboard.text import md_escape
+from tests._apps import open_predict
 from tests._schedules import QUICK
 
 #: A short schedule on the fast solver: the graph does not matter here, only that the page compares
@@ -84,17 +85,7 @@ def test_true_sem_follows_the_transforms():
 
 
 def _predict_page(new_app, ds):
-    from dashboard import state
-
-    at = new_app()
-    at.run()
-    at.session_state["solver_overrides"] = dict(FAST)
-    at.session_state[state.DATASET] = ds
-    at.session_state["fit_results"] = {}
-    at.switch_page("pages/learn.py").run()
-    at.switch_page("pages/predict.py").run()
-    assert not at.exception, at.exception
-    return at
+    return open_predict(new_app, ds, FAST)
 
 
 def _check_truth_column(at, node):
@@ -150,9 +141,7 @@ def test_simulated_data_show_the_truth_and_run_it(new_app):
 
 
 def test_a_network_shows_the_truth_and_runs_it_with_its_intercepts(new_app, monkeypatch):
-    networks = pytest.importorskip("colide_core.data.networks")
-    if not networks.network_available():
-        pytest.skip("pgmpy-no-torch (the networks extra) is not installed: no bnlearn network to load")
+    # pgmpy-no-torch (the networks extra) is pinned in requirements.txt: no skip when it is missing
     from colide_core.evaluation import experiment
     from dashboard.data import network_dataset
 

@@ -1,7 +1,7 @@
 """The Predict page against a network's true SEM, in a real browser (issue 49, point 3).
 
 The whole path a user takes on a bnlearn network: the Data page loads ecoli70 (n = 1000, seed 0,
-offline from pgmpy-no-torch's files), Learn draws a graph (live or after Run, whichever the page
+offline from pgmpy-no-torch's files, pinned in requirements.txt), Learn draws a graph (live or after Run, whichever the page
 offers at 46 nodes), Compare runs a baseline (SortNRegress) beside CoLiDE on the current data, and
 Predict shows, beside doing and seeing, the true SEM's shift of the same intervention and the
 errors of both (its summary line, and its columns in the page's own CSV, computed here with the
@@ -20,10 +20,6 @@ from tests.e2e.harness import (
     ARTIFACTS, FIT_TIMEOUT_MS, UI_TIMEOUT_MS, block_external, no_exception_shown, wait_for_idle,
 )
 
-networks = pytest.importorskip("colide_core.data.networks")
-if not networks.network_available():
-    pytest.skip("pgmpy-no-torch (the networks extra) is not installed: no bnlearn network to load",
-                allow_module_level=True)
 
 LAMBDA1 = 0.05  # the Learn page's default
 #: The node of ecoli70 with the most descendants in its true graph (30 of the 46 nodes; the test

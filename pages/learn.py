@@ -206,24 +206,30 @@ cached_step = all(is_cached(ds.key, fast_first(solver_params(VARIANTS[lab], floa
                   for lab in shown_labels(ss["learn_variant"]))
 live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES], measured=measured, estimate=estimate,
                                  cached=cached_step)
-st.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
-           + ("**Live**: every change re-solves EV and NV, no Run needed." if live
-              else f"Press **Run** after a change: {md_escape(why_not_live)}."))
+# Everything above the drawings that comes and goes (a cost caption, a badge, a lesson, a job's bar,
+# Refining, Stale, messages) is written into a container made on every run: the drawings' place in
+# the page never moves, so a banner appearing does not remount their frames (issue 48, m-11: a
+# remount is a full vis-network reload).
+header = st.container()
+header.caption(f"{md_escape(ds.name)} · {ds.shape[0]} × {ds.shape[1]} · "
+               + ("**Live**: every change re-solves EV and NV, no Run needed." if live
+                  else f"Press **Run** after a change: {md_escape(why_not_live)}."))
 if not live and solver_now == "topo":  # an honest cost before a slow fit
     for lab in shown_labels(ss["learn_variant"]):
         est = topo_cost(ds.key, VARIANTS[lab], ds.X)  # once per dataset and model, no fit (issue 42)
         if est is not None:
-            st.caption(f"CoLiDE-TOPO-{lab} here: about {fmt_seconds(est.seconds)} "
-                       f"({fmt_seconds(est.low)}–{fmt_seconds(est.high)}), from {fmt_seconds(est.seconds_per_evaluation)} "
-                       "per swap evaluation measured on these data (docs/topo.md).")
+            header.caption(f"CoLiDE-TOPO-{lab} here: about {fmt_seconds(est.seconds)} "
+                           f"({fmt_seconds(est.low)}–{fmt_seconds(est.high)}), from {fmt_seconds(est.seconds_per_evaluation)} "
+                           "per swap evaluation measured on these data (docs/topo.md).")
 elif not live and estimate is not None and "about" not in why_not_live:  # a cost before any Run (issue 41)
     n_fits = len(shown_labels(ss["learn_variant"]))  # Run with Both fits EV and NV, one after the other (m-14)
-    st.caption(f"A fit here: about {fmt_seconds(estimate[0])}–{fmt_seconds(estimate[1])}, from {estimate[2]} "
-               "(typical to long fits)"
-               + (f"; Run fits EV and NV: about {fmt_seconds(n_fits * estimate[0])}–"
-                  f"{fmt_seconds(n_fits * estimate[1])}." if n_fits > 1 else "."))
-prior_badge(ss[state.SOLVER_OVERRIDES])  # constraints are never invisible where the graph is shown
-lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
+    header.caption(f"A fit here: about {fmt_seconds(estimate[0])}–{fmt_seconds(estimate[1])}, from {estimate[2]} "
+                   "(typical to long fits)"
+                   + (f"; Run fits EV and NV: about {fmt_seconds(n_fits * estimate[0])}–"
+                      f"{fmt_seconds(n_fits * estimate[1])}." if n_fits > 1 else "."))
+with header:
+    prior_badge(ss[state.SOLVER_OVERRIDES])  # constraints are never invisible where the graph is shown
+    lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)
 
 # --- controls: one compact row, the graph right below ------------------------------------------
 running = is_running(ss, state.FIT_SLOT)
@@ -258,8 +264,10 @@ with c4:
 urlstate.write_url(ds, ss, st.query_params)  # the view is shareable: a refresh or a link restores it
 
 # --- a running job: progress bar + Stop, then its results -----------------------------------------
-follow_job(state.FIT_SLOT, _harvest)
-show_messages(ss, state.FIT_SLOT)
+notices = st.container()  # see `header`: what comes and goes between the controls and the drawings
+with notices:
+    follow_job(state.FIT_SLOT, _harvest)
+    show_messages(ss, state.FIT_SLOT)
 
 lam_now = float(ss["learn_lambda1"])
 shown = shown_labels(ss["learn_variant"])  # "EV", "NV" or both: what is solved live and drawn
@@ -299,7 +307,8 @@ elif live and not running:
     refining = [p for p in to_refine if not _has(p)] if not live_errors else []
     if refining:
         refine_job = refine(ss, state.LIVE_REFINE, ds, refining)
-        _refine_watch(refine_job)
+        with notices:
+            _refine_watch(refine_job)
     if ss[state.LAMBDA_MOVED] and not live_errors:
         # the next step of the slider is then usually a cache hit (same cold fits, same drawings,
         # drawn with the positions the page will use when they do not depend on the fit); asked
@@ -309,7 +318,7 @@ elif live and not running:
                      for lam in neighbours(_lambda_options(), lam_now) for lab in shown],
                     float(ss["learn_threshold"]), {"positions": _positions(), "legend": False})
 for err in live_errors:
-    st.error(md_escape(err))
+    notices.error(md_escape(err))
 
 results = state.results_for_current()
 if not results:
@@ -330,14 +339,14 @@ wanted_v = [VARIANTS[lab] for lab in shown]
 order = [v for v in ("ev", "nv") if v in results and v in wanted_v]
 if not order:  # the picked model has not been fitted yet (a Run page): show what there is, and say so
     order = [v for v in ("ev", "nv") if v in results]
-    st.info(f"CoLiDE-{' and '.join(shown)} has not been fitted at these settings yet: press **Run**. "
+    notices.info(f"CoLiDE-{' and '.join(shown)} has not been fitted at these settings yet: press **Run**. "
             f"Showing CoLiDE-{' and '.join(v.upper() for v in order)}.")
 if stopped_after is None:  # a stopped live fit's time stands (else an older, faster fit would hide it)
     ss[state.LAST_FIT_TIME] = (ds.key, max(drawn_after(results[v], ds.shape[1]) for v in order),  # state.last_fit_time
                                dict(results[order[-1]].params).get("solver", SOLVER))
 stale = [v for v in order if abs(results[v].lambda1 - lam_now) > 1e-12 * max(1.0, lam_now)]
 if stale and not running:
-    st.warning("Stale: " + ", ".join(f"{v.upper()} was learned with λ = {fmt_lambda(results[v].lambda1)}"
+    notices.warning("Stale: " + ", ".join(f"{v.upper()} was learned with λ = {fmt_lambda(results[v].lambda1)}"
                                       for v in stale)
                + f", not the λ = {fmt_lambda(lam_now)} set above. Press **Run** to learn it again.",
                icon=":material/history:")
@@ -347,10 +356,10 @@ for v in order:
     thresholded[v], removed[v] = threshold_fit(results[v], threshold, names, return_removed=True)
 for v in order:
     if removed[v]:  # never silent: the post-processing cut edges above the threshold
-        st.info(f"{v.upper()}: " + md_escape(removed_sentence(removed[v], names)) + ".", icon=":material/content_cut:")
+        notices.info(f"{v.upper()}: " + md_escape(removed_sentence(removed[v], names)) + ".", icon=":material/content_cut:")
     level, text = _note(results[v])
     if level == "warning" and not results[v].stopped:
-        st.warning(f"{v.upper()}: {text}")
+        notices.warning(f"{v.upper()}: {text}")
 
 # The tabs; "Playback" watches the optimisation of the last fit (dashboard.playback).
 # Keyed and stateful: the open tab survives reruns that add a message above it (a Run job finishing,

@@ -28,6 +28,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -342,10 +343,37 @@ def drawings(where):
     return where.locator(DRAWINGS)
 
 
+def drawing_for(page, heading: str):
+    """The drawing's iframe that the page heads ``heading`` (plain text, e.g. "CoLiDE-EV · λ = 0.05").
+
+    Found through the innermost block holding both the heading and a drawing (each drawing sits in
+    a container with its heading), not by position: ``drawings(page).first`` can resolve to another
+    drawing while a rerun is still adding the page's drawings (seen in the full suite: the NV
+    drawing's frame, mounted first, held while the test waited for EV's label).
+    """
+    blocks = page.get_by_test_id("stVerticalBlock").filter(has=page.get_by_text(heading, exact=True))
+    return blocks.filter(has=page.locator(DRAWINGS)).last.locator(DRAWINGS).first
+
+
 def wait_for_drawing(frame, label: str, timeout_ms: int = UI_TIMEOUT_MS) -> None:
     """Wait until the long-lived drawing in ``frame`` has drawn the graph the page heads ``label``
     (plain text, e.g. "CoLiDE-NV · λ = 0.5"): it keeps the heading of the last drawing it drew."""
-    frame.wait_for_function("(l) => window.colideLabel === l && colideDrawn > 0", arg=label, timeout=timeout_ms)
+    # In slices, so that a frame remounted meanwhile (detached: Playwright would wait on it until the
+    # timeout) fails at once and says so: a page element inserted above a drawing remounts it.
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        if frame.is_detached():
+            raise AssertionError(f"the drawing's frame was detached (remounted) while waiting for {label!r}")
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            shown = None if frame.is_detached() else frame.evaluate("() => [window.colideLabel, colideDrawn]")
+            raise AssertionError(f"the drawing did not draw {label!r} in {timeout_ms} ms (it shows {shown!r})")
+        try:
+            frame.wait_for_function("(l) => window.colideLabel === l && colideDrawn > 0", arg=label,
+                                    timeout=min(left_ms, 5_000))
+            return
+        except PlaywrightTimeoutError:
+            continue
 
 
 def graph_frame(iframe, ready_js: str = GRAPH_READY_JS, timeout_ms: int = UI_TIMEOUT_MS):

@@ -16,7 +16,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.e2e.harness import (
-    ARTIFACTS, FIT_TIMEOUT_MS, UI_TIMEOUT_MS, StreamlitServer, block_external, drawings, graph_frame, lambda_slider, library_result,
+    ARTIFACTS, FIT_TIMEOUT_MS, UI_TIMEOUT_MS, StreamlitServer, block_external, drawing_for, drawings, graph_frame, lambda_slider, library_result,
     no_exception_shown, open_app_with_sachs, set_lambda, shown_metric, wait_for_drawing, wait_for_idle,
 )
 
@@ -53,7 +53,7 @@ def test_moving_lambda_redraws_the_graph_without_run(server, browser):
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         edges_lib = library_result("nv", 0.05)[1]
         page.get_by_text(f"{edges_lib} edges ·").first.wait_for(timeout=UI_TIMEOUT_MS)
-        first = graph_frame(drawings(page).first)
+        first = graph_frame(drawing_for(page, "CoLiDE-EV · λ = 0.05"))
         wait_for_drawing(first, "CoLiDE-EV · λ = 0.05")
         edges_before = first.evaluate(_EDGES_JS)
         set_lambda(page, 0.5)                     # no Run click anywhere in this test
@@ -236,6 +236,33 @@ def test_auto_draws_the_fast_answer_then_the_refined_one_without_a_click(server,
         expect(page.get_by_text(re.compile(r"^(fast solver|auto: )")).first).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(refined.first).to_be_visible(timeout=FIT_TIMEOUT_MS)   # the refined fit, drawn by itself
         expect(refining).to_have_count(0, timeout=UI_TIMEOUT_MS)
+        no_exception_shown(page)
+    finally:
+        context.close()
+
+
+def test_a_banner_that_comes_and_goes_above_the_drawing_does_not_reload_it(server, browser):
+    """Issue 48 m-11: a banner inserted above a drawing (a job's progress bar, its "finished"
+    message, "Refining", a stale warning) moved the drawings' place in the page, and the browser
+    remounted their frames: a full vis-network reload, and a frame a test held went dead (the CI
+    failures of stops 53 and 54: a remounted frame is detached). Now everything that comes and goes
+    above the drawings lives in containers made on every run. Deterministic trigger: Run on live
+    Sachs shows a job's bar, then its message, above the drawings. A mark set in the EV drawing's
+    window before the click is still there after both: the same document."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = _open_learn(context, server)
+        wait_for_idle(page)
+        frame = graph_frame(drawing_for(page, "CoLiDE-EV · λ = 0.05"))
+        wait_for_drawing(frame, "CoLiDE-EV · λ = 0.05")
+        frame.evaluate("() => { window.colideMark = 'before'; }")
+        page.get_by_role("button", name="Run", exact=True).click(timeout=UI_TIMEOUT_MS)
+        # the job's message, written above the drawings by the run after the job (its bar came before)
+        page.get_by_text(re.compile(r"^(EV|NV) finished:")).first.wait_for(timeout=FIT_TIMEOUT_MS)
+        wait_for_idle(page)
+        assert not frame.is_detached(), "the drawing's frame was remounted by the banner above it"
+        assert frame.evaluate("() => window.colideMark") == "before"  # the same document, not reloaded
+        assert frame.evaluate("() => colideDrawn") >= 1
         no_exception_shown(page)
     finally:
         context.close()

@@ -24,10 +24,10 @@ import threading
 
 import colide_core
 from colide_core.graph.constraints import PriorKnowledge
-from dashboard.jobs import Job, is_running
+from dashboard.jobs import Job
 
 __all__ = ["thresholded", "required_of", "neighbours", "prefetch_neighbours", "PREFETCH_DELAY_S", "fast_first",
-           "refine", "refined", "drawn_after", "AUTO_DIRECT_NODES", "fit_where_needed"]
+           "refine", "refined", "drawn_after", "AUTO_DIRECT_NODES", "fit_where_needed", "live_now"]
 
 #: Up to this many nodes the live page solves ``solver="auto"`` directly (the order search costs
 #: 0.03-0.2 s there, issue 51's measurement, and Sachs's whole auto fit 0.08 s); above it the fast
@@ -262,6 +262,52 @@ def refined(state, key: str, dataset, params_list):
     return job.result
 
 
+def live_now(ss, dataset) -> tuple:
+    """Whether the Learn settings in ``ss`` are live on ``dataset`` now: the one rule of the Learn
+    page and of :func:`fit_where_needed` (issue 47: it was written twice).
+
+    Live when a step is expected to take under a second (``dashboard.fitting.live_reason``): from
+    what a live step cost this session with the current solver (``state.live_step_cost``), else
+    the last fit's own time, else an estimate measured on this machine
+    (``dashboard.fitting.expected_fit_seconds``); a step whose fits are all in the cache is live
+    whatever was measured (issue 48, M-5a).
+
+    Parameters
+    ----------
+    ss : streamlit session state
+        Learn's widget keys (``learn_lambda1``, ``learn_variant``) and
+        ``dashboard.state.SOLVER_OVERRIDES``.
+    dataset : dashboard.data.Dataset
+
+    Returns
+    -------
+    live : bool
+    why_not : str
+        Why a step needs Run ("" when live).
+    estimate : tuple or None
+        ``(low, high, how)`` of ``expected_fit_seconds`` when nothing was measured, else None.
+    wanted : list of tuple
+        The :func:`fast_first` solver parameters of each model shown: what a live step fits first.
+    """
+    from dashboard import state
+    from dashboard.fitting import VARIANTS, expected_fit_seconds, is_cached, live_reason, shown_labels, solver_params
+
+    overrides = ss[state.SOLVER_OVERRIDES]
+    labels = shown_labels(ss["learn_variant"])
+    wanted = [fast_first(solver_params(VARIANTS[lab], float(ss["learn_lambda1"]), overrides), dataset.shape[1])
+              for lab in labels]
+    solver_now = overrides.get("solver", colide_core.defaults.SOLVER)
+    # what a live step here cost this session (the lower of the last two: a cache hit is cheap, and
+    # one slow step under load does not decide), else the last fit's own time (issue 48, M-5)
+    measured = state.live_step_cost(solver_now)
+    measured = state.last_fit_time(solver_now) if measured is None else measured
+    estimate = None if measured is not None else expected_fit_seconds(dataset, overrides,
+                                                                      [VARIANTS[lab] for lab in labels])
+    live, why_not = live_reason(dataset, overrides, measured=measured, estimate=estimate,
+                                cached=all(is_cached(dataset.key, p) for p in wanted))
+    return live, why_not, estimate, wanted
+
+
 def fit_where_needed(ss, dataset) -> tuple:
     """The Learn page's fits at the session's λ, noise model and settings, solved here when the Learn
     page would solve them live: a page that uses Learn's fit (Predict), opened from a link or a
@@ -288,24 +334,13 @@ def fit_where_needed(ss, dataset) -> tuple:
         Messages of refused or failed fits (markdown-safe).
     """
     from dashboard import state
-    from dashboard.fitting import (VARIANTS, expected_fit_seconds, fit_live, is_cached, live_reason, shown_labels,
-                                   solver_params)
+    from dashboard.fitting import fit_live
 
-    overrides = ss[state.SOLVER_OVERRIDES]
-    labels = shown_labels(ss["learn_variant"])
-    wanted = [fast_first(solver_params(VARIANTS[lab], float(ss["learn_lambda1"]), overrides), dataset.shape[1])
-              for lab in labels]
     held = state.results_for_current()
+    live, why_not, _, wanted = live_now(ss, dataset)
     todo = [p for p in wanted if not (dict(p)["variant"] in held and held[dict(p)["variant"]].params == p)]
     if not todo:
         return [], None, []
-    solver_now = overrides.get("solver", colide_core.defaults.SOLVER)
-    measured = state.live_step_cost(solver_now)
-    measured = state.last_fit_time(solver_now) if measured is None else measured
-    estimate = None if measured is not None else expected_fit_seconds(dataset, overrides,
-                                                                      [VARIANTS[lab] for lab in labels])
-    live, why_not = live_reason(dataset, overrides, measured=measured, estimate=estimate,
-                                cached=all(is_cached(dataset.key, p) for p in todo))
     if not live:
         return [], why_not, []
     fitted, errors, _ = fit_live(dataset, todo)

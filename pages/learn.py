@@ -24,12 +24,11 @@ from dashboard.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.layout import page_setup, prior_badge
 from dashboard import manifests, state, urlstate
 from colide_core.graph.constraints import removed_sentence
-from dashboard.live import (drawn_after, fast_first, neighbours, prefetch_neighbours, refine, refined, required_of,
-                            thresholded as threshold_fit)
+from dashboard.live import (drawn_after, fast_first, live_now, neighbours, prefetch_neighbours, refine, refined,
+                            required_of, thresholded as threshold_fit)
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from colide_core.render.figures import noise_figure, objective_figure
-from dashboard.fitting import (NOISE_CHOICES, VARIANTS, FitJob, expected_fit_seconds, fit_live, is_cached,
-                               live_reason, shown_labels, solver_params, topo_cost)
+from dashboard.fitting import NOISE_CHOICES, VARIANTS, FitJob, fit_live, shown_labels, solver_params, topo_cost
 from dashboard.checks import ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.settings_form import settings_form
@@ -194,18 +193,7 @@ st.title("Learn a DAG with CoLiDE")
 # One rule for every solver (issue 41): live when a fit is expected to take under a second, from
 # the last fit measured here with this solver, else from an estimate measured on this machine.
 solver_now = ss[state.SOLVER_OVERRIDES].get("solver", SOLVER)
-# what a live step here cost this session (the lower of the last two: a cache hit is cheap, and
-# one slow step under load does not decide), else the last fit's own time (issue 48, M-5)
-measured = state.live_step_cost(solver_now)
-measured = state.last_fit_time(solver_now) if measured is None else measured
-estimate = None if measured is not None else expected_fit_seconds(
-    ds, ss[state.SOLVER_OVERRIDES], [VARIANTS[lab] for lab in shown_labels(ss["learn_variant"])])
-# a step whose fits are all in the cache is live whatever was measured (issue 48, M-5a)
-cached_step = all(is_cached(ds.key, fast_first(solver_params(VARIANTS[lab], float(ss["learn_lambda1"]),
-                                                             ss[state.SOLVER_OVERRIDES]), ds.shape[1]))
-                  for lab in shown_labels(ss["learn_variant"]))
-live, why_not_live = live_reason(ds, ss[state.SOLVER_OVERRIDES], measured=measured, estimate=estimate,
-                                 cached=cached_step)
+live, why_not_live, estimate, _ = live_now(ss, ds)  # the one rule, shared with Predict (dashboard.live)
 # Everything above the drawings that comes and goes (a cost caption, a badge, a lesson, a job's bar,
 # Refining, Stale, messages) is written into a container made on every run: the drawings' place in
 # the page never moves, so a banner appearing does not remount their frames (issue 48, m-11: a

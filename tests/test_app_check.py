@@ -37,6 +37,8 @@ def test_check_page_on_sachs(new_app):
     at.switch_page("pages/check.py").run()
     assert not at.exception, at.exception
     assert any("Learn" in i.value for i in at.info)  # nothing fitted yet
+    # ... and the way there is a link to the Learn page, not only words (issue 48, the last walk's minor)
+    assert "Go to Learn" in [link.proto.label for link in at.get("page_link")]
     at.session_state["learn_tab"] = "Noise"  # the EV-or-NV line's tab (only the open tab is built, issue 41)
     at.switch_page("pages/learn.py").run()
     at.button(key="learn_run").click().run()  # the default Noise model, Both: Run fits EV and NV

@@ -69,6 +69,7 @@ results = state.results_for_current()
 if not results:
     st.info("Fit a graph on the **Learn** page first: this page checks the fit shown there (same noise model, "
             "λ and threshold).")
+    st.page_link("pages/learn.py", label="Go to Learn", icon=":material/arrow_forward:")  # a link, not words (issue 48)
     st.stop()
 
 # --- which fit -------------------------------------------------------------------------------

@@ -27,6 +27,16 @@ Tables (paste-ready markdown, printed and written to ``benchmarks/results/planni
       (d = 10: >= 2.5x and >= 75 %; d = 20: >= 2x and >= 60 %), and recommended / re-drawn oracle.
 
     With ``--tables sim`` the partial table is rewritten to the output after every graph.
+(lookahead) with ``--lookahead N_SEMS`` (issue 52, item 4; written to ``planning_lookahead.md``): the same
+    graphs and gains, and also the picks of
+    :func:`colide_core.evaluation.lookahead.lookahead_interventions` with N_SEMS SEMs: from the
+    bootstrap ranked by the expected SHD gain ("lookahead", the default) and by the expected
+    change of the graph ("lookahead (change)"), both from one run, and from the point fit's own SEM
+    ranked by the change ("lookahead (point, change)"). Each criterion's pick against random (with
+    a 95 % graph-bootstrap interval of the ratio: graphs resampled with replacement), the oracle
+    and the re-drawn oracle (beside "degree": the degree of t in the fit, the issue's cheap
+    baseline), against issue 52's target (>= 2x random, lower end above 1.3x, >= 50 %
+    of the re-drawn oracle), and the look-ahead's cost per graph (fits, seconds).
 (sachs) **Sachs** (``load_sachs(rows="all", truth="utigsp18")``): start from the two observational
     conditions (CD3/CD28 and CD3/CD28 + ICAM-2, 1,755 rows), rank the targets of the seven
     interventional conditions that were run (``candidates``: Akt, PKC, PIP2, Mek, PIP3, PKA), and
@@ -36,7 +46,8 @@ Tables (paste-ready markdown, printed and written to ``benchmarks/results/planni
 Usage::
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.bench_planning [--quick] [--graphs 30]
-        [--n-boot 20] [--sizes 10,20] [--tables sim,sachs] [--first-seed 1000] [--out PATH]
+        [--n-boot 20] [--sizes 10,20] [--tables sim,sachs] [--first-seed 1000] [--lookahead N_SEMS]
+        [--out PATH]
 
 ``--quick``: 5 graphs per d (a few minutes on two cores).
 """
@@ -44,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import platform
 import subprocess
 import sys
@@ -57,6 +69,7 @@ from benchmarks._common import markdown_table
 from colide_core import CoLiDE, evaluate, load_sachs
 from colide_core.data.simulate import simulate_dataset
 from colide_core.evaluation.experiment import run_experiment
+from colide_core.evaluation.lookahead import lookahead_interventions, lookahead_work
 from colide_core.evaluation.planning import rank_interventions
 
 HERE = Path(__file__).resolve().parent
@@ -64,6 +77,11 @@ EDGE_PROBABILITY = 0.35
 N_OBS, N_EXPERIMENT = 1000, 500
 CRITERIA = ("oriented", "mec", "entropy")
 TARGETS = {10: (2.5, 0.75), 20: (2.0, 0.60)}
+#: The look-ahead's variants (``--lookahead``): name -> lookahead_interventions' (sems, score).
+LOOKAHEAD = {"lookahead": ("bootstrap", "gain"), "lookahead (change)": ("bootstrap", "change"),
+             "lookahead (point, change)": ("point", "change")}
+#: Issue 52's planning target: x random, the graph-bootstrap's lower end, share of the re-drawn oracle.
+TARGET_52 = (2.0, 1.3, 0.50)
 
 
 def _shd(B, W):
@@ -74,8 +92,8 @@ def _spec(d):
     return {"n_nodes": d, "degree": EDGE_PROBABILITY * (d - 1) / 2, "variance": "nv", "n_samples": N_OBS}
 
 
-def one_graph(d, seed, n_boot):
-    """Every target's gain on one graph, and each criterion's pick."""
+def one_graph(d, seed, n_boot, n_sems=0):
+    """Every target's gain on one graph, and each criterion's pick (the look-ahead's with ``n_sems``)."""
     spec = _spec(d)
     sim = simulate_dataset(spec, seed)
     X = sim.X
@@ -93,12 +111,28 @@ def one_graph(d, seed, n_boot):
     redrawn = run_experiment(X, sim.W_true, best, N_EXPERIMENT, noise="gaussian", noise_var=sim.noise_std ** 2,
                              estimator=CoLiDE("nv"), B_true=sim.B_true, before=A_before,
                              random_state=seed + 1_000_000).gain
-    picks = {}
+    picks, scores = {}, {}
     for criterion in CRITERIA:
         ranking = rank_interventions(X, n_bootstrap=n_boot, random_state=seed, criterion=criterion)
         picks[criterion] = int(str(ranking.index[0])[1:])  # "X7" -> 7
+        scores[criterion] = [float(ranking.loc[f"X{t}", "score"]) for t in range(d)]
+    seconds = {}
+    if n_sems:  # the issue's cheap baseline: the degree of t in the fit (no refit at all)
+        A = np.asarray(A_before) != 0
+        scores["degree"] = [float(v) for v in A.sum(axis=0) + A.sum(axis=1)]
+        picks["degree"] = min(range(d), key=lambda t: (-scores["degree"][t], t))
+        for sems in dict.fromkeys(s for s, _ in LOOKAHEAD.values()):  # one run per source of SEMs, both scores
+            t0 = time.perf_counter()
+            ranking = lookahead_interventions(X, n_sems=n_sems, n_rows=N_EXPERIMENT, sems=sems, random_state=seed)
+            took = time.perf_counter() - t0
+            for name, (s, score) in LOOKAHEAD.items():
+                if s == sems:  # best by this score; ties: column order, as the library sorts
+                    col = ranking[score]
+                    picks[name] = min(range(d), key=lambda t: (-col[f"X{t}"], t))
+                    seconds[name] = took
+                    scores[name] = [float(col[f"X{t}"]) for t in range(d)]
     return {"d": d, "seed": seed, "shd": before, "edges": int(sim.B_true.sum()), "gains": gains, "picks": picks,
-            "oracle_redrawn": redrawn}
+            "oracle_redrawn": redrawn, "seconds": seconds, "scores": scores}
 
 
 def _sim_markdown(results, n_boot):
@@ -135,16 +169,62 @@ def _sim_markdown(results, n_boot):
     return lines
 
 
-def sim_table(sizes, n_graphs, n_boot, progress, snapshot=None, first_seed=1000):
+def _ratio_interval(rs, criterion, n_resamples=2000, level=0.95, seed=0):
+    """Graph bootstrap of (mean gain of the criterion's pick) / (mean gain of a random target):
+    the graphs are resampled with replacement (seeded), the percentile interval returned."""
+    pick = np.array([r["gains"][r["picks"][criterion]] for r in rs], dtype=float)
+    rnd = np.array([r["gains"].mean() for r in rs], dtype=float)
+    idx = np.random.default_rng(seed).integers(0, len(rs), (n_resamples, len(rs)))
+    num, den = pick[idx].mean(axis=1), rnd[idx].mean(axis=1)
+    ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    lo, hi = np.nanpercentile(ratios, [50 * (1 - level), 50 * (1 + level)])
+    return lo, hi
+
+
+def _lookahead_markdown(results, n_boot, n_sems):
+    """Issue 52's table: every criterion against random, the oracle and the re-drawn oracle."""
+    names = list(CRITERIA) + [c for c in ("degree", *LOOKAHEAD) if any(c in r["picks"] for r in results)]
+    rows = []
+    for d in sorted({r["d"] for r in results}):
+        rs = [r for r in results if r["d"] == d]
+        rnd = np.mean([r["gains"].mean() for r in rs])
+        orc = np.mean([r["gains"].max() for r in rs])
+        orc2 = np.mean([r["oracle_redrawn"] for r in rs])
+        for c in names:
+            gain = np.mean([r["gains"][r["picks"][c]] for r in rs])
+            lo, hi = _ratio_interval(rs, c)
+            x = gain / rnd if rnd > 0 else float("nan")
+            share = gain / orc2 if orc2 > 0 else float("nan")
+            met = x >= TARGET_52[0] and lo > TARGET_52[1] and share >= TARGET_52[2]
+            secs = [r["seconds"][c] for r in rs if c in r.get("seconds", {})]
+            cost = (f"{lookahead_work(d, n_sems=n_sems, sems=LOOKAHEAD[c][0])} fits, {np.mean(secs):.0f} s"
+                    if c in LOOKAHEAD else "0 fits" if c == "degree" else f"{n_boot + 1} fits")
+            rows.append([d, len(rs), f"{np.mean([r['shd'] for r in rs]):.1f}", c, f"{gain:.2f}", f"{rnd:.2f}",
+                         f"{orc:.2f}", f"{orc2:.2f}", f"{x:.2f}x [{lo:.2f}, {hi:.2f}]", f"{gain / orc:.0%}",
+                         f"{share:.0%}", cost, "yes" if met else "no"])
+    lines = ["### (lookahead) Simulated NV SEMs (ER, edge probability 0.35; 1,000 rows + 500 of a hard "
+             f"intervention), gain = drop in SHD of CoLiDE-NV; counting criteria on {n_boot} bootstrap refits, "
+             f"the look-ahead on {n_sems} SEMs", ""]
+    lines += markdown_table(["d", "graphs", "SHD before", "criterion", "gain of its pick", "random", "oracle",
+                             "oracle, re-drawn", "x random [95 % graph bootstrap]", "of oracle",
+                             "of re-drawn oracle", "cost (a graph)", "issue 52's target met"], rows)
+    lines += ["", f"Issue 52's target: >= {TARGET_52[0]:g}x random, the interval's lower end above "
+              f"{TARGET_52[1]:g}x, >= {TARGET_52[2]:.0%} of the re-drawn oracle. Seconds: measured on this "
+              "run's machine (two shared cores)."]
+    return lines
+
+
+def sim_table(sizes, n_graphs, n_boot, progress, snapshot=None, first_seed=1000, n_sems=0):
+    """Graph by graph, every size for graph g before graph g + 1 (a partial run stays balanced)."""
     results = []
-    for d in sizes:
-        for g in range(n_graphs):
+    for g in range(n_graphs):
+        for d in sizes:
             t0 = time.perf_counter()
-            r = one_graph(d, first_seed + g, n_boot)
+            r = one_graph(d, first_seed + g, n_boot, n_sems)
             results.append(r)
             progress(f"d={d} graph {g + 1}/{n_graphs}: SHD {r['shd']}, oracle {r['gains'].max():+.0f}, random "
                      f"{r['gains'].mean():+.2f}, picks " + ", ".join(f"{c} {r['gains'][r['picks'][c]]:+.0f}"
-                                                                   for c in CRITERIA)
+                                                                   for c in r["picks"])
                      + f" ({time.perf_counter() - t0:.0f} s)")
             if snapshot is not None:
                 snapshot(results)
@@ -195,7 +275,8 @@ def _header(args):
     except OSError:
         commit = "unknown"
     return [f"# benchmarks/bench_planning.py ({'--quick' if args.quick else 'full run'}: graphs={args.graphs}, "
-            f"n_boot={args.n_boot}, sizes={args.sizes}, tables={args.tables}, first seed {args.first_seed})",
+            f"n_boot={args.n_boot}, sizes={args.sizes}, tables={args.tables}, first seed {args.first_seed}"
+            + (f", look-ahead SEMs {args.lookahead}" if args.lookahead else "") + ")",
             f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit} plus the working "
             f"tree; {platform.machine()}, python {platform.python_version()}; CoLiDE-NV with the library's defaults", ""]
 
@@ -209,6 +290,10 @@ def main(argv=None):
     ap.add_argument("--tables", default="sim,sachs", help="comma-separated: sim, sachs")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--first-seed", type=int, default=1000, help="graph g uses seed first_seed + g (default 1000)")
+    ap.add_argument("--raw", type=Path, default=None,
+                    help="also write every graph's gains, picks and per-candidate scores (JSON lines) here")
+    ap.add_argument("--lookahead", type=int, default=0, metavar="N_SEMS",
+                    help="also rank by lookahead_interventions with N_SEMS SEMs (issue 52's table; default off)")
     args = ap.parse_args(argv)
     tables = {t.strip() for t in args.tables.split(",") if t.strip()}
     if not tables or not tables <= {"sim", "sachs"}:
@@ -216,8 +301,13 @@ def main(argv=None):
     args.graphs = args.graphs or (5 if args.quick else 30)
     sizes = [int(x) for x in args.sizes.split(",")]
     out_path = args.out or HERE / "results" / (
-        "planning_quick.md" if args.quick else "planning.md" if tables == {"sim", "sachs"}
-        else f"planning_{'_'.join(sorted(tables))}.md")
+        "planning_quick.md" if args.quick else "planning_lookahead.md" if args.lookahead
+        else "planning.md" if tables == {"sim", "sachs"} else f"planning_{'_'.join(sorted(tables))}.md")
+
+    def sim_markdown(res):
+        if args.lookahead:
+            return _lookahead_markdown(res, args.n_boot, args.lookahead) + [""] + _sim_markdown(res, args.n_boot)
+        return _sim_markdown(res, args.n_boot)
     warnings.filterwarnings("ignore")
 
     def progress(line):
@@ -232,12 +322,17 @@ def main(argv=None):
         head = list(lines)
 
         def snapshot(res):
-            part = head + _sim_markdown(res, args.n_boot) + ["", f"(partial: {time.perf_counter() - t0:.0f} s so far)"]
+            if args.raw is not None:
+                r = res[-1]
+                with open(args.raw, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({**r, "gains": r["gains"].tolist()}) + "\n")
+            part = head + sim_markdown(res) + ["", f"(partial: {time.perf_counter() - t0:.0f} s so far)"]
             out_path.parent.mkdir(parents=True, exist_ok=True)
             out_path.write_text("\n".join(part) + "\n", encoding="utf-8")
 
-        results = sim_table(sizes, args.graphs, args.n_boot, progress, snapshot=snapshot, first_seed=args.first_seed)
-        lines += _sim_markdown(results, args.n_boot) + [""]
+        results = sim_table(sizes, args.graphs, args.n_boot, progress, snapshot=snapshot, first_seed=args.first_seed,
+                            n_sems=args.lookahead)
+        lines += sim_markdown(results) + [""]
     lines.append(f"Total run time {time.perf_counter() - t0:.0f} s.")
     text = "\n".join(lines) + "\n"
     print(text)

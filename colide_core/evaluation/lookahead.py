@@ -40,7 +40,7 @@ LOOKAHEAD_SCORES = ("gain", "change")
 #: Where its SEMs come from, the default first.
 LOOKAHEAD_SEMS = ("bootstrap", "point")
 
-_N_SEMS = 5
+_N_SEMS = 4
 _N_ROWS = 500
 
 
@@ -57,7 +57,7 @@ def lookahead_work(n_candidates, *, n_sems=_N_SEMS, sems=LOOKAHEAD_SEMS[0]) -> i
     ----------
     n_candidates : int
         The candidate targets (``len(candidates)``, or the number of nodes), at least 1.
-    n_sems : int, default=5
+    n_sems : int, default=4
         SEMs each candidate is simulated from.
     sems : {"bootstrap", "point"}, default="bootstrap"
         "bootstrap" refits ``n_sems`` resamples first to get the SEMs; "point" does not.
@@ -79,7 +79,7 @@ def lookahead_work(n_candidates, *, n_sems=_N_SEMS, sems=LOOKAHEAD_SEMS[0]) -> i
     Examples
     --------
     >>> lookahead_work(10), lookahead_work(10, n_sems=3, sems="point")
-    (56, 31)
+    (45, 31)
     """
     n_candidates = _check_count(n_candidates, "n_candidates", 1, 10**9)
     n_sems = _check_count(n_sems, "n_sems", 1, defaults.MAX_RESAMPLES)
@@ -128,7 +128,7 @@ def lookahead_interventions(X, *, variant=defaults.VARIANT, conditions=None, tar
         takes them (the bootstrap resamples within conditions; every fit uses the design).
     candidates : sequence of nodes, optional
         The nodes one may intervene on (names or indices); default every node.
-    n_sems : int, default=5
+    n_sems : int, default=4
         SEMs to simulate each candidate from: bootstrap refits (``sems="bootstrap"``), or draws
         from the fit's own SEM (``sems="point"``), in ``[1, colide_core.defaults.MAX_RESAMPLES]``.
     n_rows : int, default=500

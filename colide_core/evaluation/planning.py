@@ -17,6 +17,8 @@ should the next experiment intervene on, to settle the most edge directions?":
   2014, "Two optimal strategies for active learning of causal models from interventional data",
   pcalg's ``opt.target``; ``criterion="mec"`` here); a bootstrap-entropy ranking is
   ``criterion="entropy"``. Which one and why, with the measurements: ``docs/planning.md``.
+* A look-ahead that simulates each experiment and refits, instead of counting, is
+  :func:`colide_core.evaluation.lookahead.lookahead_interventions` (issue 52).
 
 Conventions: data ``X`` has shape ``(n_samples, n_nodes)`` (the paper writes d x n);
 ``B[i, j] != 0`` means i -> j; a graph of the class is coded as gadjid's CPDAGs (1 at ``[i, j]``

@@ -6,10 +6,12 @@ bootstrap and stability selection, Explorer's λ path, the Check page's checks a
 1. **start** — a Run button's ``on_click`` calls :func:`start_job` with a :class:`JobSlot`
    (the session-state keys of that kind of job) and a :class:`Job`; nothing starts while a job
    of that slot is running.
-2. **follow** — the page calls :func:`follow_job` on every run: while the job runs it draws a
-   progress bar and a Stop button (its ``on_click`` is :func:`stop_job`), polling the job four
-   times a second from the script thread;
-3. **harvest** — once the job is done, :func:`follow_job` calls the page's
+2. **follow** — the page calls :func:`follow_jobs` (several slots) or :func:`follow_job` (one) on
+   every run: it draws a progress bar and a Stop button (its ``on_click`` is :func:`stop_job`) for
+   every running job of those slots first, then waits in one loop, redrawing all the bars four
+   times a second from the script thread, until any of them ends (issue 53: a page's second job
+   had no bar and no Stop while its first was followed);
+3. **harvest** — once a job is done, :func:`follow_jobs` calls the page's
    ``harvest(job) -> messages``, stores the messages in the slot, empties the slot and
 4. **reruns** the script, so the page redraws without the bar and with Run enabled again;
    :func:`show_messages` prints the stored messages.
@@ -36,6 +38,12 @@ Limits (a shared server: one user's job must not starve the others):
   units together (half the server's): :func:`start_job` refuses a further job with a sentence
   (issue 53: one tab pressed two Predict jobs and held every slot of a 2-core server for
   minutes). A job alone may be larger; preemptible jobs do not count.
+* **a per-job wall-time budget.** On a shared server ``$COLIDE_JOB_MAX_SECONDS`` (:data:`JOB_MAX_SECONDS`;
+  unset, as under ``make run`` and ``colide app``: no budget) asks every job to stop, as Stop
+  does, once it has held its compute slot that long; its partial results are kept and
+  :func:`follow_jobs` adds a sentence saying why (:func:`budget_message`). A page that shows a
+  job's cost before it starts refuses a job whose estimate is above the budget
+  (:func:`check_job_budget`).
 * **workers.** "Parallel workers" widgets are capped at :data:`MAX_WORKERS` (the core count).
 
 :class:`Job` runs ``fn(job)`` in a daemon thread. ``fn`` reports progress through
@@ -62,6 +70,7 @@ __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
     "compute_slot", "interactive", "slot_held_since", "SlotBusy", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
     "SESSION_MAX_UNITS", "session_jobs", "session_cap_refusal",
+    "JOB_MAX_SECONDS", "follow_jobs", "budget_message", "check_job_budget",
 ]
 
 #: Worker processes one job may use (the "Parallel workers" widgets' maximum): the core count.
@@ -86,6 +95,15 @@ def _grace_s() -> float:
     return min(3600.0, max(0.0, value)) if value == value else 30.0
 
 
+def _job_max_seconds() -> float | None:
+    raw = os.environ.get("COLIDE_JOB_MAX_SECONDS", "").strip()
+    try:
+        value = float(raw) if raw else None
+    except ValueError:
+        value = None
+    return value if value is not None and 0 < value < float("inf") else None
+
+
 #: Server-wide compute units (``$COLIDE_MAX_CONCURRENT_JOBS``, default the core count).
 MAX_CONCURRENT = _max_concurrent()
 #: Seconds a job keeps running after its session disconnected (a reconnect within it resumes);
@@ -95,6 +113,10 @@ SESSION_GRACE_S = _grace_s()
 #: :func:`start_job` refuses a second job that would go beyond (issue 53). A job alone may be
 #: larger (a parallel bootstrap's workers); preemptible jobs (work ahead of need) do not count.
 SESSION_MAX_UNITS = max(1, MAX_CONCURRENT // 2)
+#: Wall seconds one job may hold its compute slot before it is asked to stop, as Stop does
+#: (``$COLIDE_JOB_MAX_SECONDS``, a positive number; unset, empty or not a positive number: None,
+#: no budget, the default of a local ``make run`` or ``colide app``). Issue 53, high 3.
+JOB_MAX_SECONDS = _job_max_seconds()
 
 
 class _Ticket:
@@ -333,6 +355,12 @@ class _NotStarted(Exception):
     pass
 
 
+#: The default ``budget_s`` of a :class:`Job`: the server's :data:`JOB_MAX_SECONDS`.
+_SERVER_BUDGET = object()
+#: Notified whenever any job ends: :func:`follow_jobs` waits on it for the first of its jobs.
+_ENDED = threading.Condition()
+
+
 class Job:
     """One background computation: ``fn(job)`` in a daemon thread, with progress and Stop.
 
@@ -354,6 +382,14 @@ class Job:
     preemptible : bool, default=False
         Work done ahead of need (the λ prefetch): a person's request for a slot
         (:func:`interactive`) stops it, as Stop would (:attr:`stop_reason` "preempted").
+    budget_s : float or None, optional
+        Wall seconds the job may hold its compute slot; at the first progress report after that
+        it is asked to stop as if Stop were pressed (:attr:`stop_reason` ``"budget"``; partial
+        results are kept). Default: the server's :data:`JOB_MAX_SECONDS` when the job is made.
+        None: no budget. Waiting in line does not count.
+    clock : callable, default=time.monotonic
+        ``clock() -> seconds`` read for the budget only (a test passes a fake one); never read
+        when there is no budget.
 
     Attributes
     ----------
@@ -367,16 +403,22 @@ class Job:
         Message of the exception ``fn`` raised.
     elapsed : float
         Seconds from getting its compute slot to the end of ``fn`` (0 while running).
-    stop_reason : {"user", "session", "preempted"} or None
-        Why the job was asked to stop: the Stop button, its session ended, or a person's request
-        needed its slot (a preemptible job).
+    stop_reason : {"user", "session", "preempted", "budget"} or None
+        Why the job was asked to stop: the Stop button, its session ended, a person's request
+        needed its slot (a preemptible job), or it ran past :attr:`budget_s`.
+    budget_s : float or None
+        The wall-time budget it runs under (seconds; None: none).
     queued : threading.Event
         Set when the job found no free compute slot and started waiting in line.
     """
 
     def __init__(self, fn, label: str, key=None, *, units: int = 1, slots: ComputeSlots | None = None,
-                 preemptible: bool = False):
+                 preemptible: bool = False, budget_s=_SERVER_BUDGET, clock=time.monotonic):
         self._fn = fn
+        budget = JOB_MAX_SECONDS if budget_s is _SERVER_BUDGET else budget_s
+        self.budget_s = None if budget is None else float(budget)
+        self._clock = clock
+        self._budget_from = None  # clock() when the slot was granted
         self.preemptible = bool(preemptible)
         self.label = label
         self.key = key
@@ -399,8 +441,15 @@ class Job:
 
     # -- reporting, from the worker thread ------------------------------------------------------
     def _should_stop(self) -> bool:
-        """Whether to stop: Stop was pressed, or the session has been gone for the grace period."""
+        """Whether to stop: Stop was pressed, the job ran past its budget, or the session has been
+        gone for the grace period."""
         if self._stop.is_set():
+            return True
+        if self.budget_s is not None and self._budget_from is not None \
+                and self._clock() - self._budget_from >= self.budget_s:
+            if self.stop_reason is None:
+                self.stop_reason = "budget"
+            self._stop.set()
             return True
         if self._alive is not None:
             if self._alive():
@@ -460,6 +509,8 @@ class Job:
         try:
             self._take_slot(ticket)
             _LOCAL.since = time.monotonic()  # this thread holds its slot: compute_slot inside takes none
+            if self.budget_s is not None:
+                self._budget_from = self._clock()  # the budget counts from the slot, not the line
             self.started = time.perf_counter()
             self.status = f"{self.label}: starting"
             self.result = self._fn(self)
@@ -477,6 +528,8 @@ class Job:
             self.fraction = 1.0
             self.status = f"{self.label}: finished"
             self._done.set()
+            with _ENDED:  # wake every follow_jobs loop waiting on any job
+                _ENDED.notify_all()
 
     # -- control, from the page ---------------------------------------------------------------
     def watch(self, alive, grace: float = SESSION_GRACE_S):
@@ -664,36 +717,135 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
     return True
 
 
+def budget_message(job) -> str:
+    """The sentence saying that ``job`` was stopped by the server's wall-time budget (markdown).
+
+    Parameters
+    ----------
+    job : Job
+        A job whose :attr:`Job.stop_reason` is ``"budget"``.
+
+    Returns
+    -------
+    str
+        "“<label>” was stopped after the server's N s budget per job (COLIDE_JOB_MAX_SECONDS) …",
+        the label escaped once.
+    """
+    from dashboard.text import md_escape
+
+    return (f"“{md_escape(job.label)}” was stopped after the server's {job.budget_s:g} s budget per job "
+            f"(`COLIDE_JOB_MAX_SECONDS`), as if Stop had been pressed: what it had finished is kept.")
+
+
+def check_job_budget(estimate_s, detail: str, reduce: str, budget_s=_SERVER_BUDGET) -> None:
+    """Refuse, before it starts, a job whose estimated wall time is above the server's budget.
+
+    For a ``make_job`` of :func:`start_job` on a page that shows the job's cost first (issue 53,
+    low 4): the refusal becomes the slot's message ("Nothing was started: …") and nothing starts.
+
+    Parameters
+    ----------
+    estimate_s : float or None
+        Expected wall seconds of the job (None or NaN: unknown, never refused).
+    detail : str
+        How the estimate is made, e.g. "30 refits × 2.1 s" (plain text, no user input).
+    reduce : str
+        What to lower to fit the budget, e.g. "ask for at most 25 resamples" (plain text).
+    budget_s : float or None, optional
+        Default the server's :data:`JOB_MAX_SECONDS` (read at the call); None: no budget, nothing
+        is refused.
+
+    Raises
+    ------
+    colide_core.exceptions.RunSettingsError
+        With one plain-text sentence giving the estimate, the budget and what to reduce, when
+        ``estimate_s > budget_s``.
+    """
+    from colide_core.exceptions import RunSettingsError
+    from dashboard.text import fmt_seconds
+
+    budget = JOB_MAX_SECONDS if budget_s is _SERVER_BUDGET else budget_s
+    if budget is None or estimate_s is None or not float(estimate_s) > float(budget):
+        return
+    raise RunSettingsError([
+        f"this job would take about {fmt_seconds(float(estimate_s))} ({detail}), above this server's budget "
+        f"of {float(budget):g} s per job (COLIDE_JOB_MAX_SECONDS), after which it would be stopped; {reduce}"])
+
+
+def _bar_text(job) -> str:
+    if not job.stop_requested:
+        return job.status
+    why = f"the server's {job.budget_s:g} s budget per job" if job.stop_reason == "budget" else None
+    return ("stopping… " if why is None else f"stopping ({why})… ") + job.status
+
+
+def _wait_any(jobs, timeout: float) -> bool:
+    """Block up to ``timeout`` seconds until one of ``jobs`` is done; returns whether one is."""
+    with _ENDED:
+        return _ENDED.wait_for(lambda: any(job.done for job in jobs), timeout)
+
+
+def follow_jobs(pairs) -> None:
+    """Follow the jobs of several slots at once until one ends, harvest it, then rerun the script.
+
+    Every running job of ``pairs`` gets its progress bar and its Stop button first (each Stop's
+    ``on_click`` stops only its own slot's job); then one loop blocks the script run, redrawing
+    every bar from its job's ``fraction`` and ``status`` four times a second, until any job ends.
+    Each ended job is harvested: ``state[slot.messages] = harvest(job)`` (with
+    :func:`budget_message` first when the server's budget stopped it), its slot is emptied, and
+    ``st.rerun()`` redraws the page, following the jobs still running. A Stop click (or any widget)
+    reruns the script while the job threads keep going; a stopping bar says "stopping…". Slots
+    holding no job are skipped; with none, it does nothing.
+
+    Parameters
+    ----------
+    pairs : iterable of (JobSlot, callable)
+        Each slot with its ``harvest(job) -> list of (level, text)``, which stores the job's
+        result in the session state and describes it (``job.error`` is set when it failed).
+    """
+    ss = st.session_state
+    followed = [(slot, harvest, ss.get(slot.job)) for slot, harvest in pairs]
+    followed = [(slot, harvest, job) for slot, harvest, job in followed if job is not None]
+    if not followed:
+        return
+    watched = [job for _, _, job in followed]
+    if not any(job.done for job in watched):
+        bars = []
+        for slot, _, job in followed:  # every bar and Stop first: none waits for another job
+            bars.append((st.progress(job.fraction, text=_bar_text(job)), job))
+            st.button("Stop", key=slot.stop_key, icon=":material/stop:", on_click=stop_job, args=(ss, slot),
+                      help=slot.stop_help)
+        while not _wait_any(watched, 0.25):
+            for bar, job in bars:
+                bar.progress(job.fraction, text=_bar_text(job))
+        for bar, job in bars:
+            if job.done:
+                bar.progress(1.0, text="finished")
+    for slot, harvest, job in followed:
+        if job.done:
+            messages = list(harvest(job))
+            if job.stop_reason == "budget":
+                messages.insert(0, ("warning", budget_message(job)))
+            ss[slot.messages] = messages
+            ss[slot.job] = None
+    st.rerun()  # redraw without the ended job's bar and with its Run button enabled again
+
+
 def follow_job(slot: JobSlot, harvest) -> None:
     """Follow the job in ``slot`` (if any) until it ends, harvest it, then rerun the script.
 
-    While the job runs this blocks the script run, redrawing a progress bar from the job's
-    ``fraction`` and ``status`` four times a second, with a Stop button (its ``on_click`` runs
-    in the next script run while the job thread keeps going; the bar then says "stopping…").
-    Once the job is done: ``state[slot.messages] = harvest(job)``, the slot is emptied and
-    ``st.rerun()`` redraws the page. Without a job in the slot it does nothing.
+    The one-slot case of :func:`follow_jobs`: while the job runs this blocks the script run,
+    redrawing a progress bar four times a second, with a Stop button; once the job is done,
+    ``state[slot.messages] = harvest(job)``, the slot is emptied and ``st.rerun()`` redraws the
+    page. Without a job in the slot it does nothing.
 
     Parameters
     ----------
     slot : JobSlot
     harvest : callable
-        ``harvest(job) -> list of (level, text)``: stores the job's result in the session
-        state and describes it (``job.error`` is set when it failed).
+        ``harvest(job) -> list of (level, text)``.
     """
-    ss = st.session_state
-    job = ss.get(slot.job)
-    if job is None:
-        return
-    if not job.done:
-        bar = st.progress(job.fraction, text=job.status)
-        st.button("Stop", key=slot.stop_key, icon=":material/stop:", on_click=stop_job, args=(ss, slot),
-                  help=slot.stop_help)
-        while not job.wait(0.25):
-            bar.progress(job.fraction, text=("stopping… " if job.stop_requested else "") + job.status)
-        bar.progress(1.0, text="finished")
-    ss[slot.messages] = list(harvest(job))
-    ss[slot.job] = None
-    st.rerun()  # redraw without the progress bar and with the Run buttons enabled again
+    follow_jobs([(slot, harvest)])
 
 
 def show_messages(state, slot: JobSlot) -> None:

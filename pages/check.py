@@ -24,7 +24,7 @@ from dashboard import checks as dc
 from dashboard import manifests, state
 from dashboard.state import trust as trust_state
 from dashboard.fitting import VARIANTS
-from dashboard.jobs import follow_job, is_running, show_messages, start_job, stop_job
+from dashboard.jobs import follow_jobs, is_running, show_messages, start_job, stop_job
 from dashboard.layout import page_setup, prior_badge
 from dashboard.text import md_escape, plural
 
@@ -136,7 +136,8 @@ if running is not None and not running.done and running.key != check_key:
     ss[cs.CHECK_JOB] = None
 if ss[cs.CHECK_JOB] is None and (stored is None or stored["key"] != check_key):
     start_job(ss, cs.CHECK_SLOT, _make_checks_job)  # the inputs changed: check them (waits for a slot)
-follow_job(cs.CHECK_SLOT, dc.harvest_checks(ss, cs.CHECK_RESULT))
+# both jobs of the page followed at once, each with its bar and Stop (issue 53, medium 3)
+follow_jobs([(cs.CHECK_SLOT, dc.harvest_checks(ss, cs.CHECK_RESULT)), (cs.PATH_SLOT, dc.harvest_path(ss, cs.PATH))])
 show_messages(ss, cs.CHECK_SLOT)
 stored = ss[cs.CHECK_RESULT]
 if stored is None or stored["key"] != check_key or stored["report"] is None:
@@ -255,7 +256,6 @@ with tab_c:
         st.button("Compute the λ path (9 λ, warm-started)", key="check_path_run", on_click=start_job,
                   args=(ss, cs.PATH_SLOT, lambda: dc.path_job(path_key, ds.key, res.variant, overrides, ds.X, design)),
                   help="Solves 9 λ values as a job: it waits for a free compute slot and can be stopped.")
-    follow_job(cs.PATH_SLOT, dc.harvest_path(ss, cs.PATH))
     show_messages(ss, cs.PATH_SLOT)
     stored = ss[cs.PATH]
     if stored is not None and stored["key"] == path_key:

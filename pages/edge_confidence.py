@@ -13,7 +13,7 @@ from colide_core import CoLiDE
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
 from colide_core.graph.export import to_csv_safe
 from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
-from dashboard.jobs import MAX_WORKERS, Job, follow_job, is_running, show_messages, start_job
+from dashboard.jobs import MAX_WORKERS, Job, follow_jobs, is_running, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard import state
 from dashboard.state import trust as ts
@@ -60,6 +60,17 @@ def _start():
         return Job(run, f"Bootstrap ({n_boot} resamples)", key=key, units=n_jobs)
 
     start_job(ss, ts.BOOT_SLOT, make_job)
+
+
+def _stab_harvest(job):
+    """Store a finished stability selection; returns the messages describing it."""
+    if job.error:
+        return [("error", md_escape(job.error))]
+    if job.result is None:
+        return []
+    ss[ts.STAB_RESULT] = {"key": job.key, "result": job.result}
+    return [("warning" if job.result.stopped else "success",
+             ("Stopped early: " if job.result.stopped else "") + f"stability selection took {fmt_seconds(job.elapsed)}.")]
 
 
 def _harvest(job):
@@ -162,7 +173,8 @@ if ss[state.SOLVER_OVERRIDES].get("forbidden") or ss[state.SOLVER_OVERRIDES].get
     st.caption("Prior knowledge from the **Prior knowledge** page is enforced in every resample.")
 
 st.button("Run bootstrap", key="boot_run", type="primary", on_click=_start, disabled=is_running(ss, ts.BOOT_SLOT))
-follow_job(ts.BOOT_SLOT, _harvest)
+# both jobs of the page followed at once, each with its bar and Stop (issue 53, medium 3)
+follow_jobs([(ts.BOOT_SLOT, _harvest), (ts.STAB_SLOT, _stab_harvest)])
 
 stored = ss[ts.BOOT_RESULT]
 show_messages(ss, ts.BOOT_SLOT)
@@ -263,17 +275,6 @@ def _stab_start():
     start_job(ss, ts.STAB_SLOT, make_job)
 
 
-def _stab_harvest(job):
-    """Store a finished stability selection; returns the messages describing it."""
-    if job.error:
-        return [("error", md_escape(job.error))]
-    if job.result is None:
-        return []
-    ss[ts.STAB_RESULT] = {"key": job.key, "result": job.result}
-    return [("warning" if job.result.stopped else "success",
-             ("Stopped early: " if job.result.stopped else "") + f"stability selection took {fmt_seconds(job.elapsed)}.")]
-
-
 st.divider()
 st.subheader("Stability selection")
 st.caption("Meinshausen & Bühlmann (2010): fit on many random halves of the rows for each λ; an edge is stable "
@@ -284,7 +285,6 @@ t2.number_input("Half-samples", min_value=2, max_value=500, step=10, key="stab_n
 t3.slider("π_thr", min_value=0.55, max_value=1.0, step=0.05, key="stab_pi")
 st.button("Run stability selection", key="stab_run", on_click=_stab_start,
           disabled=is_running(ss, ts.STAB_SLOT) or not ss["stab_lambdas"])
-follow_job(ts.STAB_SLOT, _stab_harvest)
 show_messages(ss, ts.STAB_SLOT)
 stab = ss[ts.STAB_RESULT]
 if stab is not None and stab["key"][0] == ds.key:

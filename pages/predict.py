@@ -31,7 +31,7 @@ from dashboard import state, urlstate
 from dashboard.planning import prediction_frame, true_sem, try_experiment, with_truth
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
-from dashboard.jobs import Job, follow_job, show_messages, start_job
+from dashboard.jobs import JOB_MAX_SECONDS, Job, check_job_budget, follow_jobs, show_messages, start_job
 from dashboard.layout import page_setup
 from dashboard.lessons import lesson_banner
 from dashboard.live import fit_where_needed, thresholded
@@ -158,11 +158,23 @@ if pred is not None:
                        mime="text/csv", key="pred_csv")
 
 
+def _within_budget(n_refits):
+    """Refuse a job of ``n_refits`` refits whose estimate (refits × the time of the fit shown, as its
+    caption says) is above the server's budget per job (issue 53, low 4); raises RunSettingsError."""
+    fit_s = res.fit_time if res.fit_time is not None and res.fit_time > 0 else None
+    most = None if fit_s is None or JOB_MAX_SECONDS is None else int(JOB_MAX_SECONDS // fit_s)
+    reduce = (f"ask for at most {most} resamples" if most is not None and most >= 2 else
+              "even 2 refits would be over it: make the fit faster first (a larger λ, fewer nodes)")
+    check_job_budget(None if fit_s is None else n_refits * fit_s, f"{n_refits} refits × {fmt_seconds(fit_s or 0)}",
+                     reduce, budget_s=JOB_MAX_SECONDS)
+
+
 def _start():
     def make_job():
         params = check_params(res.params)
         check_widget_values(("Resamples", ss["pred_n_boot"], 2, 500, "int"))
         n_boot = int(ss["pred_n_boot"])
+        _within_budget(n_boot)  # above the server's budget: refused before it starts
         X = ds.X
         estimator = CoLiDE(**{**dict(params), "threshold": threshold})
         check_intervention_size(kw.get("do"), kw.get("shift"), ref.mean().to_numpy(), ref.std(ddof=1).to_numpy(),
@@ -189,12 +201,35 @@ def _harvest(job):
              f"{done} in {fmt_seconds(job.elapsed)}: the intervals of the shift are their {level:.0%} percentile range.")]
 
 
+def _harvest_plan(job):
+    if job.error:
+        return [("error", md_escape(job.error))]
+    ss[ps.PLAN_RESULT] = {"key": job.key, "table": job.result}
+    ss[ps.TRY_RESULT] = None
+    used = job.result.attrs.get("n_graphs", 0)
+    return [("success", f"Ranked {len(job.result)} candidates on {used} refits in {fmt_seconds(job.elapsed)}.")]
+
+
+def _harvest_try(job):
+    if job.error:
+        return [("error", md_escape(job.error))]
+    if job.stop_requested:
+        return [("info", "Stopped: the refit did not finish, so there is no gain to show.")]
+    ss[ps.TRY_RESULT] = {"key": job.key, **job.result}
+    return []
+
+
 b1, b2 = st.columns([1, 3])
 b1.number_input("Resamples", min_value=2, max_value=500, step=10, key="pred_n_boot")
 b2.button("Compute intervals", key="pred_boot_run", on_click=_start, disabled=pred is None,
           help="Refits the model on rows resampled with replacement (within each condition) and predicts again.")
-b2.caption(ps.refits_cost_text(ss["pred_n_boot"], res.fit_time))  # a cost before the job (issue 53, low 4)
-follow_job(ps.BOOT_SLOT, _harvest)
+_budget_note = ("" if JOB_MAX_SECONDS is None else
+                f" This server stops a job after {JOB_MAX_SECONDS:g} s (`COLIDE_JOB_MAX_SECONDS`) and refuses one "
+                "expected to take longer.")
+b2.caption(ps.refits_cost_text(ss["pred_n_boot"], res.fit_time) + _budget_note)  # a cost before the job (issue 53, low 4)
+# every job of this page followed at once, each with its bar and Stop (issue 53, medium 3)
+follow_jobs([(ps.BOOT_SLOT, _harvest), (ps.GES_SLOT, lambda job: ps.harvest_ges(ss, job)),
+             (ps.PLAN_SLOT, _harvest_plan), (ps.TRY_SLOT, _harvest_try)])
 show_messages(ss, ps.BOOT_SLOT)
 if not ps.ges_ready(ss, ds):
     st.button("Compute GES + IDA", key="pred_ges_run", on_click=start_job, args=(ss, ps.GES_SLOT),
@@ -202,7 +237,6 @@ if not ps.ges_ready(ss, ds):
               help="GES (causal-learn, BIC) learns the equivalence class without the variables' scales; local IDA "
                    "then gives every shift the class allows, beside CoLiDE's.")
     st.caption(ps.ges_cost_text(ds))  # numbers and fixed text
-follow_job(ps.GES_SLOT, lambda job: ps.harvest_ges(ss, job))
 show_messages(ss, ps.GES_SLOT)
 
 
@@ -220,6 +254,7 @@ def _start_plan():
         params = check_params(res.params)
         check_widget_values(("Resamples", ss["plan_n_boot"], 2, 200, "int"))
         n_boot = int(ss["plan_n_boot"])
+        _within_budget(n_boot)
         model = CoLiDE(**{**dict(params), "threshold": threshold})
         X = ds.X
 
@@ -232,22 +267,12 @@ def _start_plan():
     start_job(ss, ps.PLAN_SLOT, make_job)
 
 
-def _harvest_plan(job):
-    if job.error:
-        return [("error", md_escape(job.error))]
-    ss[ps.PLAN_RESULT] = {"key": job.key, "table": job.result}
-    ss[ps.TRY_RESULT] = None
-    used = job.result.attrs.get("n_graphs", 0)
-    return [("success", f"Ranked {len(job.result)} candidates on {used} refits in {fmt_seconds(job.elapsed)}.")]
-
-
 q1, q2 = st.columns([1, 3])
 q1.number_input("Resamples", min_value=2, max_value=200, step=5, key="plan_n_boot")
 q2.button("Rank the experiments", key="plan_run", on_click=_start_plan,
           help="Refits the model on rows resampled within conditions, and counts on each refit the edge "
                "directions each single-node experiment would settle.")
-q2.caption(ps.refits_cost_text(ss["plan_n_boot"], res.fit_time))
-follow_job(ps.PLAN_SLOT, _harvest_plan)
+q2.caption(ps.refits_cost_text(ss["plan_n_boot"], res.fit_time) + _budget_note)
 show_messages(ss, ps.PLAN_SLOT)
 plan = ss[ps.PLAN_RESULT]
 if plan is not None and plan["key"] == plan_key:
@@ -297,18 +322,9 @@ if plan is not None and plan["key"] == plan_key:
 
             start_job(ss, ps.TRY_SLOT, make_job)
 
-        def _harvest_try(job):
-            if job.error:
-                return [("error", md_escape(job.error))]
-            if job.stop_requested:
-                return [("info", "Stopped: the refit did not finish, so there is no gain to show.")]
-            ss[ps.TRY_RESULT] = {"key": job.key, **job.result}
-            return []
-
         r2.button("Run it: simulate this experiment and refit", key="plan_try", on_click=_start_try,
                   help="Draws the rows of a hard intervention on the chosen node from the true SEM, adds them as a "
                        "new condition with its target known, and refits with the same settings.")
-        follow_job(ps.TRY_SLOT, _harvest_try)
         show_messages(ss, ps.TRY_SLOT)
         tried = ss[ps.TRY_RESULT]
         if tried is not None and tried["key"] == try_key:

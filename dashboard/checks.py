@@ -21,7 +21,7 @@ from dashboard.text import plural
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
            "bootstrap_frequency", "bootstrap_mismatch", "ChecksStopped", "PathStopped", "checks_job",
-           "harvest_checks", "path_job", "harvest_path"]
+           "harvest_checks", "path_job", "harvest_path", "edge_lights", "disputed_in_session"]
 
 
 def shown_graph(result, threshold, names, return_removed=False):
@@ -500,68 +500,48 @@ def overall_answer(lights) -> tuple:
     return "ok", "Yes, as far as these checks can tell: none of them contradicts the graph."
 
 
-def edge_lights(evidence, scale=None, names=None):
-    """A traffic light per edge from its ΔBIC, bootstrap frequency and survival of rescalings.
+#: The edge evidence's verdict per edge (the "evidence" column): the library's, shared with the HTML
+#: report's table and with the marks of Learn's drawing (:func:`disputed_in_session`).
+edge_lights = _tables.edge_verdicts
+
+
+def disputed_in_session(session, data_key, result, threshold, names):
+    """The edges of a fit whose reverse the data prefer, from the Check page's stored checks.
+
+    The Check page's verdict (:func:`colide_core.render.tables.disputed_edges` of the edge evidence
+    it computed), for the Learn page's drawing: read, never computed here. The evidence costs a
+    refit per node and two per edge, more than a λ step may spend, so a fit the Check page has not
+    checked gets None and the page says so.
 
     Parameters
     ----------
-    evidence : pandas.DataFrame
-        :func:`colide_core.evaluation.checks.edge_evidence` (``delta_bic_remove``, optionally
-        ``bootstrap_frequency``), one row per edge in row-major order of the graph.
-    scale : ScaleSensitivity, optional
-        Its ``edge_kept`` (share of rescalings keeping each edge).
-    names : list of str, optional
-        Node names, to find each edge's indices in ``scale.edge_kept``.
+    session : mapping
+        The session state: its ``dashboard.state.check.CHECK_RESULT``, ``dict(key, report, error)``
+        of the last checks (the key of :func:`checks_key`), is read.
+    data_key : str
+        The dataset's content hash.
+    result : dashboard.fitting.FitResult
+        The fit drawn (its :attr:`~dashboard.fitting.FitResult.content_key`).
+    threshold : float
+        The threshold of the graph drawn.
+    names : sequence of str
+        The node names, in the graph's order.
 
     Returns
     -------
-    list of str
-        One "strong", "caution: …" or "problem: …" text per row, naming what is weak (words, not
-        emoji: a table cell shows text as it is).
-
-    Notes
-    -----
-    ΔBIC if removed > 10 is strong evidence for the edge, 2-10 positive, <= 2 weak (Kass and
-    Raftery 1995, on the BIC scale); a ΔBIC if reversed below -10 (below -2) is strong (positive)
-    evidence for the other direction, which only interventional data can give (with the
-    conditions and targets, :func:`colide_core.evaluation.checks.edge_evidence`); a bootstrap frequency >= 0.7 is stable, < 0.5 unstable; an
-    edge kept in >= 80 % of the rescalings survives them.
+    ndarray of bool of shape (n_nodes, n_nodes) or None
+        ``[i, j]`` True when the Check page's evidence says the data prefer j -> i over the learned
+        i -> j; None unless the stored checks are of this data, this fit and this threshold.
     """
-    import math
+    from dashboard.state.check import CHECK_RESULT
 
-    index = {n: k for k, n in enumerate(names or [])}
-    out = []
-    for row in evidence.itertuples(index=False):
-        row = row._asdict()
-        worst, why = "ok", []
-        dbic = float(row.get("delta_bic_remove", math.nan))
-        if not math.isnan(dbic):
-            if dbic <= 2:
-                worst = "bad"
-                why.append(f"ΔBIC {dbic:.1f}: the data barely prefer it")
-            elif dbic <= 10:
-                worst = "warn"
-                why.append(f"ΔBIC {dbic:.1f}: positive, not strong")
-        rev = float(row.get("delta_bic_reverse", math.nan))
-        if not math.isnan(rev) and rev < -2:  # the direction is contradicted (conditions break score equivalence)
-            worst = "bad" if rev < -10 else ("warn" if worst == "ok" else worst)
-            why.append(f"the data prefer {row['target']} → {row['source']} (ΔBIC if reversed {rev:,.1f})")
-        freq = row.get("bootstrap_frequency")
-        if freq is not None and not math.isnan(float(freq)):
-            if freq < 0.5:
-                worst = "bad"
-                why.append(f"in {freq:.0%} of resamples")
-            elif freq < 0.7:
-                worst = "warn" if worst == "ok" else worst
-                why.append(f"in {freq:.0%} of resamples")
-        if scale is not None and row["source"] in index and row["target"] in index:
-            kept = float(scale.edge_kept[index[row["source"]], index[row["target"]]])
-            if kept < 0.8:
-                worst = "warn" if worst == "ok" else worst
-                why.append(f"kept in {kept:.0%} of rescalings")
-        word = LIGHTS[worst][1]
-        out.append(("strong" if worst == "ok" else word.lower()) + (f": {'; '.join(why)}" if why else ""))
-    return out
+    check_result = session.get(CHECK_RESULT)
+    if not check_result or check_result.get("report") is None:
+        return None
+    key = check_result.get("key") or ()
+    if len(key) < 3 or key[0] != data_key or key[1] != result.content_key or float(key[2]) != float(threshold):
+        return None
+    return _tables.disputed_edges(check_result["report"].evidence, names)
 
 
 def checks_key(data_key, result, threshold, n_random, n_rescale, refits, freq_key) -> tuple:

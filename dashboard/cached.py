@@ -26,7 +26,7 @@ __all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_
 @cache_data(show_spinner=False, max_entries=64)
 def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular",
                       height_px: int | None = 520, legend: bool = True, assets_url: str | None = None,
-                      required=None, oriented=None, node_values=None, settled=None) -> str:
+                      required=None, oriented=None, node_values=None, settled=None, disputed=None) -> str:
     """:func:`colide_core.render.graph_html.graph_html` cached on all its inputs (arrays hashed in full).
 
     Parameters
@@ -40,7 +40,7 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
         Fixed node positions (x right, y down), shared by the drawings of one node set.
     layout : {"circular", "topological"}
         Layout used when ``positions`` is None (:mod:`colide_core.render.graph_style`).
-    height_px, legend, assets_url, required, oriented, node_values, settled
+    height_px, legend, assets_url, required, oriented, node_values, settled, disputed
         As in :func:`colide_core.render.graph_html.graph_html` (None: fill the frame; draw the legend;
         where vis-network is served, see :func:`dashboard.assets.vis_assets_url`; the edges
         required by prior knowledge, labelled).
@@ -52,18 +52,18 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
     """
     return graph_html(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout,
                       height_px=height_px, legend=legend, assets_url=assets_url, required=required,
-                      oriented=oriented, node_values=node_values, settled=settled)
+                      oriented=oriented, node_values=node_values, settled=settled, disputed=disputed)
 
 
 @cache_data(show_spinner=False, max_entries=64)
 def graph_drawing_cached(W, names: tuple, B_true=None, sigma=None, positions=None, layout: str = "circular",
                          legend: bool = True, required=None, oriented=None, node_values=None,
-                         settled=None) -> tuple:
+                         settled=None, disputed=None) -> tuple:
     """:func:`colide_core.render.graph_html.graph_drawing` cached on all its inputs, with its digest.
 
     Parameters
     ----------
-    W, names, B_true, sigma, positions, layout, legend, required, oriented, node_values, settled
+    W, names, B_true, sigma, positions, layout, legend, required, oriented, node_values, settled, disputed
         As in :func:`graph_html_cached` (the drawing fills its frame).
 
     Returns
@@ -73,7 +73,8 @@ def graph_drawing_cached(W, names: tuple, B_true=None, sigma=None, positions=Non
         (:func:`dashboard.graphview.show_graph`) redraws only when it changes.
     """
     drawing = graph_drawing(W, list(names), B_true, sigma=sigma, positions=positions, layout=layout, legend=legend,
-                            required=required, oriented=oriented, node_values=node_values, settled=settled)
+                            required=required, oriented=oriented, node_values=node_values, settled=settled,
+                            disputed=disputed)
     token = json_digest(drawing, allow_nan=False)
     return drawing, token
 

@@ -89,12 +89,12 @@ def drawing_component():
 
 
 def drawing_data(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,
-                 required=None, oriented=None, node_values=None, settled=None) -> tuple:
+                 required=None, oriented=None, node_values=None, settled=None, disputed=None) -> tuple:
     """What the long-lived drawing is sent for one graph (cached): ``(drawing, token)``.
 
     Parameters
     ----------
-    A, names, truth, sigma, positions, layout, legend, required, oriented, node_values, settled
+    A, names, truth, sigma, positions, layout, legend, required, oriented, node_values, settled, disputed
         As in :func:`drawing_html`.
 
     Returns
@@ -107,7 +107,12 @@ def drawing_data(A, names, truth=None, sigma=None, *, positions=None, layout="ci
                                 positions=positions, layout=layout, legend=bool(legend), required=required,
                                 oriented=oriented,
                                 node_values=None if node_values is None else np.asarray(node_values, dtype=float),
-                                settled=settled)
+                                settled=settled, disputed=_mask(disputed))
+
+
+def _mask(mask):
+    """``mask`` as a bool array (one cache key whatever its dtype), None as None."""
+    return None if mask is None else np.asarray(mask, dtype=bool)
 
 
 def warm_drawing(A, names, truth=None, sigma=None, **kwargs) -> None:
@@ -121,7 +126,7 @@ def warm_drawing(A, names, truth=None, sigma=None, **kwargs) -> None:
 
 
 def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,
-                 required=None, oriented=None, node_values=None, settled=None) -> str:
+                 required=None, oriented=None, node_values=None, settled=None, disputed=None) -> str:
     """The page of one drawing as the dashboard shows it (cached): filling its frame, vis-network
     served once (:func:`dashboard.assets.vis_assets_url`). The live Learn page's prefetch
     (:mod:`dashboard.live`) calls this too, so what it warms is what the page asks for.
@@ -145,6 +150,9 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
         A signed change per node, shown as the nodes' fill (the Predict page).
     settled : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges a planned experiment would settle, highlighted (the Predict page).
+    disputed : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges whose reverse the data prefer (the Check page's verdict,
+        :func:`dashboard.checks.disputed_in_session`): a "?" and a tooltip; None when not checked.
 
     Returns
     -------
@@ -155,10 +163,10 @@ def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="ci
                              positions=positions, layout=layout, height_px=None, legend=bool(legend),
                              assets_url=vis_assets_url(), required=required, oriented=oriented,
                              node_values=None if node_values is None else np.asarray(node_values, dtype=float),
-                             settled=settled)
+                             settled=settled, disputed=_mask(disputed))
 
 
-def show_legend(As, truth=None, oriented=None, truth_drawn=False) -> None:
+def show_legend(As, truth=None, oriented=None, truth_drawn=False, disputed=None) -> None:
     """One legend for drawings shown side by side, listing what any of the graphs ``As`` draws.
 
     Nothing above :data:`~colide_core.render.graph_style.SUMMARY_NODES` nodes, where
@@ -174,16 +182,23 @@ def show_legend(As, truth=None, oriented=None, truth_drawn=False) -> None:
         Edges an intervention can orient: their marker joins the legend when one is drawn.
     truth_drawn : bool, default False
         ``As`` is the true graph itself (the Simulate page): its edges are "true", not "learned".
+    disputed : ndarray of bool of shape (n_nodes, n_nodes) or sequence of them, optional
+        Edges whose reverse the data prefer, one mask for all the drawings or one per drawing (None
+        entries skipped): their "?" joins the legend when one is drawn.
     """
     if any(np.asarray(A).shape[0] > SUMMARY_NODES for A in As):
         return  # shown as heatmaps (show_graph), whose colour key is their own: no line legend (issue 41)
-    legend = legend_for(As, truth, oriented, truth_drawn=truth_drawn)
+    if disputed is not None and not hasattr(disputed, "shape"):  # one mask per drawing: their union
+        masks = [np.asarray(m, dtype=bool) for m in disputed if m is not None]
+        disputed = np.logical_or.reduce(masks) if masks else None
+    legend = legend_for(As, truth, oriented, truth_drawn=truth_drawn, disputed=disputed)
     if legend:
         st.html(legend)
 
 
 def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout="circular", height=560,
-               top_k=20, legend=True, required=None, oriented=None, node_values=None, settled=None, label=""):
+               top_k=20, legend=True, required=None, oriented=None, node_values=None, settled=None, label="",
+               disputed=None):
     """Render graph ``A`` with the project's one drawing, or its summary above ``SUMMARY_NODES`` nodes.
 
     Parameters
@@ -209,8 +224,9 @@ def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout=
         Edges required by the fit's prior knowledge, labelled in the drawing.
     oriented : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges an intervention orients, labelled in the drawing.
-    node_values, settled : optional
-        As in :func:`drawing_html` (a signed change per node; edges a planned experiment settles).
+    node_values, settled, disputed : optional
+        As in :func:`drawing_html` (a signed change per node; edges a planned experiment settles;
+        edges whose reverse the data prefer).
     label : str, default ""
         The heading the page shows above this drawing: the drawing's document holds it once drawn
         (``window.colideLabel``), which the browser tests and ``benchmarks/bench_app.py`` wait on.
@@ -218,7 +234,7 @@ def show_graph(A, names, truth=None, sigma=None, *, key, positions=None, layout=
     names = [str(n) for n in names]
     if len(names) <= SUMMARY_NODES:
         kw = dict(positions=positions, layout=layout, legend=legend, required=required, oriented=oriented,
-                  node_values=node_values, settled=settled)
+                  node_values=node_values, settled=settled, disputed=disputed)
         component = drawing_component()
         if component is None:
             st.iframe(drawing_html(A, names, truth, sigma, **kw), height=height)

@@ -29,7 +29,7 @@ from dashboard.live import (drawn_after, fast_first, live_now, neighbours, prefe
 from colide_core.graph.export import edge_list, to_adjacency_csv as adjacency_csv, to_edge_list_csv as edge_list_csv
 from colide_core.render.figures import noise_figure, objective_figure
 from dashboard.fitting import NOISE_CHOICES, VARIANTS, FitJob, fit_live, shown_labels, solver_params, topo_cost
-from dashboard.checks import ev_nv_line
+from dashboard.checks import disputed_in_session, ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.settings_form import settings_form
 from dashboard.text import METRIC_LABELS, convergence_note, fmt_lambda, fmt_seconds, md_escape, solver_label
@@ -363,6 +363,10 @@ open_tab = ss["learn_tab"]
 
 with tab_graph:
     oriented = oriented_by_interventions(ds)  # edges a condition's targets can orient: a dot, in the legend
+    # edges whose reverse the data prefer: the Check page's verdict, read from its stored checks
+    # (never computed on a λ step); a "?" on the drawing and in the legend (issue 48, m-7)
+    disputed = {f"learn_graph_{v}": disputed_in_session(ss, ds.key, results[v], threshold, names) for v in order}
+    checked = [v.upper() for v in order if disputed[f"learn_graph_{v}"] is not None]
     # (label, heading, graph, coloured against, σ̂, key, caption) of each drawing: EV, NV, the truth
     panels = [(v.upper(), f"**CoLiDE-{results[v].label}** · λ = {fmt_lambda(results[v].lambda1)}", thresholded[v],
                truth, results[v].sigma, f"learn_graph_{v}",
@@ -398,7 +402,7 @@ with tab_graph:
     else:
         legend_col, layout_col = st.columns([3, 0.9], vertical_alignment="center")
     with legend_col:
-        show_legend([thresholded[v] for v in order], truth, oriented)
+        show_legend([thresholded[v] for v in order], truth, oriented, disputed=list(disputed.values()))
     layout_col.segmented_control("Layout", ["Circle", "Top-down"], key="learn_layout", required=True,
                                  label_visibility="collapsed", width="stretch",
                                  help="Layout. Top-down: nodes in layers by topological order (of the ground truth "
@@ -415,14 +419,20 @@ with tab_graph:
             st.markdown(heading)
             show_graph(A, names, colour_by, sigma, key=key, positions=positions, height=height, legend=False,
                        required=required.get(key), oriented=None if key == "learn_graph_truth" else oriented,
-                       label=heading.replace("**", ""))
+                       label=heading.replace("**", ""), disputed=disputed.get(key))
             st.caption(caption)
+    # whether the Check page's verdict is on the drawings: "?" marks, or why there are none
+    unchecked = [v.upper() for v in order if v.upper() not in checked]
+    doubt = (f" An edge marked “?”: the data prefer its reverse (the Check page's edge evidence on "
+             f"{' and '.join(checked)}" + (f"; {' and '.join(unchecked)} not checked" if unchecked else "") + ")."
+             if checked else " The Check page has not checked these fits: edges whose reverse the data prefer "
+                             "are not marked.")
     if truth is None:
         st.caption("No ground truth: edges are drawn in one colour. Width ∝ |w|. Every drawing uses the same "
-                   "node positions, so edges appear and vanish in place.")
+                   "node positions, so edges appear and vanish in place." + doubt)
     else:
         st.caption("Coloured against the ground truth. Edge width ∝ |w|; missing true edges dashed. "
-                   "Every drawing uses the same node positions, so edges appear and vanish in place.")
+                   "Every drawing uses the same node positions, so edges appear and vanish in place." + doubt)
 
 with tab_noise:
     if open_tab == "Noise":

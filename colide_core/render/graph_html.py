@@ -127,7 +127,7 @@ def _inline_assets() -> dict:
     return texts
 
 
-def _edge_items(A, names, edges, required=None, oriented=None):
+def _edge_items(A, names, edges, required=None, oriented=None, disputed=None, font=None):
     """vis-network options of each edge of ``classify_edges`` output.
 
     Parameters
@@ -139,6 +139,13 @@ def _edge_items(A, names, edges, required=None, oriented=None):
         dot in the middle (:data:`colide_core.render.graph_style.ORIENTED_STYLE`, an entry of the
         legend) and said in the tooltip, with the truth's disagreement when it has the other
         direction.
+    disputed : ndarray of bool of shape (n_nodes, n_nodes), optional
+        Edges whose reverse the data prefer (:func:`colide_core.render.tables.disputed_edges`):
+        a "?" at the middle (:data:`colide_core.render.graph_style.DISPUTED_STYLE`, the size of
+        the node labels of font ``font``) and said in the tooltip; an orientable one no longer
+        reads as settled ("orientable by an intervention, but the data prefer the reverse").
+    font : float, optional
+        The node labels' font (drawing units), which the "?" follows; default 14.
 
     Returns
     -------
@@ -167,20 +174,34 @@ def _edge_items(A, names, edges, required=None, oriented=None):
         if required is not None and kind != "missing" and required[i, j]:
             opts["title"] += " · required by prior knowledge"
             marks.append("required")
+        doubt = disputed is not None and kind != "missing" and bool(disputed[i, j])
+        prefer = f"the data prefer the reverse ({names[j]} → {names[i]}, the Check page's edge evidence)"
         if oriented is not None and kind != "missing" and oriented[i, j]:
-            # what a target gives is an edge *orientable* by it under the model, not a proven direction
-            opts["title"] += " · orientable by an intervention on one of its ends (under the linear SEM)"
+            # what a target gives is an edge *orientable* by it under the model, not a proven direction;
+            # where the data prefer the reverse it must not read as settled (issue 48, m-7)
+            opts["title"] += (f" · orientable by an intervention, but {prefer}" if doubt else
+                              " · orientable by an intervention on one of its ends (under the linear SEM)")
             if kind == "reversed":
                 opts["title"] += "; the truth has the other direction"
             opts["arrows"]["from"] = graph_style.oriented_arrow(width)  # at the start, one size (m-13)
-        if marks:
+        elif doubt:
+            opts["title"] += f" · {prefer}"
+        if doubt:
+            style = graph_style.DISPUTED_STYLE
+            opts["label"] = " ".join([style["marker"]] + ([", ".join(marks)] if marks else []))  # plain text
+            # its own colour stays the line's; the "?" the size of the node labels (graph_draw.js keeps
+            # it so: markFont), dark on a white outline
+            opts["font"] = {"size": round(style["font_scale"] * (14.0 if font is None else float(font)), 2),
+                            "color": style["colour"], "strokeWidth": 4, "strokeColor": "#ffffff"}  # upright
+            opts["markFont"] = style["font_scale"]
+        elif marks:
             opts["label"] = ", ".join(marks)  # drawn text: plain, never HTML
             opts["font"] = {"size": 11, "color": colour, "strokeWidth": 3, "align": "middle"}
         items.append((int(i), int(j), opts))
     return items
 
 
-def legend_for(graphs, B_true=None, oriented=None, *, truth_drawn=False) -> str:
+def legend_for(graphs, B_true=None, oriented=None, *, truth_drawn=False, disputed=None) -> str:
     """The legend of drawings of ``graphs`` coloured against ``B_true``: what any of them draws.
 
     Parameters
@@ -195,6 +216,9 @@ def legend_for(graphs, B_true=None, oriented=None, *, truth_drawn=False) -> str:
     truth_drawn : bool, default False
         ``graphs`` are a true graph (e.g. a simulated one), drawn without a truth to colour against:
         their edges are called :data:`colide_core.render.graph_style.TRUE_EDGE_TEXT`, not "learned edge".
+    disputed : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges whose reverse the data prefer (:func:`colide_core.render.tables.disputed_edges`; the
+        union over the drawings): the legend gains their "?" when one of ``graphs`` draws one.
 
     Returns
     -------
@@ -212,6 +236,10 @@ def legend_for(graphs, B_true=None, oriented=None, *, truth_drawn=False) -> str:
         if any(np.any(ori & (np.asarray(A, dtype=float) != 0)) for A in graphs):
             entries = entries + [{"marker": graph_style.ORIENTED_STYLE["marker"],
                                   "text": graph_style.ORIENTED_STYLE["text"]}]
+    if disputed is not None:
+        doubt = np.asarray(disputed, dtype=bool)
+        if any(np.any(doubt & (np.asarray(A, dtype=float) != 0)) for A in graphs):
+            entries = entries + [_DISPUTED_ENTRY]
     return str(_parts().legend(entries))
 
 
@@ -226,16 +254,25 @@ def _legend_entries(graphs, B_true=None):
     return graph_style.legend_entries(kinds, signs) if kinds else None
 
 
+#: The legend's entry of the edges whose reverse the data prefer (plain text, a marker like the dot's).
+_DISPUTED_ENTRY = {"marker": graph_style.DISPUTED_STYLE["marker"], "text": graph_style.DISPUTED_STYLE["text"]}
+
+
 def _marked(entries, context):
-    """``entries`` with the settled edges' halo appended when the drawing of ``context`` has any."""
-    if not (entries and context.get("settled_drawn")):
+    """``entries`` with the settled edges' halo and the disputed edges' "?" appended when the
+    drawing of ``context`` draws any."""
+    if not entries:
         return entries
-    return entries + [{"halo": graph_style.SETTLED_STYLE["halo"], "text": graph_style.SETTLED_STYLE["text"]}]
+    if context.get("settled_drawn"):
+        entries = entries + [{"halo": graph_style.SETTLED_STYLE["halo"], "text": graph_style.SETTLED_STYLE["text"]}]
+    if context.get("disputed_drawn"):
+        entries = entries + [_DISPUTED_ENTRY]
+    return entries
 
 
 def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520, positions=None,
                layout="circular", legend: bool = True, assets_url: str | None = None, required=None,
-               oriented=None, node_values=None, settled=None) -> str:
+               oriented=None, node_values=None, settled=None, disputed=None) -> str:
     """Build a self-contained interactive HTML view of a weighted DAG.
 
     Parameters
@@ -284,6 +321,11 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
         Edges a planned experiment would settle the direction of (either orientation given):
         drawn in their own colour with the halo of :data:`colide_core.render.graph_style.SETTLED_STYLE`,
         which the legend names.
+    disputed : array-like of bool of shape (n_nodes, n_nodes), optional
+        Edges whose reverse the data prefer, the Check page's verdict
+        (:func:`colide_core.render.tables.disputed_edges`): each drawn one keeps its colour, width
+        and dot and gains a "?" at its middle (:data:`colide_core.render.graph_style.DISPUTED_STYLE`),
+        which the legend names, and its tooltip says so.
 
     Returns
     -------
@@ -316,13 +358,13 @@ def graph_html(W, names, B_true=None, *, sigma=None, height_px: int | None = 520
     """
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=height_px, positions=positions,
                              layout=layout, assets_url=assets_url, required=required, oriented=oriented,
-                             node_values=node_values, settled=settled)
+                             node_values=node_values, settled=settled, disputed=disputed)
     context["legend_entries"] = _marked(_legend_entries([context.pop("A")], B_true), context) if legend else None
     return template_environment().get_template("graph_page.html.j2").render(**context)
 
 
 def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, assets_url, required=None,
-                   oriented=None, node_values=None, settled=None) -> dict:
+                   oriented=None, node_values=None, settled=None, disputed=None) -> dict:
     """The values ``graph_page.html.j2`` renders for :func:`graph_html` (same parameters), and ``A``.
 
     The vis-network node and edge lists (dicts, embedded by the template with ``|tojson``) and
@@ -375,7 +417,11 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
     ori = None if oriented is None else np.asarray(oriented, dtype=bool)
     if ori is not None and ori.shape != (d, d):
         raise ValueError(f"oriented must have shape {(d, d)}, got {ori.shape}.")
-    items = _edge_items(A, names, edges, req, ori)
+    dis = None if disputed is None else np.asarray(disputed, dtype=bool)
+    if dis is not None and dis.shape != (d, d):
+        raise ValueError(f"disputed must have shape {(d, d)}, got {dis.shape}.")
+    items = _edge_items(A, names, edges, req, ori, dis, font)
+    disputed_drawn = any("markFont" in opts for _, _, opts in items)
     settled_drawn = False
     if settled is not None:
         sett = np.asarray(settled, dtype=bool)
@@ -405,7 +451,7 @@ def _graph_context(W, names, B_true, *, sigma, height_px, positions, layout, ass
                "bends": [list(b) for b in graph_style.EDGE_BENDS], "ring": positions is None and layout == "circular"}
     context = {"drawing": drawing, "height": "100vh" if fill else f"{int(height_px)}px", "fill": fill,
                "assets_url": None if assets_url is None else str(assets_url).rstrip("/"),
-               "draw_js": draw_script(), "A": A, "settled_drawn": settled_drawn}
+               "draw_js": draw_script(), "A": A, "settled_drawn": settled_drawn, "disputed_drawn": disputed_drawn}
     context.update(_inline_assets() if assets_url is None else {"vis_css": None, "vis_js": None})
     return context
 
@@ -437,7 +483,7 @@ def draw_script():
 
 
 def graph_drawing(W, names, B_true=None, *, sigma=None, positions=None, layout="circular", legend: bool = True,
-                  required=None, oriented=None, node_values=None, settled=None) -> dict:
+                  required=None, oriented=None, node_values=None, settled=None, disputed=None) -> dict:
     """What :func:`graph_html` draws, as data: the argument of ``colideDraw`` in ``graph_draw.js``.
 
     The dashboard sends it to a drawing that stays open across reruns
@@ -461,7 +507,7 @@ def graph_drawing(W, names, B_true=None, *, sigma=None, positions=None, layout="
     """
     context = _graph_context(W, names, B_true, sigma=sigma, height_px=None, positions=positions, layout=layout,
                              assets_url=None, required=required, oriented=oriented, node_values=node_values,
-                             settled=settled)
+                             settled=settled, disputed=disputed)
     entries = _marked(_legend_entries([context["A"]], B_true), context) if legend else None
     legend = [{k: entry[k] for k in ("text", "colour", "dashed", "marker", "halo") if k in entry}
               for entry in entries] if entries else None

@@ -113,6 +113,15 @@ def oriented_arrow(width):
 SETTLED_STYLE = {"halo": "#9467bd", "shadow": {"enabled": True, "color": "#9467bd", "size": 14, "x": 0, "y": 0},
                  "text": "halo: direction the chosen experiment would settle"}
 
+#: Edges whose reverse the data prefer (the Check page's edge evidence,
+#: :func:`colide_core.render.tables.disputed_edges`): a "?" at the edge's middle, in a dark ink with a
+#: white outline, the size of the node labels (``font_scale`` times their font; ``graph_draw.js``
+#: keeps it so as it enlarges them), an entry of the legend. The edge keeps its own colour
+#: (correct, reversed, ...), width and dot (issue 48 m-7: Raf -> Mek was green with an "orientable"
+#: dot on Learn while Check said "the data prefer Mek -> Raf").
+DISPUTED_STYLE = {"marker": "?", "colour": "#111111", "font_scale": 1.1,
+                  "text": "the data prefer the reverse (Check)"}
+
 #: Node fills of a predicted change saturate at this many standard deviations.
 CHANGE_CLIP = 2.0
 

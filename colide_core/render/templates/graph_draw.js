@@ -70,6 +70,13 @@ var colideDraw = (function () {
   var SHAPES = {arrow: [[0, 0], [-1, 0.3], [-0.9, 0], [-1, -0.3]], bar: [[0, 0.5], [0, -0.5], [-0.15, -0.5], [-0.15, 0.5]],
                 circle: [[0, 0.4], [-0.8, 0.4], [-0.8, -0.4], [0, -0.4]]};
   var home = {};
+  // An edge's mark that must read like a node label (the "?" of an edge whose reverse the data
+  // prefer, graph_style.DISPUTED_STYLE) carries markFont: its label is that many times the labels' size.
+  function markFonts(items, size) {
+    return items.map(function (e) {
+      return typeof e.markFont === 'number' ? Object.assign({}, e, {font: Object.assign({}, e.font, {size: size * e.markFont})}) : e;
+    });
+  }
   function ctx() { return network.canvas.frame.canvas.getContext('2d'); }
   // Use the frame: a drawing wider than it is tall (a circle in a wide frame used 40 % of its
   // width) is widened to the frame's shape, at most STRETCH times, never narrowed. A ring (the
@@ -200,6 +207,8 @@ var colideDraw = (function () {
       nodes.update(nodes.getIds().map(function (id) {  // only the size: the label's colour stays
         return {id: id, font: Object.assign({}, nodes.get(id).font, {size: f})};
       }));
+      var marked = markFonts(edges.get({filter: function (e) { return typeof e.markFont === 'number'; }}), f);
+      if (marked.length) edges.update(marked);
       network.fit({animation: false});
     }
     tidyEdges();
@@ -225,7 +234,7 @@ var colideDraw = (function () {
     if (!network) {
       shown = BASE;
       nodes = new vis.DataSet(plainTitles(drawing.nodes));
-      edges = new vis.DataSet(plainTitles(drawing.edges));
+      edges = new vis.DataSet(markFonts(plainTitles(drawing.edges), BASE));
       network = new vis.Network(document.getElementById('mynetwork'), {nodes: nodes, edges: edges}, drawing.options);
       window.addEventListener('resize', layout);
     } else {
@@ -241,7 +250,7 @@ var colideDraw = (function () {
       }
       edges.clear();
       nodes.update(fresh);
-      edges.add(plainTitles(drawing.edges));
+      edges.add(markFonts(plainTitles(drawing.edges), shown));
     }
     layout();
     colideDrawn += 1;

@@ -80,8 +80,11 @@ def test_report_has_a_section_per_condition_with_the_library_summary(report_html
     assert 2.6 < shift0 < 3.4  # sampling error of two medians and an SD at n = 300: about 0.1
     assert cond[1][3:] == ["+0.00"] * 4
     # which edges the interventions orient: only 0 -> 1 of the chain touches the target, node 0
-    assert oriented[0] == ["Fit", "Edges", "Orientable by an intervention", "Which"]  # not "oriented" (m-7)
-    assert oriented[1] == ["NV", "3", "1", f"{NODES[0]} → {NODES[1]}"]
+    # "orientable", not "oriented", and how many of them the edge evidence disputes (m-7): the data
+    # were made along the chain, so they prefer 0 -> 1 as drawn (tests/test_disputed_edges.py has one
+    # they dispute)
+    assert oriented[0] == ["Fit", "Edges", "Orientable by an intervention", "Disputed by the data", "Which"]
+    assert oriented[1] == ["NV", "3", "1 of 3", "0 of them", f"{NODES[0]} → {NODES[1]}"]
 
 
 def test_hostile_labels_are_escaped_exactly_once(report_html):
@@ -210,7 +213,7 @@ def test_dashboard_report_carries_the_datasets_design():
     html = dc.report_html("k", ("NV",), 0.3, None, None, None, X, [fit], None, "ground truth", checks, None, None,
                           "d", {"conditions": tuple(labels), "targets": targets}).decode("utf-8")
     cond, oriented = _section_tables(html, "conditions")
-    assert [r[1] for r in cond[1:]] == ["300", "300", "300"] and oriented[1][2] == "1"
+    assert [r[1] for r in cond[1:]] == ["300", "300", "300"] and oriented[1][2] == "1 of 3"
     bare = dc.report_html("k", ("NV",), 0.3, None, None, None, X, [fit], None, "ground truth", checks, None, None,
                           "d").decode("utf-8")
     assert "id='conditions'" not in bare

@@ -4,12 +4,13 @@
 interactive graph (the same vis-network drawing as the dashboard,
 :func:`colide_core.render.graph_html.graph_html`, inlined in an ``<iframe srcdoc>``), the noise
 estimates, the model checks (:func:`colide_core.evaluation.checks.run_checks`) with their figures, the
-edge evidence table, metrics and curves against a ground truth or a user's reference
+edge evidence table with the Check page's verdict per edge (:func:`colide_core.render.tables.edge_verdicts`), metrics and curves against a ground truth or a user's reference
 (:mod:`colide_core.evaluation.curves`), the λ x threshold grid with its stable region when a path is
 given, the prior-knowledge audit, for data from several conditions a section per condition (rows,
 targets, each node's median shift from the baseline condition,
-:func:`colide_core.data.stats.condition_summary`, and the edges the interventions orient,
-:func:`colide_core.data.conditions.oriented_by_targets`), and every fit's run manifest embedded as JSON (shown, and
+:func:`colide_core.data.stats.condition_summary`, and the edges an intervention can orient,
+:func:`colide_core.data.conditions.oriented_by_targets`, with those the edge evidence disputes,
+:func:`colide_core.render.tables.disputed_edges`), and every fit's run manifest embedded as JSON (shown, and
 downloadable from the page itself through a ``data:`` link), so the run can be reproduced
 with ``python -m colide_core fit`` or the dashboard's "Load a run manifest".
 
@@ -199,12 +200,14 @@ def _plan_item(plan):
     return _table(table, floatfmt="{:.3g}"), note
 
 
-def _condition_section(values, names, fits, design):
-    """The per-condition tables: ``(conditions table, oriented-edges table, sentence)`` or None.
+def _condition_section(values, names, fits, design, disputed):
+    """The per-condition tables: ``(conditions table, orientable-edges table, sentence, lines)`` or None.
 
     From the rows' design (a :class:`~colide_core.data.design.Design` named as ``names``) when
     given: :func:`colide_core.data.stats.condition_summary`; else from the first fit's manifest's
-    ``conditions`` record (rows and targets, no shifts).
+    ``conditions`` record (rows and targets, no shifts). ``disputed`` holds, per fit, the mask of
+    :func:`colide_core.render.tables.disputed_edges` (the edge evidence's verdict): ``lines`` says
+    per fit "n of m edges orientable by an intervention, k of them disputed by the data".
     """
     from colide_core.data.conditions import oriented_by_targets
     from colide_core.data.stats import condition_summary
@@ -231,18 +234,31 @@ def _condition_section(values, names, fits, design):
             oriented = oriented_by_targets({k: v for k, v in tmap.items() if v} or None, names)
         except (ValueError, TypeError):
             oriented = None
-    rows = []
-    for f in fits:
+    from colide_core.render.tables import REVERSE_PREFERRED
+
+    rows, lines = [], []
+    for f, doubt in zip(fits, disputed):
         A = np.asarray(f.A) != 0
         edges = [(int(i), int(j)) for i, j in zip(*np.nonzero(A))]
         hit = [] if oriented is None else [(i, j) for i, j in edges if oriented[i, j]]
-        # "orientable", not "oriented" (issue 48, m-7): an intervention on an endpoint can tell the
-        # direction; whether these data agree is the edge evidence's ΔBIC (reverse) column
-        rows.append({"Fit": str(f.label), "Edges": str(len(edges)), "Orientable by an intervention": str(len(hit)),
-                     "Which": "; ".join(f"{names[i]} → {names[j]}" for i, j in hit) or "—"})
+        against = [(i, j) for i, j in hit if doubt[i, j]]
+        # "orientable", not "oriented" (issue 48, m-7): an intervention on an end can tell the direction;
+        # where the edge evidence says the data prefer the reverse, the edge is disputed (same verdict
+        # as the Check page and the evidence table's "evidence" column)
+        rows.append({"Fit": str(f.label), "Edges": str(len(edges)),
+                     "Orientable by an intervention": f"{len(hit)} of {len(edges)}",
+                     "Disputed by the data": f"{len(against)} of them",
+                     "Which": "; ".join(f"{names[i]} → {names[j]}" + (
+                         f" (the data prefer {names[j]} → {names[i]})" if (i, j) in against else "")
+                                        for i, j in hit) or "—"})
+        lines.append(f"{f.label}: {len(hit)} of {len(edges)} edges orientable by an intervention, "
+                     f"{len(against)} of them disputed by the data (ΔBIC if reversed < {REVERSE_PREFERRED:g}: "
+                     "the data prefer the reverse).")
     note += (" An edge is orientable when an intervention targets one of its ends: such data can tell its "
-             "direction. Whether they agree with the fit is the edge evidence's ΔBIC (reverse) column.")
-    return _table(table, index=False), _table(pd.DataFrame(rows)), note
+             "direction, which is not to say that they agree with the fit. Where the edge evidence's ΔBIC if "
+             f"reversed is below {REVERSE_PREFERRED:g}, they prefer the reverse: the edge is disputed (the "
+             "evidence column of the edge evidence, as on the Check page).")
+    return _table(table, index=False), _table(pd.DataFrame(rows)), note, lines
 
 
 def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="ground truth", checks=None,
@@ -321,11 +337,12 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     """
     from colide_core.render import plots
     from colide_core.evaluation._metrics import evaluate, tetrad_metrics
-    from colide_core.evaluation.checks import run_checks
+    from colide_core.evaluation.checks import edge_evidence, run_checks
     from colide_core.evaluation.curves import edge_score_curves, stable_region, threshold_curve
     from colide_core.render.graph_html import graph_html, template_environment
     from colide_core.render.graph_style import SUMMARY_NODES
-    from colide_core.render.tables import markov_table, residual_table
+    from colide_core.render.tables import (REVERSE_PREFERRED, disputed_edges, edge_verdicts, markov_table,
+                                           residual_table)
 
     fits = list(fits)
     if not fits:
@@ -340,10 +357,14 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     from colide_core.evaluation.checks import _design_of_check
 
     design = _design_of_check(X, names, n, d, design, conditions, targets)  # once, named as the report's nodes
-    by_condition = _condition_section(values, names, fits, design)
     if checks is None:
         checks = run_checks(pd.DataFrame(values, columns=names), first.A, W=first.W, frequency=frequency,
                             design=design)
+    # the edge evidence's verdict per fit (the Check page's): the first fit's is the checks' own
+    disputed = [disputed_edges(checks.evidence, names)] + [
+        disputed_edges(edge_evidence(pd.DataFrame(values, columns=names), f.A, design=design), names)
+        for f in fits[1:]]
+    by_condition = _condition_section(values, names, fits, design, disputed)
     fig = _Figures()  # called in the order the figures appear: plotly.js goes with the first
     created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = [("data", "Data")] + ([("conditions", "Conditions")] if by_condition else []) + [("settings", "Settings"), ("graph", "Graph"), ("noise", "Noise"),
@@ -367,7 +388,7 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
                                           "sd": values.std(axis=0, ddof=1), "min": values.min(axis=0),
                                           "max": values.max(axis=0)}))
     keys = sorted({k for f in fits for k in f.params})
-    tables["conditions"], tables["oriented"], condition_note = by_condition or (None, None, None)
+    tables["conditions"], tables["oriented"], condition_note, orientable_lines = by_condition or (None, None, None, [])
     tables["settings"] = _table(pd.DataFrame({f.label: [json.dumps(f.params.get(k), default=str) for k in keys]
                                               for f in fits}, index=keys), index=True)
 
@@ -382,7 +403,8 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
                    "figure": fig(adjacency_figure(f.A, names, B_ref))} for f in fits]
     else:
         graphs = [{"label": f.label, "n_edges": int((np.asarray(f.A) != 0).sum()), "figure": None,
-                   "page": graph_html(f.A, names, B_ref, sigma=f.sigma, height_px=520)} for f in fits]
+                   "page": graph_html(f.A, names, B_ref, sigma=f.sigma, height_px=520, disputed=doubt)}
+                  for f, doubt in zip(fits, disputed)]  # the edge evidence's "?" on each drawing (m-7)
 
     # --- noise
     sig = pd.DataFrame({"node": names})
@@ -403,7 +425,10 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     figures["hetero"] = fig(plots.hetero_figure(checks.residuals.refit, names))
     figures["markov"] = fig(plots.markov_figure(checks.markov))
     tables["markov"] = _table(markov_table(checks.markov.tests))
-    tables["evidence"] = _table(checks.evidence)
+    # the Check page's table: its verdict column ("strong", "caution: …", "problem: …") third
+    evidence = checks.evidence.copy()
+    evidence.insert(2, "evidence", edge_verdicts(checks.evidence, checks.scale, names))
+    tables["evidence"] = _table(evidence)
 
     # --- metrics and curves
     tables["metrics"] = None
@@ -460,7 +485,8 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
         n_samples=n, n_nodes=d, reference_label=str(reference_label),
         n_truth_edges=None if truth is None else int(truth.sum()), tables=tables, figures=figures,
         graphs=graphs, summary_nodes=SUMMARY_NODES, first_label=first.label, verdicts=verdicts, path_summary=path_summary,
-        reproduce=reproduce, condition_note=condition_note, plan_note=plan_note)
+        reproduce=reproduce, condition_note=condition_note, orientable_lines=orientable_lines, plan_note=plan_note,
+        reverse_preferred=f"{REVERSE_PREFERRED:g}")
     if _EXTERNAL.search(html):
         raise ValueError("The report references an external resource.")
     return html

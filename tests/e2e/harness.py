@@ -355,6 +355,33 @@ def drawing_for(page, heading: str):
     return blocks.filter(has=page.locator(DRAWINGS)).last.locator(DRAWINGS).first
 
 
+def labelled_frame(page, heading: str, timeout_ms: int = UI_TIMEOUT_MS):
+    """The frame of the drawing the page heads ``heading``, once it has drawn the graph of that heading.
+
+    The drawing is found again (:func:`drawing_for`) until its frame holds ``heading``'s drawing:
+    while a rerun is still replacing a page's elements, a heading can already stand above another
+    graph's frame (seen in the full suite on a loaded machine: the EV heading over the NV drawing's
+    frame of the run before, which the next delta replaced). Hold the frame returned to check that
+    later reruns redraw that same document (:func:`wait_for_drawing`).
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    shown = None
+    while True:
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            raise AssertionError(f"no drawing of {heading!r} in {timeout_ms} ms (the last frame found shows {shown!r})")
+        frame = graph_frame(drawing_for(page, heading), timeout_ms=max(1000, left_ms))
+        try:
+            frame.wait_for_function("(l) => window.colideLabel === l && colideDrawn > 0", arg=heading,
+                                    timeout=max(1, min(left_ms, 3_000)))
+            return frame
+        except Exception:  # another graph's frame, or detached meanwhile: find the drawing again
+            try:
+                shown = None if frame.is_detached() else frame.evaluate("() => [window.colideLabel, colideDrawn]")
+            except Exception:
+                shown = "detached"
+
+
 def wait_for_drawing(frame, label: str, timeout_ms: int = UI_TIMEOUT_MS) -> None:
     """Wait until the long-lived drawing in ``frame`` has drawn the graph the page heads ``label``
     (plain text, e.g. "CoLiDE-NV · λ = 0.5"): it keeps the heading of the last drawing it drew."""

@@ -16,7 +16,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.e2e.harness import (
-    ARTIFACTS, FIT_TIMEOUT_MS, UI_TIMEOUT_MS, StreamlitServer, block_external, drawing_for, drawings, graph_frame, lambda_slider, library_result,
+    ARTIFACTS, FIT_TIMEOUT_MS, UI_TIMEOUT_MS, StreamlitServer, block_external, drawings, graph_frame, labelled_frame, lambda_slider, library_result,
     no_exception_shown, open_app_with_sachs, set_lambda, shown_metric, wait_for_drawing, wait_for_idle,
 )
 
@@ -53,8 +53,7 @@ def test_moving_lambda_redraws_the_graph_without_run(server, browser):
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         edges_lib = library_result("nv", 0.05)[1]
         page.get_by_text(f"{edges_lib} edges ·").first.wait_for(timeout=UI_TIMEOUT_MS)
-        first = graph_frame(drawing_for(page, "CoLiDE-EV · λ = 0.05"))
-        wait_for_drawing(first, "CoLiDE-EV · λ = 0.05")
+        first = labelled_frame(page, "CoLiDE-EV · λ = 0.05")
         edges_before = first.evaluate(_EDGES_JS)
         set_lambda(page, 0.5)                     # no Run click anywhere in this test
         _wait_for_lambda(page, 0.5)
@@ -253,8 +252,7 @@ def test_a_banner_that_comes_and_goes_above_the_drawing_does_not_reload_it(serve
     try:
         page = _open_learn(context, server)
         wait_for_idle(page)
-        frame = graph_frame(drawing_for(page, "CoLiDE-EV · λ = 0.05"))
-        wait_for_drawing(frame, "CoLiDE-EV · λ = 0.05")
+        frame = labelled_frame(page, "CoLiDE-EV · λ = 0.05")
         frame.evaluate("() => { window.colideMark = 'before'; }")
         page.get_by_role("button", name="Run", exact=True).click(timeout=UI_TIMEOUT_MS)
         # the job's message, written above the drawings by the run after the job (its bar came before)

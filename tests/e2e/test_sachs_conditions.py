@@ -5,7 +5,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.harness import UI_TIMEOUT_MS, drawing_for, graph_frame, no_exception_shown, wait_for_idle
+from tests.e2e.harness import UI_TIMEOUT_MS, labelled_frame, no_exception_shown, wait_for_idle
 
 
 def test_nine_conditions_fit_marked_edges_and_manifest_round_trip(server, browser, tmp_path):
@@ -27,7 +27,7 @@ def test_nine_conditions_fit_marked_edges_and_manifest_round_trip(server, browse
         # issue 38, point 4: the edges an intervention can orient carry a dot (vis-network's middle
         # circle) with a legend entry readable on screen, not a 7 px label; their tooltip says
         # "orientable", never "identified"
-        frame = graph_frame(drawing_for(page, "CoLiDE-NV · λ = 0.05"))
+        frame = labelled_frame(page, "CoLiDE-NV · λ = 0.05")
         # issue 48, m-13: the dot sits at the edge's start ("from"), not mid-line, one size for every width
         marked = frame.evaluate("""() => edges.get().filter(e => e.arrows && e.arrows.from
                                    && e.arrows.from.enabled && e.arrows.from.type === 'circle')

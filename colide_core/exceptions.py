@@ -245,7 +245,7 @@ class Stopped(RuntimeError):
 
     The one "stopped" exception: each thing that can stop raises a subclass that names it
     (:class:`StatisticsStopped` here; the dashboard's ``FitStopped``, ``ChecksStopped`` and
-    ``PathStopped`` in ``dashboard/errors.py``), so ``except Stopped`` catches every one of them
+    ``PathStopped`` in ``dashboard/infra/errors.py``), so ``except Stopped`` catches every one of them
     and ``except StatisticsStopped`` only its own.
 
     Parameters

@@ -103,7 +103,7 @@ def canonical_json(obj, *, compact: bool = False, allow_nan: bool = True) -> str
 
     Every JSON text that is hashed goes through here: the header of :func:`digest`, the sweep's
     task keys (:func:`colide_core.run.tasks.task_key`, ``compact=True``) and the dashboard's
-    drawing tokens (``dashboard.cached.graph_drawing_cached``, ``allow_nan=False``).
+    drawing tokens (``dashboard.caching.cached.graph_drawing_cached``, ``allow_nan=False``).
 
     Parameters
     ----------

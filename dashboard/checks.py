@@ -1,7 +1,7 @@
 """Cached adapters of :mod:`colide_core.evaluation.checks`, :mod:`colide_core.evaluation.curves` and
 :mod:`colide_core.render.report` for the Check page (and the EV-or-NV line of the Learn page).
 
-The cached functions go through :func:`dashboard.cached.cache_data`: every argument is hashed
+The cached functions go through :func:`dashboard.caching.cached.cache_data`: every argument is hashed
 in full except ``_X``, whose content hash is the ``data_key`` argument. The report is not cached
 (it embeds the dataset's name and the session's fits). Convention: ``X`` is
 ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means i -> j.
@@ -14,10 +14,10 @@ import colide_core
 from colide_core.render import report as core_report
 from colide_core.render import tables as _tables
 from colide_core.settings import NOT_SETTINGS, RESULT_SETTINGS
-from dashboard.cached import cache_data
-from dashboard.errors import ChecksStopped, PathStopped  # noqa: F401 - re-exported (their old home)
+from dashboard.caching.cached import cache_data
+from dashboard.infra.errors import ChecksStopped, PathStopped  # noqa: F401 - re-exported (their old home)
 from dashboard.live import thresholded
-from dashboard.text import plural
+from dashboard.infra.text import plural
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
            "bootstrap_frequency", "bootstrap_mismatch", "ChecksStopped", "PathStopped", "checks_job",
@@ -59,7 +59,7 @@ def bootstrap_mismatch(boot_state, data_key, params):
     Parameters
     ----------
     boot_state : dict or None
-        ``dashboard.state.trust.BOOT_RESULT`` (``key=(data key, params, n_boot, seed)``).
+        ``dashboard.infra.state.trust.BOOT_RESULT`` (``key=(data key, params, n_boot, seed)``).
     data_key : str
     params : tuple
         The fit's :func:`dashboard.fitting.solver_params`.
@@ -144,7 +144,7 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
         and the refits model the conditions. Not hashed: ``data_key`` covers it.
     _callback : callable, optional
         ``callback(done, total) -> bool`` of :func:`colide_core.evaluation.checks.run_checks`
-        (a job's :meth:`~dashboard.jobs.Job.progress`): True stops the checks.
+        (a job's :meth:`~dashboard.infra.jobs.Job.progress`): True stops the checks.
 
     Returns
     -------
@@ -233,7 +233,7 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X, _design=None,
 
 def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, freq_key, X, A, W, frequency,
                design=None):
-    """A :class:`dashboard.jobs.Job` running :func:`run_checks_cached` (slot, progress, Stop, session end).
+    """A :class:`dashboard.infra.jobs.Job` running :func:`run_checks_cached` (slot, progress, Stop, session end).
 
     Parameters
     ----------
@@ -246,11 +246,11 @@ def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, fr
 
     Returns
     -------
-    dashboard.jobs.Job
+    dashboard.infra.jobs.Job
         Not started; its result is the :class:`~colide_core.evaluation.checks.CheckReport`
         (partial, ``stopped`` True, after Stop).
     """
-    from dashboard.jobs import Job
+    from dashboard.infra.jobs import Job
 
     def work(job):
         try:
@@ -264,12 +264,12 @@ def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, fr
 
 
 def harvest_checks(state, result_key):
-    """``harvest(job)`` of :func:`dashboard.jobs.follow_job` for :func:`checks_job`.
+    """``harvest(job)`` of :func:`dashboard.infra.jobs.follow_job` for :func:`checks_job`.
 
     Stores ``dict(key, report, error)`` in ``state[result_key]`` (also after Stop or an error,
     so the page does not start the same checks again by itself) and returns the messages.
     """
-    from dashboard.text import md_escape
+    from dashboard.infra.text import md_escape
 
     def harvest(job):
         state[result_key] = {"key": job.key, "report": job.result, "error": job.error}
@@ -285,7 +285,7 @@ def harvest_checks(state, result_key):
 
 
 def path_job(key, data_key, variant, overrides, X, design=None):
-    """A :class:`dashboard.jobs.Job` solving :func:`path_cached` (slot, progress, Stop, session end).
+    """A :class:`dashboard.infra.jobs.Job` solving :func:`path_cached` (slot, progress, Stop, session end).
 
     Parameters
     ----------
@@ -298,10 +298,10 @@ def path_job(key, data_key, variant, overrides, X, design=None):
 
     Returns
     -------
-    dashboard.jobs.Job
+    dashboard.infra.jobs.Job
         Not started; its result is the :class:`~colide_core.solver.path.LambdaPath`.
     """
-    from dashboard.jobs import Job
+    from dashboard.infra.jobs import Job
 
     def work(job):
         try:
@@ -314,7 +314,7 @@ def path_job(key, data_key, variant, overrides, X, design=None):
 
 def harvest_path(state, result_key):
     """``harvest(job)`` for :func:`path_job`: stores ``dict(key, path)`` (partial after Stop) in ``state``."""
-    from dashboard.text import md_escape
+    from dashboard.infra.text import md_escape
 
     def harvest(job):
         if job.error or job.result is None:
@@ -354,7 +354,7 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
         file name and whether the commands replay the cleaning and transforms), or a raw file's name.
     predictions, plan, ida_predictions : optional
         The Predict page's last prediction, ranking and GES + IDA prediction of this fit
-        (:func:`dashboard.state.predict.for_report`).
+        (:func:`dashboard.infra.state.predict.for_report`).
 
     Returns
     -------
@@ -516,7 +516,7 @@ def disputed_in_session(session, data_key, result, threshold, names):
     Parameters
     ----------
     session : mapping
-        The session state: its ``dashboard.state.check.CHECK_RESULT``, ``dict(key, report, error)``
+        The session state: its ``dashboard.infra.state.check.CHECK_RESULT``, ``dict(key, report, error)``
         of the last checks (the key of :func:`checks_key`), is read.
     data_key : str
         The dataset's content hash.
@@ -533,7 +533,7 @@ def disputed_in_session(session, data_key, result, threshold, names):
         ``[i, j]`` True when the Check page's evidence says the data prefer j -> i over the learned
         i -> j; None unless the stored checks are of this data, this fit and this threshold.
     """
-    from dashboard.state.check import CHECK_RESULT
+    from dashboard.infra.state.check import CHECK_RESULT
 
     check_result = session.get(CHECK_RESULT)
     if not check_result or check_result.get("report") is None:

@@ -399,7 +399,7 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
 def format_summary(summary: pd.DataFrame) -> pd.DataFrame:
     """``summary`` as display strings "mean ± std" per metric, plus runs / failures / error."""
     table = pd.DataFrame(index=summary.index)
-    from dashboard.text import fmt_seconds
+    from dashboard.infra.text import fmt_seconds
 
     for m in (*REPORTED, "time"):
         def fmt(row, m=m):

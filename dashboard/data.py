@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.caching import cache_data
-from dashboard.limits import (  # noqa: F401 - re-exported: the pages read them from here
+from dashboard.infra.limits import (  # noqa: F401 - re-exported: the pages read them from here
     UPLOAD_MAX_COLUMNS, _cpu_limit, fit_device, node_limit, too_large_message)
 
 __all__ = ["Dataset", "content_hash", "make_dataset", "sachs_dataset", "network_dataset", "NETWORK_CAPTION", "dataset_from_upload", "UploadProblem",
@@ -316,7 +316,7 @@ def network_dataset(name, n, seed, n_conditions=0) -> Dataset:
                         notes=(f"{info.title}: {info.source}. " + NETWORK_CAPTION,))
 
 
-from dashboard.errors import UploadProblem  # noqa: E402,F401 - re-exported (its old home; dashboard/errors.py)
+from dashboard.infra.errors import UploadProblem  # noqa: E402,F401 - re-exported (its old home; dashboard/infra/errors.py)
 
 
 def upload_columns(data: bytes, filename: str) -> list:
@@ -662,7 +662,7 @@ def dataset_stem(dataset) -> str:
     Returns
     -------
     str
-        Only ``A-Za-z0-9._-`` (:func:`dashboard.text.safe_filename`).
+        Only ``A-Za-z0-9._-`` (:func:`dashboard.infra.text.safe_filename`).
 
     Examples
     --------
@@ -672,7 +672,7 @@ def dataset_stem(dataset) -> str:
     >>> dataset_stem(ds)
     'Sachs9_utigsp18_asinh5'
     """
-    from dashboard.text import safe_filename
+    from dashboard.infra.text import safe_filename
 
     meta = dataset.meta
     if dataset.source == "sachs":
@@ -709,7 +709,7 @@ def download_name(dataset, *parts, ext) -> str:
     str
         Safe characters only; distinct for distinct ``parts`` whatever the dataset's name.
     """
-    from dashboard.text import safe_filename
+    from dashboard.infra.text import safe_filename
 
     tail = "_".join(safe_filename(str(p), max_len=60) for p in parts)
     return f"colide_{dataset_stem(dataset)}" + (f"_{tail}" if tail else "") + ext

@@ -6,7 +6,7 @@ Design
   (``CoLiDE.result_``) plus only what the solver cannot know (noise model, parameters, data
   hash, node names, wall time). The pages, the manifests and the exports all read it; ``W``,
   ``sigma``, ``n_iter``, ... are properties delegating to the solver's record.
-* :func:`fit_colide` is a :func:`dashboard.cached.cache_data` function keyed on the dataset's
+* :func:`fit_colide` is a :func:`dashboard.caching.cached.cache_data` function keyed on the dataset's
   content hash (unambiguous: values, shape, column names) and the solver parameters; the data
   frame is passed as ``_X`` (not hashed, declared with its reason) so a rerun never hashes the
   whole frame. Every job checks its settings first (:func:`check_params`: the solver's checks
@@ -15,7 +15,7 @@ Design
   slider never re-runs the solver.
 * A stopped (partial) fit raises :class:`FitStopped` out of the cached function, so partial
   results are never cached; the job keeps them, flagged ``stopped=True``.
-* :class:`FitJob` is a :class:`dashboard.jobs.Job` running the fits of one Run click. The
+* :class:`FitJob` is a :class:`dashboard.infra.jobs.Job` running the fits of one Run click. The
   solver's ``callback(stage, iteration, objective)`` only writes the job's progress and returns
   whether Stop was requested; it never calls Streamlit.
 
@@ -34,8 +34,8 @@ import numpy as np
 from colide_core import SolverResult, progress_fraction
 from colide_core.defaults import MAX_ITER
 from colide_core.settings import NOT_SETTINGS, PRIOR_KEYS, RESULT_SETTINGS
-from dashboard.cached import cache_data
-from dashboard.jobs import Job
+from dashboard.caching.cached import cache_data
+from dashboard.infra.jobs import Job
 
 __all__ = [
     "VARIANTS", "BOTH", "NOISE_CHOICES", "shown_labels", "PATH_KEYS", "FitResult", "FitStopped", "FitJob", "fit_dataset", "topo_cost", "solver_params", "path_kwargs", "fit_colide",
@@ -117,7 +117,7 @@ class FitResult:
         Covers the solver's record in full (``W``, ``sigma``, ``history``, ``objective``,
         flags, ...), the parameters, the data hash, the node names and the wall time: two
         records with the same key hold the same numbers. Cached functions that take a
-        ``FitResult`` are keyed on it (:data:`dashboard.cached.HASH_FUNCS`).
+        ``FitResult`` are keyed on it (:data:`dashboard.caching.cached.HASH_FUNCS`).
         """
         from colide_core.hashing import fingerprint
 
@@ -214,7 +214,7 @@ class FitResult:
                    node_names=list(node_names), fit_time=float(path.fit_time[i]))
 
 
-from dashboard.errors import FitStopped  # noqa: E402,F401 - re-exported (its old home; dashboard/errors.py)
+from dashboard.infra.errors import FitStopped  # noqa: E402,F401 - re-exported (its old home; dashboard/infra/errors.py)
 
 
 def solver_params(variant: str, lambda1: float, overrides: dict | None = None) -> tuple:
@@ -358,7 +358,7 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=Non
     """
     import colide_core
 
-    from dashboard.jobs import compute_slot
+    from dashboard.infra.jobs import compute_slot
 
     # the slot is taken here, on a cache miss only: a cache hit (a λ seen before, a prefetched one)
     # never waits in line; a job's thread already holds its own slot (compute_slot is re-entrant)
@@ -427,7 +427,7 @@ def fit_dataset(dataset, params, callback=None) -> FitResult:
 
 
 class FitJob(Job):
-    """Background fit of one or more CoLiDE variants on one dataset (a :class:`dashboard.jobs.Job`).
+    """Background fit of one or more CoLiDE variants on one dataset (a :class:`dashboard.infra.jobs.Job`).
 
     Parameters
     ----------
@@ -596,7 +596,7 @@ def live_reason(dataset, overrides: dict | None = None, *, measured=None, estima
         The session's solver overrides (``solver`` among them when not the default).
     measured : float, optional
         Seconds the last fit on this dataset with this solver took
-        (:func:`dashboard.state.last_fit_time`).
+        (:func:`dashboard.infra.state.last_fit_time`).
     estimate : (float, float, str), optional
         :func:`expected_fit_seconds`: ``(low, high, how)``.
     cached : bool, default=False
@@ -610,7 +610,7 @@ def live_reason(dataset, overrides: dict | None = None, *, measured=None, estima
         ``(True, "")`` when live, else ``(False, reason)`` with a sentence a user understands.
     """
     from colide_core.defaults import LIVE_MAX_CELLS, LIVE_MAX_ITER_TOTAL, LIVE_MAX_NODES, LIVE_SOLVERS, SOLVER
-    from dashboard.text import fmt_seconds
+    from dashboard.infra.text import fmt_seconds
 
     n, d = dataset.shape
     solver = (overrides or {}).get("solver", SOLVER)
@@ -646,7 +646,7 @@ def fit_live(dataset, params_list, *, time_limit=None) -> tuple:
 
     Each fit goes through :func:`fit_colide` after :func:`check_params`: a setting seen before is a
     cache hit and takes no compute slot; a new one takes a server-wide slot
-    (:func:`dashboard.jobs.compute_slot`) with a person's priority (:func:`dashboard.jobs.interactive`:
+    (:func:`dashboard.infra.jobs.compute_slot`) with a person's priority (:func:`dashboard.infra.jobs.interactive`:
     ahead of the jobs in line, and preempting a λ prefetch), and waits for it at most ``time_limit``
     seconds (every slot held by other jobs: said, and the page then asks for Run). Use only where
     :func:`live_reason` allows it. A fit still running ``time_limit`` seconds after it got its slot
@@ -670,8 +670,8 @@ def fit_live(dataset, params_list, *, time_limit=None) -> tuple:
     import time
 
     from colide_core.run.manifest import RunSettingsError
-    from dashboard.jobs import SlotBusy, interactive, slot_held_since
-    from dashboard.text import fmt_seconds
+    from dashboard.infra.jobs import SlotBusy, interactive, slot_held_since
+    from dashboard.infra.text import fmt_seconds
 
     limit = LIVE_TIME_LIMIT if time_limit is None else float(time_limit)
     results, errors, stopped = [], [], None

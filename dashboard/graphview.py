@@ -27,9 +27,9 @@ import streamlit as st
 from colide_core.graph.export import edge_list
 from colide_core.render.graph_html import legend_for
 from colide_core.render.graph_style import SUMMARY_NODES
-from dashboard import assets
-from dashboard.assets import vis_assets_url
-from dashboard.cached import graph_drawing_cached, graph_html_cached
+from dashboard.infra import assets
+from dashboard.infra.assets import vis_assets_url
+from dashboard.caching.cached import graph_drawing_cached, graph_html_cached
 from colide_core.render.figures import adjacency_figure
 
 __all__ = ["drawing_component", "drawing_data", "drawing_html", "show_graph", "show_legend", "warm_drawing"]
@@ -128,7 +128,7 @@ def warm_drawing(A, names, truth=None, sigma=None, **kwargs) -> None:
 def drawing_html(A, names, truth=None, sigma=None, *, positions=None, layout="circular", legend=True,
                  required=None, oriented=None, node_values=None, settled=None, disputed=None) -> str:
     """The page of one drawing as the dashboard shows it (cached): filling its frame, vis-network
-    served once (:func:`dashboard.assets.vis_assets_url`). The live Learn page's prefetch
+    served once (:func:`dashboard.infra.assets.vis_assets_url`). The live Learn page's prefetch
     (:mod:`dashboard.live`) calls this too, so what it warms is what the page asks for.
 
     Parameters

@@ -7,14 +7,14 @@ Convention: ``X`` is ``(n_samples, n_nodes)``; ``B_true[i, j] != 0`` means i -> 
 from __future__ import annotations
 
 from colide_core.data.lessons import LESSONS, lesson_data
-from dashboard import state
+from dashboard.infra import state
 from dashboard.data import make_dataset
 from dashboard.fitting import VARIANTS
-from dashboard.text import md_escape
+from dashboard.infra.text import md_escape
 
 __all__ = ["CURRENT_LESSON", "lesson_dataset", "apply_lesson", "lesson_banner"]
 
-#: Session key: the key of the lesson last loaded, or None (initialised in :mod:`dashboard.state`).
+#: Session key: the key of the lesson last loaded, or None (initialised in :mod:`dashboard.infra.state`).
 CURRENT_LESSON = "lesson_current"
 
 

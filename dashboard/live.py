@@ -2,9 +2,9 @@
 
 On the live Learn page (``dashboard.fitting.live_reason``) every λ step re-solves EV and NV.
 After the user has moved λ once, :func:`prefetch_neighbours` solves and draws the two
-neighbouring λ values of the slider's grid in a background :class:`dashboard.jobs.Job`, through
+neighbouring λ values of the slider's grid in a background :class:`dashboard.infra.jobs.Job`, through
 the same cached functions the page calls (:func:`dashboard.fitting.fit_colide`,
-:func:`dashboard.cached.graph_html_cached`), so the next step is usually a cache hit. The cached
+:func:`dashboard.caching.cached.graph_html_cached`), so the next step is usually a cache hit. The cached
 fits are cold fits keyed on (data, parameters): a prefetched result is exactly the one the page
 would compute itself.
 
@@ -14,7 +14,7 @@ has paused, so the browser draws the step without the prefetch competing for the
 step's request replaces a prefetch that has not started computing yet; one that is computing
 finishes (its fits are the cache the next step may hit) and the newer request is dropped, unless
 a live fit (this session's or another's) needs its compute slot: the prefetch is preemptible
-(:class:`dashboard.jobs.ComputeSlots`) and stops for it.
+(:class:`dashboard.infra.jobs.ComputeSlots`) and stops for it.
 
 Convention: ``W[i, j] != 0`` means the edge i -> j; data ``X`` is ``(n_samples, n_nodes)``.
 """
@@ -24,7 +24,7 @@ import threading
 
 import colide_core
 from colide_core.graph.constraints import PriorKnowledge
-from dashboard.jobs import Job
+from dashboard.infra.jobs import Job
 
 __all__ = ["thresholded", "required_of", "neighbours", "prefetch_neighbours", "PREFETCH_DELAY_S", "fast_first",
            "refine", "refined", "drawn_after", "AUTO_DIRECT_NODES", "fit_where_needed", "live_now"]
@@ -95,7 +95,7 @@ def prefetch_neighbours(state, key: str, dataset, params_list, threshold: float,
     state : MutableMapping
         The session state; ``state[key]`` holds the prefetch :class:`Job`.
     key : str
-        Session key of the prefetch job (``dashboard.state.LIVE_PREFETCH``).
+        Session key of the prefetch job (``dashboard.infra.state.LIVE_PREFETCH``).
     dataset : dashboard.data.Dataset
     params_list : sequence of tuple
         :func:`dashboard.fitting.solver_params` tuples (already checked by the caller's fits).
@@ -218,7 +218,7 @@ def refine(state, key: str, dataset, params_list) -> Job:
     state : MutableMapping
         The session state; ``state[key]`` holds the job.
     key : str
-        Session key (``dashboard.state.LIVE_REFINE``).
+        Session key (``dashboard.infra.state.LIVE_REFINE``).
     dataset : dashboard.data.Dataset
     params_list : sequence of tuple
         :func:`dashboard.fitting.solver_params` tuples.
@@ -276,7 +276,7 @@ def live_now(ss, dataset) -> tuple:
     ----------
     ss : streamlit session state
         Learn's widget keys (``learn_lambda1``, ``learn_variant``) and
-        ``dashboard.state.SOLVER_OVERRIDES``.
+        ``dashboard.infra.state.SOLVER_OVERRIDES``.
     dataset : dashboard.data.Dataset
 
     Returns
@@ -289,7 +289,7 @@ def live_now(ss, dataset) -> tuple:
     wanted : list of tuple
         The :func:`fast_first` solver parameters of each model shown: what a live step fits first.
     """
-    from dashboard import state
+    from dashboard.infra import state
     from dashboard.fitting import VARIANTS, expected_fit_seconds, is_cached, live_reason, shown_labels, solver_params
 
     overrides = ss[state.SOLVER_OVERRIDES]
@@ -321,7 +321,7 @@ def fit_where_needed(ss, dataset) -> tuple:
     ----------
     ss : streamlit session state
         Learn's widget keys (``learn_lambda1``, ``learn_variant``) and
-        ``dashboard.state.SOLVER_OVERRIDES``; the results go into ``dashboard.state.RESULTS``.
+        ``dashboard.infra.state.SOLVER_OVERRIDES``; the results go into ``dashboard.infra.state.RESULTS``.
     dataset : dashboard.data.Dataset
 
     Returns
@@ -333,7 +333,7 @@ def fit_where_needed(ss, dataset) -> tuple:
     errors : list of str
         Messages of refused or failed fits (markdown-safe).
     """
-    from dashboard import state
+    from dashboard.infra import state
     from dashboard.fitting import fit_live
 
     held = state.results_for_current()

@@ -29,7 +29,7 @@ import numpy as np
 
 from colide_core.graph.constraints import PRIOR_KEYS, PriorKnowledge
 from colide_core.settings import SETTING_NAMES, SETTINGS, setting
-from dashboard.cached import cache_data
+from dashboard.caching.cached import cache_data
 
 __all__ = [
     "ManifestProblem", "DataMismatch", "LoadedRun", "fit_manifest", "fit_manifest_json",
@@ -41,7 +41,7 @@ __all__ = [
 _WIDGET_PARAMS = tuple(row.name for row in SETTINGS if row.dashboard == "own" and row.name != "solver")
 
 
-from dashboard.errors import DataMismatch, ManifestProblem  # noqa: E402,F401 - re-exported (dashboard/errors.py)
+from dashboard.infra.errors import DataMismatch, ManifestProblem  # noqa: E402,F401 - re-exported (dashboard/infra/errors.py)
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def fit_manifest_json(result, dataset, threshold: float) -> str:
 
     The cache is shared by every session, so its key covers the whole output: the fit record
     (:attr:`dashboard.fitting.FitResult.content_key`: ``W``, ``sigma``, history, parameters,
-    ...), the dataset (content hash *and* name, source, notes: ``dashboard.cached.dataset_cache_key``)
+    ...), the dataset (content hash *and* name, source, notes: ``dashboard.caching.cached.dataset_cache_key``)
     and the threshold. A run loaded from a manifest, or a fit of the same numbers under another
     file name, therefore never serves its JSON to another session.
 
@@ -335,7 +335,7 @@ def apply_to_state(ss, run: LoadedRun) -> None:
     """Put a loaded run into the session state so the Learn page shows it.
 
     Sets the Learn widgets (``learn_variant``, ``learn_lambda1``, ``learn_threshold``), the
-    solver overrides and the prior knowledge (``dashboard.state.trust`` keys, as the Prior
+    solver overrides and the prior knowledge (``dashboard.infra.state.trust`` keys, as the Prior
     knowledge page's Apply does), and makes ``run.result`` the only fit shown (a fit of the
     other noise model, made with other settings, would not be part of the manifest's view; it
     stays in the fit cache). Call it from a widget callback (before the widgets are drawn).
@@ -346,15 +346,15 @@ def apply_to_state(ss, run: LoadedRun) -> None:
         ``st.session_state``.
     run : LoadedRun
     """
-    from dashboard import state
-    from dashboard.state import trust as ts
+    from dashboard.infra import state
+    from dashboard.infra.state import trust as ts
 
     ss["learn_variant"] = run.label
     ss["learn_lambda1"] = run.lambda1
     ss["learn_threshold"] = run.threshold
     ss[state.SOLVER_OVERRIDES] = dict(run.overrides)
     # The sidebar's solver radio shows the manifest's solver (its "auto" stands for "fast" too).
-    from dashboard.layout import SOLVER_LABELS
+    from dashboard.infra.layout import SOLVER_LABELS
 
     solver = run.overrides.get("solver", "auto")
     ss["solver_choice"] = solver if solver in SOLVER_LABELS else "auto"

@@ -20,8 +20,8 @@ import streamlit as st
 
 from colide_core.defaults import MU_SCHEDULE
 from colide_core.render.graph_html import set_playback_start
-from dashboard.assets import vis_assets_url
-from dashboard.cached import playback_html_cached
+from dashboard.infra.assets import vis_assets_url
+from dashboard.caching.cached import playback_html_cached
 from colide_core.render.figures import playback_figure
 
 __all__ = ["PLAYBACK_MAX_NODES", "PLAYBACK_MAX_FRAMES", "ON_KEY", "recording_job",
@@ -49,7 +49,7 @@ def _record_params(result):
 
 
 def recording_job(dataset, result):
-    """A :class:`dashboard.jobs.Job` recording ``result`` again (slot, progress, Stop, session end).
+    """A :class:`dashboard.infra.jobs.Job` recording ``result`` again (slot, progress, Stop, session end).
 
     Issue 30: the recording used to run in the page's own thread, outside the compute slots, deaf
     to Stop and to the end of the session (a paper-faithful Sachs refit is minutes).
@@ -84,7 +84,7 @@ def harvest_recording(state, result_key):
     at most :data:`PLAYBACK_MAX_FRAMES` checkpoints (:func:`thin_frames`), so a session holds a few
     MB at most, never the full recording (up to 200 MB at the manifest's caps).
     """
-    from dashboard.text import md_escape
+    from dashboard.infra.text import md_escape
 
     def harvest(job):
         rec = job.results[0] if job.results else None
@@ -163,8 +163,8 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
         note_col.caption("This fit's graph is CoLiDE-TOPO's order search from the fast solver's point (a lower "
                          "score): played up to that point, along the central path; the swaps are not played.")
     if not st.session_state[ON_KEY]:
-        from dashboard.state import check as cs
-        from dashboard.jobs import stop_job
+        from dashboard.infra.state import check as cs
+        from dashboard.infra.jobs import stop_job
 
         if st.session_state.get(cs.PLAY_JOB) is not None:  # switched off while recording: stop it
             stop_job(st.session_state, cs.PLAY_SLOT)
@@ -172,8 +172,8 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
         st.caption("Switch on to watch how W, the acyclicity h(W), the objective and σ̂ evolve along the "
                    "central path: the stages (μ, s) trade the data fit for acyclicity.")
         return
-    from dashboard.state import check as cs
-    from dashboard.jobs import follow_job, show_messages, start_job, stop_job
+    from dashboard.infra.state import check as cs
+    from dashboard.infra.jobs import follow_job, show_messages, start_job, stop_job
 
     ss = st.session_state
     key = (dataset.key, _record_params(result))

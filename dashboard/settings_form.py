@@ -71,12 +71,12 @@ def settings_form(overrides_key, messages_key) -> None:
     Parameters
     ----------
     overrides_key : str
-        The session-state key of the solver overrides (``dashboard.state.SOLVER_OVERRIDES``).
+        The session-state key of the solver overrides (``dashboard.infra.state.SOLVER_OVERRIDES``).
     messages_key : str
         A session-state list of ``(level, text)`` messages the page shows
-        (``dashboard.state.FIT_MESSAGES``).
+        (``dashboard.infra.state.FIT_MESSAGES``).
     """
-    from dashboard.text import md_escape
+    from dashboard.infra.text import md_escape
 
     ss = st.session_state
     current = ss[overrides_key]

@@ -1,8 +1,8 @@
 """Check page: should I believe this graph? Checks of the fit shown on the Learn page.
 
-Reads the current dataset and its fits (``dashboard.state.RESULTS``) at the Learn page's
+Reads the current dataset and its fits (``dashboard.infra.state.RESULTS``) at the Learn page's
 threshold, runs the model checks of ``colide_core.evaluation.checks`` (cached) as a background job
-(``dashboard.jobs``: a compute slot, a progress bar, Stop, and the end of the session end it; so
+(``dashboard.infra.jobs``: a compute slot, a progress bar, Stop, and the end of the session end it; so
 does the λ path), shows a one-line answer and a traffic light per check in plain language with the
 figure behind it, the edge evidence table, curves against the ground truth or
 the user's own reference graph, and offers the one-file HTML report (``colide_core.render.report``).
@@ -18,15 +18,16 @@ from colide_core.graph.export import to_csv_safe
 from colide_core.graph.reference import read_reference
 from colide_core.render.report import ReportFit
 from dashboard.data import data_as_fitted
-from dashboard.state import check as cs
-from dashboard.state import predict as predict_state
+from dashboard.infra.state import check as cs
+from dashboard.infra.state import predict as predict_state
 from dashboard import checks as dc
-from dashboard import manifests, state
-from dashboard.state import trust as trust_state
+from dashboard import manifests
+from dashboard.infra import state
+from dashboard.infra.state import trust as trust_state
 from dashboard.fitting import VARIANTS
-from dashboard.jobs import follow_jobs, is_running, show_messages, start_job, stop_job
-from dashboard.layout import page_setup, prior_badge
-from dashboard.text import md_escape, plural
+from dashboard.infra.jobs import follow_jobs, is_running, show_messages, start_job, stop_job
+from dashboard.infra.layout import page_setup, prior_badge
+from dashboard.infra.text import md_escape, plural
 
 page_setup()
 ss = st.session_state

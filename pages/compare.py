@@ -21,15 +21,15 @@ from colide_core.graph.export import to_csv_safe
 from colide_core.defaults import LAMBDA1, THRESHOLD_RANGE
 from colide_core.run.executor import comparison_manifest
 from colide_core.run.manifest import RunSettingsError, manifest_to_json
-from dashboard.jobs import MAX_WORKERS, compute_slot
-from dashboard.layout import page_setup
+from dashboard.infra.jobs import MAX_WORKERS, compute_slot
+from dashboard.infra.layout import page_setup
 from dashboard import comparison as cmp
-from dashboard import state
+from dashboard.infra import state
 from colide_core.render.figures import compare_figure
 from dashboard.fitting import check_params, check_widget_values, solver_params
 from dashboard.simulation import config_from_state
 from colide_core.data.io import INTERACTIVE_MAX_NODES
-from dashboard.text import fmt_lambda, fmt_seconds, md_escape
+from dashboard.infra.text import fmt_lambda, fmt_seconds, md_escape
 
 page_setup()
 ss = st.session_state

@@ -3,14 +3,14 @@ Gaussian network (the ``networks`` extra) with its true graph."""
 import pandas as pd
 import streamlit as st
 
-from dashboard.layout import page_setup
-from dashboard import memory, state
+from dashboard.infra.layout import page_setup
+from dashboard.infra import memory, state
 from dashboard.data import (SACHS_ROW_LABELS, SACHS_TRUTH_LABELS, UploadProblem, dataset_from_upload, sachs_dataset,
                             upload_columns)
 from colide_core.graph.export import edge_list, to_csv_safe
-from dashboard.text import md_escape
+from dashboard.infra.text import md_escape
 from dashboard.data import design_of
-from dashboard.cached import cached_condition_summary
+from dashboard.caching.cached import cached_condition_summary
 
 #: The fix of each fixable upload problem (colide_core.data.io.FIXABLE): the checkbox that applies it.
 FIXES = {"non_numeric": "Drop non-numeric columns", "nonfinite": "Drop rows with missing / infinite values",
@@ -121,7 +121,7 @@ with right:
 from colide_core.data.networks import NETWORKS, network_available  # noqa: E402
 from colide_core.data.simulate import INTERACTIVE_BOUNDS  # noqa: E402
 from colide_core.exceptions import MissingExtraError  # noqa: E402
-from dashboard.cached import cached_network_dataset, cached_network_summary  # noqa: E402
+from dashboard.caching.cached import cached_network_dataset, cached_network_summary  # noqa: E402
 from dashboard.data import NETWORK_CAPTION  # noqa: E402
 
 

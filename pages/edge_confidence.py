@@ -1,7 +1,7 @@
 """Edge confidence page: bootstrap CoLiDE on the current dataset and show how often each edge appears.
 
 The bootstrap (``colide_core.evaluation.stability.bootstrap_edges``) runs in a background job with a progress
-bar and a Stop button; the result stays in the session (``dashboard.state.trust.BOOT_RESULT``).
+bar and a Stop button; the result stays in the session (``dashboard.infra.state.trust.BOOT_RESULT``).
 The frequency slider only filters the stored result.
 """
 import os
@@ -13,14 +13,14 @@ from colide_core import CoLiDE
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
 from colide_core.graph.export import to_csv_safe
 from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
-from dashboard.jobs import MAX_WORKERS, Job, follow_jobs, is_running, show_messages, start_job
-from dashboard.layout import page_setup
-from dashboard import state
-from dashboard.state import trust as ts
+from dashboard.infra.jobs import MAX_WORKERS, Job, follow_jobs, is_running, show_messages, start_job
+from dashboard.infra.layout import page_setup
+from dashboard.infra import state
+from dashboard.infra.state import trust as ts
 from colide_core.render.figures import frequency_figure, sigma_interval_figure
 from dashboard.fitting import VARIANTS, check_params, check_widget_values, solver_params
 from colide_core import classify_edges
-from dashboard.text import fmt_lambda, fmt_seconds, md_escape, plural
+from dashboard.infra.text import fmt_lambda, fmt_seconds, md_escape, plural
 
 #: λ values offered for stability selection.
 STAB_LAMBDA_CHOICES = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]

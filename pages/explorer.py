@@ -11,14 +11,14 @@ import streamlit as st
 from colide_core.defaults import MU_SCHEDULE, THRESHOLD_RANGE
 from colide_core.graph.export import to_csv_safe
 from colide_core.solver.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
-from dashboard.jobs import Job, follow_job, is_running, show_messages, start_job
-from dashboard.layout import page_setup
-from dashboard import state
-from dashboard.state import trust as ts
+from dashboard.infra.jobs import Job, follow_job, is_running, show_messages, start_job
+from dashboard.infra.layout import page_setup
+from dashboard.infra import state
+from dashboard.infra.state import trust as ts
 from dashboard.graphview import show_graph
 from colide_core.render.figures import cell_from_selection, edge_count_figure, path_heatmap
 from dashboard.fitting import VARIANTS, FitResult, check_params, check_widget_values, path_kwargs, solver_params
-from dashboard.text import fmt_lambda, fmt_seconds, md_escape
+from dashboard.infra.text import fmt_lambda, fmt_seconds, md_escape
 
 page_setup()
 ss = st.session_state

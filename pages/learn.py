@@ -20,9 +20,10 @@ from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
 from dashboard.data import data_as_fitted, download_name, fit_device, oriented_by_interventions, rows_and_truth
 from dashboard.graphview import show_graph, show_legend
-from dashboard.jobs import follow_job, is_running, show_messages, start_job
-from dashboard.layout import page_setup, prior_badge
-from dashboard import manifests, state, urlstate
+from dashboard.infra.jobs import follow_job, is_running, show_messages, start_job
+from dashboard.infra.layout import page_setup, prior_badge
+from dashboard import manifests
+from dashboard.infra import state, urlstate
 from colide_core.graph.constraints import removed_sentence
 from dashboard.live import (drawn_after, fast_first, live_now, neighbours, prefetch_neighbours, refine, refined,
                             required_of, thresholded as threshold_fit)
@@ -32,20 +33,20 @@ from dashboard.fitting import NOISE_CHOICES, VARIANTS, FitJob, fit_live, shown_l
 from dashboard.checks import disputed_in_session, ev_nv_line
 from dashboard.lessons import lesson_banner
 from dashboard.settings_form import settings_form
-from dashboard.text import METRIC_LABELS, convergence_note, fmt_lambda, fmt_seconds, md_escape, solver_label
+from dashboard.infra.text import METRIC_LABELS, convergence_note, fmt_lambda, fmt_seconds, md_escape, solver_label
 
 #: Height of each graph drawing (px) by the number of drawings side by side: about a column's
 #: width at 1280 px with the sidebar open, so the drawing (fitted to its frame) fills it, and with
 #: the controls in one row above, the λ slider and the graphs are on screen together at 1280×720
 #: (tests/e2e/test_live_learn.py checks the boxes).
 GRAPH_HEIGHT = {1: 340, 2: 320, 3: 300}
-#: Width of the row of drawings at 1024×768 with the sidebar open (dashboard.layout.PROJECTOR_CSS):
+#: Width of the row of drawings at 1024×768 with the sidebar open (dashboard.infra.layout.PROJECTOR_CSS):
 #: the narrowest screen the page is laid out for.
 PROJECTOR_ROW_PX = 740.0
 
 ss = st.session_state
 # A shared link or a refresh: the view in the URL (dataset, λ, threshold, noise model, layout) is
-# applied once, when the session opens, before the sidebar and the widgets are made (dashboard.urlstate).
+# applied once, when the session opens, before the sidebar and the widgets are made (dashboard.infra.urlstate).
 state.init()
 ss[state.FIT_MESSAGES] = ss[state.FIT_MESSAGES] + urlstate.restore_from_url(ss, st.query_params)
 page_setup()

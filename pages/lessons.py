@@ -8,9 +8,9 @@ import streamlit as st
 
 from colide_core.data.lessons import LESSONS
 from colide_core.data.networks import network_available
-from dashboard.layout import page_setup
+from dashboard.infra.layout import page_setup
 from dashboard.lessons import CURRENT_LESSON, apply_lesson
-from dashboard.text import md_escape
+from dashboard.infra.text import md_escape
 
 page_setup()
 ss = st.session_state

@@ -27,20 +27,20 @@ from colide_core.evaluation.interventions import (bootstrap_shifts, check_interv
 from colide_core.evaluation.planning import rank_interventions
 from colide_core.graph.export import to_csv_safe
 from colide_core.render.figures import intervention_figure
-from dashboard import state, urlstate
+from dashboard.infra import state, urlstate
 from dashboard.planning import prediction_frame, true_sem, try_experiment, with_truth
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
-from dashboard.jobs import JOB_MAX_SECONDS, Job, check_job_budget, follow_jobs, show_messages, start_job
-from dashboard.layout import page_setup
+from dashboard.infra.jobs import JOB_MAX_SECONDS, Job, check_job_budget, follow_jobs, show_messages, start_job
+from dashboard.infra.layout import page_setup
 from dashboard.lessons import lesson_banner
 from dashboard.live import fit_where_needed, thresholded
-from dashboard.state import predict as ps
-from dashboard.text import fmt_seconds, md_escape
+from dashboard.infra.state import predict as ps
+from dashboard.infra.text import fmt_seconds, md_escape
 
 ss = st.session_state
 # a shared link or a refresh: the dataset, Learn's settings and this page's question come back
-# (dashboard.urlstate, once per session, before the widgets are made; issue 48, m-5)
+# (dashboard.infra.urlstate, once per session, before the widgets are made; issue 48, m-5)
 state.init()
 url_messages = urlstate.restore_from_url(ss, st.query_params)
 page_setup()

@@ -12,10 +12,10 @@ import streamlit as st
 from colide_core import threshold_to_dag
 from colide_core.graph.constraints import PRIOR_KEYS, PriorKnowledge, audit_constraints
 from colide_core.data.io import JSON_MAX_BYTES
-from dashboard.layout import page_setup
-from dashboard import state
-from dashboard.state import trust as ts
-from dashboard.text import fmt_lambda, md_escape, plural
+from dashboard.infra.layout import page_setup
+from dashboard.infra import state
+from dashboard.infra.state import trust as ts
+from dashboard.infra.text import fmt_lambda, md_escape, plural
 
 page_setup()
 ss = st.session_state

@@ -6,13 +6,13 @@ page can score CoLiDE against it and show σ̂ beside σ.
 import pandas as pd
 import streamlit as st
 
-from dashboard.layout import page_setup
-from dashboard import state
+from dashboard.infra.layout import page_setup
+from dashboard.infra import state
 from colide_core.graph.export import edge_list
 from dashboard.graphview import show_graph, show_legend
-from dashboard.text import md_escape
+from dashboard.infra.text import md_escape
 from dashboard.simulation import config_from_state, simulate_dataset
-from dashboard import memory
+from dashboard.infra import memory
 from dashboard.data import node_limit, too_large_message
 from colide_core.data.simulate import INTERACTIVE_BOUNDS as B  # the one table of bounds (widgets, links)
 

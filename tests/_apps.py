@@ -4,7 +4,7 @@
 def open_predict(new_app, ds, overrides):
     """An AppTest session on the Predict page for ``ds``: Learn's fit with the solver settings
     ``overrides`` (a schedule of ``tests._schedules``), then Predict, without an exception."""
-    from dashboard import state
+    from dashboard.infra import state
 
     at = new_app()
     at.run()

@@ -31,7 +31,7 @@ def fresh_caches():
     Use it with ``pytestmark = pytest.mark.usefixtures("fresh_caches")`` or as a test argument.
     """
     from dashboard import comparison, fitting, manifests
-    from dashboard.state import predict as predict_state
+    from dashboard.infra.state import predict as predict_state
 
     def clear():
         fitting.fit_colide.clear()
@@ -49,9 +49,10 @@ def fresh_caches():
 @pytest.fixture
 def static_dir(tmp_path, monkeypatch):
     """The app's ``static/`` folder moved to a fresh temporary one, with the copies made into it
-    forgotten before and after (vis-network's, :mod:`dashboard.assets`; the long-lived drawing's,
+    forgotten before and after (vis-network's, :mod:`dashboard.infra.assets`; the long-lived drawing's,
     :func:`dashboard.graphview.drawing_component`)."""
-    from dashboard import assets, graphview
+    from dashboard import graphview
+    from dashboard.infra import assets
 
     monkeypatch.setattr(assets, "STATIC_DIR", tmp_path / "static")
     assets._installed.cache_clear()

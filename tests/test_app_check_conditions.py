@@ -9,7 +9,7 @@ import pytest
 import colide_core
 from colide_core import CoLiDE
 from colide_core.evaluation import checks
-from dashboard.state import check as cs
+from dashboard.infra.state import check as cs
 from tests._app_sachs import QUICK, sachs_all_app
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")

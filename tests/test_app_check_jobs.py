@@ -1,10 +1,10 @@
 """Issue 30, point 3, through AppTest: the Check page's checks and λ path and Playback's recording
 are jobs that wait for a server-wide compute slot, end on Stop and with their session.
 
-The server is configured for one compute slot (``dashboard.jobs.COMPUTE_SLOTS`` replaced by a
-one-unit :class:`~dashboard.jobs.ComputeSlots`, as ``COLIDE_MAX_CONCURRENT_JOBS=1`` does), and the
+The server is configured for one compute slot (``dashboard.infra.jobs.COMPUTE_SLOTS`` replaced by a
+one-unit :class:`~dashboard.infra.jobs.ComputeSlots`, as ``COLIDE_MAX_CONCURRENT_JOBS=1`` does), and the
 test itself holds that unit (another session's job). A watcher thread plays the other side: it
-sees the page's job queue, then frees the slot or presses Stop (``dashboard.jobs.stop_job``, the
+sees the page's job queue, then frees the slot or presses Stop (``dashboard.infra.jobs.stop_job``, the
 Stop button's ``on_click``) or ends the session. On the old code the page computed in its own
 thread without a job: nothing queued and nothing could be stopped.
 
@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from dashboard.state import check as cs
+from dashboard.infra.state import check as cs
 from dashboard import checks as dc
-from dashboard import jobs
+from dashboard.infra import jobs
 from dashboard import playback
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")

@@ -95,7 +95,7 @@ def test_simulate_page_adds_interventions_that_learn_fits_and_a_link_carries(new
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
     assert any("1,200 rows in 4 conditions (3 with targets)" in c.value for c in at.caption)
-    from dashboard.urlstate import parse_view, view_params
+    from dashboard.infra.urlstate import parse_view, view_params
 
     params = view_params(ds, at.session_state)
     assert params["iv"] == "3" and params["ivt"] == "1"

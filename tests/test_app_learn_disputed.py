@@ -28,7 +28,7 @@ def _drawings(at) -> dict:
 
 def test_learn_marks_the_edges_the_checks_dispute(new_app):
     from dashboard import checks as dc
-    from dashboard.state.check import CHECK_RESULT
+    from dashboard.infra.state.check import CHECK_RESULT
 
     at, _ = sachs_all_app(new_app)
     at.session_state["learn_variant"] = "NV"

@@ -79,7 +79,7 @@ def test_a_live_fit_waits_for_a_slot_at_most_its_time_limit_then_says_so(monkeyp
     # needs no slot at all, and once the slot is free the fit runs
     import threading
 
-    from dashboard import jobs
+    from dashboard.infra import jobs
     from dashboard.data import sachs_dataset
 
     slots = jobs.ComputeSlots(1)
@@ -252,7 +252,7 @@ def test_topo_is_live_on_small_graphs_and_shows_a_measured_estimate_otherwise(ne
     assert dict(res.params)["solver"] == "topo" and res.result.order is not None  # solved live, by TOPO
     assert any(c.value.startswith("CoLiDE-TOPO · ") for c in at.caption)
     at.query_params = {}
-    from dashboard import state
+    from dashboard.infra import state
     from dashboard.simulation import SimConfig, simulate_dataset
 
     at.session_state[state.DATASET] = simulate_dataset(SimConfig(d=30, n=300), 0)
@@ -306,7 +306,7 @@ def test_a_cache_hit_stays_live_on_a_loaded_machine(new_app, monkeypatch):
     # never a time).
     import multiprocessing as mp
 
-    from dashboard import state
+    from dashboard.infra import state
 
     def session():
         at = new_app().run()

@@ -47,7 +47,7 @@ def test_every_page_runs(page, new_app):
     at.switch_page(page).run()
     assert not at.exception, at.exception
     assert len(at.title) == 1
-    # Every page does its own set-up (dashboard.layout.page_setup): state and the sidebar exist
+    # Every page does its own set-up (dashboard.infra.layout.page_setup): state and the sidebar exist
     # even when Streamlit runs the page without app.py (AppTest.switch_page, early deep links).
     assert "Current dataset" in [c.value for c in at.sidebar.caption]
 

@@ -68,7 +68,7 @@ def test_the_page_predicts_the_learn_fit_and_compares_seeing(new_app):
     np.testing.assert_allclose(shown["shift (sd), doing"], fit_table["shift_sd"].round(3), atol=1e-9)
     assert not np.allclose(fit_table["shift_sd"], refit_table["shift_sd"], atol=1e-3)
     # the report of this fit records the prediction shown last (the Check page's download)
-    from dashboard.state import predict as ps
+    from dashboard.infra.state import predict as ps
 
     kept = {k: at.session_state[k] for k in (ps.LAST_PREDICTION, ps.PLAN_RESULT)}
     (recorded,), plan, _ = ps.for_report(kept, ds.key, res.content_key, 0.3)
@@ -236,8 +236,8 @@ def test_an_all_zero_ranking_says_why(new_app):
 def test_the_refit_jobs_say_their_cost_before_they_start(new_app):
     # issue 53, low 4: "Compute intervals" (up to 500 refits) and "Rank the experiments" (up to
     # 200) showed no estimate. Each now says n refits x the time the fit shown took (measured).
-    from dashboard.state.predict import refits_cost_text
-    from dashboard.text import fmt_seconds
+    from dashboard.infra.state.predict import refits_cost_text
+    from dashboard.infra.text import fmt_seconds
 
     at = _page(new_app)
     res = at.session_state["fit_results"]["nv"]

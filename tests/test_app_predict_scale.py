@@ -10,9 +10,9 @@ pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 
 def test_standardised_sachs_warns_and_shows_ges_ida(new_app):
-    from dashboard import state
+    from dashboard.infra import state
     from dashboard.data import transformed_dataset
-    from dashboard.state import predict as ps
+    from dashboard.infra.state import predict as ps
 
     at = new_app()
     at.run()
@@ -49,7 +49,7 @@ def test_standardised_sachs_warns_and_shows_ges_ida(new_app):
 
 def test_the_report_carries_the_ges_ida_prediction_shown_beside_colides():
     # issue 52 item 2: the Check page's report download gets the GES + IDA columns of the
-    # prediction the Predict page showed (dashboard.state.predict.for_report -> report_html)
+    # prediction the Predict page showed (dashboard.infra.state.predict.for_report -> report_html)
     import pandas as pd
 
     from colide_core import CoLiDE
@@ -57,7 +57,7 @@ def test_the_report_carries_the_ges_ida_prediction_shown_beside_colides():
     from colide_core.render.report import ReportFit
     from colide_core.run.manifest import build_manifest
     from dashboard import checks as dc
-    from dashboard.state import predict as ps
+    from dashboard.infra.state import predict as ps
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal(500)

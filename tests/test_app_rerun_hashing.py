@@ -1,7 +1,7 @@
 """A Learn rerun does not hash the per-row condition labels again, nor rebuild the data file (issue 42, low).
 
 On nine-condition Sachs (7,466 labels) every rerun of the Downloads tab hashed the labels twice
-(``dashboard.cached.dataset_cache_key``, the cache key of each fit's manifest: about 6 ms a call)
+(``dashboard.caching.cached.dataset_cache_key``, the cache key of each fit's manifest: about 6 ms a call)
 and rebuilt the "Data as fitted" CSV (``data_as_fitted``: about 0.1 s). Measured on a 2-core box:
 the tab's rerun 307 -> 150 ms. The labels are hashed once, into the dataset's content hash
 (``Dataset.key``), which keys both now.

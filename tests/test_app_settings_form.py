@@ -8,7 +8,7 @@ import numpy as np
 import colide_core
 from colide_core.run.cli import _settings_of, build_parser
 from colide_core.run.manifest import fit_command
-from dashboard import state
+from dashboard.infra import state
 from dashboard.settings_form import ADVANCED, apply_advanced
 
 

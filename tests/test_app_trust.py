@@ -341,7 +341,7 @@ def test_a_required_weak_edge_cuts_no_strong_one_on_the_learn_page(new_app):
     at.run()
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
-    from dashboard import state
+    from dashboard.infra import state
 
     assert state.LAST_FIT_TIME in at.session_state  # the page fitted and showed its results ...
     assert not [c for c in _shown_infos(at) if "removed to break cycles" in c]  # ... and cut nothing

@@ -1,8 +1,8 @@
-"""dashboard.assets: vis-network is copied once from the installed pyvis and served by Streamlit."""
+"""dashboard.infra.assets: vis-network is copied once from the installed pyvis and served by Streamlit."""
 import hashlib
 
 from colide_core.render.graph_html import vis_assets
-from dashboard import assets
+from dashboard.infra import assets
 
 
 def _sha(path):
@@ -39,7 +39,7 @@ def test_the_project_config_serves_the_static_folder():
     import tomllib
     from pathlib import Path
 
-    config = tomllib.loads((Path(assets.__file__).parents[1] / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
     assert config["server"]["enableStaticServing"] is True
 
 

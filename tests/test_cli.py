@@ -325,7 +325,7 @@ def _unthrottled(update):
 
 def test_simulate_defaults_to_nv_like_the_dashboard(tmp_path):
     # Issue 28, point 7: `simulate` defaulted to EV while the dashboard's Simulate page defaults to NV.
-    from dashboard.state import WIDGET_DEFAULTS
+    from dashboard.infra.state import WIDGET_DEFAULTS
 
     r = cli("simulate", "--out", "sim", "--nodes", 5, "--samples", 200, cwd=tmp_path)
     assert r.returncode == 0, r.stderr

@@ -45,7 +45,7 @@ def test_dry_run_is_streamlit_run_of_the_app_with_its_settings_then_the_users_op
 
 
 def test_the_app_is_found_next_to_the_library_and_serves_static_from_its_folder(repo_root):
-    from dashboard.assets import STATIC_DIR
+    from dashboard.infra.assets import STATIC_DIR
 
     assert app.app_script() == repo_root / "app.py"
     assert STATIC_DIR == repo_root / "static"

@@ -9,7 +9,7 @@ import pytest
 from dashboard.data import content_hash, make_dataset
 from colide_core.render.figures import compare_figure, noise_figure
 from dashboard.fitting import progress_fraction, solver_params
-from dashboard.text import html_escape, md_escape
+from dashboard.infra.text import html_escape, md_escape
 
 
 def test_html_escape():
@@ -121,7 +121,7 @@ def test_compare_figure_groups_methods():
 def test_is_running_and_stop_job_on_a_real_background_job():
     import threading
 
-    from dashboard.jobs import Job, is_running, stop_job
+    from dashboard.infra.jobs import Job, is_running, stop_job
 
     release = threading.Event()
 
@@ -145,7 +145,7 @@ def test_is_running_and_stop_job_on_a_real_background_job():
 
 
 def test_job_reports_progress_and_turns_exceptions_into_messages():
-    from dashboard.jobs import Job, JobSlot, is_running, start_job
+    from dashboard.infra.jobs import Job, JobSlot, is_running, start_job
 
     seen = []
 

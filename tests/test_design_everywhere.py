@@ -6,7 +6,7 @@ The walk records every call of the library's entry points that fit or score
 each page of the dashboard, and each command of the CLI, does its work on data with conditions
 and known targets. Every call must carry the conditions; a method that cannot use them (GES,
 SortNRegress) must have been told what to do with them (``unused_design="centre"``) and its
-row labelled so. The walk covers the pages of ``dashboard.nav.PAGES`` and the sub-commands of
+row labelled so. The walk covers the pages of ``dashboard.infra.nav.PAGES`` and the sub-commands of
 ``colide_core.run.cli.build_parser`` one by one: a new page or command fails here until it is
 walked, that is until its author says how it takes the design.
 
@@ -21,7 +21,7 @@ import pytest
 
 from colide_core.evaluation import baselines, checks, markov, residuals
 from colide_core.solver._estimator import CoLiDE
-from dashboard.nav import PAGES
+from dashboard.infra.nav import PAGES
 from tests._app_sachs import sachs_all_app
 
 pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),

@@ -229,7 +229,7 @@ def test_the_legend_names_the_mark_only_when_one_is_drawn():
 
 def test_disputed_in_session_reads_only_the_checks_of_this_fit():
     from dashboard import checks as dc
-    from dashboard.state.check import CHECK_RESULT
+    from dashboard.infra.state.check import CHECK_RESULT
 
     ev = pd.DataFrame({"source": ["a"], "target": ["b"], "delta_bic_reverse": [-50.0]})
     fit = SimpleNamespace(content_key="fit-1")

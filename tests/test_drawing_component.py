@@ -11,7 +11,8 @@ import json
 import numpy as np
 
 from colide_core.render.graph_html import graph_drawing, graph_html, vis_assets
-from dashboard import assets, graphview
+from dashboard import graphview
+from dashboard.infra import assets
 from tests._drawing import drawing_in, shown_drawings
 
 EVIL = '<img src=x onerror="alert(1)">&amp;'

@@ -14,7 +14,7 @@ import pandas as pd
 from colide_core.data.io import read_table, validate_data
 from dashboard.data import dataset_from_upload
 from colide_core.render.graph_html import graph_html
-from dashboard.text import md_escape
+from dashboard.infra.text import md_escape
 from tests._drawing import drawing_in, edges_in, nodes_in  # noqa: F401
 
 HOSTILE = [

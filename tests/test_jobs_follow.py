@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from colide_core.exceptions import RunSettingsError
-from dashboard import jobs
-from dashboard.state import predict as ps
-from dashboard.text import md_escape
+from dashboard.infra import jobs
+from dashboard.infra.state import predict as ps
+from dashboard.infra.text import md_escape
 from tests._apps import open_predict
 from tests._schedules import QUICK
 
@@ -288,7 +288,7 @@ def test_predict_refuses_a_job_above_the_servers_budget(monkeypatch, new_app, sa
 
 
 class _RecordingSt:
-    """``dashboard.jobs``' view of Streamlit: the real module, with the bars and Stop buttons
+    """``dashboard.infra.jobs``' view of Streamlit: the real module, with the bars and Stop buttons
     recorded; an event is set when a given number of Stop buttons has been drawn."""
 
     def __init__(self):

@@ -12,7 +12,7 @@ import colide_core
 from colide_core import SolverResult
 from dashboard.comparison import LABELS, format_summary
 from colide_core.render.figures import compare_figure, objective_figure
-from dashboard.text import convergence_note, fmt_lambda, fmt_seconds, plural, safe_filename
+from dashboard.infra.text import convergence_note, fmt_lambda, fmt_seconds, plural, safe_filename
 
 
 def _record(stage_converged, stages, objectives, stopped=False):

@@ -190,7 +190,7 @@ def test_data_page_without_the_extra_says_how_to_get_the_networks(new_app, no_ex
 
 def test_a_link_carries_a_network_and_refuses_what_a_link_may_not_start():
     from dashboard.data import network_dataset
-    from dashboard.urlstate import parse_view, view_params
+    from dashboard.infra.urlstate import parse_view, view_params
 
     ds = network_dataset("magic-niab", 400, 5, n_conditions=2)
     ss = {"learn_lambda1": 0.05, "learn_threshold": 0.3, "learn_variant": "NV", "learn_layout": "Circle"}

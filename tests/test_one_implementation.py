@@ -42,7 +42,7 @@ def test_digest_headers_keep_their_spaced_bytes():
 
 def test_the_drawing_token_is_the_old_hash_and_refuses_nan():
     from colide_core.render.graph_html import graph_drawing
-    from dashboard.cached import graph_drawing_cached
+    from dashboard.caching.cached import graph_drawing_cached
 
     W = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, -0.8], [0.0, 0.0, 0.0]])
     drawing, token = graph_drawing_cached(W, ("a", "b", "c"))
@@ -168,7 +168,8 @@ def test_the_compare_pages_bands_are_the_librarys_drawing():
 
 def test_the_old_stopped_names_catch_the_one_exception():
     from colide_core.exceptions import StatisticsStopped, Stopped
-    from dashboard import checks, errors, fitting
+    from dashboard import checks, fitting
+    from dashboard.infra import errors
 
     assert fitting.FitStopped is errors.FitStopped
     assert checks.ChecksStopped is errors.ChecksStopped and checks.PathStopped is errors.PathStopped
@@ -206,7 +207,8 @@ def test_a_real_stop_of_the_statistics_is_a_stopped(monkeypatch):
 
 
 def test_the_dashboards_exceptions_live_in_one_module():
-    from dashboard import data, errors, jobs, manifests
+    from dashboard import data, manifests
+    from dashboard.infra import errors, jobs
 
     assert data.UploadProblem is errors.UploadProblem and jobs.SlotBusy is errors.SlotBusy
     assert manifests.ManifestProblem is errors.ManifestProblem and manifests.DataMismatch is errors.DataMismatch
@@ -215,4 +217,4 @@ def test_the_dashboards_exceptions_live_in_one_module():
     exc = errors.UploadProblem("bad file", problems=(ValueError("x"),))
     assert str(exc) == "bad file" and len(exc.problems) == 1
     for name in errors.__all__:
-        assert getattr(errors, name).__module__ == "dashboard.errors"
+        assert getattr(errors, name).__module__ == "dashboard.infra.errors"

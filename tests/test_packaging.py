@@ -4,7 +4,7 @@ it. Read from the sources, no build (``tests/test_wheel.py`` builds and installs
 """
 import tomllib
 
-from dashboard.nav import PAGES
+from dashboard.infra.nav import PAGES
 
 
 def test_every_package_of_the_tree_and_the_app_are_in_the_wheel(repo_root):

@@ -2,7 +2,7 @@
 
 The player's data are read back from the page (the JSON literals of its script) and compared
 with hand-made checkpoints thresholded by colide_core.threshold_to_dag (as the Playback tab does,
-dashboard.cached.playback_html_cached).
+dashboard.caching.cached.playback_html_cached).
 """
 import json
 import re

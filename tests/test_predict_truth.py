@@ -10,7 +10,7 @@ from colide_core.evaluation.interventions import intervention_table
 from dashboard.data import make_dataset, transformed_dataset
 from dashboard.live import thresholded
 from dashboard.planning import TRUE_COLUMNS, prediction_frame, true_sem, with_truth
-from dashboard.text import md_escape
+from dashboard.infra.text import md_escape
 from tests._apps import open_predict
 from tests._schedules import QUICK
 

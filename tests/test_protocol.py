@@ -228,7 +228,7 @@ def test_cli_simulate_defaults_draw_what_the_simulate_page_draws(variance, tmp_p
     """Issue 48 m-15: ``simulate``'s help says "as on the dashboard's Simulate page"; with only size,
     variance and seed given, the CLI writes exactly the data the page's default widgets draw
     (before, NV weights were +-[0.25, 1] on the CLI and +-[0.5, 2] on the page)."""
-    from dashboard.state import WIDGET_DEFAULTS
+    from dashboard.infra.state import WIDGET_DEFAULTS
     from dashboard.simulation import config_from_state
 
     page = config_from_state({**WIDGET_DEFAULTS, "sim_d": 6, "sim_n": 120, "sim_variance": variance.upper()})

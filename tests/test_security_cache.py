@@ -14,7 +14,8 @@ import pytest
 
 import colide_core
 from colide_core.run.manifest import build_manifest, data_fingerprint, manifest_to_json
-from dashboard import cached, fitting, manifests
+from dashboard import fitting, manifests
+from dashboard.caching import cached
 from dashboard.data import content_hash, make_dataset, sachs_dataset
 
 from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule
@@ -245,23 +246,23 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
     names = {(f, n) for f, n, _, _ in found}
     # The audited list: a new cached function must be reviewed and added here.
     assert names == {
-        ("dashboard/cached.py", "graph_html_cached"),      # all inputs hashed in full
-        ("dashboard/cached.py", "graph_drawing_cached"),   # all inputs hashed in full (the long-lived drawing's data)
-        ("dashboard/cached.py", "playback_html_cached"),   # all inputs hashed in full (W per checkpoint)
+        ("dashboard/caching/cached.py", "graph_html_cached"),      # all inputs hashed in full
+        ("dashboard/caching/cached.py", "graph_drawing_cached"),   # all inputs hashed in full (the long-lived drawing's data)
+        ("dashboard/caching/cached.py", "playback_html_cached"),   # all inputs hashed in full (W per checkpoint)
         ("dashboard/fitting.py", "fit_colide"),             # _X: data_key is its content hash
         ("dashboard/manifests.py", "fit_manifest_json"),    # record, dataset and threshold hashed
-        ("dashboard/state/__init__.py", "sachs"),           # no input: the bundled file
+        ("dashboard/infra/state/__init__.py", "sachs"),           # no input: the bundled file
         ("dashboard/comparison.py", "run_store"),           # no input: rows keyed by run_key
         ("dashboard/checks.py", "run_checks_cached"),       # _X: data_key; A, W, frequency hashed
         ("dashboard/checks.py", "ev_nv_line"),              # _X: data_key; A hashed
         ("dashboard/checks.py", "path_cached"),             # _X: data_key; λ-path settings hashed
-        ("dashboard/cached.py", "_condition_summary"),     # _dataset: key is its content hash (rows, conditions, targets)
+        ("dashboard/caching/cached.py", "_condition_summary"),     # _dataset: key is its content hash (rows, conditions, targets)
         ("dashboard/data.py", "_data_as_fitted"),          # _dataset: key (rows, conditions, targets); name, column hashed
         ("dashboard/fitting.py", "topo_cost"),              # _X: data_key is its content hash; settings hashed
-        ("dashboard/cached.py", "cached_network_dataset"), # name, n, seed, n_conditions: all it reads (the network's file is fixed)
-        ("dashboard/cached.py", "cached_network_summary"), # no input: the installed networks' files
-        ("dashboard/state/predict.py", "scale_verdict_of"),  # dataset (X, transforms) and A hashed
-        ("dashboard/state/predict.py", "ges_cpdag_of"),   # _conditions: the dataset's key covers its labels
+        ("dashboard/caching/cached.py", "cached_network_dataset"), # name, n, seed, n_conditions: all it reads (the network's file is fixed)
+        ("dashboard/caching/cached.py", "cached_network_summary"), # no input: the installed networks' files
+        ("dashboard/infra/state/predict.py", "scale_verdict_of"),  # dataset (X, transforms) and A hashed
+        ("dashboard/infra/state/predict.py", "ges_cpdag_of"),   # _conditions: the dataset's key covers its labels
     }, names
     for path, name, decorator, args in found:
         hidden = [a for a in args if a.startswith("_")]
@@ -298,7 +299,7 @@ def test_the_dataset_key_covers_its_conditions_and_targets():
     targeted = make_dataset("d", X, meta={"conditions": ["x"] * 3 + ["y"] * 3, "targets": {"y": ["a"]}})
     assert len({plain.key, two.key, other.key, targeted.key}) == 4
     # so the view of a dataset that cached functions hash leaves the labels to the key (issue 42)
-    from dashboard.cached import dataset_cache_key
+    from dashboard.caching.cached import dataset_cache_key
 
     assert len({dataset_cache_key(ds) for ds in (plain, two, other, targeted)}) == 4
     assert make_dataset("d", X).key == plain.key  # data without conditions keep the key they had

@@ -3,7 +3,7 @@
 Library side: the Markov check (up to 1,000 random DAGs), the rescaling refits (up to 50 solves) and
 ``run_checks`` take a ``callback(done, total)`` and stop when it returns True, keeping what they
 finished. Dashboard side (AppTest): the Check page's checks, its λ path and the Playback refit run as
-:class:`dashboard.jobs.Job` s that wait for a compute slot and end on Stop.
+:class:`dashboard.infra.jobs.Job` s that wait for a compute slot and end on Stop.
 
 Convention: ``W[i, j] != 0`` means i -> j; X is ``(n_samples, n_nodes)``.
 """
@@ -106,7 +106,7 @@ def test_a_callback_that_is_not_callable_is_refused(sachs_nv, bad):
 @pytest.mark.parametrize("raw, grace", [("", 30.0), ("2", 2.0), ("0", 0.0), ("-5", 0.0), ("1e9", 3600.0),
                                         ("nan", 30.0), ("soon", 30.0)])
 def test_the_session_grace_comes_from_the_environment_within_bounds(monkeypatch, raw, grace):
-    from dashboard import jobs
+    from dashboard.infra import jobs
 
     monkeypatch.setenv("COLIDE_SESSION_GRACE_S", raw)
     assert jobs._grace_s() == grace

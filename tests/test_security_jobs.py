@@ -15,7 +15,8 @@ import pytest
 
 import colide_core
 from colide_core.run.manifest import build_manifest, manifest_to_json
-from dashboard import fitting, jobs, manifests
+from dashboard import fitting, manifests
+from dashboard.infra import jobs
 from dashboard.data import sachs_dataset
 
 from tests._schedules import QUICK  # noqa: E402 - the suite's short schedule

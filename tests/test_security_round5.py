@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from dashboard import jobs
+from dashboard.infra import jobs
 
 WAIT = 30.0
 
@@ -91,7 +91,7 @@ class _Held:
 
 
 def test_a_simulation_beyond_the_servers_dataset_budget_is_refused_with_a_sentence(new_app, monkeypatch):
-    from dashboard import memory
+    from dashboard.infra import memory
 
     monkeypatch.setattr(memory, "_HELD", {})
     monkeypatch.setattr(memory, "BUDGET_BYTES", 10 * 1024 * 1024)              # 10 MB for every session
@@ -135,7 +135,7 @@ def test_a_memory_error_while_simulating_is_a_sentence_without_a_traceback_or_pa
 
 
 def test_a_closed_tabs_dataset_is_dropped_after_the_grace_period(monkeypatch):
-    from dashboard import memory, state
+    from dashboard.infra import memory, state
 
     monkeypatch.setattr(memory, "_HELD", {})
     data = _Held(np.zeros(1000))
@@ -191,7 +191,7 @@ def test_a_hand_edited_conditions_record_is_refused_by_report_manifest(tmp_path,
 
 def test_a_link_that_simulates_asks_the_same_budget(new_app, monkeypatch):
     # ?data=sim&d=100&n=2000&k=2 was the way in: a link draws its simulation too.
-    from dashboard import memory
+    from dashboard.infra import memory
 
     monkeypatch.setattr(memory, "_HELD", {})
     monkeypatch.setattr(memory, "BUDGET_BYTES", 2_000_000)                    # 1.9 MiB for every session

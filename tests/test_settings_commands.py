@@ -14,7 +14,7 @@ import colide_core
 from colide_core import defaults
 from colide_core.run.cli import main
 from colide_core.settings import INTERACTIVE, SETTINGS, Options, check_setting, solvers_reading
-from dashboard.urlstate import SETTING_KEYS, URL_KEYS, parse_view, view_params
+from dashboard.infra.urlstate import SETTING_KEYS, URL_KEYS, parse_view, view_params
 
 COMMANDS = ("fit", "report", "predict", "plan")
 FLAG_ROWS = [row for row in SETTINGS if row.flag is not None]

@@ -193,7 +193,7 @@ def test_simulation_bounds_are_one_table_for_widgets_and_links(new_app):
     # INTERACTIVE_BOUNDS; before, each kept its own copy.
     from colide_core.data.io import INTERACTIVE_MAX_NODES
     from colide_core.data.simulate import INTERACTIVE_BOUNDS as B
-    from dashboard.urlstate import SIM_BOUNDS, _SIM_KEYS
+    from dashboard.infra.urlstate import SIM_BOUNDS, _SIM_KEYS
 
     for key, name in _SIM_KEYS.items():
         high = INTERACTIVE_MAX_NODES if key == "d" else B[name][2]

@@ -10,7 +10,7 @@ import pytest
 
 from colide_core.data.lessons import LESSONS
 from colide_core.defaults import LAMBDA1, THRESHOLD
-from dashboard.urlstate import URL_KEYS, parse_view, view_params
+from dashboard.infra.urlstate import URL_KEYS, parse_view, view_params
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
@@ -117,7 +117,7 @@ def test_a_link_counts_conditions_and_density_in_its_bound(new_app):
     # 2,000,000 of a live page, but its 51 conditions made 12.1 s fits: (1 + 50) * 50^2 = 127,500
     # fit units > 100,000 refuses it; 10 conditions (27,500) or 50 conditions on 20 nodes pass.
     from dashboard.simulation import SimConfig
-    from dashboard.urlstate import LINK_MAX_FIT_UNITS, link_fit_units
+    from dashboard.infra.urlstate import LINK_MAX_FIT_UNITS, link_fit_units
 
     assert link_fit_units(SimConfig(d=50, interventions=50)) == 127_500 > LINK_MAX_FIT_UNITS
     assert link_fit_units(SimConfig(d=50, interventions=10)) == 27_500

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.nav import PAGES
+from dashboard.infra.nav import PAGES
 from tests.e2e.harness import free_port
 
 HEAVY = ("streamlit", "plotly", "pyvis", "matplotlib", "dask", "jinja2")
@@ -152,7 +152,7 @@ def test_colide_app_serves_the_installed_dashboard(tmp_path, wheel):
     # the pages resolve next to the installed app.py, from a folder outside any checkout
     code = ("from streamlit.testing.v1 import AppTest\n"
             "from colide_core.run.app import app_script\n"
-            "from dashboard.assets import STATIC_DIR\n"
+            "from dashboard.infra.assets import STATIC_DIR\n"
             "assert str(app_script()) == %r and STATIC_DIR == app_script().parent / 'static'\n"
             "at = AppTest.from_file(str(app_script()), default_timeout=240).run()\n"
             "assert not at.exception, at.exception\n"

@@ -502,7 +502,7 @@ DATASET_DEFAULTS = MappingProxyType({
 
 #: The dashboard's bounds on the simulation settings (keys of :data:`DATASET_DEFAULTS` and
 #: :data:`INTERVENTION_DEFAULTS`, and the ``seed``): ``(type, low, high)``, inclusive. The Simulate
-#: page's widgets and a link's parameters (``dashboard.urlstate``) read them here, the one place;
+#: page's widgets and a link's parameters (``dashboard.infra.urlstate``) read them here, the one place;
 #: the library itself accepts more (:func:`check_spec`, :func:`check_interventions`).
 INTERACTIVE_BOUNDS = MappingProxyType({
     "n_nodes": (int, 2, defaults.MAX_NODES),

@@ -105,7 +105,7 @@ _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 def html_escape(text) -> str:
     """Return ``text`` (any object, converted with ``str``) escaped for HTML text or attributes.
 
-    The one HTML escape of the project (the dashboard's ``dashboard.text.html_escape``, the
+    The one HTML escape of the project (the dashboard's ``dashboard.infra.text.html_escape``, the
     graph legend and the HTML report use it); apply it once, where a user string meets HTML.
 
     Parameters

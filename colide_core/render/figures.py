@@ -2,7 +2,7 @@
 
 Node and method names are user-supplied and plotly interprets a subset of HTML in every text it
 draws (tick labels, legend entries, hover text, annotations: tags such as ``<b>`` and entities such
-as ``&lt;``), so every name is escaped exactly once with :func:`dashboard.text.html_escape` before it
+as ``&lt;``), so every name is escaped exactly once with :func:`dashboard.infra.text.html_escape` before it
 reaches a figure; plotly decodes the entities and draws the name as it was.
 
 Every axis whose values are names is categorical (``type="category"``): plotly would otherwise

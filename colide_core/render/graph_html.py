@@ -1,6 +1,6 @@
 """Interactive graph of a learned DAG as a self-contained (offline) HTML page, drawn by vis-network.
 
-The one graph drawing of the project: the dashboard (through ``dashboard.cached``) and the
+The one graph drawing of the project: the dashboard (through ``dashboard.caching.cached``) and the
 HTML report (:mod:`colide_core.render.report`) both use it.
 
 :func:`graph_html` is pure (no Streamlit) so tests can inspect the HTML. The page is ours from the

@@ -4,8 +4,8 @@ The app is ``app.py`` and ``pages/``. In a checkout they sit at the repository's
 is ``streamlit run app.py``); the wheel installs the same files as the folder ``colide_app/`` next
 to ``colide_core/`` (``pyproject.toml`` maps the package ``colide_app`` onto the root). Streamlit
 resolves the pages that ``app.py`` hands to ``st.navigation`` (``"pages/learn.py"``, from
-``dashboard.nav.PAGES``) against the folder of the script it runs, so the one layout works in both
-places, and ``static/`` is served from that folder too (``dashboard.assets``).
+``dashboard.infra.nav.PAGES``) against the folder of the script it runs, so the one layout works in both
+places, and ``static/`` is served from that folder too (``dashboard.infra.assets``).
 
 :func:`app_command` is ``python -P -m streamlit run <app.py>`` with the app's Streamlit settings
 (``.streamlit/config.toml`` next to ``app.py``, which Streamlit itself would read only from the

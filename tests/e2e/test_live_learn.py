@@ -20,7 +20,7 @@ from tests.e2e.harness import (
     no_exception_shown, open_app_with_sachs, set_lambda, shown_metric, wait_for_drawing, wait_for_idle,
 )
 
-from dashboard.nav import PAGES  # noqa: E402 - the one table of pages
+from dashboard.infra.nav import PAGES  # noqa: E402 - the one table of pages
 
 TITLES = [title for _, title, _ in PAGES]
 assert TITLES[:2] == ["Data", "Learn"] and "Predict" in TITLES

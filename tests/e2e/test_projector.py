@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from colide_core.data.lessons import LESSONS
-from dashboard.nav import PAGES
+from dashboard.infra.nav import PAGES
 from tests.e2e.harness import ARTIFACTS, GRAPH_READY_JS, UI_TIMEOUT_MS, drawings, graph_frame, lambda_slider, no_exception_shown, wait_for_idle
 
 #: On screen, labels at least this large (CSS px) up to d = 30.
@@ -98,7 +98,7 @@ def _title(page):
 
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
 def test_every_page_title_is_below_the_header(server, browser, size):
-    """Issue 41, point 3: the title of every page of dashboard.nav.PAGES is whole on screen and below
+    """Issue 41, point 3: the title of every page of dashboard.infra.nav.PAGES is whole on screen and below
     Streamlit's header (it was drawn from y = 32 under a 60 px header), with the sidebar open."""
     w, h = size
     context = browser.new_context(viewport={"width": w, "height": h})

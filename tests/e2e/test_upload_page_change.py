@@ -3,7 +3,7 @@
 Streamlit's uploader sends the file (a PUT to ``/_stcore/upload_file``) and only then its widget
 value; a page change in between unmounted the uploader, so the server never saw the value and
 deleted the file as unclaimed: a 6 MB file dropped on the Data page and "Learn" clicked 0-150 ms
-later was lost without a word (2 of 3 tries). ``dashboard.layout.UPLOAD_GUARD_JS`` holds a page
+later was lost without a word (2 of 3 tries). ``dashboard.infra.layout.UPLOAD_GUARD_JS`` holds a page
 link's click until every upload in flight has been answered and the script run that received the
 widget's value has ended; the page then changes as asked.
 

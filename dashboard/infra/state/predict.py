@@ -1,6 +1,6 @@
 """Session-state keys of the Predict page (``pages/predict.py``): what an intervention would do.
 
-:func:`init` is called from :func:`dashboard.state.init`, with every other key of the dashboard.
+:func:`init` is called from :func:`dashboard.infra.state.init`, with every other key of the dashboard.
 The page's two cached computations of the scale rule live here too (issue 52):
 :func:`scale_verdict_of` (whether the variables' scales carry CoLiDE's result) and
 :func:`ges_cpdag_of` (GES's CPDAG for the GES + IDA columns, a job: :data:`GES_SLOT`,
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.caching import cache_data, dataset_cache_key
-from dashboard.jobs import JobSlot
+from dashboard.infra.jobs import JobSlot
 
 __all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "PLAN_JOB", "PLAN_RESULT", "PLAN_MESSAGES",
            "PLAN_SLOT", "LAST_PREDICTION", "for_report", "TRY_JOB", "TRY_RESULT", "TRY_MESSAGES", "TRY_SLOT", "WEIGHT_LABELS", "WIDGET_DEFAULTS",
@@ -23,7 +23,7 @@ __all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "PLAN_JOB", 
            "ges_cpdag_of", "ges_known", "with_ges_ida", "GES_COLUMNS", "ges_cost_text", "ges_job", "harvest_ges",
            "ges_ida_for", "ges_ready"]
 
-#: :class:`dashboard.jobs.Job` refitting resamples for the prediction's intervals, or None.
+#: :class:`dashboard.infra.jobs.Job` refitting resamples for the prediction's intervals, or None.
 BOOT_JOB = "pred_boot_job"
 #: dict(key=(data key, params, node, kind, value, n_boot, seed), samples=ndarray) or None.
 BOOT_RESULT = "pred_boot_result"
@@ -35,14 +35,14 @@ BOOT_SLOT = JobSlot(BOOT_JOB, BOOT_MESSAGES, stop_key="pred_boot_stop",
 #: dict(key=(data key, fit key, threshold), prediction=InterventionPrediction): the last one shown.
 LAST_PREDICTION = "pred_last"
 
-#: :class:`dashboard.jobs.Job` ranking the candidate experiments (``rank_interventions``), or None.
+#: :class:`dashboard.infra.jobs.Job` ranking the candidate experiments (``rank_interventions``), or None.
 PLAN_JOB = "plan_job"
 #: dict(key=(data key, fit key, threshold, n_boot), table=DataFrame) or None.
 PLAN_RESULT = "plan_result"
 PLAN_MESSAGES = "plan_messages"
 PLAN_SLOT = JobSlot(PLAN_JOB, PLAN_MESSAGES, stop_key="plan_stop",
                     stop_help="Stops after the refit in progress; the ranking uses the refits done.")
-#: :class:`dashboard.jobs.Job` running a planned experiment on simulated data and refitting, or None.
+#: :class:`dashboard.infra.jobs.Job` running a planned experiment on simulated data and refitting, or None.
 TRY_JOB = "plan_try_job"
 #: dict(key=(plan key, node, rows), shd_before=int, shd_after=int, ...) or None.
 TRY_RESULT = "plan_try_result"
@@ -198,7 +198,7 @@ def ges_cost_text(dataset) -> str:
     The seconds of this server's last search on as many nodes (scaled by the rows), else the
     measurement on Sachs of ``benchmarks/bench_predict.py`` (docs/predict.md, table (d)).
     """
-    from dashboard.text import fmt_seconds
+    from dashboard.infra.text import fmt_seconds
 
     n, d = dataset.X.shape
     same = [(rows, sec) for rows, nodes, sec in _GES_SECONDS if nodes == d]
@@ -235,7 +235,7 @@ def refits_cost_text(n_refits, fit_seconds, what="refits") -> str:
     >>> refits_cost_text(30, 0.08)
     'About 2.4 s: 30 refits × 80 ms, the time this fit took here.'
     """
-    from dashboard.text import fmt_seconds
+    from dashboard.infra.text import fmt_seconds
 
     n = int(n_refits)
     if fit_seconds is None or not fit_seconds >= 0:
@@ -245,7 +245,7 @@ def refits_cost_text(n_refits, fit_seconds, what="refits") -> str:
 
 
 def ges_job(dataset, conditions):
-    """The :class:`dashboard.jobs.Job` computing :func:`ges_cpdag_of` (the cache is filled by it).
+    """The :class:`dashboard.infra.jobs.Job` computing :func:`ges_cpdag_of` (the cache is filled by it).
 
     Parameters
     ----------
@@ -254,12 +254,12 @@ def ges_job(dataset, conditions):
 
     Returns
     -------
-    dashboard.jobs.Job
+    dashboard.infra.jobs.Job
         Its key is the dataset's cache key; its result the CPDAG.
     """
     import time
 
-    from dashboard.jobs import Job
+    from dashboard.infra.jobs import Job
 
     def run(job):
         job.report(0.05, "GES: searching the equivalence classes (no progress inside the search)")
@@ -274,7 +274,7 @@ def ges_job(dataset, conditions):
 
 def harvest_ges(ss, job) -> list:
     """Store a finished GES job's CPDAG in ``ss[GES_RESULT]`` and say how it went (``(level, text)``)."""
-    from dashboard.text import fmt_seconds, md_escape
+    from dashboard.infra.text import fmt_seconds, md_escape
 
     if job.error:
         return [("error", md_escape(job.error))]

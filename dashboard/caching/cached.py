@@ -16,7 +16,7 @@ from colide_core.render.graph_html import playback_html
 from colide_core.render.graph_html import graph_drawing, graph_html
 from dashboard.caching import HASH_FUNCS, UNHASHED, _IN_CONTENT_HASH, _full, cache_data, dataset_cache_key  # noqa: F401
 from dashboard.data import cached_data_as_fitted, design_of, network_dataset  # noqa: F401 - re-exported: cached with the data it builds
-from dashboard.text import checkpoint_caption
+from dashboard.infra.text import checkpoint_caption
 
 __all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "cached_data_as_fitted", "cached_network_dataset", "cached_network_summary", "graph_drawing_cached", "graph_html_cached", "playback_html_cached"]
 
@@ -42,7 +42,7 @@ def graph_html_cached(W, names: tuple, B_true=None, sigma=None, positions=None, 
         Layout used when ``positions`` is None (:mod:`colide_core.render.graph_style`).
     height_px, legend, assets_url, required, oriented, node_values, settled, disputed
         As in :func:`colide_core.render.graph_html.graph_html` (None: fill the frame; draw the legend;
-        where vis-network is served, see :func:`dashboard.assets.vis_assets_url`; the edges
+        where vis-network is served, see :func:`dashboard.infra.assets.vis_assets_url`; the edges
         required by prior knowledge, labelled).
 
     Returns
@@ -87,7 +87,7 @@ def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, thresho
 
     Each W is thresholded once (:func:`colide_core.threshold_to_dag`) for both the drawing
     (:func:`colide_core.render.graph_html.playback_html`) and the caption's edge count
-    (:func:`dashboard.text.checkpoint_caption`), so a rerun of the Learn page repeats neither.
+    (:func:`dashboard.infra.text.checkpoint_caption`), so a rerun of the Learn page repeats neither.
 
     Parameters
     ----------
@@ -102,7 +102,7 @@ def playback_html_cached(W_history: tuple, names: tuple, B_true=None, *, thresho
         μ and s of each stage.
     positions : ndarray of shape (n_nodes, 2), optional
     assets_url : str, optional
-        Where vis-network is served (:func:`dashboard.assets.vis_assets_url`).
+        Where vis-network is served (:func:`dashboard.infra.assets.vis_assets_url`).
     required : ndarray of bool of shape (n_nodes, n_nodes), optional
         Edges required by the fit's prior knowledge: kept by the thresholding, as on the Graph tab,
         and labelled in every frame.

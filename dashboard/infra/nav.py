@@ -1,7 +1,7 @@
 """The app's pages and its own sidebar navigation, the same from any entry URL.
 
 ``app.py`` builds ``st.navigation`` from :data:`PAGES` with Streamlit's page list hidden, and
-:func:`sidebar_links` (called by ``dashboard.layout.page_setup`` on every page) draws the
+:func:`sidebar_links` (called by ``dashboard.infra.layout.page_setup`` on every page) draws the
 navigation with ``st.page_link``. Streamlit's automatic list of a ``pages/`` folder (lower-case
 file names, an extra "app" entry) is switched off in ``.streamlit/config.toml``
 (``client.showSidebarNavigation = false``), so a deep link such as ``/learn`` opened first on a

@@ -6,7 +6,7 @@ new simulations ended in an uncaught ``MemoryError`` (measured in ``docs/securit
 server"). Nothing bounded the sum. Here:
 
 * :func:`record` notes the current session's dataset (and the raw copy a transform keeps) each time
-  :func:`dashboard.state.set_dataset` makes one current: its bytes, a weak reference to it, its
+  :func:`dashboard.infra.state.set_dataset` makes one current: its bytes, a weak reference to it, its
   session;
 * :func:`refusal` is asked **before** a simulation (the Simulate page's, a link's) or an upload is kept: the bytes held by the
   other sessions plus the new dataset must stay within :data:`BUDGET_BYTES`, else it returns the
@@ -128,7 +128,7 @@ def record(*datasets, keys=(), session_id=None) -> None:
         Every dataset its state keeps (the current one, a transform's raw copy).
     keys : sequence of str, default ()
         The session-state keys holding them: deleted from a session closed for
-        :data:`CLOSED_GRACE_S` (``dashboard.state`` passes its own; this module imports none).
+        :data:`CLOSED_GRACE_S` (``dashboard.infra.state`` passes its own; this module imports none).
     session_id : str, optional
         Default the session of the current script run; nothing is noted outside one.
     """

@@ -1,13 +1,13 @@
 """Session-state keys of the "trust the edges" pages (Edge confidence, Explorer, Prior knowledge).
 
-:func:`init` is called from :func:`dashboard.state.init` (one line there), so these keys get
+:func:`init` is called from :func:`dashboard.infra.state.init` (one line there), so these keys get
 their defaults in the same place and at the same time as every other key of the dashboard.
 Widgets are created with ``key=`` only, as on the other pages.
 """
 from __future__ import annotations
 
 from colide_core.defaults import LAMBDA1, THRESHOLD
-from dashboard.jobs import JobSlot
+from dashboard.infra.jobs import JobSlot
 
 __all__ = [
     "BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "STAB_JOB", "STAB_RESULT", "STAB_MESSAGES", "PATH_JOB", "PATH_RESULT", "PATH_MESSAGES",
@@ -15,26 +15,26 @@ __all__ = [
     "PRIOR", "PRIOR_DRAFT", "PRIOR_BASE", "PRIOR_VERSION", "PRIOR_MESSAGES", "WIDGET_DEFAULTS", "init",
 ]
 
-#: :class:`dashboard.jobs.Job` running a bootstrap, or None.
+#: :class:`dashboard.infra.jobs.Job` running a bootstrap, or None.
 BOOT_JOB = "trust_boot_job"
 #: dict(key=(data hash, params, n_boot, seed), result=BootstrapResult, seconds=float) or None.
 BOOT_RESULT = "trust_boot_result"
 #: list of (level, text) messages about the last bootstrap.
 BOOT_MESSAGES = "trust_boot_messages"
-#: :class:`dashboard.jobs.Job` running stability selection, or None.
+#: :class:`dashboard.infra.jobs.Job` running stability selection, or None.
 STAB_JOB = "trust_stab_job"
 #: dict(key=(data hash, params, lambdas, n_subsamples, pi_thr, seed), result=StabilityResult) or None.
 STAB_RESULT = "trust_stab_result"
 #: list of (level, text) messages about the last stability selection.
 STAB_MESSAGES = "trust_stab_messages"
-#: :class:`dashboard.jobs.Job` solving a lambda path, or None.
+#: :class:`dashboard.infra.jobs.Job` solving a lambda path, or None.
 PATH_JOB = "trust_path_job"
 #: dict(key=(data hash, variant, lambdas, thresholds, overrides), path=LambdaPath, metrics=dict or None,
 #: seconds=float) or None.
 PATH_RESULT = "trust_path_result"
 #: list of (level, text) messages about the last lambda path.
 PATH_MESSAGES = "trust_path_messages"
-#: The jobs of the Edge confidence and Explorer pages (:mod:`dashboard.jobs`).
+#: The jobs of the Edge confidence and Explorer pages (:mod:`dashboard.infra.jobs`).
 BOOT_SLOT = JobSlot(BOOT_JOB, BOOT_MESSAGES, stop_key="boot_stop",
                     stop_help="Stops after the resamples in progress and keeps what is done.")
 STAB_SLOT = JobSlot(STAB_JOB, STAB_MESSAGES, stop_key="stab_stop",

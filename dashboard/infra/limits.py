@@ -94,7 +94,7 @@ def too_large_message(n_nodes, variant="nv", *, at_least=False) -> str:
     """
     from colide_core import defaults
     from colide_core.solver.cost import estimate_fit_cost
-    from dashboard.text import fmt_seconds
+    from dashboard.infra.text import fmt_seconds
 
     d = int(n_nodes)
     cpu = _cpu_limit()

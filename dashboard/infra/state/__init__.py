@@ -11,7 +11,7 @@ import streamlit as st
 
 from colide_core import defaults
 from colide_core.defaults import LAMBDA1, SOLVER, THRESHOLD
-from dashboard.jobs import JobSlot
+from dashboard.infra.jobs import JobSlot
 
 __all__ = [
     "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
@@ -31,7 +31,7 @@ FIT_JOB = "fit_job"
 SOLVER_OVERRIDES = "solver_overrides"
 #: list of (level, text) messages produced by the last finished fit job ("error"/"warning"/"success").
 FIT_MESSAGES = "fit_messages"
-#: The Learn page's fit job (:mod:`dashboard.jobs`).
+#: The Learn page's fit job (:mod:`dashboard.infra.jobs`).
 FIT_SLOT = JobSlot(FIT_JOB, FIT_MESSAGES, stop_key="learn_stop",
                    stop_help="Stops the solver at its next checkpoint and keeps the partial result.")
 #: dict with the per-run rows (DataFrame) and a description of the last comparison, or None.
@@ -66,7 +66,7 @@ LAMBDA_MOVED = "learn_lambda_moved"
 #: The current data before any transform (a :class:`dashboard.data.Dataset`), for the Data page's
 #: Undo, or None: one dataset per session at most.
 XFORM_RAW = "data_xform_raw"
-#: True once this session has applied the view its URL describes (dashboard.urlstate): a link
+#: True once this session has applied the view its URL describes (dashboard.infra.urlstate): a link
 #: sets the view when the session opens, never again over the user's own changes.
 URL_RESTORED = "url_restored"
 
@@ -147,13 +147,13 @@ def init() -> None:
     for key, value in WIDGET_DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
-    from dashboard.state import trust as trust_state  # keys of the Edge confidence / Explorer / Prior knowledge pages
+    from dashboard.infra.state import trust as trust_state  # keys of the Edge confidence / Explorer / Prior knowledge pages
 
     trust_state.init(ss)
-    from dashboard.state import check as check_state  # keys of the Check page
+    from dashboard.infra.state import check as check_state  # keys of the Check page
 
     check_state.init(ss)
-    from dashboard.state import predict as predict_state  # keys of the Predict page
+    from dashboard.infra.state import predict as predict_state  # keys of the Predict page
 
     predict_state.init(ss)
 
@@ -246,14 +246,14 @@ def set_dataset(dataset, *, settings_given=False) -> None:
             ss[XFORM_RAW] = None  # other data: nothing of theirs to undo, and the memory is freed
         if old is not None and not settings_given:
             _carry_settings(ss, old, dataset)
-    from dashboard import memory
+    from dashboard.infra import memory
 
     memory.record(dataset, ss.get(XFORM_RAW), keys=(DATASET, XFORM_RAW))  # the server-wide budget
 
 
 def _carry_settings(ss, old, new) -> None:
     """Keep or reset Learn's λ and threshold for a new dataset, and say which (see :func:`set_dataset`)."""
-    from dashboard.text import fmt_lambda
+    from dashboard.infra.text import fmt_lambda
 
     lam, thr = float(ss.get("learn_lambda1", LAMBDA1)), float(ss.get("learn_threshold", THRESHOLD))
     if lam == LAMBDA1 and thr == THRESHOLD:
@@ -289,7 +289,7 @@ def _drop_prior_knowledge_that_does_not_fit(dataset) -> None:
         return  # it fits the new dataset's nodes
     except ValueError as exc:
         ss[SOLVER_OVERRIDES] = kept
-        from dashboard.text import md_escape
+        from dashboard.infra.text import md_escape
 
         ss[FIT_MESSAGES] = [("warning", f"The prior knowledge ({prior_summary(overrides)}) does not fit this dataset "
                              f"({md_escape(exc)}); it is set aside. Write new knowledge on the Prior knowledge "

@@ -12,10 +12,10 @@ from importlib.resources import files
 
 import streamlit as st
 
-from dashboard import state
-from dashboard.jobs import is_running
-from dashboard.nav import sidebar_links
-from dashboard.text import fmt_seconds, md_escape
+from dashboard.infra import state
+from dashboard.infra.jobs import is_running
+from dashboard.infra.nav import sidebar_links
+from dashboard.infra.text import fmt_seconds, md_escape
 
 __all__ = ["UPLOAD_GUARD_JS", "page_setup", "prior_badge", "start_solver_warmup"]
 
@@ -117,7 +117,7 @@ UPLOAD_GUARD_JS = "<script>\n" + _static("upload_guard.js") + "</script>"
 def page_setup() -> None:
     """Configure the page, initialise session state (idempotent) and draw the sidebar."""
     # no page_icon: an emoji favicon needs an emoji font, a :material/: one is fetched from
-    # fonts.gstatic.com (dashboard.nav); Streamlit's own bundled favicon is used
+    # fonts.gstatic.com (dashboard.infra.nav); Streamlit's own bundled favicon is used
     st.set_page_config(page_title="CoLiDE dashboard", layout="wide")
     st.html(PROJECTOR_CSS)
     start_solver_warmup()

@@ -9,7 +9,7 @@
 * :class:`UploadProblem`: an uploaded file that cannot become a dataset (:mod:`dashboard.data`);
 * :class:`ManifestProblem` and :class:`DataMismatch`: an uploaded manifest that cannot be shown
   (:mod:`dashboard.manifests`);
-* :class:`SlotBusy`: no compute slot free in time for a person's request (:mod:`dashboard.jobs`).
+* :class:`SlotBusy`: no compute slot free in time for a person's request (:mod:`dashboard.infra.jobs`).
 
 Messages are plain text: the pages escape them where they meet markdown.
 """
@@ -97,4 +97,4 @@ class DataMismatch(ManifestProblem):
 
 
 class SlotBusy(RuntimeError):
-    """No compute slot was free within the wait a person's request allows (:func:`dashboard.jobs.interactive`)."""
+    """No compute slot was free within the wait a person's request allows (:func:`dashboard.infra.jobs.interactive`)."""

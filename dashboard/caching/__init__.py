@@ -17,8 +17,8 @@ output:
   parameters (e.g. ``_X`` whose content hash is the ``data_key`` parameter).
 
 This module imports no other module of the dashboard, so every adapter can cache through it
-(issue 47: :mod:`dashboard.data` and :mod:`dashboard.cached` imported each other for it); the
-cached renderers are in :mod:`dashboard.cached`, which re-exports these names.
+(issue 47: :mod:`dashboard.data` and :mod:`dashboard.caching.cached` imported each other for it); the
+cached renderers are in :mod:`dashboard.caching.cached`, which re-exports these names.
 ``tests/test_security_cache.py`` checks that every cached function of ``dashboard/`` and
 ``pages/`` follows these rules.
 """

@@ -64,7 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from dashboard.errors import SlotBusy  # noqa: F401 - re-exported (its old home)
+from dashboard.infra.errors import SlotBusy  # noqa: F401 - re-exported (its old home)
 
 __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
@@ -606,7 +606,7 @@ def is_running(state, slot) -> bool:
     state : MutableMapping
         ``st.session_state`` (or any mapping holding jobs).
     slot : str or JobSlot
-        The key of the job (e.g. ``dashboard.state.FIT_JOB``) or its slot.
+        The key of the job (e.g. ``dashboard.infra.state.FIT_JOB``) or its slot.
     """
     job = state.get(slot.job if isinstance(slot, JobSlot) else slot)
     return job is not None and not job.done
@@ -660,7 +660,7 @@ def session_cap_refusal(state, job, cap: int | None = None) -> str | None:
         job and the units together would exceed the cap; None otherwise (a preemptible job, or
         nothing else running: a job alone may hold more, as a parallel bootstrap does).
     """
-    from dashboard.text import md_escape
+    from dashboard.infra.text import md_escape
 
     cap = SESSION_MAX_UNITS if cap is None else int(cap)
     if job.preemptible:
@@ -699,7 +699,7 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
         the slot's messages say so).
     """
     from colide_core.run.manifest import RunSettingsError
-    from dashboard.text import md_escape
+    from dashboard.infra.text import md_escape
 
     if is_running(state, slot):
         return False
@@ -731,7 +731,7 @@ def budget_message(job) -> str:
         "“<label>” was stopped after the server's N s budget per job (COLIDE_JOB_MAX_SECONDS) …",
         the label escaped once.
     """
-    from dashboard.text import md_escape
+    from dashboard.infra.text import md_escape
 
     return (f"“{md_escape(job.label)}” was stopped after the server's {job.budget_s:g} s budget per job "
             f"(`COLIDE_JOB_MAX_SECONDS`), as if Stop had been pressed: what it had finished is kept.")
@@ -762,7 +762,7 @@ def check_job_budget(estimate_s, detail: str, reduce: str, budget_s=_SERVER_BUDG
         ``estimate_s > budget_s``.
     """
     from colide_core.exceptions import RunSettingsError
-    from dashboard.text import fmt_seconds
+    from dashboard.infra.text import fmt_seconds
 
     budget = JOB_MAX_SECONDS if budget_s is _SERVER_BUDGET else budget_s
     if budget is None or estimate_s is None or not float(estimate_s) > float(budget):

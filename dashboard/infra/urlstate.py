@@ -175,7 +175,7 @@ def view_params(ds, ss) -> dict:
     params["thr"] = _fmt(float(ss["learn_threshold"]))
     params["model"] = str(ss["learn_variant"])
     params["layout"] = "topdown" if ss["learn_layout"] == "Top-down" else "circle"
-    from dashboard import state
+    from dashboard.infra import state
 
     overrides = ss.get(state.SOLVER_OVERRIDES) or {}
     for row in SETTINGS:
@@ -359,7 +359,7 @@ def parse_view(query) -> View:
 def _dataset_of(view, current, ss):
     """The dataset a view names (None: keep ``current``), and a message about it (or None); the
     Data page's Sachs selectors (in the session state ``ss``) follow a link's Sachs version."""
-    from dashboard import state
+    from dashboard.infra import state
 
     if view.data == "sachs":
         rows, truth = view.sim.get("rows", "baseline"), view.sim.get("truth", "consensus17")
@@ -385,7 +385,7 @@ def _dataset_of(view, current, ss):
             return None, (f"The link asks for {1 + config.interventions} conditions on {config.d} nodes at "
                           f"{config.degree:g} edges per node, more than a link may start: make it on the Simulate "
                           "page (its fits then run as jobs with Stop). Showing the current dataset.")
-        from dashboard import memory  # the server-wide budget of all sessions' datasets (issue 53)
+        from dashboard.infra import memory  # the server-wide budget of all sessions' datasets (issue 53)
 
         refused = memory.refusal(memory.estimate_nbytes(config.n * (1 + config.interventions), config.d),
                                  "The link's simulation")
@@ -406,7 +406,7 @@ def _dataset_of(view, current, ss):
         if (1 + k) * d ** 2 > LINK_MAX_FIT_UNITS:
             return None, (f"The link asks for {1 + k} conditions on {d} nodes, more than a link may start: load it "
                           "on the Data page. Showing the current dataset.")
-        from dashboard.cached import cached_network_dataset
+        from dashboard.caching.cached import cached_network_dataset
 
         ss["data_net_name"], ss["data_net_n"], ss["data_net_seed"], ss["data_net_iv"] = name, n, seed, k
         return cached_network_dataset(name, n, seed, k), None
@@ -445,7 +445,7 @@ def predict_params(ss) -> dict:
     Parameters
     ----------
     ss : mapping
-        The session state (the Predict page's widget keys, ``dashboard.state.predict``).
+        The session state (the Predict page's widget keys, ``dashboard.infra.state.predict``).
 
     Returns
     -------
@@ -545,7 +545,7 @@ def restore_from_url(ss, query) -> list:
     list of (level, text)
         Messages to show: what could not be restored and why (markdown-safe, no user text).
     """
-    from dashboard import state
+    from dashboard.infra import state
 
     if ss.get(state.URL_RESTORED):
         return []
@@ -576,7 +576,7 @@ def restore_from_url(ss, query) -> list:
         view.problems.extend(problems)
     # the link's run settings replace the session's (a setting it leaves out takes its default); the
     # sidebar's solver radio shows the link's solver (its "auto" stands for "fast" too)
-    from dashboard.layout import SOLVER_LABELS
+    from dashboard.infra.layout import SOLVER_LABELS
 
     kept = {k: v for k, v in (ss.get(state.SOLVER_OVERRIDES) or {}).items() if k not in SETTING_KEYS}
     ss[state.SOLVER_OVERRIDES] = {**kept, **{k: v for k, v in view.settings.items() if v != setting_default(k)}}

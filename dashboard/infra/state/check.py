@@ -1,17 +1,17 @@
 """Session-state keys of the Check page (``pages/check.py``) and of the Learn page's Playback job.
 
-:func:`init` is called from :func:`dashboard.state.init` (one line there), so these keys get their
+:func:`init` is called from :func:`dashboard.infra.state.init` (one line there), so these keys get their
 defaults in the same place and at the same time as every other key of the dashboard. Widgets are
 created with ``key=`` only.
 
-The heavy work of both pages runs as :class:`dashboard.jobs.Job` s in the slots below (issue 30,
+The heavy work of both pages runs as :class:`dashboard.infra.jobs.Job` s in the slots below (issue 30,
 point 3): the checks (Markov check with up to 1,000 random DAGs, standardise-and-refit and up to 50
 rescaling refits), the Check page's λ path and Playback's recorded refit each wait for a
 server-wide compute slot, stop on their Stop button and end with their session.
 """
 from __future__ import annotations
 
-from dashboard.jobs import JobSlot
+from dashboard.infra.jobs import JobSlot
 
 __all__ = ["REFERENCE", "REF_STATUS", "REFITS", "PATH", "CHECK_JOB", "CHECK_RESULT", "CHECK_MESSAGES",
            "CHECK_SLOT", "PATH_JOB", "PATH_MESSAGES", "PATH_SLOT", "PLAY_JOB", "PLAY_RESULT", "PLAY_MESSAGES",
@@ -26,17 +26,17 @@ REF_STATUS = "check_ref_status"
 REFITS = "check_refits"
 #: dict(key=(dataset key, variant, overrides), path=colide_core.solver.path.LambdaPath) or None.
 PATH = "check_path"
-#: :class:`dashboard.jobs.Job` running the checks of one fit, or None.
+#: :class:`dashboard.infra.jobs.Job` running the checks of one fit, or None.
 CHECK_JOB = "check_job"
 #: dict(key=tuple, report=CheckReport or None, error=str or None) of the last checks, or None.
 CHECK_RESULT = "check_result"
 #: list of (level, text) messages about the last checks job.
 CHECK_MESSAGES = "check_messages"
-#: :class:`dashboard.jobs.Job` solving the Check page's λ path, or None.
+#: :class:`dashboard.infra.jobs.Job` solving the Check page's λ path, or None.
 PATH_JOB = "check_path_job"
 #: list of (level, text) messages about the last λ path job.
 PATH_MESSAGES = "check_path_messages"
-#: :class:`dashboard.jobs.Job` recording the Playback refit (``record_W=True``), or None.
+#: :class:`dashboard.infra.jobs.Job` recording the Playback refit (``record_W=True``), or None.
 PLAY_JOB = "learn_playback_job"
 #: dict(key=(dataset key, params), rec=dict(history, W, params, s_used) or None) of the last recording
 #: (thinned to dashboard.playback.PLAYBACK_MAX_FRAMES checkpoints), or None.

@@ -180,7 +180,9 @@ def _ratio_interval(rs, criterion, n_resamples=2000, level=0.95, seed=0):
     num, den = pick[idx].mean(axis=1), rnd[idx].mean(axis=1)
     ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
     lo, hi = np.nanpercentile(ratios, [50 * (1 - level), 50 * (1 + level)])
-    return lo, hi
+    diff = (pick - rnd)[idx].mean(axis=1)  # the paired difference: defined when random gains nothing
+    dlo, dhi = np.percentile(diff, [50 * (1 - level), 50 * (1 + level)])
+    return lo, hi, dlo, dhi
 
 
 def _lookahead_markdown(results, n_boot, n_sems):
@@ -194,7 +196,7 @@ def _lookahead_markdown(results, n_boot, n_sems):
         orc2 = np.mean([r["oracle_redrawn"] for r in rs])
         for c in names:
             gain = np.mean([r["gains"][r["picks"][c]] for r in rs])
-            lo, hi = _ratio_interval(rs, c)
+            lo, hi, dlo, dhi = _ratio_interval(rs, c)
             x = gain / rnd if rnd > 0 else float("nan")
             share = gain / orc2 if orc2 > 0 else float("nan")
             met = x >= TARGET_52[0] and lo > TARGET_52[1] and share >= TARGET_52[2]
@@ -204,13 +206,15 @@ def _lookahead_markdown(results, n_boot, n_sems):
             cost = (f"{work} fits, {np.mean(secs):.0f} s (each {np.mean(secs) / work / unit:.1f}x the fit to the data)"
                     if c in LOOKAHEAD else "0 fits" if c == "degree" else f"{n_boot + 1} fits")
             rows.append([d, len(rs), f"{np.mean([r['shd'] for r in rs]):.1f}", c, f"{gain:.2f}", f"{rnd:.2f}",
-                         f"{orc:.2f}", f"{orc2:.2f}", f"{x:.2f}x [{lo:.2f}, {hi:.2f}]", f"{gain / orc:.0%}",
+                         f"{orc:.2f}", f"{orc2:.2f}", f"{x:.2f}x [{lo:.2f}, {hi:.2f}]",
+                         f"{gain - rnd:+.2f} [{dlo:+.2f}, {dhi:+.2f}]", f"{gain / orc:.0%}",
                          f"{share:.0%}", cost, "yes" if met else "no"])
     lines = ["### (lookahead) Simulated NV SEMs (ER, edge probability 0.35; 1,000 rows + 500 of a hard "
              f"intervention), gain = drop in SHD of CoLiDE-NV; counting criteria on {n_boot} bootstrap refits, "
              f"the look-ahead on {n_sems} SEMs", ""]
     lines += markdown_table(["d", "graphs", "SHD before", "criterion", "gain of its pick", "random", "oracle",
-                             "oracle, re-drawn", "x random [95 % graph bootstrap]", "of oracle",
+                             "oracle, re-drawn", "x random [95 % graph bootstrap]",
+                             "minus random [95 %]", "of oracle",
                              "of re-drawn oracle", "cost (a graph)", "issue 52's target met"], rows)
     lines += ["", f"Issue 52's target: >= {TARGET_52[0]:g}x random, the interval's lower end above "
               f"{TARGET_52[1]:g}x, >= {TARGET_52[2]:.0%} of the re-drawn oracle. Seconds: measured on this "
@@ -297,6 +301,8 @@ def main(argv=None):
     ap.add_argument("--first-seed", type=int, default=1000, help="graph g uses seed first_seed + g (default 1000)")
     ap.add_argument("--raw", type=Path, default=None,
                     help="also write every graph's gains, picks and per-candidate scores (JSON lines) here")
+    ap.add_argument("--from-raw", type=Path, nargs="+", default=None, metavar="JSONL",
+                    help="no run: rebuild the sim tables from --raw files (several runs pooled)")
     ap.add_argument("--lookahead", type=int, default=0, metavar="N_SEMS",
                     help="also rank by lookahead_interventions with N_SEMS SEMs (issue 52's table; default off)")
     args = ap.parse_args(argv)
@@ -320,6 +326,21 @@ def main(argv=None):
 
     lines = _header(args)
     t0 = time.perf_counter()
+    if args.from_raw:
+        results = []
+        for path in args.from_raw:
+            for line in path.read_text(encoding="utf-8").splitlines():
+                r = json.loads(line)
+                results.append({**r, "gains": np.asarray(r["gains"], dtype=float)})
+        lines[0] = (f"# benchmarks/bench_planning.py --from-raw {' '.join(str(p) for p in args.from_raw)}: "
+                    f"{len(results)} graphs, seeds " + ", ".join(
+                        f"d = {d}: {sorted(r['seed'] for r in results if r['d'] == d)}"
+                        for d in sorted({r['d'] for r in results})))
+        lines += sim_markdown(results)
+        text = "\n".join(lines) + "\n"
+        print(text)
+        out_path.write_text(text, encoding="utf-8")
+        return
     if "sachs" in tables:
         lines += sachs_table(args.n_boot) + [""]
         progress(f"(sachs) done in {time.perf_counter() - t0:.0f} s")

@@ -219,7 +219,7 @@ def _lookahead_markdown(results, n_boot, n_sems):
             unit = np.median([r["fit_seconds"] for r in rs])  # median: the process's first fit warms up
             work = lookahead_work(d, n_sems=n_sems, sems=LOOKAHEAD[c][0]) if c in LOOKAHEAD else 1
             cost = (f"{work} fits, {np.mean(secs):.0f} s (each {np.mean(secs) / work / unit:.1f}x the fit to the data)"
-                    if c in LOOKAHEAD else "0 fits" if c == "degree" else f"{n_boot + 1} fits")
+                    if c in LOOKAHEAD else "1 fit" if c == "degree" else f"{n_boot + 1} fits")
             rho = _rank_correlation(rs, c)
             rows.append([d, len(rs), f"{np.mean([r['shd'] for r in rs]):.1f}", c, f"{gain:.2f}", f"{rnd:.2f}",
                          f"{orc:.2f}", f"{orc2:.2f}", f"{x:.2f}x [{lo:.2f}, {hi:.2f}]",

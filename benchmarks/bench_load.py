@@ -813,7 +813,7 @@ async def closed_tabs(args):
     load_before = _uptime()
     try:
         budget = memory._budget()  # the server's, read from the same environment
-        with StreamlitServer(log_name="bench_load_round5_closed.log") as server:
+        with StreamlitServer(log_name="bench_load_round5_closed.log", root=args.tree) as server:
             probe = Probe(server.url, server.pid)
             probe.start()
             warm = WsClient(server.url)  # a warm server: the app's imports and the Sachs data loaded
@@ -946,6 +946,9 @@ async def _press(c, action):
         return bars[0].split(":")[0] if bars else None
 
     await c.rerun(page, timeout=4)  # the page as the server draws it (a page following a job: 4 s of it)
+    if any(_NO_FIT in t for t in c.texts()):  # this tab's Learn page went stale: press Run there, as a person would
+        await _learn_run(c)
+        return "no Learn fit: pressed Run on Learn", None
     states = [c.state(*c.widget(key), value) for key, value in settings.items() if c.widget(key) is not None]
     found = next((f for f in (c.widget(key) for key in (button if isinstance(button, tuple) else (button,)))
                   if f is not None), None)
@@ -960,6 +963,18 @@ async def _press(c, action):
     if c.texts("progress"):
         return "job running", running_now()
     return "no bar, no refusal", None
+
+
+#: What Predict, Check and Edge confidence say when the tab has no Learn fit (its Learn page no longer live).
+_NO_FIT = "Learn** page"
+
+
+async def _learn_run(c):
+    """Press Learn's Run in tab ``c`` and wait (at most 180 s) for the fit: the tab then has a Learn fit."""
+    await c.rerun("learn", timeout=10)
+    found = c.widget("learn_run")
+    if found is not None and not found[1].disabled:
+        await c.rerun("learn", [c.state(*found)], timeout=180)
 
 
 async def _stop_job(c, page):
@@ -991,6 +1006,8 @@ async def _presser(url, stop, log, every, t0, turn_s=0.0):
         await c.connect()
         await c.rerun("")
         await c.rerun("learn")                      # the live fits on Sachs: what Predict and Check use
+        if not any(t.startswith("**CoLiDE-") for t in c.texts("markdown")) or any("Stale" in b for _, b in c.alerts()):
+            await _learn_run(c)
         actions = _press_actions()
         turn, other = 0, 0
         seen = (None, 0.0)                          # the job last seen running, and since when
@@ -1049,6 +1066,9 @@ async def _slow_session(url, stop, stats, i, ready, every):
             stats.setdefault("times", []).append(dt)
             if not s.last_ok:
                 stats["not drawn"] = stats.get("not drawn", 0) + 1
+                why = (" / ".join(b for _, b in s.alerts()) or "no alert")[:160]
+                stats.setdefault("why", {}).setdefault(why, 0)
+                stats["why"][why] += 1
             k += 1
             if k % 3 == 0:
                 forward = not forward
@@ -1109,7 +1129,7 @@ async def heavy_presser(args):
     walks = {"quiet": [], "slow tabs only": [], "loaded": [], "quiet after": []}
     spans = {}
     try:
-        with StreamlitServer(log_name="bench_load_round5_heavy.log") as server:
+        with StreamlitServer(log_name="bench_load_round5_heavy.log", root=args.tree) as server:
             probe = Probe(server.url, server.pid)
             probe.start()
             t0 = probe.t0
@@ -1266,14 +1286,26 @@ async def heavy_presser(args):
     by_job = {}
     for w in steps("loaded"):
         by_job.setdefault(w["job"] or "none seen", []).append(w)
+    spans_of = {}  # each job's stretches of the load window (from one change of the presser's job to the next)
+    marks = [(t, r) for t, r in jobs_seen if t <= t_load1] + [(t_load1, None)]
+    for (a, r), (b, _) in zip(marks, marks[1:]):
+        if r is not None and b > max(a, t_load0):
+            spans_of.setdefault(r, []).append((max(a, t_load0), b))
     if by_job:
-        lines += ["", "Loaded honest steps by the presser's job running at the time:", "",
-                  "| presser's job | steps drawn | not drawn | median of the drawn (s) | p90 (s) | max (s) |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["", "Loaded honest steps by the presser's job running at the time, and the cores the server "
+                  "process, its worker processes and the rest of the machine used while that job was seen running:",
+                  "", "| presser's job | steps drawn | not drawn | median of the drawn (s) | p90 (s) | max (s) | "
+                  "server cores | worker cores | other cores |", "|---|---|---|---|---|---|---|---|---|"]
         for job, ws in by_job.items():
             xs = [w["seconds"] for w in ws if w["ok"]]
+            parts = [(cores(a, b), b - a) for a, b in spans_of.get(job, []) if b - a >= 2]
+            total = sum(d for _, d in parts)
+            use = [sum(c[i] * d for c, d in parts) / total if total else float("nan") for i in range(3)]
             lines.append(f"| {job} | {len(xs)} | {len(ws) - len(xs)} | {_pct(xs, 0.5):.2f} | {_pct(xs, 0.9):.2f} | "
-                         f"{_pct(xs, 1.0):.2f} |")
+                         f"{_pct(xs, 1.0):.2f} | {use[0]:.2f} | {use[1]:.2f} | {use[2]:.2f} |")
+    if stats.get("why"):
+        lines += ["", "Slow tabs' steps not drawn at the new λ, and what their page said (count):"]
+        lines += [f"- {n}: “{why}”" for why, n in sorted(stats["why"].items(), key=lambda x: -x[1])[:3]]
     whys = {}
     for p in phases:
         for w in steps(p):
@@ -1311,11 +1343,15 @@ def _busiest(n=4):
 
 async def round5(args):
     """Both phases of issue 53's load figures, on two fresh servers, one after the other."""
-    import subprocess
+    import tempfile
 
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.split("\n")
+    from benchmarks.bench_conditions import _rev, checkout
+
+    head = _rev(args.rev)
+    tmp = tempfile.TemporaryDirectory(prefix="bench_load_round5_")
+    # the servers run the committed tree at --rev (git archive): edits in progress in this shared
+    # checkout cannot change the app halfway through a run
+    args.tree = checkout(args.rev, tmp.name)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     busiest = _busiest()
     parts = []
@@ -1325,9 +1361,10 @@ async def round5(args):
     if args.round5 in ("heavy", "both"):
         print("phase 2: heavy presser", flush=True)
         parts.append(await heavy_presser(args))
+    tmp.cleanup()
     ended = time.strftime("%H:%M UTC", time.gmtime())
-    text = (f"Run {started} to {ended} on commit {head} (with {sum(1 for d in dirty if d.strip())} files of other "
-            "engineers' uncommitted work in the tree), on the 2-core development machine shared with other work; "
+    text = (f"Run {started} to {ended}, the servers on `git archive {args.rev}` ({head}), on the 2-core development "
+            "machine shared with other work; "
             f"the busiest processes in the second before it started (`top`: %CPU, nice, command): {busiest}.\n\n"
             + "\n".join(parts))
     print(text)
@@ -1354,6 +1391,7 @@ def main(argv=None):
     r5.add_argument("--round5", choices=["closed", "heavy", "both"],
                     help="closed: tabs simulating at the Simulate page's limit, then closed; heavy: one tab "
                          "pressing every heavy button beside --sessions tabs; both: one after the other")
+    r5.add_argument("--rev", default="HEAD", help="the git revision the servers run (git archive)")
     r5.add_argument("--tabs", type=int, default=20, help="closed: tabs that simulate and close")
     r5.add_argument("--group", type=int, default=4, help="closed: tabs opened together")
     r5.add_argument("--size", default=None,

@@ -94,6 +94,7 @@ def test_a_simulation_beyond_the_servers_dataset_budget_is_refused_with_a_senten
     from dashboard.infra import memory
 
     monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "_RESERVED", {})
     monkeypatch.setattr(memory, "BUDGET_BYTES", 10 * 1024 * 1024)              # 10 MB for every session
     big = np.zeros((1_000_000,))                                               # 8 MB held by another tab
     holder = _Held(big)
@@ -138,6 +139,7 @@ def test_a_closed_tabs_dataset_is_dropped_after_the_grace_period(monkeypatch):
     from dashboard.infra import memory, state
 
     monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "_RESERVED", {})
     data = _Held(np.zeros(1000))
     closed_state = {state.DATASET: data, state.XFORM_RAW: None, "other": 1}
     monkeypatch.setattr(memory, "_session_states", lambda: {"closed": (False, closed_state)})
@@ -194,6 +196,7 @@ def test_a_link_that_simulates_asks_the_same_budget(new_app, monkeypatch):
     from dashboard.infra import memory
 
     monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "_RESERVED", {})
     monkeypatch.setattr(memory, "BUDGET_BYTES", 2_000_000)                    # 1.9 MiB for every session
     holder = _Held(np.zeros(200_000))                                          # 1.6 MB held by another tab
     memory.record(holder, session_id="another tab")
@@ -209,3 +212,52 @@ def test_a_link_that_simulates_asks_the_same_budget(new_app, monkeypatch):
     at2.query_params = {"data": "sim", "d": "50", "n": "1000", "k": "2"}
     at2.switch_page("pages/learn.py").run()
     assert not at2.exception and at2.session_state["dataset"].source == "simulated"
+
+
+# --- round 5's load test: tabs asking together, and an idle server -------------------------------
+
+def test_tabs_asking_together_are_counted_against_each_other(monkeypatch):
+    """Round 5's load test: a group of four tabs simulating at once each passed the budget check,
+    because a dataset still being built was not counted, and 3,057 MB were then held against a
+    2,048 MB budget. Now an admitted dataset is reserved until its session records it."""
+    from dashboard.infra import memory
+
+    monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "_RESERVED", {})
+    monkeypatch.setattr(memory, "_session_states", lambda: {})
+    mb = 1024 * 1024
+    budget = 10 * mb
+    assert memory.refusal(6 * mb, budget=budget, session_id="A") is None   # A admitted: 6 MB reserved
+    second = memory.refusal(6 * mb, budget=budget, session_id="B")         # B asks before A has built
+    assert second is not None and "already hold 6.0 MB of its 10 MB budget" in second
+    assert memory.refusal(4 * mb, budget=budget, session_id="B") is None   # 6 + 4 = 10 MB: fits, reserved
+    assert memory.held_bytes() == 10 * mb
+    built = _Held(np.zeros(6 * mb // 8))                                   # A's tab keeps it (a weak reference here)
+    memory.record(built, session_id="A")                                   # A built: held, no longer reserved
+    assert memory._RESERVED.keys() == {"B"} and memory.held_bytes() == 10 * mb
+    assert memory.refusal(6 * mb, budget=budget, session_id="A") is None   # A's own data is not counted
+    # a build that never records (it failed, or its tab closed) gives its reservation back
+    since = memory._RESERVED["B"][1]
+    memory._prune(now=since + memory.RESERVATION_TTL_S - 1)
+    assert "B" in memory._RESERVED
+    memory._prune(now=since + memory.RESERVATION_TTL_S)
+    assert "B" not in memory._RESERVED
+
+
+def test_the_pruner_runs_on_an_idle_server(monkeypatch):
+    """Round 5's load test: a closed tab's grace started only at the next simulation or upload, so
+    an idle server kept every closed tab's data. The server's pruner thread prunes on its own."""
+    import threading
+
+    from dashboard.infra import memory
+
+    passes = threading.Event()
+    monkeypatch.setattr(memory, "_PRUNER", [])
+    monkeypatch.setattr(memory, "PRUNE_EVERY_S", 0.01)
+    monkeypatch.setattr(memory, "_prune", lambda now=None: passes.set())
+    memory._start_pruner()
+    assert passes.wait(timeout=60), "the pruner never pruned"
+    thread = memory._PRUNER[0]
+    assert thread.daemon and thread.name == "colide-memory-pruner"
+    memory._start_pruner()                                                 # once per process
+    assert memory._PRUNER[0] is thread

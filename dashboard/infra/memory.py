@@ -55,10 +55,20 @@ BUDGET_BYTES = _budget()
 #: Seconds after its tab closed that a session's dataset still counts (and is kept for a reconnect).
 CLOSED_GRACE_S = 60.0
 
+#: Seconds an admitted dataset's reservation counts before the session records it (a simulation
+#: or an upload being built); then it lapses (a build that failed never records).
+RESERVATION_TTL_S = 300.0
+#: Seconds between two passes of the background pruner (:func:`_start_pruner`): a closed tab's
+#: grace starts within this of its closing, on an idle server too.
+PRUNE_EVERY_S = CLOSED_GRACE_S / 4
+
 _LOCK = threading.Lock()
 #: session id -> {"refs": [weakref to each dataset held], "nbytes": int, "gone_since": float or None,
 #: "keys": the session-state keys holding them}
 _HELD: dict = {}
+#: session id -> (bytes reserved by an admitted dataset not yet recorded, monotonic time admitted)
+_RESERVED: dict = {}
+_PRUNER: list = []  # the background pruner's thread, once started
 
 
 def _array_bytes(value) -> int:
@@ -145,6 +155,41 @@ def record(*datasets, keys=(), session_id=None) -> None:
     with _LOCK:
         _HELD[sid] = {"refs": refs, "nbytes": sum(dataset_nbytes(d) for d in held), "gone_since": None,
                       "keys": tuple(keys)}
+        _RESERVED.pop(sid, None)  # the admitted dataset is built: it now counts as held
+    if _server_running():
+        _start_pruner()
+
+
+def _server_running() -> bool:
+    """True inside a ``streamlit run`` server (not in AppTest or a script): the pruner's place."""
+    try:
+        from streamlit.runtime import Runtime
+
+        return bool(Runtime.exists())
+    except Exception:  # pragma: no cover
+        return False
+
+
+def _start_pruner() -> None:
+    """Start, once per process, the daemon thread that prunes every :data:`PRUNE_EVERY_S` seconds.
+
+    Without it a closed tab's grace started only at the next simulation or upload, so an idle
+    server kept every closed tab's data (issue 53, round 5's load test)."""
+    with _LOCK:
+        if _PRUNER and _PRUNER[0].is_alive():
+            return
+
+        def loop():
+            while True:
+                time.sleep(PRUNE_EVERY_S)
+                try:
+                    _prune()
+                except Exception:  # pragma: no cover - never let the pruner die on a bad entry
+                    pass
+
+        thread = threading.Thread(target=loop, name="colide-memory-pruner", daemon=True)
+        _PRUNER[:] = [thread]
+        thread.start()
 
 
 def _session_states():
@@ -169,6 +214,8 @@ def _prune(now=None) -> None:
     now = time.monotonic() if now is None else now
     sessions = _session_states()
     with _LOCK:
+        for sid in [sid for sid, (_, since) in _RESERVED.items() if now - since >= RESERVATION_TTL_S]:
+            del _RESERVED[sid]  # a build that never recorded (failed, or its tab closed)
         for sid in list(_HELD):
             entry = _HELD[sid]
             entry["refs"] = [r for r in entry["refs"] if r() is not None]
@@ -195,7 +242,8 @@ def _prune(now=None) -> None:
 
 
 def held_bytes(exclude=None) -> int:
-    """Bytes the recorded sessions' datasets hold now (after :func:`_prune`), less ``exclude``'s.
+    """Bytes the recorded sessions' datasets hold now (after :func:`_prune`), with the bytes reserved
+    by admitted datasets not yet recorded (:func:`refusal`), less ``exclude``'s.
 
     Parameters
     ----------
@@ -208,7 +256,13 @@ def held_bytes(exclude=None) -> int:
     """
     _prune()
     with _LOCK:
-        return sum(e["nbytes"] for sid, e in _HELD.items() if sid != exclude)
+        return _counted(exclude)
+
+
+def _counted(exclude=None) -> int:
+    """Held plus reserved bytes of every session but ``exclude`` (call with ``_LOCK`` held)."""
+    return (sum(e["nbytes"] for sid, e in _HELD.items() if sid != exclude)
+            + sum(n for sid, (n, _) in _RESERVED.items() if sid != exclude))
 
 
 def _mb(nbytes) -> str:
@@ -217,7 +271,8 @@ def _mb(nbytes) -> str:
     return f"{mb:,.1f}" if mb < 10 else f"{mb:,.0f}"
 
 
-def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None) -> str | None:
+def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None, *,
+            session_id=None) -> str | None:
     """The sentence refusing a new dataset of ``nbytes`` for this session, or None when it fits.
 
     Parameters
@@ -229,17 +284,27 @@ def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None) 
         How the sentence names it ("This simulation").
     budget : int, optional
         Default :data:`BUDGET_BYTES`.
+    session_id : str, optional
+        Default the session of the current script run.
 
     Returns
     -------
     str or None
         Markdown without user text: the sizes in MB and what to do. The session's own current
-        dataset is not counted: the new one replaces it.
+        dataset is not counted: the new one replaces it. When it fits (None), the bytes are
+        reserved for the session until it records the dataset (:func:`record`) or
+        :data:`RESERVATION_TTL_S` passes: tabs asking at the same time are counted against each
+        other (issue 53, round 5's load test admitted a group of four tabs past the budget).
     """
     budget = BUDGET_BYTES if budget is None else int(budget)
-    others = held_bytes(exclude=_session_id())
-    if others + int(nbytes) <= budget:
-        return None
+    sid = _session_id() if session_id is None else session_id
+    _prune()
+    with _LOCK:  # the check and the reservation at once: tabs asking together cannot all pass
+        others = _counted(exclude=sid)
+        if others + int(nbytes) <= budget:
+            if sid is not None:
+                _RESERVED[sid] = (int(nbytes), time.monotonic())  # counted until the session records it
+            return None
     room = max(0, budget - others)
     return (f"{what} would take {_mb(nbytes)} MB, and the datasets of everyone using this "
             f"server already hold {_mb(others)} MB of its {_mb(budget)} MB budget "

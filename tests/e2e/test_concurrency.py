@@ -53,9 +53,15 @@ def _stacks(dump: str) -> list[str]:
     return [b for b in re.split(r"\n(?=(?:Current thread|Thread) 0x)", dump.strip()) if b]
 
 
+#: The one server-wide thread of the dashboard's own: the datasets' budget pruner
+#: (``dashboard.infra.memory._start_pruner``, started once per process), not a session's.
+SERVER_WIDE_CODE = str(ROOT / "dashboard" / "infra" / "memory.py")
+
+
 def _session_threads(dump: str) -> list[str]:
     """The threads of a dump that run a session's script or a fit (first line + top frame each)."""
-    return [" / ".join(b.splitlines()[:2]) for b in _stacks(dump) if any(c in b for c in SESSION_CODE)]
+    return [" / ".join(b.splitlines()[:2]) for b in _stacks(dump)
+            if any(c in b for c in SESSION_CODE) and SERVER_WIDE_CODE not in b]
 
 
 def _settled(server, timeout_s=30.0):

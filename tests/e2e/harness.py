@@ -343,6 +343,10 @@ def drawings(where):
     return where.locator(DRAWINGS)
 
 
+#: In a drawing's frame: it has drawn the graph headed ``l`` (the label the page sent with it).
+LABEL_DRAWN_JS = "(l) => window.colideLabel === l && colideDrawn > 0"
+
+
 def drawing_for(page, heading: str):
     """The drawing's iframe that the page heads ``heading`` (plain text, e.g. "CoLiDE-EV · λ = 0.05").
 
@@ -372,7 +376,7 @@ def labelled_frame(page, heading: str, timeout_ms: int = UI_TIMEOUT_MS):
             raise AssertionError(f"no drawing of {heading!r} in {timeout_ms} ms (the last frame found shows {shown!r})")
         frame = graph_frame(drawing_for(page, heading), timeout_ms=max(1000, left_ms))
         try:
-            frame.wait_for_function("(l) => window.colideLabel === l && colideDrawn > 0", arg=heading,
+            frame.wait_for_function(LABEL_DRAWN_JS, arg=heading,
                                     timeout=max(1, min(left_ms, 3_000)))
             return frame
         except Exception:  # another graph's frame, or detached meanwhile: find the drawing again
@@ -396,7 +400,7 @@ def wait_for_drawing(frame, label: str, timeout_ms: int = UI_TIMEOUT_MS) -> None
             shown = None if frame.is_detached() else frame.evaluate("() => [window.colideLabel, colideDrawn]")
             raise AssertionError(f"the drawing did not draw {label!r} in {timeout_ms} ms (it shows {shown!r})")
         try:
-            frame.wait_for_function("(l) => window.colideLabel === l && colideDrawn > 0", arg=label,
+            frame.wait_for_function(LABEL_DRAWN_JS, arg=label,
                                     timeout=min(left_ms, 5_000))
             return
         except PlaywrightTimeoutError:

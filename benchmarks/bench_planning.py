@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import platform
 import subprocess
@@ -66,7 +67,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import markdown_table
-from colide_core import CoLiDE, evaluate, load_sachs
+from colide_core import CoLiDE, defaults, evaluate, load_sachs
 from colide_core.data.simulate import simulate_dataset
 from colide_core.evaluation.experiment import run_experiment
 from colide_core.evaluation.lookahead import lookahead_interventions, lookahead_work
@@ -92,40 +93,80 @@ def _spec(d):
     return {"n_nodes": d, "degree": EDGE_PROBABILITY * (d - 1) / 2, "variance": "nv", "n_samples": N_OBS}
 
 
+#: The solver of every fit (``--solver``); None: the library's default (``defaults.SOLVER``).
+SOLVER = None
+
+
+class _MemoCoLiDE(CoLiDE):
+    """CoLiDE whose fits on bare data (no design, callback or warm start) are remembered by the
+    bytes of the data: the three criteria rank from the same seeded bootstrap, so their refits
+    (and the point fit, the fit "before") are the same fits. A fit is a pure function of its data
+    and settings (no clock decides it), so a remembered fit equals a fresh one; this only saves
+    the repeats. Cleared for every graph."""
+
+    _memo: dict = {}
+
+    def fit(self, X, conditions=None, targets=None, callback=None, W_init=None, *, design=None):
+        if any(v is not None for v in (conditions, targets, callback, W_init, design)):
+            return super().fit(X, conditions=conditions, targets=targets, callback=callback, W_init=W_init,
+                               design=design)
+        values = np.ascontiguousarray(np.asarray(X, dtype=float))
+        key = (values.shape, hashlib.sha1(values.tobytes()).hexdigest(), repr(sorted(self.get_params().items())))
+        if key not in self._memo:
+            super().fit(X)
+            self._memo[key] = {k: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
+        vars(self).update(self._memo[key])
+        return self
+
+
+def _estimator():
+    """CoLiDE-NV with the library's defaults, or the ``--solver`` asked for (memoised, above)."""
+    return _MemoCoLiDE("nv") if SOLVER is None else _MemoCoLiDE("nv", solver=SOLVER)
+
+
+def _degree_pick(A):
+    """The degree of t in the fit (in plus out), the issue's cheap baseline: scores and the pick
+    (ties: column order)."""
+    A = np.asarray(A) != 0
+    score = [float(v) for v in A.sum(axis=0) + A.sum(axis=1)]
+    return score, min(range(len(score)), key=lambda t: (-score[t], t))
+
+
 def one_graph(d, seed, n_boot, n_sems=0):
     """Every target's gain on one graph, and each criterion's pick (the look-ahead's with ``n_sems``)."""
+    _MemoCoLiDE._memo.clear()
     spec = _spec(d)
     sim = simulate_dataset(spec, seed)
     X = sim.X
     t0 = time.perf_counter()
-    A_before = CoLiDE("nv").fit(X).adjacency_
+    A_before = _estimator().fit(X).adjacency_
     fit_seconds = time.perf_counter() - t0  # one fit: the unit the page's cost estimate multiplies
     before = _shd(sim.B_true, A_before)
     gains = np.empty(d)
     for t in range(d):
         run = simulate_dataset(spec, seed, interventions={"targets": [[t]], "n_per_condition": N_EXPERIMENT})
-        W = CoLiDE("nv").fit(run.X, conditions=run.conditions, targets=run.targets).adjacency_
+        W = _estimator().fit(run.X, conditions=run.conditions, targets=run.targets).adjacency_
         gains[t] = before - _shd(run.B_true, W)
     # the oracle's target again, on a fresh draw of the experiment's rows: the maximum over d refits
     # includes each refit's luck; this is what the best target gains when chosen before the draw
     # (the library's run_experiment: simulate_experiment's rows as a new condition, the refit, the SHD)
     best = int(np.argmax(gains))
     redrawn = run_experiment(X, sim.W_true, best, N_EXPERIMENT, noise="gaussian", noise_var=sim.noise_std ** 2,
-                             estimator=CoLiDE("nv"), B_true=sim.B_true, before=A_before,
+                             estimator=_estimator(), B_true=sim.B_true, before=A_before,
                              random_state=seed + 1_000_000).gain
     picks, scores = {}, {}
     for criterion in CRITERIA:
-        ranking = rank_interventions(X, n_bootstrap=n_boot, random_state=seed, criterion=criterion)
+        ranking = rank_interventions(X, n_bootstrap=n_boot, random_state=seed, criterion=criterion,
+                                     estimator=_estimator())
         picks[criterion] = int(str(ranking.index[0])[1:])  # "X7" -> 7
         scores[criterion] = [float(ranking.loc[f"X{t}", "score"]) for t in range(d)]
+    scores["degree"], picks["degree"] = _degree_pick(A_before)  # no refit at all
     seconds = {}
-    if n_sems:  # the issue's cheap baseline: the degree of t in the fit (no refit at all)
-        A = np.asarray(A_before) != 0
-        scores["degree"] = [float(v) for v in A.sum(axis=0) + A.sum(axis=1)]
-        picks["degree"] = min(range(d), key=lambda t: (-scores["degree"][t], t))
+    if n_sems:
         for sems in dict.fromkeys(s for s, _ in LOOKAHEAD.values()):  # one run per source of SEMs, both scores
             t0 = time.perf_counter()
-            ranking = lookahead_interventions(X, n_sems=n_sems, n_rows=N_EXPERIMENT, sems=sems, random_state=seed)
+            ranking = lookahead_interventions(X, n_sems=n_sems, n_rows=N_EXPERIMENT, sems=sems, random_state=seed,
+                                              estimator=_estimator())
             took = time.perf_counter() - t0
             for name, (s, score) in LOOKAHEAD.items():
                 if s == sems:  # best by this score; ties: column order, as the library sorts
@@ -134,7 +175,8 @@ def one_graph(d, seed, n_boot, n_sems=0):
                     seconds[name] = took
                     scores[name] = [float(col[f"X{t}"]) for t in range(d)]
     return {"d": d, "seed": seed, "shd": before, "edges": int(sim.B_true.sum()), "gains": gains, "picks": picks,
-            "oracle_redrawn": redrawn, "seconds": seconds, "scores": scores, "fit_seconds": fit_seconds}
+            "oracle_redrawn": redrawn, "seconds": seconds, "scores": scores, "fit_seconds": fit_seconds,
+            "solver": SOLVER or "default"}
 
 
 def _sim_markdown(results, n_boot):
@@ -225,9 +267,10 @@ def _lookahead_markdown(results, n_boot, n_sems):
                          f"{orc:.2f}", f"{orc2:.2f}", f"{x:.2f}x [{lo:.2f}, {hi:.2f}]",
                          f"{gain - rnd:+.2f} [{dlo:+.2f}, {dhi:+.2f}]", f"{gain / orc:.0%}",
                          f"{share:.0%}", f"{rho:+.2f}", cost, "yes" if met else "no"])
-    lines = ["### (lookahead) Simulated NV SEMs (ER, edge probability 0.35; 1,000 rows + 500 of a hard "
-             f"intervention), gain = drop in SHD of CoLiDE-NV; counting criteria on {n_boot} bootstrap refits, "
-             f"the look-ahead on {n_sems} SEMs", ""]
+    solvers = sorted({r.get("solver", "default") for r in results})
+    lines = ["### (criteria) Simulated NV SEMs (ER, edge probability 0.35; 1,000 rows + 500 of a hard "
+             f"intervention), gain = drop in SHD of CoLiDE-NV (solver: {', '.join(solvers)}); counting criteria on "
+             f"{n_boot} bootstrap refits" + (f", the look-ahead on {n_sems} SEMs" if n_sems else ""), ""]
     lines += markdown_table(["d", "graphs", "SHD before", "criterion", "gain of its pick", "random", "oracle",
                              "oracle, re-drawn", "x random [95 % graph bootstrap]",
                              "minus random [95 %]", "of oracle",
@@ -321,7 +364,12 @@ def main(argv=None):
                     help="no run: rebuild the sim tables from --raw files (several runs pooled)")
     ap.add_argument("--lookahead", type=int, default=0, metavar="N_SEMS",
                     help="also rank by lookahead_interventions with N_SEMS SEMs (issue 52's table; default off)")
+    ap.add_argument("--solver", default=None, choices=defaults.SOLVERS,
+                    help="the solver of every fit (default: the library's, defaults.SOLVER); the table of "
+                         "commit 1230a1e (docs/planning.md) is --solver fast, the default then")
     args = ap.parse_args(argv)
+    global SOLVER
+    SOLVER = args.solver
     tables = {t.strip() for t in args.tables.split(",") if t.strip()}
     if not tables or not tables <= {"sim", "sachs"}:
         ap.error(f"--tables takes sim and/or sachs, got {args.tables!r}")
@@ -331,10 +379,8 @@ def main(argv=None):
         "planning_quick.md" if args.quick else "planning_lookahead.md" if args.lookahead
         else "planning.md" if tables == {"sim", "sachs"} else f"planning_{'_'.join(sorted(tables))}.md")
 
-    def sim_markdown(res):
-        if args.lookahead:
-            return _lookahead_markdown(res, args.n_boot, args.lookahead) + [""] + _sim_markdown(res, args.n_boot)
-        return _sim_markdown(res, args.n_boot)
+    def sim_markdown(res):  # every criterion with its intervals, then the issue-40 summary
+        return _lookahead_markdown(res, args.n_boot, args.lookahead) + [""] + _sim_markdown(res, args.n_boot)
     warnings.filterwarnings("ignore")
 
     def progress(line):

@@ -10,8 +10,8 @@
  * arrowhead off every label (tidyEdges).
  *
  * Globals read by the player (playback.html.j2) and the browser tests: nodes, edges, network,
- * plainTitles, tidyEdges, drawingGeometry (the arrowheads, the lines' ends and the labels' boxes as
- * drawn), colideDrawn (how many drawings were made in this document); colideLegend builds a legend
+ * plainTitles, tidyEdges, drawingGeometry (the arrowheads and orientable dots, the lines' ends and
+ * points, the "?" marks', labels' and nodes' boxes as drawn), colideDrawn (how many drawings were made in this document); colideLegend builds a legend
  * sent as data (the dashboard's drawing) with textContent.
  *
  * Tooltips are plain text: each string title becomes an element whose textContent is the title
@@ -113,15 +113,82 @@ var colideDraw = (function () {
       return {id: i, left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height};
     });
   }
-  // an edge's arrowhead at its target as drawn: vis-network's own geometry (getArrowData)
-  function head(e) {
+  // an edge's arrowhead at its target as drawn (or, with end 'from', the mark at its start: the
+  // orientable dot; null when it has none): vis-network's own geometry (getArrowData)
+  function head(e, end) {
+    end = end || 'to';
+    var v = e.getFormattingValues();
+    if (end === 'from' && !v.fromArrow) return null;
     // as Edge.draw does first: the line's ends are the nodes (a drawn edge keeps its arrow's base there)
     e.edgeType.fromPoint = e.edgeType.from; e.edgeType.toPoint = e.edgeType.to;
-    var v = e.getFormattingValues(), a = e.edgeType.getArrowData(ctx(), 'to', e.edgeType.getViaNode(), false, false, v);
+    var a = e.edgeType.getArrowData(ctx(), end, e.edgeType.getViaNode(), false, false, v);
     var c = Math.cos(a.angle), s = Math.sin(a.angle), shape = SHAPES[a.type] || SHAPES.arrow;
     return {type: a.type, tip: a.point, length: a.length, angle: a.angle, strike: v.arrowStrikethrough !== false,
             polygon: shape.map(function (p) { return [a.point.x + a.length * (p[0] * c - p[1] * s),
                                                       a.point.y + a.length * (p[0] * s + p[1] * c)]; })};
+  }
+  // The "?" of an edge whose reverse the data prefer (markFont) must not read as part of an
+  // arrowhead (issue 48: on a short edge, Plcg -> PIP2 on nine-condition Sachs, the middle of the
+  // line is where the arrowhead starts). It sits at the middle of its line when its box is at
+  // least MARK_GAP screen pixels from the edge's arrowhead and dot; else beside the line, the box
+  // MARK_GAP pixels off it, at the first place from the middle outwards (either side) that keeps
+  // that distance from every arrowhead and dot of the edge and from every node. Computed at each
+  // draw, from the geometry as drawn (a dragged node moves it with the line).
+  var MARK_GAP = 4;
+  function markPoint(e, w, h) {
+    var et = e.edgeType, keep = [et.fromPoint, et.toPoint], via = et.getViaNode(), k = network.getScale();
+    var marks = [head(e, 'to'), head(e, 'from')].filter(Boolean), gap = MARK_GAP / k;
+    var avoid = marks.map(function (a) { return a.polygon; }), reach = Math.max.apply(null, marks.map(function (a) { return a.length; }));
+    et.fromPoint = et.from; et.toPoint = et.to;
+    var bb = nodes.getIds().map(function (id) { return network.getBoundingBox(id); }).filter(Boolean);
+    function clear(x, y) {
+      var b = {left: x - w / 2, right: x + w / 2, top: y - h / 2, bottom: y + h / 2};
+      if (avoid.some(function (P) { return meets(P, b, -gap); })) return false;
+      return !bb.some(function (n) { return b.left - gap < n.right && b.right + gap > n.left && b.top - gap < n.bottom && b.bottom + gap > n.top; });
+    }
+    function at(t) {
+      var p = et.getPoint(t, via), q = et.getPoint(Math.min(1, t + 0.01), via), r = et.getPoint(Math.max(0, t - 0.01), via);
+      var dx = q.x - r.x, dy = q.y - r.y, n = Math.hypot(dx, dy) || 1;
+      return {x: p.x, y: p.y, nx: -dy / n, ny: dx / n};
+    }
+    var mid = at(0.5), found = null, line = 0.5 * (e.options.width || 1);
+    if (clear(mid.x, mid.y)) found = {x: mid.x, y: mid.y};
+    for (var i = 0; !found && i <= 8; i++) {
+      var ts = i === 0 ? [0.5] : [0.5 - 0.05 * i, 0.5 + 0.05 * i];
+      for (var j = 0; !found && j < ts.length; j++) {
+        var p = at(ts[j]), off = 0.5 * (Math.abs(p.nx) * w + Math.abs(p.ny) * h) + line + gap;
+        for (var more = 0; more <= 1.001 && !found; more += 0.25) {  // further off, up to an arrowhead's length
+          for (var side = 1; side >= -1 && !found; side -= 2) {
+            var x = p.x + side * (off + more * reach) * p.nx, y = p.y + side * (off + more * reach) * p.ny;
+            if (clear(x, y)) found = {x: x, y: y};
+          }
+        }
+      }
+    }
+    if (!found) {  // nowhere clear of everything: beside the middle, clear of the line at least
+      var o = 0.5 * (Math.abs(mid.nx) * w + Math.abs(mid.ny) * h) + line + gap;
+      found = {x: mid.x + o * mid.nx, y: mid.y + o * mid.ny};
+    }
+    et.fromPoint = keep[0]; et.toPoint = keep[1];
+    return found;
+  }
+  // vis-network draws an edge's label at its middle (Edge.drawLabel); a marked edge's label is
+  // drawn at markPoint instead, upright, as vis-network draws any label
+  function placeMarks() {
+    edges.getIds({filter: function (e) { return typeof e.markFont === 'number'; }}).forEach(function (id) {
+      var E = network.body.edges[id];
+      if (!E || E.colideMark) return;
+      E.colideMark = true;
+      var own = E.drawLabel;
+      E.drawLabel = function (c, via) {
+        if (this.options.label === undefined || this.from === this.to) return own.call(this, c, via);
+        var lm = this.labelModule;
+        if (lm.differentState(this.selected, this.hover) || !lm.size.width) lm.getTextSize(c, this.selected, this.hover);
+        lm.pointToSelf = false;
+        var p = markPoint(this, lm.size.width, lm.size.height);
+        lm.draw(c, p.x, p.y, this.selected, this.hover);
+      };
+    });
   }
   // does the convex polygon P meet the box b shrunk by pad? (separating axes)
   function meets(P, b, pad) {
@@ -211,6 +278,7 @@ var colideDraw = (function () {
       if (marked.length) edges.update(marked);
       network.fit({animation: false});
     }
+    placeMarks();
     tidyEdges();
   }
   // what is drawn, in drawing units: each edge's arrowhead at its target (polygon, tip, type,
@@ -219,11 +287,16 @@ var colideDraw = (function () {
     network.redraw();
     return {scale: network.getScale(), labels: boxes(),
             arrows: edges.getIds().map(function (id) {
-              var e = network.body.edges[id], h = head(e);
+              var e = network.body.edges[id], h = head(e), dot = head(e, 'from');
               var end = h.strike ? network.getPositions([e.toId])[e.toId] : {x: h.tip.x - 0.9 * h.length * Math.cos(h.angle),
                                                                            y: h.tip.y - 0.9 * h.length * Math.sin(h.angle)};
-              return Object.assign({id: id, from: e.fromId, to: e.toId, lineEnd: end}, h);
-            })};
+              var s = e.labelModule.size, marked = e.colideMark === true;
+              var curve = [];
+              for (var t = 0; t <= 1.0001; t += 0.02) curve.push(e.edgeType.getPoint(t, e.edgeType.getViaNode()));
+              return Object.assign({id: id, from: e.fromId, to: e.toId, lineEnd: end, start: dot && dot.polygon, curve: curve,
+                                    mark: marked ? {left: s.left, top: s.top, right: s.left + s.width, bottom: s.top + s.height} : null}, h);
+            }),
+            nodes: nodes.getIds().map(function (id) { return Object.assign({id: id}, network.getBoundingBox(id)); })};
   };
   window.tidyEdges = function () { tidyEdges(); };
   return function (drawing) {

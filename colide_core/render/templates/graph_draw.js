@@ -11,8 +11,9 @@
  *
  * Globals read by the player (playback.html.j2) and the browser tests: nodes, edges, network,
  * plainTitles, tidyEdges, drawingGeometry (the arrowheads and orientable dots, the lines' ends and
- * points, the "?" marks', labels' and nodes' boxes as drawn), colideDrawn (how many drawings were made in this document); colideLegend builds a legend
- * sent as data (the dashboard's drawing) with textContent.
+ * points, the "?" marks', labels' and nodes' boxes as drawn), colideDrawn (how many drawings were
+ * made in this document); colideLegend builds a legend sent as data (the dashboard's drawing) with
+ * textContent.
  *
  * Tooltips are plain text: each string title becomes an element whose textContent is the title
  * (vis-network shows an element as it is), so no title is ever read as HTML. This file is pure

@@ -242,6 +242,48 @@ def _add_setting_arguments(parser, note=""):
         parser.add_argument(row.flag, **kw)
 
 
+def _add_data_arguments(parser, design_note=""):
+    """The data's flags of ``fit``, ``report``, ``predict`` and ``plan``, declared once.
+
+    ``--columns``, the dropping flags, ``--prior``, ``--conditions``, ``--targets``, ``--transform``
+    and ``--cofactor``: :func:`colide_core.run.inputs.prepare_data` reads them all, the same way in
+    the four commands, and with ``--manifest`` the recorded ones fill in what is not given (issue 47:
+    ``predict`` and ``plan`` lacked the transform and the dropping flags, so a fit made with them could
+    be predicted from only through its manifest).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        A command's parser.
+    design_note : str, optional
+        What the command does with the design, appended to ``--conditions``' help.
+    """
+    parser.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
+                        default=None, metavar="A,B,...", help="use only these columns (nodes), in this order")
+    parser.add_argument("--drop-non-numeric", action="store_true", help="ignore text columns instead of failing")
+    parser.add_argument("--drop-nonfinite-rows", action="store_true",
+                        help="drop rows with missing or infinite values instead of failing (recorded in the manifest)")
+    parser.add_argument("--drop-constant-columns", action="store_true",
+                        help="drop columns holding one repeated value instead of failing (recorded in the manifest)")
+    parser.add_argument("--prior", type=Path, default=None, metavar="FILE",
+                        help="prior knowledge: a constraints JSON from the Prior knowledge page, or a run manifest "
+                             "(its forbidden / required edges and tiers); not with --manifest")
+    parser.add_argument("--conditions", default=None, metavar="COLUMN",
+                        help="the column holding each row's condition (text or integers; not a node): an "
+                             f"intercept per condition (docs/conditions.md){design_note}; default with "
+                             "--manifest: the column it records")
+    parser.add_argument("--targets", type=Path, default=None, metavar="FILE",
+                        help="the nodes each condition intervenes on (masked likelihood; needs --conditions): "
+                             "JSON {condition: [node, ...]} (as `simulate` writes) or CSV with condition,target "
+                             "columns; default with --manifest: the targets it records")
+    parser.add_argument("--transform", choices=("log", "asinh", "standardize"), default=None,
+                        help="transform every column before the fit (recorded in the manifest): log (values "
+                             "must be > 0), asinh(x / cofactor), or standardize (z-score); CoLiDE is not "
+                             "scale-invariant, so the edges change; with --manifest: its transform is replayed")
+    parser.add_argument("--cofactor", type=_positive_float, default=None,
+                        help="asinh cofactor (default 5, the CyTOF convention; 150 for fluorescence flow)")
+
+
 def _settings_of(args) -> dict:
     """The run settings given on the command line (by :func:`_add_setting_arguments`)."""
     from colide_core.settings import SETTINGS
@@ -264,28 +306,7 @@ def build_parser():
     f.add_argument("data", help="CSV/TSV/Parquet file (with --stats: also a directory or glob)")
     f.add_argument("--out", required=True, type=Path, help="output directory (created)")
     _add_setting_arguments(f)  # one flag per run setting, from colide_core.settings.SETTINGS
-    f.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
-                   default=None, metavar="A,B,...", help="use only these columns (nodes), in this order")
-    f.add_argument("--drop-non-numeric", action="store_true", help="ignore text columns instead of failing")
-    f.add_argument("--drop-nonfinite-rows", action="store_true",
-                   help="drop rows with missing or infinite values instead of failing (recorded in the manifest)")
-    f.add_argument("--drop-constant-columns", action="store_true",
-                   help="drop columns holding one repeated value instead of failing (recorded in the manifest)")
-    f.add_argument("--prior", type=Path, default=None, metavar="FILE",
-                   help="prior knowledge: a constraints JSON from the Prior knowledge page, or a run manifest "
-                        "(its forbidden / required edges and tiers)")
-    f.add_argument("--conditions", default=None, metavar="COLUMN",
-                   help="the column holding each row's condition (text or integers): an intercept per "
-                        "condition (docs/conditions.md); the column is not a node")
-    f.add_argument("--targets", type=Path, default=None, metavar="FILE",
-                   help="the nodes each condition intervenes on (masked likelihood; needs --conditions): "
-                        "JSON {condition: [node, ...]} (as `simulate` writes) or CSV with condition,target columns")
-    f.add_argument("--transform", choices=("log", "asinh", "standardize"), default=None,
-                   help="transform every column before the fit (recorded in the manifest): log (values "
-                        "must be > 0), asinh(x / cofactor), or standardize (z-score); CoLiDE is not "
-                        "scale-invariant, so the edges change")
-    f.add_argument("--cofactor", type=_positive_float, default=None,
-                   help="asinh cofactor (default 5, the CyTOF convention; 150 for fluorescence flow)")
+    _add_data_arguments(f)  # the data's flags, as report, predict and plan read them
     f.add_argument("--truth", type=Path, default=None,
                    help="true DAG as an adjacency CSV (B_true.csv from `simulate`): adds metrics")
     f.add_argument("--stats", action="store_true",
@@ -388,6 +409,7 @@ def _add_predict_parser(sub):
     what.add_argument("--shift", metavar="NODE=K", help="shift NODE's own mean by K of its standard deviations")
     _add_manifest_argument(q, "predict from that fit (its thresholded W as recorded)")
     _add_setting_arguments(q, "; not with --manifest")  # one flag per run setting, as `fit`
+    _add_data_arguments(q, " (with --conditions the prediction starts from the first condition's means)")
     q.add_argument("--bootstrap", type=_int_in(0, 1000), default=0, metavar="B",
                    help="refits on resampled rows (within conditions) for the intervals (default 0)")
     q.add_argument("--level", type=_positive_float, default=0.9, help="coverage of the intervals (default 0.9)")
@@ -396,11 +418,6 @@ def _add_predict_parser(sub):
                    help="the SEM's weights: by the noise model (auto, the default: the fit's own weights on NV, "
                         "least squares on EV, as measured in docs/predict.md), least squares on the learned "
                         "parents (refit), or the fit's own L1-shrunk weights (fit)")
-    q.add_argument("--conditions", default=None, metavar="COLUMN",
-                   help="the column of each row's condition: the fit takes the design, and the prediction "
-                        "starts from the first condition's means (docs/conditions.md)")
-    q.add_argument("--targets", type=Path, default=None, metavar="FILE",
-                   help="the nodes each condition intervenes on, JSON or CSV (needs --conditions)")
     q.add_argument("--baseline", choices=("none", "ges-ida"), default="none",
                    help="add GES + IDA's possible shifts (causal-learn's GES, then local IDA) as columns of "
                         "prediction.csv: the scale-free baseline (docs/predict.md; GES takes seconds)")
@@ -417,6 +434,7 @@ def _add_plan_parser(sub):
     q.add_argument("--out", type=Path, default=None, metavar="FILE.csv", help="also write the ranking as CSV")
     _add_manifest_argument(q, "rank with that fit's settings")
     _add_setting_arguments(q, "; not with --manifest")  # one flag per run setting, as `fit`
+    _add_data_arguments(q, " (the targets: the experiments already run)")
     q.add_argument("--n-bootstrap", type=_int_in(0, 1000), default=defaults.PLAN_BOOTSTRAP, metavar="B",
                    help=f"refits on rows resampled within conditions (default {defaults.PLAN_BOOTSTRAP}; "
                         "0: the fit alone)")
@@ -425,11 +443,6 @@ def _add_plan_parser(sub):
     q.add_argument("--criterion", choices=defaults.PLAN_CRITERIA, default=defaults.PLAN_CRITERIA[0],
                    help="what the score counts (default oriented; docs/planning.md)")
     q.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
-    q.add_argument("--conditions", default=None, metavar="COLUMN",
-                   help="the column of each row's condition: the fits take the design (docs/conditions.md)")
-    q.add_argument("--targets", type=Path, default=None, metavar="FILE",
-                   help="the nodes each condition intervened on, JSON or CSV (needs --conditions): the "
-                        "experiments already run")
     q.add_argument("--force", action="store_true", help="replace an existing --out file")
 
 
@@ -444,6 +457,7 @@ def _add_report_parser(sub):
                               "1 + --rescalings times with its settings, only within the dashboard's limits, else "
                               "they are skipped with a warning)")
     _add_setting_arguments(r, "; not with --manifest")  # one flag per run setting, as `fit`
+    _add_data_arguments(r, " (the checks and their refits take the design; a section per condition)")
     r.add_argument("--truth", type=Path, default=None, help="true DAG as an adjacency CSV: metrics and curves")
     r.add_argument("--reference", type=Path, default=None,
                    help="your reference graph (edge-list or adjacency .csv, .graphml, .dot, .json, DAGitty .txt)")
@@ -454,17 +468,7 @@ def _add_report_parser(sub):
     r.add_argument("--rescalings", type=_int_in(0, 50), default=3,
                    help="random rescalings of the scale-sensitivity check (default 3, 0 skips it)")
     r.add_argument("--seed", type=_seed, default=0, help="seed of the checks (default 0)")
-    r.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
-                   default=None, metavar="A,B,...", help="use only these columns (nodes), in this order")
-    r.add_argument("--drop-non-numeric", action="store_true", help="ignore text columns instead of failing")
     r.add_argument("--force", action="store_true", help="replace an existing report.html (never an input file)")
-    r.add_argument("--conditions", default=None, metavar="COLUMN",
-                   help="the column holding each row's condition (not a node): the fit, the checks and their "
-                        "refits use an intercept per condition, and the report gains a section per condition "
-                        "(docs/conditions.md)")
-    r.add_argument("--targets", type=Path, default=None, metavar="FILE",
-                   help="the nodes each condition intervenes on, JSON or CSV (needs --conditions; default with "
-                        "--manifest: the targets it records)")
 
 
 def _add_manifest_argument(parser, what):

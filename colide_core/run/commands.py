@@ -26,8 +26,8 @@ from colide_core.run.bench_config import (BENCH_MARKER, BENCH_OUTPUTS, bench_tas
 from colide_core.run.design_commands import (  # noqa: F401 - re-exported: the commands' names, as before the split
     cmd_plan, cmd_predict, cmd_report, plan_table)
 from colide_core.run.inputs import (  # noqa: F401 - re-exported
-    _check_device, _check_targets_need_conditions, _drops, _read_data, _read_data_frame, _read_prior,
-    _read_targets_file, _read_truth, check_given_settings)
+    _check_device, _check_targets_need_conditions, _read_data, _read_data_frame, _read_prior,
+    _read_targets_file, _read_truth, check_given_settings, prepare_data, prior_flag, transform_steps)
 from colide_core.run.outputs import OutputDir, ProgressBar, RunFailed, UsageError, _csv_text, _printable, _same_file
 
 
@@ -88,22 +88,15 @@ def cmd_fit(args, settings, echo):
     if bad:
         raise UsageError(f"--export: unknown format(s) {', '.join(bad)}; choose from {', '.join(EXPORT_FORMATS)}")
     exports = list(dict.fromkeys(args.export))
-    from colide_core.data.transforms import transform_columns, transform_step
-
     if args.transform is not None and args.stats:
         raise UsageError("--transform cannot be combined with --stats (the statistics are of the raw data)")
-    try:
-        step = None if args.transform is None else transform_step(args.transform, cofactor=args.cofactor)
-    except ValueError as exc:
-        raise UsageError(f"--cofactor: {exc}") from None
-    if step is None and args.cofactor is not None:
-        raise UsageError("--cofactor applies to --transform asinh only")
+    steps = transform_steps(args)  # a bad --cofactor is refused before any file is read
     _check_targets_need_conditions(args)
     if args.conditions is not None and args.stats:
         raise UsageError("--conditions cannot be combined with --stats yet (fit the rows)")
     check_given_settings(settings)  # a setting its solver ignores is refused, not dropped in silence
     t_start = time.perf_counter()
-    prior = {} if args.prior is None else _read_prior(args.prior)
+    prior = prior_flag(args)
     model = CoLiDE(**settings, **prior)
     try:  # every setting, before any file is read (the checks across settings: stages, sizes)
         run = model.get_run_settings()
@@ -142,22 +135,12 @@ def cmd_fit(args, settings, echo):
             bar.close()
         shape = (n, len(names))
     else:
-        labels = targets = None
-        drops = _drops(args)
-        if args.conditions is None:
-            vd = _read_data(Path(args.data), args.columns, **drops)
-        else:
-            vd, labels = _read_data(Path(args.data), args.columns, condition_column=args.conditions, **drops)
-            targets = None if args.targets is None else _read_targets_file(args.targets)
-        for w in vd.warnings:
+        prepared = prepare_data(args)  # the one reader of fit, report, predict and plan
+        labels, targets = prepared.labels, prepared.targets
+        for w in prepared.warnings:
             echo(f"warning: {_printable(w)}", err=True)
-        X = vd.X
-        if step is not None:
-            try:
-                X = transform_columns(X, step["kind"], cofactor=step.get("cofactor"))
-            except ValueError as exc:
-                raise UsageError(f"--transform {step['kind']}: {exc}") from None
-        names = vd.node_names
+        X = prepared.X
+        names = list(X.columns)
         data_kw = {"X": X}
         B_true = _read_truth(args.truth, names) if args.truth is not None else None
         try:
@@ -190,10 +173,8 @@ def cmd_fit(args, settings, echo):
     manifest = build_manifest(model, **data_kw, B_true=B_true, data_source=str(args.data),
                               wall_time=time.perf_counter() - t_start,
                               extra={"command": "fit", "argv": sys.argv[1:],
-                                     **({} if args.stats else {"preprocess": {
-                                         **drops, "dropped_columns": [str(c) for c in vd.dropped_columns],
-                                         "dropped_rows": int(vd.dropped_rows)}})},
-                              transform=None if step is None else [step])
+                                     **({} if args.stats else {"preprocess": prepared.preprocess})},
+                              transform=steps or None)
     out.write("manifest.json", manifest_to_json(manifest))
     written.append("manifest.json")
     if not args.quiet:

@@ -4,7 +4,7 @@ Each takes the run settings as ``fit`` does (one flag per row of
 :data:`colide_core.settings.SETTINGS`, :func:`colide_core.run.cli._add_setting_arguments`), or
 ``--manifest M``: the fit ``fit`` recorded, whose settings, design (condition column, targets)
 and preprocessing (rows and columns dropped, transform) are replayed on the data and checked
-against its fingerprint (:func:`colide_core.run.inputs.data_and_design`), so no flag is repeated
+against its fingerprint (:func:`colide_core.run.inputs.prepare_data`), so no flag is repeated
 (issue 47). What each writes is in :mod:`colide_core.run.cli`.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from colide_core.run.inputs import (_check_device, _check_targets_need_conditions, _read_truth, check_given_settings,
-                                    data_and_design, fitted_from_manifest, read_manifest)
+                                    fitted_from_manifest, prepare_data, prior_flag, read_manifest)
 from colide_core.run.outputs import OutputDir, UsageError, _printable
 
 __all__ = ["cmd_report", "cmd_predict", "cmd_plan", "plan_table"]
@@ -57,7 +57,7 @@ def cmd_report(args, settings, echo):
     from colide_core import CoLiDE
     from colide_core._params import InvalidParameterError
     from colide_core.evaluation.checks import run_checks
-    from colide_core.run.manifest import ManifestError, build_manifest
+    from colide_core.run.manifest import ManifestError
     from colide_core.graph.reference import read_reference
     from colide_core.render.report import ReportFit, build_report
 
@@ -71,6 +71,7 @@ def cmd_report(args, settings, echo):
         raise UsageError("give --truth or --reference, not both")
     _check_targets_need_conditions(args)
     check_given_settings(settings, args.manifest)
+    prior = prior_flag(args, args.manifest)
     inputs = [Path(args.data)] + [p for p in (args.manifest, args.truth, args.reference, args.targets)
                                   if p is not None]
     out = OutputDir(args.out, force=args.force, inputs=inputs)
@@ -79,9 +80,9 @@ def cmd_report(args, settings, echo):
     # a manifest's own steps from the raw file (rows and columns dropped, transforms) and its design come
     # first, so that `report --manifest` works alone for any `fit` run (issues 28, 47)
     man = None if args.manifest is None else read_manifest(args.manifest)
-    X, labels, targets, warnings = data_and_design(args, man, columns=args.columns,
-                                                   drops={"drop_non_numeric": args.drop_non_numeric})
-    for w in warnings:
+    prepared = prepare_data(args, man)
+    X, labels, targets = prepared.X, prepared.labels, prepared.targets
+    for w in prepared.warnings:
         echo(f"warning: {_printable(w)}", err=True)
     names = list(X.columns)
     B_true, label = None, "ground truth"
@@ -111,7 +112,7 @@ def cmd_report(args, settings, echo):
                   f"and rescaling checks are skipped: {_printable(str(exc))}", err=True)
             est = None
     else:
-        est = CoLiDE(**{"random_state": args.seed, **settings})
+        est = CoLiDE(**{"random_state": args.seed, **settings, **prior})
         try:
             run = est.get_run_settings()
         except InvalidParameterError as exc:
@@ -127,10 +128,7 @@ def cmd_report(args, settings, echo):
         except ConditionsError as exc:
             raise UsageError(f"--conditions/--targets: {exc}") from None
         fit = ReportFit(run.variant.upper(), est.W_, est.adjacency_, est.sigma_, est.get_params(),
-                        build_manifest(est, X, data_source=str(args.data),
-                                       extra={"command": "report", "argv": sys.argv[1:]},
-                                       **({} if labels is None else
-                                          {"conditions": labels, "conditions_column": args.conditions})))
+                        _new_fit_manifest(est, prepared, args, {"command": "report", "argv": sys.argv[1:]}))
     try:
         checks = run_checks(X, fit.A, W=fit.W, estimator=est, n_random=args.random_graphs,
                             n_rescale=args.rescalings, random_state=args.seed, conditions=labels, targets=targets)
@@ -166,12 +164,12 @@ def _node_value(text, flag):
     return node.strip(), number
 
 
-def _new_estimator(settings):
-    """``CoLiDE(**settings)`` with its settings checked (and its device), before any file is read."""
+def _new_estimator(settings, prior=None):
+    """``CoLiDE(**settings, **prior)`` with its settings checked (and its device), before any file is read."""
     from colide_core import CoLiDE
     from colide_core._params import InvalidParameterError
 
-    model = CoLiDE(**settings)
+    model = CoLiDE(**settings, **(prior or {}))
     try:
         run = model.get_run_settings()
     except InvalidParameterError as exc:
@@ -223,12 +221,16 @@ def cmd_predict(args, settings, echo):
     if not 0 < args.level < 1:
         raise UsageError(f"--level must be in (0, 1), got {args.level}")
     node, value = _node_value(args.do if args.do is not None else args.shift, "--do" if args.do else "--shift")
-    model = None if args.manifest is not None else _new_estimator(settings)
+    prior = prior_flag(args, args.manifest)
+    model = None if args.manifest is not None else _new_estimator(settings, prior)
     out = OutputDir(args.out, force=args.force, inputs=[Path(args.data)] + [p for p in (args.targets, args.manifest)
                                                                             if p is not None])
     out.check(["prediction.csv", "manifest.json"])
     man = None if args.manifest is None else read_manifest(args.manifest)
-    X, labels, targets, _ = data_and_design(args, man)
+    prepared = prepare_data(args, man)
+    X, labels, targets = prepared.X, prepared.labels, prepared.targets
+    for w in prepared.warnings:
+        echo(f"warning: {_printable(w)}", err=True)
     if node not in list(X.columns):
         raise UsageError(f"unknown node {_printable(repr(node[:60]))}: not a column of {Path(args.data).name}")
     rows = np.ones(len(X), dtype=bool) if labels is None else (np.asarray(labels) == np.asarray(labels)[0])
@@ -265,7 +267,7 @@ def cmd_predict(args, settings, echo):
               "scale": {"scale_carries": verdict.scale_carries, "varsortability": verdict.varsortability,
                         "standardised": verdict.standardised, "recommendation": verdict.recommendation,
                         "reason": verdict.reason}}
-    _write_design_manifest(out, "manifest.json", model, X, args, labels, {"prediction": record}, man)
+    _write_design_manifest(out, "manifest.json", model, prepared, args, {"prediction": record}, man)
     what = f"do({node} = {value:g})" if args.do is not None else f"{node} shifted by {value:g} sd"
     design = "" if labels is None else f", fitted with {len(set(map(str, labels)))} conditions"
     echo(_printable(f"predicted {what} for {X.shape[1]} nodes{design}; wrote prediction.csv and manifest.json "
@@ -276,7 +278,36 @@ def cmd_predict(args, settings, echo):
     return 0
 
 
-def _write_design_manifest(out, name, model, X, args, labels, extra, man=None):
+def _new_fit_manifest(model, prepared, args, extra):
+    """The manifest of a fit made by ``report``, ``predict`` or ``plan``, as ``colide fit`` records one.
+
+    Parameters
+    ----------
+    model : colide_core.CoLiDE
+        The fitted estimator.
+    prepared : colide_core.run.inputs.PreparedData
+        The data it was fitted on, with its design, preprocessing and transform (recorded, so the
+        manifest serves ``--manifest`` and the report's Reproduce command in turn).
+    args : argparse.Namespace
+        The command's arguments: ``data`` (recorded as the data source) and ``conditions`` (the
+        column of the conditions).
+    extra : dict
+        What the command made of the fit (stored under ``"extra"``, beside ``preprocess``).
+
+    Returns
+    -------
+    dict
+        :func:`colide_core.run.manifest.build_manifest`'s document.
+    """
+    from colide_core.run.manifest import build_manifest
+
+    design = ({} if prepared.labels is None else
+              {"conditions": prepared.labels, "conditions_column": getattr(args, "conditions", None)})
+    return build_manifest(model, prepared.X, data_source=str(args.data), transform=prepared.transform or None,
+                          extra={"preprocess": prepared.preprocess, **extra}, **design)
+
+
+def _write_design_manifest(out, name, model, prepared, args, extra, man=None):
     """Write the manifest of a ``predict`` or ``plan`` fit (as ``colide fit`` writes one).
 
     Parameters
@@ -287,28 +318,24 @@ def _write_design_manifest(out, name, model, X, args, labels, extra, man=None):
         The manifest's file name in ``out``.
     model : colide_core.CoLiDE
         The fitted estimator.
-    X : pandas.DataFrame
-        The rows it was fitted on.
+    prepared : colide_core.run.inputs.PreparedData
+        The data it was fitted on (:func:`colide_core.run.inputs.prepare_data`).
     args : argparse.Namespace
-        The command's arguments: ``data`` (recorded as the data source) and ``conditions`` (the
-        column of the conditions).
-    labels : array-like or None
-        Each row's condition (None without ``--conditions``).
+        The command's arguments.
     extra : dict
         What the command made of the fit (stored under ``"extra"``).
     man : colide_core.run.manifest.Manifest, optional
         The ``--manifest`` the fit came from: written again, with ``extra`` added to its own (its
         preprocessing and design kept, so the new manifest serves ``--manifest`` in turn).
     """
-    from colide_core.run.manifest import build_manifest, manifest_to_json
+    from colide_core.run.manifest import manifest_to_json
 
     if man is not None:
         doc = dict(man.raw)
         doc["extra"] = {**dict(doc.get("extra") or {}), **extra}
         out.write(name, manifest_to_json(doc))
         return
-    out.write(name, manifest_to_json(build_manifest(model, X, data_source=str(args.data), conditions=labels,
-                                                    conditions_column=args.conditions, extra=extra)))
+    out.write(name, manifest_to_json(_new_fit_manifest(model, prepared, args, extra)))
 
 
 def cmd_plan(args, settings, echo):
@@ -345,7 +372,8 @@ def cmd_plan(args, settings, echo):
 
     _check_targets_need_conditions(args)
     check_given_settings(settings, args.manifest)
-    estimator = None if args.manifest is not None else _new_estimator(settings)
+    prior = prior_flag(args, args.manifest)
+    estimator = None if args.manifest is not None else _new_estimator(settings, prior)
     inputs = [Path(args.data)] + [p for p in (args.targets, args.manifest) if p is not None]
     out = None
     manifest_name = None
@@ -354,7 +382,10 @@ def cmd_plan(args, settings, echo):
         manifest_name = f"{args.out.stem}.manifest.json"
         out.check([args.out.name, manifest_name])
     man = None if args.manifest is None else read_manifest(args.manifest)
-    X, labels, targets, _ = data_and_design(args, man)
+    prepared = prepare_data(args, man)
+    X, labels, targets = prepared.X, prepared.labels, prepared.targets
+    for w in prepared.warnings:
+        echo(f"warning: {_printable(w)}", err=True)
     if man is not None:
         estimator = man.estimator()
     candidates = None
@@ -386,7 +417,7 @@ def cmd_plan(args, settings, echo):
         # the fit the ranking starts from (all rows, with the design), with the plan under "extra"; with
         # --manifest, that manifest's own fit
         model = None if man is not None else _clone_fit(estimator, X, labels, targets)
-        _write_design_manifest(out, manifest_name, model, X, args, labels, {"plan": plan}, man)
+        _write_design_manifest(out, manifest_name, model, prepared, args, {"plan": plan}, man)
         echo(_printable(f"wrote {args.out} and {manifest_name}"))
     return 0
 

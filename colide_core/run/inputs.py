@@ -9,12 +9,14 @@ Every failure is a :class:`colide_core.run.outputs.UsageError` with a message, n
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from colide_core import defaults
 from colide_core.run.outputs import UsageError, _printable
 
-__all__ = ["DROP_KEYS", "check_given_settings", "read_manifest", "data_and_design", "fitted_from_manifest"]
+__all__ = ["DROP_KEYS", "PreparedData", "check_given_settings", "fitted_from_manifest", "prepare_data",
+           "prior_flag", "read_manifest", "transform_steps"]
 
 #: The dropping flags of ``fit`` (``validate_data``'s keywords), recorded under ``extra.preprocess``.
 DROP_KEYS = ("drop_non_numeric", "drop_nonfinite_rows", "drop_constant_columns")
@@ -52,11 +54,33 @@ def _read_prior(path):
         raise UsageError(f"--prior {path.name}: {exc}") from None
 
 
-def _drops(args):
-    """The dropping flags of ``fit`` / ``report`` as ``validate_data`` keywords."""
-    return {"drop_non_numeric": bool(getattr(args, "drop_non_numeric", False)),
-            "drop_nonfinite_rows": bool(getattr(args, "drop_nonfinite_rows", False)),
-            "drop_constant_columns": bool(getattr(args, "drop_constant_columns", False))}
+def prior_flag(args, manifest=None):
+    """The prior knowledge of ``--prior`` as CoLiDE keyword arguments, read before any data.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With ``prior`` (a path or None; a command without the flag counts as not given).
+    manifest : pathlib.Path, optional
+        ``--manifest``: its fit carries its own prior knowledge, so ``--prior`` is refused beside it.
+
+    Returns
+    -------
+    dict
+        ``forbidden`` / ``required`` / ``tiers`` (empty without ``--prior``).
+
+    Raises
+    ------
+    UsageError
+        For a missing, oversized or malformed file, or ``--prior`` next to ``--manifest``.
+    """
+    path = getattr(args, "prior", None)
+    if path is None:
+        return {}
+    if manifest is not None:
+        raise UsageError(f"--prior: the prior knowledge of the fit is recorded in --manifest {manifest.name}; "
+                         "leave --prior out")
+    return _read_prior(path)
 
 
 def _read_data(path, columns, drop_non_numeric, condition_column=None, columns_from="--columns", **drops):
@@ -222,52 +246,112 @@ def read_manifest(path):
     return man
 
 
-def data_and_design(args, man=None, *, columns=None, drops=None):
-    """The data of ``report``, ``predict`` or ``plan`` as the fit saw it, with its design.
-
-    Without a manifest: the file, its ``--conditions`` column and the ``--targets`` file. With one
-    (``man``), what the fit recorded fills in every flag not given: the condition column
-    (``conditions.column``) and the targets, the columns dropped or kept (``results.node_names``),
-    the rows and columns dropped (``extra.preprocess``) and the transforms (``transform``); the data
-    are then checked against the manifest's fingerprint and design.
+def transform_steps(args):
+    """The transform of ``--transform`` / ``--cofactor`` as manifest steps, checked before any file is read.
 
     Parameters
     ----------
     args : argparse.Namespace
-        With ``data``, ``conditions``, ``targets`` (and ``manifest``, for messages).
-    man : colide_core.run.manifest.Manifest, optional
-    columns : list of str, optional
-        ``--columns`` (default with a manifest: its nodes, in its order).
-    drops : dict, optional
-        Dropping flags given (:data:`DROP_KEYS`); a manifest's add to them.
+        With ``transform`` (None, ``"log"``, ``"asinh"`` or ``"standardize"``) and ``cofactor``.
 
     Returns
     -------
+    list of dict
+        ``[]`` without ``--transform``, else one step
+        (:func:`colide_core.data.transforms.transform_step`).
+
+    Raises
+    ------
+    UsageError
+        For a cofactor that is not positive, or ``--cofactor`` without ``--transform asinh``.
+    """
+    from colide_core.data.transforms import transform_step
+
+    kind, cofactor = getattr(args, "transform", None), getattr(args, "cofactor", None)
+    try:
+        step = None if kind is None else transform_step(kind, cofactor=cofactor)
+    except ValueError as exc:
+        raise UsageError(f"--cofactor: {exc}") from None
+    if step is None and cofactor is not None:
+        raise UsageError("--cofactor applies to --transform asinh only")
+    return [] if step is None else [step]
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    """The data of a command as its fit sees it (:func:`prepare_data`).
+
+    Attributes
+    ----------
     X : pandas.DataFrame of shape (n_samples, n_nodes)
-        Validated, dropped and transformed as recorded.
+        Validated, dropped and transformed.
     labels : pandas.Series or None
         Each row's condition.
     targets : dict or None
         ``{condition: [node, ...]}``.
     warnings : list of str
         What validating the data dropped or found.
+    preprocess : dict
+        The dropping flags applied (:data:`DROP_KEYS`), ``dropped_columns`` and ``dropped_rows``:
+        what a manifest records under ``extra.preprocess``.
+    transform : list of dict
+        The transform steps applied (``[]`` for none), as a manifest records them.
+    """
+
+    X: object
+    labels: object
+    targets: object
+    warnings: list
+    preprocess: dict
+    transform: list
+
+
+def prepare_data(args, man=None):
+    """The data of ``fit``, ``report``, ``predict`` or ``plan`` as the fit sees it, with its design.
+
+    The one reader of the four commands' data flags (:func:`colide_core.run.cli._add_data_arguments`):
+    ``--columns``, the dropping flags, ``--conditions``, ``--targets``, ``--transform`` / ``--cofactor``
+    (``--prior``: :func:`prior_flag`). With a manifest (``man``), what the fit recorded fills in every flag not given: the
+    condition column (``conditions.column``) and the targets, the columns kept (``results.node_names``),
+    the rows and columns dropped (``extra.preprocess``) and the transforms (``transform``); a
+    ``--transform`` other than the recorded one is refused, and the data are checked
+    against the manifest's fingerprint and design (issue 47, point 4).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With ``data`` and the data flags (a flag the command lacks counts as not given), and
+        ``manifest`` (its path, for messages).
+    man : colide_core.run.manifest.Manifest, optional
+
+    Returns
+    -------
+    PreparedData
 
     Raises
     ------
     UsageError
-        For a bad file, column, targets file, or data or a design other than the manifest's.
+        For a bad file, column, targets file or transform, or data or a design other than the
+        manifest's.
     """
     import pandas as pd
 
     from colide_core.run.manifest import ManifestError
 
-    drops = {k: bool((drops or {}).get(k)) for k in DROP_KEYS}
-    column, steps, recorded, man_columns = args.conditions, [], None, None
+    drops = {k: bool(getattr(args, k, False)) for k in DROP_KEYS}
+    column, columns = getattr(args, "conditions", None), getattr(args, "columns", None)
+    targets_file = getattr(args, "targets", None)
+    steps, recorded, man_columns = transform_steps(args), None, None
     where = "" if man is None else f"--manifest {args.manifest.name}: "
     if man is not None:
         pre = dict((man.raw.get("extra") or {}).get("preprocess") or {})
         drops = {k: drops[k] or bool(pre.get(k)) for k in DROP_KEYS}
-        steps = list(man.transform or [])
+        recorded_steps = list(man.transform or [])
+        if steps and [dict(s) for s in steps] != [dict(s) for s in recorded_steps]:
+            raise UsageError(f"{where}--transform differs from the transform the fit recorded "
+                             f"({_printable(', '.join(s.get('kind', '?') for s in recorded_steps) or 'none')}); "
+                             "leave it out: the manifest's is replayed")
+        steps = recorded_steps
         recorded = man.conditions
         if recorded and column is None:
             column = recorded.get("column")
@@ -285,8 +369,8 @@ def data_and_design(args, man=None, *, columns=None, drops=None):
         vd, labels = _read_data(path, columns, condition_column=column, columns_from=given, **drops)
     targets = None
     if labels is not None:
-        if args.targets is not None:
-            targets = _read_targets_file(args.targets)
+        if targets_file is not None:
+            targets = _read_targets_file(targets_file)
         elif recorded:
             targets = {k: list(v) for k, v in (recorded.get("targets") or {}).items() if v} or None
     X = pd.DataFrame(vd.X, columns=vd.node_names)
@@ -297,14 +381,16 @@ def data_and_design(args, man=None, *, columns=None, drops=None):
             for step in steps:
                 X = transform_columns(X, step["kind"], cofactor=step.get("cofactor"))
         except (KeyError, ValueError) as exc:
-            raise UsageError(f"{where}its transform cannot be applied: {exc}") from None
+            raise UsageError(f"{where}--transform {_printable(str(steps[0].get('kind')))}: {exc}") from None
     if man is not None:
         try:
             man.check_data(X)
             man.check_design(labels, targets)  # issue 42: another design was accepted silently
         except (ManifestError, ValueError) as exc:
             raise UsageError(f"{where}{exc}") from None
-    return X, labels, targets, list(vd.warnings)
+    preprocess = {**drops, "dropped_columns": [str(c) for c in vd.dropped_columns],
+                  "dropped_rows": int(vd.dropped_rows)}
+    return PreparedData(X, labels, targets, list(vd.warnings), preprocess, steps)
 
 
 def fitted_from_manifest(man):

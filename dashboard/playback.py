@@ -155,7 +155,7 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
     choice = getattr(result.result, "choice", None)
     # the toggle and what it plays on one row, so the player fits under the Learn controls at
     # 1280×720 (issue 48, m-10: a note on a row of its own pushed the player below the fold)
-    toggle_col, note_col = st.columns([1, 2.8], vertical_alignment="center")
+    toggle_col, note_col = st.columns([1.3, 2.5], vertical_alignment="center")  # the label whole at 1024×768
     toggle_col.toggle("Record and play back this fit", key=ON_KEY,
                       help="Refits once keeping W at every checkpoint (the same numbers: recording changes "
                            "nothing), then lets you step through the optimisation.")

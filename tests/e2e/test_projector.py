@@ -253,11 +253,21 @@ _PLAYER_BOXES_JS = """() => {
 }"""
 
 
-def test_playback_player_is_whole_on_screen_under_the_learn_controls(server, browser):
+#: The elements from a text's own up to its widget whose content is wider than their box (a label
+#: cut with an ellipsis): [] when the text is whole.
+_CUT_JS = """el => { const out = []; for (let e = el, k = 0; e && k < 6; e = e.parentElement, k++) {
+    if (e.scrollWidth > e.clientWidth + 1) out.push([e.tagName, e.getAttribute('data-testid'), e.scrollWidth, e.clientWidth]); }
+  return out; }"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_playback_player_is_whole_on_screen_under_the_learn_controls(server, browser, size):
     """Issue 48, m-10: at 1280×720 only 63 % of the Playback tab's player (its drawing and its bar)
-    was on screen below the Learn page's controls. Measured at the top of the page: the λ slider
-    above, the whole frame on screen, and the player bar and caption inside the frame."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    was on screen below the Learn page's controls; the walk's re-walk found 1024×768 not checked.
+    Measured at the top of the page, at both sizes: the λ slider above, the whole frame on screen,
+    and the player bar and caption inside the frame."""
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
     try:
         page = context.new_page()
         page.goto(f"{server.url}/learn?data=sim&d=10&n=300&seed=1", timeout=UI_TIMEOUT_MS)
@@ -273,12 +283,15 @@ def test_playback_player_is_whole_on_screen_under_the_learn_controls(server, bro
         box = player.bounding_box()
         slider = lambda_slider(page).bounding_box()
         inside = frame.evaluate(_PLAYER_BOXES_JS)
-        page.screenshot(path=str(ARTIFACTS / "projector-playback-1280x720.png"))
+        # the toggle's label whole: at 1024×768 it read "Record and play bac…"
+        cut = page.get_by_text("Record and play back this fit").evaluate(_CUT_JS)
+        page.screenshot(path=str(ARTIFACTS / f"projector-playback-{width}x{height}.png"))
         no_exception_shown(page)
     finally:
         context.close()
+    assert cut == [], cut
     assert slider is not None and box is not None and slider["y"] + slider["height"] <= box["y"], (slider, box)
-    assert box["y"] >= 0 and box["y"] + box["height"] <= 720 + 0.5, box  # the whole frame on screen
+    assert box["y"] >= 0 and box["y"] + box["height"] <= height + 0.5, box  # the whole frame on screen
     for part in ("canvas", "player", "caption"):  # and all of the player inside it
         assert inside[part]["y"] >= 0 and inside[part]["y"] + inside[part]["height"] <= inside["inner"] + 0.5, inside
     assert inside["canvas"]["height"] >= 200, inside  # a drawing, not a strip

@@ -137,9 +137,10 @@ if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/pl
     units = MAX_WORKERS if ss["cmp_parallel"] and dask_address is None else 1
     try:
         # The server-wide compute slots the background jobs use: a comparison waits its turn.
-        with compute_slot(units, on_wait=lambda text: bar.progress(0.0, text=text)):
-            rows = cmp.run_all(tasks, parallel=bool(ss["cmp_parallel"]), on_progress=on_progress, info=info,
-                               **kwargs)
+        # (its workers follow what it was granted: the server keeps its last slot for live fits)
+        with compute_slot(units, on_wait=lambda text: bar.progress(0.0, text=text)) as granted:
+            rows = cmp.run_all(tasks, parallel=bool(ss["cmp_parallel"]) and (granted > 1 or dask_address is not None),
+                               on_progress=on_progress, info=info, **kwargs)
     except (OSError, RuntimeError, TimeoutError) as exc:  # e.g. the Dask scheduler cannot be reached
         bar.empty()
         st.error(f"The comparison could not run: {md_escape(exc)}", icon=":material/error:")

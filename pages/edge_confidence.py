@@ -54,7 +54,7 @@ def _start():
         def run(job):  # several conditions: resampled within each, fitted as on Learn (the Design read
             # here: labels that cannot be used are the job's error)
             return bootstrap_edges(X, CoLiDE(**dict(params)), n_boot=n_boot, random_state=seed,
-                                   n_jobs=n_jobs, callback=job.progress, design=dataset.design)
+                                   n_jobs=job.units, callback=job.progress, design=dataset.design)
 
         key = (dataset.key, params, n_boot, seed)
         return Job(run, f"Bootstrap ({n_boot} resamples)", key=key, units=n_jobs)
@@ -268,7 +268,7 @@ def _stab_start():
 
         def run(job):  # several conditions: half-samples within each (the Design read in the job)
             return stability_selection(X, CoLiDE(**dict(params)), lambdas, n_subsamples=n_sub, pi_thr=pi_thr,
-                                       random_state=seed, n_jobs=n_jobs, callback=job.progress, design=dataset.design)
+                                       random_state=seed, n_jobs=job.units, callback=job.progress, design=dataset.design)
 
         return Job(run, f"Stability selection ({n_sub} half-samples × {len(lambdas)} λ)", key=key, units=n_jobs)
 

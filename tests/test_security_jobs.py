@@ -193,7 +193,8 @@ def _blocking_job(slots, entered, release, label="t", units=1):
 
 
 def test_compute_slots_bound_concurrent_jobs_and_serve_them_in_order():
-    slots = jobs.ComputeSlots(2)
+    # (nothing kept back for people here: the slot kept for live fits is tests/test_jobs_fair_share.py's)
+    slots = jobs.ComputeSlots(2, reserved=0)
     entered = [threading.Event() for _ in range(4)]
     release = [threading.Event() for _ in range(4)]
     started = [_blocking_job(slots, entered[i], release[i], f"job{i}").start() for i in range(2)]
@@ -226,8 +227,10 @@ def test_a_parallel_job_holds_one_unit_per_worker():
     assert e_small.wait(WAIT) and big.wait(WAIT)
     r_small.set()
     assert small.wait(WAIT) and slots.in_use == 0
-    huge = jobs.ComputeSlots(2).request(99)     # more than the capacity asks for all of it
-    assert huge.units == 2
+    # more than it may hold asks for the most it may hold: a person's request the capacity, an ordinary
+    # one the capacity less the unit kept for people
+    assert jobs.ComputeSlots(2).request(99, priority=True).units == 2
+    assert jobs.ComputeSlots(2).request(99).units == 1 and jobs.ComputeSlots(2, reserved=0).request(99).units == 2
 
 
 def test_stop_while_waiting_cancels_the_job_and_frees_its_place():
@@ -258,8 +261,9 @@ def _prefetch_like(slots, entered, label="prefetch"):
 
 def test_a_persons_request_jumps_the_line_and_preempts_only_preemptible_work():
     # Issue 41: a live λ step waited for the compute slot behind other sessions' prefetches.
-    # Capacity 2: an ordinary job and a prefetch hold both units; an ordinary job waits in line.
-    slots = jobs.ComputeSlots(2)
+    # Capacity 2, nothing kept back: an ordinary job and a prefetch hold both units; an ordinary job
+    # waits in line.
+    slots = jobs.ComputeSlots(2, reserved=0)
     e_job, r_job, e_pre, e_wait, r_wait = (threading.Event() for _ in range(5))
     ordinary = _blocking_job(slots, e_job, r_job, "ordinary").start()
     prefetch = _prefetch_like(slots, e_pre).start()

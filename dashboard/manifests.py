@@ -32,7 +32,7 @@ from colide_core.settings import SETTING_NAMES, SETTINGS, setting
 from dashboard.caching.cached import cache_data
 
 __all__ = [
-    "ManifestProblem", "DataMismatch", "LoadedRun", "fit_manifest", "fit_manifest_json",
+    "ManifestProblem", "DataMismatch", "LoadedRun", "fit_manifest", "fit_manifest_json", "manifest_file_name",
     "run_from_manifest", "apply_to_state",
 ]
 
@@ -112,6 +112,33 @@ def dataset_conditions_record(dataset):
     if not design.has_conditions:
         return None
     return conditions_record(design=design, column=dataset.meta.get("conditions_column"))
+
+
+def manifest_file_name(result, dataset, threshold: float) -> str:
+    """The one file name of a fit's run manifest: the Learn page's download, the report's "Save
+    this manifest" and the file its ``fit`` command reads with ``--prior`` (issue 48, m-8: the
+    command named "manifest.json", then a name of the report's own, and a Learn download had to be
+    renamed).
+
+    Parameters
+    ----------
+    result : dashboard.fitting.FitResult
+    dataset : dashboard.data.Dataset
+    threshold : float
+        The Learn page's threshold.
+
+    Returns
+    -------
+    str
+        :func:`dashboard.data.download_name` of the dataset, the noise model, λ and threshold
+        (e.g. ``colide_Sachs_consensus17_nv_lambda0.1_thr0.25_manifest.json``): distinct for EV and
+        NV, safe characters only.
+    """
+    from dashboard.data import download_name
+    from dashboard.infra.text import fmt_lambda
+
+    return download_name(dataset, result.variant, f"lambda{fmt_lambda(result.lambda1)}", f"thr{threshold:g}",
+                         ext="_manifest.json")
 
 
 @cache_data(show_spinner=False, max_entries=32)

@@ -276,7 +276,8 @@ with tab_r:
             man = manifests.fit_manifest(r, ds, threshold)
         except Exception:  # noqa: BLE001 - the report is still useful without a manifest
             man = None
-        fits.append(ReportFit(r.label, r.W, g, r.sigma, params, man))
+        fits.append(ReportFit(r.label, r.W, g, r.sigma, params, man,  # the Learn download's name (m-8)
+                              manifest_name=manifests.manifest_file_name(r, ds, threshold)))
     prior = PriorKnowledge.from_params(res.params)
     edge_mask, required_mask = (None, None) if prior.is_empty else prior.resolve(len(names), names)
     audit = audit_constraints(A, edge_mask, required_mask, tiers=list(prior.tiers) or None, names=names,

@@ -517,7 +517,8 @@ with tab_dl:
             f2.download_button(f"Download {fmt}", export_graph(thresholded[v], names, fmt, **picture),
                                file_name=f"{stem}{ext}", mime=mime, key=f"learn_dl_export_{v}")
             manifest_json = manifests.fit_manifest_json(res, ds, threshold)
-            st.download_button("Run manifest (JSON)", manifest_json, file_name=f"{stem}_manifest.json",
+            st.download_button("Run manifest (JSON)", manifest_json,  # the report's --prior file (m-8)
+                               file_name=manifests.manifest_file_name(res, ds, threshold),
                                mime="application/json", key=f"learn_dl_manifest_{v}",
                                help="Data fingerprint, every parameter, package versions, git commit, W, σ and "
                                     "metrics. Load it back (Load a run manifest, above) to get this view again.")

@@ -77,6 +77,11 @@ class ReportFit:
         The :class:`colide_core.CoLiDE` parameters (``threshold`` included).
     manifest : dict, optional
         The run manifest (:mod:`colide_core.run.manifest`), embedded as JSON.
+    manifest_name : str, optional
+        The file name the report saves the manifest under, which its ``fit`` command reads with
+        ``--prior``: the name the caller offers the same manifest under elsewhere (the
+        dashboard's Learn page), so that one downloaded file serves both (issue 48, m-8).
+        Default ``colide_<label>_manifest.json``.
     """
 
     label: str
@@ -85,6 +90,7 @@ class ReportFit:
     sigma: object
     params: dict
     manifest: dict = field(default=None)
+    manifest_name: str = field(default=None)
 
 
 #: Shown for a missing value in a table cell (pandas' ``na_rep`` before).
@@ -475,8 +481,10 @@ def build_report(X, fits, *, dataset_name="data", B_true=None, reference_label="
     reproduce = []
     for f in fits:
         item = {} if f.manifest is None else _manifest_item(f.label, f.manifest)
-        name = f"colide_{item['file_stem']}_manifest.json" if item else "manifest.json"  # the report's own download
-        reproduce.append({"label": f.label, "manifest": None, **item,
+        # the report's own download of the manifest, under the caller's name for it when given (m-8)
+        name = (str(f.manifest_name) if f.manifest_name else f"colide_{item['file_stem']}_manifest.json") \
+            if item else "manifest.json"
+        reproduce.append({"label": f.label, "manifest": None, **item, "manifest_name": name,
                           "command": _fit_command(f.params, str(data_file), f.manifest, replay=replay,
                                                   manifest_name=name)})
 

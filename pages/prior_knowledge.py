@@ -179,8 +179,10 @@ st.subheader("Audit of the last fits")
 results = state.results_for_current()
 if not results:
     st.info("No fit yet for this dataset: run one on the **Learn** page, then come back for the audit.")
+    st.page_link("pages/learn.py", label="Go to Learn", icon=":material/arrow_forward:")  # a link, not words (issue 48)
     st.stop()
 threshold = float(ss["learn_threshold"])
+rerun = False  # a fit run before the knowledge applied now: one link to Learn below the audit
 for v in [v for v in ("ev", "nv") if v in results]:
     res = results[v]
     used = PriorKnowledge.from_params(res.params)
@@ -192,6 +194,7 @@ for v in [v for v in ("ev", "nv") if v in results]:
         knowledge = applied
         note = ("This fit was run without prior knowledge; it is checked against the knowledge applied now. "
                 "Run it again on the Learn page to enforce it.")
+        rerun = True
     else:
         knowledge = used
         note = "No prior knowledge: only acyclicity is checked."
@@ -212,3 +215,5 @@ for v in [v for v in ("ev", "nv") if v in results]:
     shown = table.assign(holds=np.where(table["holds"], "yes", "no"))
     st.dataframe(shown, hide_index=True, key=f"prior_audit_{v}",
                  column_config={"weight": st.column_config.NumberColumn("weight", format="%.4g")})
+if rerun:
+    st.page_link("pages/learn.py", label="Go to Learn", icon=":material/arrow_forward:")

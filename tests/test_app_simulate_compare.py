@@ -120,7 +120,11 @@ def test_runs_are_cached_per_seed(new_app):
     assert _summary(at).loc["SortNRegress", "runs"] == 3
 
 
-def test_parallel_runs_give_the_same_table_as_serial(new_app):
+def test_parallel_runs_give_the_same_table_as_serial(new_app, monkeypatch):
+    from dashboard.infra import jobs
+
+    # every unit to the sweep (none kept for live fits, issue 53), so that it runs in parallel on 2 cores too
+    monkeypatch.setattr(jobs, "COMPUTE_SLOTS", jobs.ComputeSlots(jobs.MAX_WORKERS, reserved=0))
     at = _page(new_app, "pages/compare.py")
     at.session_state["sim_d"] = 4
     at.multiselect(key="cmp_methods").set_value(["SortNRegress", "GES"])

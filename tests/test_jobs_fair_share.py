@@ -130,6 +130,32 @@ def test_the_bootstrap_page_passes_its_granted_workers_to_the_bootstrap(new_app,
     assert any("not computed in this test" in e.value for e in at.error)
 
 
+def test_the_compare_sweep_runs_in_parallel_only_on_the_units_it_was_granted(new_app, monkeypatch):
+    # Compare's parallel sweep asks for MAX_WORKERS units: on a 2-unit server it holds 1 and runs
+    # serially; with a third unit it holds 2 and runs in parallel
+    from dashboard import comparison
+
+    calls = []
+
+    def fake_run_all(tasks, *, parallel=False, **kwargs):
+        calls.append(parallel)
+        raise RuntimeError("not computed in this test")
+
+    monkeypatch.setattr(comparison, "run_all", fake_run_all)
+    at = new_app().run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception, at.exception
+    at.session_state["sim_d"] = 4
+    at.multiselect(key="cmp_methods").set_value(["SortNRegress"])
+    at.checkbox(key="cmp_parallel").check().run()
+    for slots in (jobs.ComputeSlots(2), jobs.ComputeSlots(3)):
+        monkeypatch.setattr(jobs, "COMPUTE_SLOTS", slots)
+        at.button(key="cmp_run").click().run()
+        assert not at.exception, at.exception
+        assert any("not computed in this test" in e.value for e in at.error)
+    assert calls == [False, jobs.MAX_WORKERS > 1]
+
+
 # --- the fair share between sessions --------------------------------------------------------------
 
 def test_the_session_holding_the_fewest_units_is_served_next():

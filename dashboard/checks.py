@@ -109,13 +109,8 @@ def bootstrap_frequency(boot_state, data_key, params):
 def _design_kwargs(design) -> dict:
     """The library's keyword arguments for a dataset's design: ``design=`` for a
     :class:`~colide_core.data.design.Design` (:attr:`dashboard.data.Dataset.design`, checked once,
-    passed as it is); ``conditions=`` and ``targets=`` for the old dict of
-    :func:`dashboard.data.design_of`; nothing for None."""
-    if design is None:
-        return {}
-    if isinstance(design, dict):
-        return {"conditions": design.get("conditions"), "targets": design.get("targets")}
-    return {"design": design}
+    passed as it is); nothing for None."""
+    return {} if design is None else {"design": design}
 
 
 @cache_data(show_spinner=False, max_entries=16,
@@ -138,8 +133,7 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
         fresh fit's with the same parameters).
     frequency : ndarray of shape (n_nodes, n_nodes) or None
     _design : colide_core.data.design.Design, optional
-        The dataset's design (:attr:`dashboard.data.Dataset.design`; the old dict of
-        :func:`dashboard.data.design_of` is still taken): the residuals get one intercept per
+        The dataset's design (:attr:`dashboard.data.Dataset.design`): the residuals get one intercept per
         condition and skip targeted rows, the Markov check runs on per-condition-centred data
         and the refits model the conditions. Not hashed: ``data_key`` covers it.
     _callback : callable, optional
@@ -346,8 +340,7 @@ def report_html(data_key: str, labels: tuple, threshold: float, ref_key, checks_
     X, fits, B, reference_label, checks, path, audit, dataset_name
         As :func:`colide_core.render.report.build_report` (``B`` is ``B_true``).
     design : colide_core.data.design.Design, optional
-        The dataset's design (:attr:`dashboard.data.Dataset.design`; the old dict of
-        :func:`dashboard.data.design_of` is still taken): with conditions the report gains its
+        The dataset's design (:attr:`dashboard.data.Dataset.design`): with conditions the report gains its
         per-condition section (rows, targets, median shifts, edges the interventions orient).
     data_file : str or dashboard.data.Reproduction, default="DATA.csv"
         What the report's commands read: :func:`dashboard.data.data_as_fitted` of the dataset (its

@@ -27,7 +27,7 @@ import streamlit as st
 __all__ = [
     "COLIDE_FAMILY", "REPORTED", "method_params", "RunStore", "run_store",
     "run_key", "refusal", "run_all", "SweepInfo", "summarize", "format_summary", "data_id_for", "LABELS",
-    "CURVE_COLUMNS", "curve_bands", "band_figure", "design_for_runs", "design_caption",
+    "CURVE_COLUMNS", "curve_bands", "band_figure", "design_caption",
 ]
 
 #: Methods that take CoLiDE's optimiser parameters (threshold, max_iter, ...).
@@ -128,8 +128,7 @@ def run_key(data_id, method, params, seed) -> tuple:
 def _task(data_id, method, params, seed, config, X, B_true, design=None):
     """The executor task of one run: ``synthetic_task`` on ``config``'s simulation (with its
     interventions), else ``data_task`` on ``X`` with ``design`` (a
-    :class:`~colide_core.data.design.Design`, passed as it is; or the old ``{"conditions",
-    "targets"}`` of :func:`design_for_runs`) scored against ``B_true``."""
+    :class:`~colide_core.data.design.Design` or None, passed as it is) scored against ``B_true``."""
     from colide_core.run.executor import Task, data_task, synthetic_task, task_key
 
     key = task_key(method, {"params": repr(tuple(params))}, {"data_id": repr(data_id)}, int(seed))
@@ -138,46 +137,9 @@ def _task(data_id, method, params, seed, config, X, B_true, design=None):
         kwargs = {"method": method, "params": dict(params), "dataset": config.spec(), "seed": int(seed),
                   "curves": True, "interventions": config.intervention_spec()}
         return Task(key=key, fn=synthetic_task, kwargs=kwargs, meta=meta)
-    design = design or {}
     kwargs = {"method": method, "params": dict(params), "dataset": X, "seed": int(seed),
-              "B_true": np.asarray(B_true, dtype=float), "return_W": False, "curves": True,
-              **({"conditions": design.get("conditions"), "targets": design.get("targets")}
-                 if isinstance(design, dict) else {"design": design})}
+              "B_true": np.asarray(B_true, dtype=float), "return_W": False, "curves": True, "design": design}
     return Task(key=key, fn=data_task, kwargs=kwargs, meta=meta)
-
-
-def design_for_runs(X, conditions, targets, node_names):
-    """The design of a dataset as the Compare runs took it before issue 47: labels as an array,
-    targets by index. The Compare page now hands :func:`run_all` the dataset's
-    :class:`~colide_core.data.design.Design`; this dict form stays for its callers.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_nodes)
-    conditions : sequence of str or None
-        One label per row (``dashboard.data.design_of``).
-    targets : mapping or None
-        ``{label: [node name, ...]}``.
-    node_names : sequence of str
-
-    Returns
-    -------
-    dict
-        ``{"conditions": ndarray of object or None, "targets": {label: [index, ...]} or None}``.
-
-    Raises
-    ------
-    ValueError
-        (``ConditionsError``) For labels or targets that cannot be used
-        (:func:`colide_core.data.conditions.check_targets`).
-    """
-    from colide_core.data.design import Design
-
-    if conditions is None:
-        return {"conditions": None, "targets": None}
-    design = Design.create(list(node_names), conditions, targets, n_samples=np.shape(X)[0])
-    return {"conditions": np.asarray(conditions, dtype=object),
-            "targets": {lab: list(t) for lab, t in design.targets.items() if t} or None}
 
 
 def design_caption(methods, n_conditions, has_targets) -> str:
@@ -277,7 +239,7 @@ def run_all(tasks, *, data_id, config=None, X=None, B_true=None, design=None, pa
         Ground truth of ``X`` (nonzero = edge).
     design : colide_core.data.design.Design, optional
         ``X``'s conditions and targets (:attr:`dashboard.data.Dataset.design`, passed to every run
-        as it is; the old dict of :func:`design_for_runs` is still taken); ``data_id`` must cover
+        as it is); ``data_id`` must cover
         them (a dataset key does). Simulated data carry their own (``config.intervention_spec()``).
     parallel : bool
         Compute the missing runs in ``min(cpu count, runs)`` joblib processes (the executor's

@@ -172,26 +172,6 @@ def make_dataset(name, X, *, B_true=None, sigma_true=None, source="upload", note
     return Dataset(str(name), X, B_true, sigma_true, source, key, tuple(notes), meta)
 
 
-def design_of(dataset) -> dict:
-    """The conditions and intervention targets of a dataset, as ``CoLiDE.fit`` takes them.
-
-    Parameters
-    ----------
-    dataset : Dataset
-
-    Returns
-    -------
-    dict
-        ``{"conditions": tuple of str or None, "targets": dict or None}`` (``meta["conditions"]``,
-        ``meta["targets"]``); both None for data of one condition.
-    """
-    cond = dataset.meta.get("conditions")
-    if cond is None:
-        return {"conditions": None, "targets": None}
-    targets = {k: list(v) for k, v in (dataset.meta.get("targets") or {}).items() if v}
-    return {"conditions": cond, "targets": targets or None}
-
-
 def oriented_by_interventions(dataset):
     """Which edges an intervention orients: j -> k when some condition targets j or k.
 
@@ -208,7 +188,7 @@ def oriented_by_interventions(dataset):
     """
     from colide_core.data.conditions import oriented_by_targets  # the one rule, shared with the report
 
-    return oriented_by_targets(design_of(dataset)["targets"], list(dataset.node_names))
+    return oriented_by_targets(dataset.design.targets_by_name() or None, list(dataset.node_names))
 
 
 #: The Sachs versions offered (``colide_core.load_sachs(rows=...)``) and their names on the pages.
@@ -419,13 +399,14 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
                        "dropped_rows": int(validated.dropped_rows)}}
     if labels is not None:
         from colide_core import defaults
-        from colide_core.data.conditions import check_conditions, check_targets, read_targets
+        from colide_core.data.conditions import read_targets
+        from colide_core.data.design import Design
         from colide_core.exceptions import ConditionsError
 
         kept = labels.loc[validated.X.index]  # the rows validate_data kept
         names = [str(c) for c in validated.X.columns]
         try:
-            got, codes = check_conditions(kept, len(kept))
+            got = Design.create(names, kept, n_samples=len(kept)).labels  # the labels, checked once
             if len(got) > defaults.MAX_CONDITIONS_DASHBOARD:  # issue 42: every fit builds their statistics
                 raise ConditionsError(
                     f"{len(got):,} distinct conditions in column {str(condition_column)[:80]!r}, more than the "
@@ -437,11 +418,11 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
             if text and not text.startswith("{") and "condition" not in text.splitlines()[0].lower():
                 text = "condition,target\n" + text  # CSV lines typed without their header
             targets = {} if not text else read_targets(text, "targets.json" if text.startswith("{") else "targets.csv")
-            check_targets(targets, got, names, n_nodes=len(names), counts=np.bincount(codes, minlength=len(got)))
+            design = Design.create(names, kept, targets, n_samples=len(kept))  # the Dataset's own validation
         except ConditionsError as exc:
             raise UploadProblem(f"conditions: {exc}") from None
-        meta.update(conditions=[got[c] for c in codes], targets={str(k): [str(v) for v in vs]
-                                                                 for k, vs in targets.items()},
+        meta.update(conditions=list(design.row_labels()), targets={str(k): [str(v) for v in vs]
+                                                                  for k, vs in targets.items()},
                     conditions_column=str(condition_column))
         notes += (f"{len(got)} conditions from column {str(condition_column)[:80]!r}: an intercept per condition"
                   + (", targets masked." if targets else "."),)
@@ -580,12 +561,11 @@ def rows_and_truth(dataset) -> str:
         et al. 2020)"``; plain text (node and condition names are not in it).
     """
     n = dataset.shape[0]
-    design = design_of(dataset)
-    if design["conditions"] is None:
+    design = dataset.design
+    if not design.has_conditions:
         rows = f"{n:,} rows"
     else:
-        k = len(set(design["conditions"]))
-        t = len(design["targets"] or {})
+        k, t = len(design.labels), len(design.targets_by_name())
         rows = f"{n:,} rows in {k} conditions ({t} with targets)"
     if dataset.B_true is None:
         return rows + " · no ground truth"
@@ -796,12 +776,12 @@ def build_data_as_fitted(dataset) -> Reproduction:
     from colide_core.graph.export import to_csv_safe
 
     frame = dataset.X.copy()
-    design = design_of(dataset)
-    if design["conditions"] is not None:
+    design = dataset.design
+    if design.has_conditions:
         column = str(dataset.meta.get("conditions_column") or "condition")
-        frame[column] = list(design["conditions"])
+        frame[column] = list(design.row_labels())
     file_name = f"{_fitted_stem(dataset)}.csv"
-    targets = design["targets"]
+    targets = design.targets_by_name()
     upload = dataset.source == "upload"
     return Reproduction(
         data_name=str(dataset.meta.get("upload_file") or dataset.name) if upload else file_name, replay=upload,

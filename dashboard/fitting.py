@@ -320,12 +320,9 @@ def _max_iter(params: tuple) -> tuple:
 @cache_data(show_spinner=False, max_entries=64, unhashed={
     "_X": "data_key is its content hash (dashboard.data.content_hash: values, shape, column names)",
     "_callback": "it can only stop the solve, and a stopped solve raises FitStopped, which is never cached",
-    "_conditions": "data_key covers them (dashboard.data.content_hash hashes the conditions and targets)",
-    "_targets": "data_key covers them (dashboard.data.content_hash hashes the conditions and targets)",
     "_design": "data_key covers it (a Dataset's design is built from the conditions and targets its key hashes)",
 })
-def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=None, _targets=None,
-               _design=None) -> FitResult:
+def fit_colide(data_key: str, params: tuple, _X, _callback=None, _design=None) -> FitResult:
     """Fit CoLiDE on ``_X`` (cached on ``data_key`` and ``params`` only).
 
     Parameters
@@ -338,12 +335,10 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=Non
         The data (not hashed by Streamlit).
     _callback : callable, optional
         ``callback(stage, iteration, objective) -> bool`` forwarded to the solver.
-    _conditions, _targets : optional
-        Each row's condition and each condition's targets (:func:`dashboard.data.design_of`),
-        forwarded to ``CoLiDE.fit``: an intercept per condition, targets masked.
     _design : colide_core.data.design.Design, optional
-        Both in one object (:attr:`dashboard.data.Dataset.design`), instead of ``_conditions``
-        and ``_targets``: forwarded as ``CoLiDE.fit(design=...)``, not checked again.
+        The rows' conditions and each condition's targets (:attr:`dashboard.data.Dataset.design`),
+        forwarded as ``CoLiDE.fit(design=...)``, not checked again: an intercept per condition,
+        targets masked.
 
     Returns
     -------
@@ -363,8 +358,7 @@ def fit_colide(data_key: str, params: tuple, _X, _callback=None, _conditions=Non
     # the slot is taken here, on a cache miss only: a cache hit (a λ seen before, a prefetched one)
     # never waits in line; a job's thread already holds its own slot (compute_slot is re-entrant)
     with compute_slot():
-        model = colide_core.CoLiDE(**dict(params)).fit(_X, conditions=_conditions, targets=_targets,
-                                                       callback=_callback, design=_design)
+        model = colide_core.CoLiDE(**dict(params)).fit(_X, callback=_callback, design=_design)
     if not model.stopped_:
         _remember(data_key, params)
     names = list(model.node_names_) if model.node_names_ is not None else [str(c) for c in _X.columns]

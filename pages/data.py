@@ -9,7 +9,6 @@ from dashboard.data import (SACHS_ROW_LABELS, SACHS_TRUTH_LABELS, UploadProblem,
                             upload_columns)
 from colide_core.graph.export import edge_list, to_csv_safe
 from dashboard.infra.text import md_escape
-from dashboard.data import design_of
 from dashboard.caching.cached import cached_condition_summary
 
 #: The fix of each fixable upload problem (colide_core.data.io.FIXABLE): the checkbox that applies it.
@@ -271,8 +270,7 @@ if n <= d:
     st.warning(f"Only {n} samples for {d} nodes: the sample covariance is singular and the problem "
                "is ill-posed.")
 
-design = design_of(ds)
-tab_names = ["Preview", "Summary statistics", "Ground truth"] + (["Conditions"] if design["conditions"] else [])
+tab_names = ["Preview", "Summary statistics", "Ground truth"] + (["Conditions"] if ds.design.has_conditions else [])
 tab_preview, tab_stats, tab_truth, *tab_cond = st.tabs(tab_names)
 if tab_cond:
     with tab_cond[0]:

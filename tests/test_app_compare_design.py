@@ -14,8 +14,7 @@ import colide_core
 from colide_core.evaluation import baselines
 from colide_core.evaluation._metrics import evaluate
 from colide_core.data.conditions import centre_by_condition
-from dashboard.comparison import design_caption, design_for_runs
-from dashboard.data import design_of
+from dashboard.comparison import design_caption
 from dashboard.fitting import fit_dataset, solver_params
 from tests._app_sachs import QUICK, sachs_all_app
 
@@ -52,7 +51,7 @@ def _row(at, method):
 def test_compare_colide_is_learns_fit_on_nine_conditions(compare_run):
     at, record = compare_run
     ds = at.session_state["dataset"]
-    assert len(set(design_of(ds)["conditions"])) == 9
+    assert len(ds.design.labels) == 9
     truth = ds.B_true.to_numpy()
     # Learn's fit: the dashboard's own fit of this dataset (conditions and targets from its meta)
     learn = fit_dataset(ds, solver_params("ev", LAM, QUICK))
@@ -73,7 +72,7 @@ def test_compare_gies_uses_the_targets_and_differs_from_ges(compare_run):
     at, _ = compare_run
     ds = at.session_state["dataset"]
     truth = ds.B_true.to_numpy()
-    design = design_of(ds)
+    design = {"conditions": ds.design.row_labels(), "targets": ds.design.targets_by_name()}
     gies, ges = _row(at, "GIES"), _row(at, "GES")
     assert gies["design"] == "design" and ges["design"] == "centred"
     # GIES on the page = the library's GIES with the nine conditions and their targets
@@ -106,13 +105,7 @@ def test_compare_table_and_downloads_record_the_design(compare_run):
     assert {r["design"] for r in manifest["runs"]} == {"design", "centred"}
 
 
-def test_design_for_runs_resolves_names_and_refuses_unknown_nodes():
-    X = np.zeros((4, 3))
-    out = design_for_runs(X, ["a", "a", "b", "b"], {"b": ["Z"]}, ["X", "Y", "Z"])
-    assert out["targets"] == {"b": [2]} and list(out["conditions"]) == ["a", "a", "b", "b"]
-    assert design_for_runs(X, None, None, ["X", "Y", "Z"]) == {"conditions": None, "targets": None}
-    with pytest.raises(ValueError):
-        design_for_runs(X, ["a", "a", "b", "b"], {"b": ["nope"]}, ["X", "Y", "Z"])
+def test_design_caption_names_the_methods_that_cannot_use_the_design():
     assert design_caption(["CoLiDE-EV"], 1, False) == ""
     assert "GES cannot use it" in design_caption(["GIES", "GES"], 3, True)
 

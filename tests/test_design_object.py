@@ -268,7 +268,7 @@ def test_lambda_path_with_a_design_equals_the_loose_call(which, request):
 # --- the dashboard's dataset -------------------------------------------------------------------
 
 def test_the_dashboard_dataset_of_nine_condition_sachs_holds_its_design(sachs9):
-    from dashboard.data import design_of, make_dataset, sachs_dataset
+    from dashboard.data import make_dataset, sachs_dataset
     from dashboard.manifests import dataset_conditions_record
 
     X, cond, targets, design = sachs9
@@ -279,9 +279,9 @@ def test_the_dashboard_dataset_of_nine_condition_sachs_holds_its_design(sachs9):
     record = dataset_conditions_record(ds)  # what the manifest stores of it
     assert ds.design.record(ds.meta.get("conditions_column")) == {k: v for k, v in record.items() if k != "sha256"}
     # the manifest of the library's loose fit records the same design
-    loose = design_of(ds)
-    model = CoLiDE(solver="fast").fit(ds.X, conditions=list(loose["conditions"]), targets=loose["targets"])
-    assert build_manifest(model, ds.X, conditions=list(loose["conditions"]),
+    loose = {"conditions": list(ds.meta["conditions"]), "targets": ds.meta["targets"]}  # the raw labels
+    model = CoLiDE(solver="fast").fit(ds.X, conditions=loose["conditions"], targets=loose["targets"])
+    assert build_manifest(model, ds.X, conditions=loose["conditions"],
                           conditions_column=ds.meta.get("conditions_column"))["conditions"] == record
     # data of one condition: a design without conditions; the key still covers the design
     plain = make_dataset("d", X)

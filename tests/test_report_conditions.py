@@ -203,7 +203,8 @@ def test_cli_report_with_conditions_and_targets(tmp_path):
 
 
 def test_dashboard_report_carries_the_datasets_design():
-    # the Check page's download (dashboard.checks.report_html) passes design_of(dataset) to the report
+    # the Check page's download (dashboard.checks.report_html) passes the dataset's Design to the report
+    from colide_core.data.design import Design
     from dashboard import checks as dc
 
     X, labels, targets = _data()
@@ -211,7 +212,7 @@ def test_dashboard_report_carries_the_datasets_design():
     fit = ReportFit("NV", A, A, None, colide_core.CoLiDE("nv").get_params())
     checks = colide_core.evaluation.checks.run_checks(X, A, n_random=3, conditions=labels, targets=targets)
     html = dc.report_html("k", ("NV",), 0.3, None, None, None, X, [fit], None, "ground truth", checks, None, None,
-                          "d", {"conditions": tuple(labels), "targets": targets}).decode("utf-8")
+                          "d", Design.create(NODES, labels, targets)).decode("utf-8")
     cond, oriented = _section_tables(html, "conditions")
     assert [r[1] for r in cond[1:]] == ["300", "300", "300"] and oriented[1][2] == "1 of 3"
     bare = dc.report_html("k", ("NV",), 0.3, None, None, None, X, [fit], None, "ground truth", checks, None, None,

@@ -72,7 +72,7 @@ def test_bundled_sachs_command_has_its_data_file_behind_it(tmp_path, monkeypatch
     import html
 
     from dashboard.checks import report_html
-    from dashboard.data import command_data_file, design_of
+    from dashboard.data import command_data_file
     from colide_core.render.report import ReportFit
     from tests._app_sachs import QUICK, sachs_all_app
 
@@ -96,7 +96,7 @@ def test_bundled_sachs_command_has_its_data_file_behind_it(tmp_path, monkeypatch
     fit = ReportFit(res.label, res.W, colide_core.threshold_to_dag(res.W, 0.3), res.sigma, dict(res.params, threshold=0.3),
                     manifest=doc)
     page = report_html(ds.key, ("EV", 0.3), 0.3, None, None, None, ds.X, [fit], ds.B_true.to_numpy(), "truth",
-                       None, None, None, ds.name, design_of(ds), name).decode()
+                       None, None, None, ds.name, ds.design, name).decode()
     assert html.escape(command, quote=False) in page or command in html.unescape(page)
     monkeypatch.chdir(tmp_path)
     assert main(shlex.split(command)[3:] + ["--quiet"]) == 0, command

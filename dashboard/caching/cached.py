@@ -15,7 +15,7 @@ from colide_core.hashing import json_digest
 from colide_core.render.graph_html import playback_html
 from colide_core.render.graph_html import graph_drawing, graph_html
 from dashboard.caching import HASH_FUNCS, UNHASHED, _IN_CONTENT_HASH, _full, cache_data, dataset_cache_key  # noqa: F401
-from dashboard.data import cached_data_as_fitted, design_of, network_dataset  # noqa: F401 - re-exported: cached with the data it builds
+from dashboard.data import cached_data_as_fitted, network_dataset  # noqa: F401 - re-exported: cached with the data it builds
 from dashboard.infra.text import checkpoint_caption
 
 __all__ = ["HASH_FUNCS", "UNHASHED", "cache_data", "dataset_cache_key", "cached_condition_summary", "cached_data_as_fitted", "cached_network_dataset", "cached_network_summary", "graph_drawing_cached", "graph_html_cached", "playback_html_cached"]
@@ -137,7 +137,7 @@ def cached_condition_summary(dataset):
     Parameters
     ----------
     dataset : dashboard.data.Dataset
-        With ``meta["conditions"]`` (see :func:`dashboard.data.design_of`).
+        With conditions (:attr:`dashboard.data.Dataset.design`).
 
     Returns
     -------

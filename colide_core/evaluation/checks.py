@@ -530,22 +530,15 @@ def scale_sensitivity(X, estimator, A_ref, *, n_repeats=3, low=0.1, high=10.0,
 # edge evidence
 # --------------------------------------------------------------------------------------------
 
-def _local_bic(values, codes, keep, n, j, parents):
-    """Node j's BIC term given ``parents``: ``m_j log(RSS / m_j) + |parents| log n`` on its unmasked
-    rows (``m_j`` of them), each condition centred on its own means (an intercept per condition;
-    the intercepts count the same for every graph, so they leave ΔBIC alone).
-    Also returns the centred block ``[parents..., j]`` for partial correlations."""
-    rows = keep[:, j]
-    c = codes[rows]
-    cols = list(parents) + [j]
-    sub = values[rows][:, cols]
-    k = int(c.max()) + 1
-    sums = np.zeros((k, len(cols)))
-    np.add.at(sums, c, sub)
-    Z = sub - (sums / np.maximum(np.bincount(c, minlength=k), 1)[:, None])[c]
-    r = Z[:, -1] - (Z[:, :-1] @ np.linalg.lstsq(Z[:, :-1], Z[:, -1], rcond=None)[0] if parents else 0.0)
-    m = Z.shape[0]
-    return m * math.log(max(float(r @ r) / m, np.finfo(float).tiny)) + len(parents) * math.log(n), Z
+def _local_bic(gram, m, n, j, parents):
+    """Node j's BIC term given ``parents``: ``m log(RSS / m) + |parents| log n`` on its ``m`` unmasked
+    rows, from their cross-products ``gram`` (each condition centred on its own means: an intercept
+    per condition, which counts the same for every graph and so leaves ΔBIC alone). The regression
+    is the library's one (:func:`colide_core.evaluation.refit.node_least_squares`)."""
+    from colide_core.evaluation.refit import node_least_squares
+
+    _, rss = node_least_squares(gram, parents, j)
+    return m * math.log(max(rss / m, np.finfo(float).tiny)) + len(parents) * math.log(n)
 
 
 def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, targets=None,
@@ -614,10 +607,13 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, 
     if design is not None:
         from colide_core.evaluation.residuals import _refit_by_condition
 
+        from colide_core.evaluation.refit import masked_grams
+
         ref, keep = _refit_by_condition(values, names, B, design=design)
-        codes = design.codes
+        grams, groups, kept_rows, _, _ = masked_grams(values, design.codes, keep)  # once: every ΔBIC reads them
+        G = {j: grams[groups[j]] for j in range(d)}
         parents = {j: [int(k) for k in np.flatnonzero(B[:, j])] for j in range(d)}
-        term = {j: _local_bic(values, codes, keep, n, j, parents[j])[0] for j in range(d)}
+        term = {j: _local_bic(G[j], kept_rows[j], n, j, parents[j]) for j in range(d)}
     else:
         ref = ols_refit(values, B)
         Xc = values - values.mean(axis=0)
@@ -634,9 +630,7 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, 
         others = [int(k) for k in np.flatnonzero(B[:, j]) if k != i]
         idx = [i, j] + others
         if design is not None:  # j's unmasked rows, centred per condition
-            _, Z = _local_bic(values, codes, keep, n, j, [i] + others)
-            Zc = Z[:, [0, len(others) + 1] + list(range(1, len(others) + 1))]  # order i, j, others
-            sub = Zc.T @ Zc / Zc.shape[0]
+            sub = G[j][np.ix_(idx, idx)] / kept_rows[j]
         else:
             sub = cov[np.ix_(idx, idx)]
         try:
@@ -647,10 +641,10 @@ def edge_evidence(X, A, *, W=None, frequency=None, level=0.95, conditions=None, 
         Bm = B.copy()
         Bm[i, j] = False
         if design is not None:  # only the terms of j (and i, on reversal) change
-            without = _local_bic(values, codes, keep, n, j, others)[0]
+            without = _local_bic(G[j], kept_rows[j], n, j, others)
             d_remove = without - term[j]
             Bm[j, i] = True
-            d_reverse = (without + _local_bic(values, codes, keep, n, i, parents[i] + [j])[0] - term[j] - term[i]
+            d_reverse = (without + _local_bic(G[i], kept_rows[i], n, i, parents[i] + [j]) - term[j] - term[i]
                          if is_dag(Bm) else math.nan)
         else:
             d_remove = bic_score(cov, n, Bm) - base

@@ -12,6 +12,8 @@ caller                                                      what it reads
 ``residuals._refit_by_condition`` (the checks with          the same, an intercept per condition, each
 conditions)                                                 node on its unmasked rows
 :func:`colide_core.solver.path.bic_score`                   the residual variances, from a covariance
+:func:`colide_core.evaluation.checks.edge_evidence` (with   each node's RSS under several parent sets
+conditions)                                                 (ΔBIC), and partial correlations
 ==========================================================  ===========================================
 
 Two levels:
@@ -38,7 +40,7 @@ import numpy as np
 
 from colide_core._validation import check_adjacency, check_X
 
-__all__ = ["Refit", "parent_least_squares", "refit_sem"]
+__all__ = ["Refit", "masked_grams", "node_least_squares", "parent_least_squares", "refit_sem"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,13 +141,97 @@ def parent_least_squares(gram, support, *, groups=None):
     W = np.zeros((d, d))
     rss = np.empty(d)
     for j in range(d):
-        G = stack[g[j]]
         P = np.flatnonzero(S[:, j])
-        rss[j] = G[j, j]
-        if P.size:
-            W[P, j] = np.linalg.lstsq(G[np.ix_(P, P)], G[P, j], rcond=None)[0]
-            rss[j] = G[j, j] - float(G[j, P] @ W[P, j])
+        W[P, j], rss[j] = node_least_squares(stack[g[j]], P, j)
     return W, rss
+
+
+def node_least_squares(gram, parents, j):
+    """One node's least-squares weights on given parents, and its residual sum of squares, from cross-products.
+
+    The regression of :func:`parent_least_squares` for one node, which every caller that scores
+    several parent sets of one node (the ΔBIC of adding, removing or reversing an edge) calls directly.
+
+    Parameters
+    ----------
+    gram : ndarray of shape (n_nodes, n_nodes)
+        ``Xc' Xc`` of centred data (or its covariance) on the rows node ``j``'s equation reads.
+    parents : sequence of int
+        The parents' indices (may be empty).
+    j : int
+        The node.
+
+    Returns
+    -------
+    w : ndarray of shape (len(parents),)
+        Solves ``G[P, P] w = G[P, j]`` (minimum norm where ``G[P, P]`` is singular,
+        ``numpy.linalg.lstsq``).
+    rss : float
+        ``G[j, j] - G[j, P] w``, in ``gram``'s units.
+
+    Examples
+    --------
+    >>> w, rss = node_least_squares(np.array([[2.0, 4.0], [4.0, 10.0]]), [0], 1)
+    >>> w.tolist(), rss
+    ([2.0], 2.0)
+    """
+    P = np.asarray(parents, dtype=np.int64).reshape(-1)
+    if not P.size:
+        return np.zeros(0), float(gram[j, j])
+    w = np.linalg.lstsq(gram[np.ix_(P, P)], gram[P, j], rcond=None)[0]
+    return w, float(gram[j, j] - gram[j, P] @ w)
+
+
+def masked_grams(values, codes, kept):
+    """Each node's cross-products on the rows its equation keeps, each condition centred on its own means.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples, n_nodes)
+        The data.
+    codes : ndarray of int of shape (n_samples,)
+        Each row's condition (``0 .. k - 1``; all 0 for one condition).
+    kept : ndarray of bool of shape (n_samples, n_nodes)
+        ``kept[r, j]``: row r enters node j's equation (False on the rows of the conditions that
+        target j). Whole conditions only: a condition's rows are all kept or all left out per node.
+
+    Returns
+    -------
+    gram : ndarray of shape (n_patterns, n_nodes, n_nodes)
+        ``Xc' Xc`` summed over the conditions of each distinct keep pattern (one pattern without
+        targets), ``Xc`` centred within each condition.
+    groups : ndarray of int of shape (n_nodes,)
+        Node j's matrix is ``gram[groups[j]]``.
+    n_kept : ndarray of int of shape (n_nodes,)
+        The rows node j's equation keeps.
+    means : ndarray of shape (n_conditions, n_nodes)
+        Each condition's means.
+    uses : ndarray of bool of shape (n_conditions, n_nodes)
+        Whether condition c enters node j's equation.
+
+    Notes
+    -----
+    One pass over the rows: the cross-products are formed once per condition (``sum_c n_c d^2``,
+    one ``n d^2`` product) and summed per pattern.
+    """
+    n, d = values.shape
+    k = int(codes.max()) + 1
+    if k == 1:
+        means = values.mean(axis=0, keepdims=True)
+    else:
+        means = np.zeros((k, d))
+        np.add.at(means, codes, values)
+        means /= np.bincount(codes, minlength=k)[:, None]
+    Xc = values - means[codes]
+    first = np.array([np.argmax(codes == c) for c in range(k)])
+    uses = kept[first]
+    patterns, groups = np.unique(uses.T, axis=0, return_inverse=True)
+    if patterns.all():
+        gram = (Xc.T @ Xc)[None]
+    else:
+        blocks = np.stack([Xc[codes == c].T @ Xc[codes == c] for c in range(k)])
+        gram = np.tensordot(patterns.astype(float), blocks, axes=1)
+    return gram, groups.reshape(-1), kept.sum(axis=0).astype(np.int64), means, uses
 
 
 def refit_sem(X, support, *, conditions=None, targets=None, node_names=None, design=None) -> Refit:
@@ -206,24 +292,10 @@ def refit_sem(X, support, *, conditions=None, targets=None, node_names=None, des
     np.fill_diagonal(S, False)
     names = [str(x) for x in node_names] if node_names is not None else (names or [f"X{j}" for j in range(d)])
     codes, kept = condition_design(conditions, targets, n, names, d, design=design)
-    k = int(codes.max()) + 1
-    if k == 1:
-        means = values.mean(axis=0, keepdims=True)
-    else:
-        means = np.zeros((k, d))
-        np.add.at(means, codes, values)
-        means /= np.bincount(codes, minlength=k)[:, None]
-    Xc = values - means[codes]
     # uses[c, j]: condition c enters node j's equation; nodes with one pattern share one matrix
-    first = np.array([np.argmax(codes == c) for c in range(k)])
-    uses = kept[first]
-    patterns, groups = np.unique(uses.T, axis=0, return_inverse=True)
-    if patterns.all():
-        gram = (Xc.T @ Xc)[None]
-    else:
-        blocks = np.stack([Xc[codes == c].T @ Xc[codes == c] for c in range(k)])
-        gram = np.tensordot(patterns.astype(float), blocks, axes=1)
-    W, _ = parent_least_squares(gram, S, groups=groups.reshape(-1))
+    gram, groups, _, means, uses = masked_grams(values, codes, kept)
+    Xc = values - means[codes]
+    W, _ = parent_least_squares(gram, S, groups=groups)
 
     resid = np.full((n, d), np.nan)
     fitted = np.full((n, d), np.nan)
@@ -245,7 +317,7 @@ def refit_sem(X, support, *, conditions=None, targets=None, node_names=None, des
         if dof[j] >= 1:
             rvar[j] = float(r @ r) / dof[j]
             if P.size:
-                G = gram[groups.reshape(-1)[j]]
+                G = gram[groups[j]]
                 se[P, j] = np.sqrt(np.maximum(np.diag(np.linalg.pinv(G[np.ix_(P, P)])) * rvar[j], 0.0))
         elif P.size:
             se[P, j] = np.nan

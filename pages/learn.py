@@ -335,10 +335,15 @@ if stopped_after is None:  # a stopped live fit's time stands (else an older, fa
                                dict(results[order[-1]].params).get("solver", SOLVER))
 stale = [v for v in order if abs(results[v].lambda1 - lam_now) > 1e-12 * max(1.0, lam_now)]
 if stale and not running:
-    notices.warning("Stale: " + ", ".join(f"{v.upper()} was learned with λ = {fmt_lambda(results[v].lambda1)}"
-                                      for v in stale)
-               + f", not the λ = {fmt_lambda(lam_now)} set above. Press **Run** to learn it again.",
-               icon=":material/history:")
+    # one short line in a tight box (dashboard/static/projector.css, .st-key-learn_stale): at 1280×720
+    # and 1024×768 the drawings stay whole on screen under it (the last walk: "the stale banner's height")
+    by_lam = {}
+    for v in stale:
+        by_lam.setdefault(fmt_lambda(results[v].lambda1), []).append(v.upper())
+    notices.container(key="learn_stale").warning(
+        "Stale: " + ", ".join(f"{' and '.join(vs)} {'was' if len(vs) == 1 else 'were'} learned with λ = {lam}"
+                              for lam, vs in by_lam.items())
+        + f", not λ = {fmt_lambda(lam_now)}. Press **Run** to refit.", icon=":material/history:")
 # Re-threshold the cached raw W (never re-solve); required edges of a constrained fit survive.
 thresholded, removed = {}, {}
 for v in order:

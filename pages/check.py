@@ -27,7 +27,7 @@ from dashboard.infra.state import trust as trust_state
 from dashboard.fitting import VARIANTS
 from dashboard.infra.jobs import follow_jobs, is_running, show_messages, start_job, stop_job
 from dashboard.infra.layout import page_setup, prior_badge
-from dashboard.infra.text import md_escape, plural
+from dashboard.infra.text import fmt_lambda, md_escape, plural
 
 page_setup()
 ss = st.session_state
@@ -91,7 +91,7 @@ res = results[VARIANTS[ss["check_variant"]]]
 threshold = float(ss["learn_threshold"])
 A, removed = dc.shown_graph(res, threshold, names, return_removed=True)
 n_edges = int((A != 0).sum())
-st.markdown(f"Checking **CoLiDE-{res.label}** at λ = {dict(res.params)['lambda1']:g}, threshold {threshold:g} "
+st.markdown(f"Checking **CoLiDE-{res.label}** at λ = {fmt_lambda(dict(res.params)['lambda1'])}, threshold {threshold:g} "
             f"(the Learn page's): **{n_edges} edges**.")
 prior_badge(res.params)  # the knowledge this fit was made with
 if removed:  # never silent: the post-processing cut edges above the threshold

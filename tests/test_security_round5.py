@@ -261,3 +261,30 @@ def test_the_pruner_runs_on_an_idle_server(monkeypatch):
     assert thread.daemon and thread.name == "colide-memory-pruner"
     memory._start_pruner()                                                 # once per process
     assert memory._PRUNER[0] is thread
+
+
+def test_a_session_streamlit_stops_listing_is_still_dropped_and_its_memory_released(monkeypatch):
+    # Streamlit's session storage is a TTL cache: after its TTL a closed session is no longer listed,
+    # but the expired entry (and its state, with the dataset) stays in memory until the cache is next
+    # written. The pruner remembers the state it saw, deletes the dataset's keys there, and releases
+    # the freed memory once per pass that dropped something.
+    from dashboard.infra import memory, state
+
+    monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "_RESERVED", {})
+    released = []
+    monkeypatch.setattr(memory, "_release_memory", lambda: released.append(1))
+    data = _Held(np.zeros(1000))
+    closed_state = {state.DATASET: data, "other": 1}
+    listing = {"closed": (False, closed_state), "open": (True, {})}
+    monkeypatch.setattr(memory, "_session_states", lambda: dict(listing))
+    memory.record(data, keys=(state.DATASET,), session_id="closed")
+    memory._prune(now=100.0)                                  # seen closed, its state remembered
+    del listing["closed"]                                     # expired from Streamlit's listing
+    memory._prune(now=100.0 + memory.CLOSED_GRACE_S / 2)      # within the grace: kept, nothing released
+    assert "closed" in memory._HELD and state.DATASET in closed_state and released == []
+    memory._prune(now=100.0 + memory.CLOSED_GRACE_S)
+    assert "closed" not in memory._HELD and state.DATASET not in closed_state and closed_state["other"] == 1
+    assert released == [1]
+    memory._prune(now=200.0 + memory.CLOSED_GRACE_S)          # nothing left to drop: no release
+    assert released == [1]

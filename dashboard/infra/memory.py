@@ -213,6 +213,7 @@ def _prune(now=None) -> None:
     """Forget datasets no longer referenced; drop those of sessions closed for the grace period."""
     now = time.monotonic() if now is None else now
     sessions = _session_states()
+    dropped = False
     with _LOCK:
         for sid in [sid for sid, (_, since) in _RESERVED.items() if now - since >= RESERVATION_TTL_S]:
             del _RESERVED[sid]  # a build that never recorded (failed, or its tab closed)
@@ -226,19 +227,39 @@ def _prune(now=None) -> None:
             if sessions is None or not sessions:
                 continue
             active, session_state = sessions.get(sid, (False, None))
+            if session_state is not None:  # remembered: Streamlit's storage stops listing a session it
+                entry["state"] = session_state  # has expired, yet keeps it (lazily expired) in memory
             if active:
                 entry["gone_since"] = None
                 continue
             if entry["gone_since"] is None:
                 entry["gone_since"] = now
             if now - entry["gone_since"] >= CLOSED_GRACE_S:
-                if session_state is not None:
+                target = session_state if session_state is not None else entry.get("state")
+                if target is not None:
                     for key in entry.get("keys", ()):
                         try:
-                            del session_state[key]
+                            del target[key]
                         except (KeyError, Exception):
                             pass
                 del _HELD[sid]
+                dropped = True
+    if dropped:
+        _release_memory()
+
+
+def _release_memory() -> None:
+    """Give the freed pages of dropped datasets back to the system: a full collection, then glibc's
+    ``malloc_trim(0)`` where the C library has it (a no-op elsewhere)."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def held_bytes(exclude=None) -> int:

@@ -240,6 +240,8 @@ if stored is None or stored["key"][0] != ds.key:
                f"take about {fmt_seconds(last_fit * int(ss['boot_n']))} with one worker (the paper-faithful "
                "solver in the sidebar is much slower)." if last_fit else
                "; open the Learn page first to measure how long one fit takes on this dataset."))
+    if not last_fit:  # a link, not only words (issue 48, the last walk's minor)
+        st.page_link("pages/learn.py", label="Go to Learn", icon=":material/arrow_forward:")
 else:
     _show_bootstrap(stored)
 

@@ -214,11 +214,13 @@ def test_top_down_keeps_labels_readable_up_to_fifty_nodes(server, browser, d):
     assert fonts and min(fonts) >= 11.0 - 0.05, fonts
 
 
-def test_simulate_shows_the_true_graph_whole_beside_its_settings(server, browser):
-    """Issue 48, m-12: the Simulate page's true graph started at y = 957, below the fold at 1280×720,
-    under a three-column form. The settings are now a column beside it: the whole drawing is on
-    screen, and "Go to Learn" is a link."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_simulate_shows_the_true_graph_whole_beside_its_settings(server, browser, size):
+    """Issue 48, m-12: the Simulate page's true graph started at y = 957, below the fold at both
+    projector sizes, under a three-column form. The settings are now a column beside it: the whole
+    drawing is on screen, and "Go to Learn" is a link."""
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
     try:
         page = context.new_page()
         page.goto(f"{server.url}/simulate", timeout=UI_TIMEOUT_MS)
@@ -234,12 +236,12 @@ def test_simulate_shows_the_true_graph_whole_beside_its_settings(server, browser
         button = page.get_by_role("button", name="Simulate").bounding_box()
         link = page.get_by_role("link", name="Go to Learn")
         expect(link).to_be_visible(timeout=UI_TIMEOUT_MS)
-        page.screenshot(path=str(ARTIFACTS / "projector-simulate-1280x720.png"))
+        page.screenshot(path=str(ARTIFACTS / f"projector-simulate-{width}x{height}.png"))
         no_exception_shown(page)
     finally:
         context.close()
-    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 720 + 0.5, box
-    assert button is not None and 0 <= button["y"] and button["y"] + button["height"] <= 720, button
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height + 0.5, box
+    assert button is not None and 0 <= button["y"] and button["y"] + button["height"] <= height, button
 
 
 #: Inside the Playback frame: the player is built, and the boxes (CSS px, in the frame) of the

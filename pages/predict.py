@@ -24,7 +24,7 @@ from colide_core import CoLiDE
 from colide_core.exceptions import InvalidParameterError
 from colide_core.evaluation.interventions import (bootstrap_shifts, check_intervention_size, intervention_table,
                                                   refit_weights, weights_for)
-from colide_core.evaluation.planning import rank_interventions
+from colide_core.evaluation.planning import SCORE_LABELS, rank_interventions, settles_nothing
 from colide_core.graph.export import to_csv_safe
 from colide_core.render.figures import intervention_figure
 from dashboard.infra import state, urlstate
@@ -243,8 +243,9 @@ show_messages(ss, ps.GES_SLOT)
 # ---- which experiment next? -------------------------------------------------------------------
 st.subheader("Which experiment next?")
 st.caption("Each candidate is a hard intervention on one node, with the other conditions as they are. Its score is "
-           "the expected number of edges whose direction it would settle: every edge at the target, plus those "
-           "Meek's rules then orient (Hauser and Bühlmann 2012), averaged over refits on resampled rows. "
+           "how much the refits on resampled rows disagree on the directions of the edges at it (bits), leaving "
+           "out edges an experiment already run orients; the edges it would settle are every edge at the target, "
+           "plus those Meek's rules then orient (Hauser and Bühlmann 2012). "
            "docs/planning.md says why this criterion and how well it picks.")
 plan_key = (ds.key, res.content_key, threshold, int(ss["plan_n_boot"]))
 
@@ -277,11 +278,11 @@ show_messages(ss, ps.PLAN_SLOT)
 plan = ss[ps.PLAN_RESULT]
 if plan is not None and plan["key"] == plan_key:
     ranking = plan["table"]
-    shown = pd.DataFrame({"expected edges settled": ranking["score"].round(2),
+    shown = pd.DataFrame({SCORE_LABELS.get(ranking.attrs.get("criterion"), "score"): ranking["score"].round(2),
                           "in the fit on all rows": ranking["point_estimate"],
                           "edges settled (in at least half the refits)": ranking["edges"]})
     st.dataframe(shown, key="plan_table")
-    if not (ranking["score"] > 0).any():  # issue 48, m-1: an all-zero ranking says why
+    if settles_nothing(ranking):  # issue 48, m-1: a ranking that settles nothing says why
         st.info("No single-node experiment would settle an edge direction here: every edge of this fit is "
                 "already oriented by the conditions' targets and the graph's v-structures (its interventional "
                 "essential graph has no undirected edge), in the fit and in the refits. A new experiment may "

@@ -132,7 +132,7 @@ def test_fork_best_target_is_its_centre():
     # so z -- y and z -- w stay open: 1 settled. Every refit of these data finds the fork, so the
     # "oriented" and "mec" criteria agree (every edge at the target is open).
     X = _fork()
-    ranking = rank_interventions(X, variant="ev", n_bootstrap=4, random_state=0)
+    ranking = rank_interventions(X, variant="ev", n_bootstrap=4, random_state=0, criterion="oriented")
     assert list(ranking.index)[0] == "z"
     assert ranking.loc["z", "score"] == 3.0 and ranking.loc["z", "point_estimate"] == 3
     assert ranking.loc[["x", "y", "w"], "score"].tolist() == [1.0, 1.0, 1.0]
@@ -153,7 +153,7 @@ def test_oriented_counts_compelled_edges_at_the_target_mec_does_not():
     W[0, 2] = W[1, 2] = 1.0
     X = pd.DataFrame(simulate_linear_sem(W, 3000, "gaussian", noise_var=np.ones(3), random_state=4)[0],
                      columns=list("abc"))
-    oriented = rank_interventions(X, variant="ev", n_bootstrap=2, random_state=0)
+    oriented = rank_interventions(X, variant="ev", n_bootstrap=2, random_state=0, criterion="oriented")
     assert oriented["score"].to_dict() == {"c": 2.0, "a": 1.0, "b": 1.0}
     mec = rank_interventions(X, variant="ev", n_bootstrap=2, random_state=0, criterion="mec")
     assert (mec["score"] == 0).all() and (mec["undirected"] == 0).all()
@@ -167,7 +167,7 @@ def test_chain_from_data_scores_by_hand():
     W[0, 1] = W[1, 2] = W[2, 3] = 1.0
     X, _ = simulate_linear_sem(W, 3000, "gaussian", noise_var=np.ones(4), random_state=1)
     ranking = rank_interventions(pd.DataFrame(X, columns=list("abcd")), variant="ev", n_bootstrap=3,
-                                 random_state=0)
+                                 random_state=0, criterion="oriented")
     assert ranking["score"].to_dict() == {"a": 3.0, "b": 3.0, "c": 2.0, "d": 1.0}
     assert list(ranking.index) == ["a", "b", "c", "d"]  # ties keep the column order
 
@@ -186,19 +186,19 @@ def test_targets_already_run_leave_nothing_to_settle():
     ranking = rank_interventions(X, variant="ev", conditions=conditions, targets={"do z": ["z"]},
                                  n_bootstrap=2, random_state=0)
     assert (ranking["score"] == 0).all() and (ranking["undirected"] == 0).all()
-    assert ranking.attrs["family"] == [["z"]]
+    assert ranking.attrs["family"] == [["z"]] and planning.settles_nothing(ranking)
 
 
 def test_topo_estimator_and_candidates():
     ranking = rank_interventions(_fork(), estimator=CoLiDE("ev", solver="topo"), candidates=["x", "z"],
-                                 n_bootstrap=2, random_state=0)
+                                 n_bootstrap=2, random_state=0, criterion="oriented")
     assert list(ranking.index) == ["z", "x"]
     assert ranking["score"].tolist() == [3.0, 1.0]
 
 
 def test_point_estimate_alone_and_stop():
     X = _fork()
-    alone = rank_interventions(X, variant="ev", n_bootstrap=0)
+    alone = rank_interventions(X, variant="ev", n_bootstrap=0, criterion="oriented")
     assert alone.attrs["n_graphs"] == 0 and alone.loc["z", "score"] == 3.0
     calls = []
 
@@ -206,7 +206,8 @@ def test_point_estimate_alone_and_stop():
         calls.append((done, total))
         return True
 
-    stopped = rank_interventions(X, variant="ev", n_bootstrap=5, random_state=0, callback=stop)
+    stopped = rank_interventions(X, variant="ev", n_bootstrap=5, random_state=0, callback=stop,
+                                 criterion="oriented")
     # issue 53: the point fit asks first (done 0 of 2 x 5: five refits, five graphs to score), and
     # a Stop there ends the job: no refit runs, the point estimate alone is ranked
     assert calls == [(0, 10)] and stopped.attrs["stopped"] and stopped.attrs["n_graphs"] == 0
@@ -229,7 +230,8 @@ def test_the_meek_phase_asks_after_every_candidate_of_every_graph_and_stops_ther
     def stop_in_meek(done, total):
         seen.append(done)
         return done > 2      # Stop at the first candidate scored
-    stopped = rank_interventions(X, variant="ev", n_bootstrap=2, random_state=0, callback=stop_in_meek)
+    stopped = rank_interventions(X, variant="ev", n_bootstrap=2, random_state=0, callback=stop_in_meek,
+                                 criterion="oriented")
     assert seen[-1] == 2.25 and stopped.attrs["stopped"] and stopped.attrs["n_graphs"] == 0
     assert stopped.loc["z", "score"] == 3.0       # the point estimate's count: z -> x, y, w
 
@@ -302,6 +304,65 @@ def test_entropy_baseline_is_zero_when_every_refit_agrees():
     # Every refit of the fork orients z -> x, y, w: no direction wavers, entropy 0 everywhere.
     ranking = rank_interventions(_fork(), variant="ev", n_bootstrap=3, random_state=0, criterion="entropy")
     assert (ranking["score"] == 0).all()
+    # ... yet an experiment on z would settle 3 edges: the page must not say that none settles any
+    # (planning.settles_nothing), and the order falls back on the fit's count (z first)
+    assert not planning.settles_nothing(ranking) and list(ranking.index)[0] == "z"
+
+
+class _Wavering:
+    """A stand-in learner for a--b--c whose refits waver on both directions: each edge's
+    direction is a bit of a hash of the rows it is fitted on (so a resample flips it at random)."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, conditions=None, targets=None):
+        import hashlib
+
+        bits = hashlib.sha1(np.ascontiguousarray(np.asarray(X, dtype=float)).tobytes()).digest()[0]
+        A = np.zeros((3, 3))
+        A[(0, 1) if bits & 1 else (1, 0)] = 1.0
+        A[(1, 2) if bits & 2 else (2, 1)] = 1.0
+        self.adjacency_ = A
+        return self
+
+
+def _abc_with_a_run(seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.standard_normal((400, 3)), columns=list("abc"))
+    return X, ["obs"] * 300 + ["do a"] * 100
+
+
+def test_entropy_leaves_out_edges_an_experiment_already_run_has_cut():
+    # The family {{}, {a}}: the data of "do a" orient a -- b (one end in {a}, Hauser and Buehlmann
+    # 2012, Theorem 10 (iii)), however the refits waver on it. The entropy counts only b -- c:
+    # a scores 0, b and c the same H(b -- c). Before, a scored H(a -- b) > 0 and could come first.
+    X, conditions = _abc_with_a_run()
+    ranking = rank_interventions(X, conditions=conditions, targets={"do a": ["a"]}, estimator=_Wavering(),
+                                 n_bootstrap=16, random_state=0, criterion="entropy")
+    p_bc = ranking.loc["c", "score"]
+    assert 0.5 < p_bc <= 1.0                  # b -- c wavered: its direction entropy in bits
+    assert ranking.loc["a", "score"] == 0.0
+    assert ranking.loc["b", "score"] == pytest.approx(p_bc)
+    assert list(ranking.index)[-1] == "a"
+    # without the experiment, a -- b counts: a scores its own wavering
+    free = rank_interventions(X, estimator=_Wavering(), n_bootstrap=16, random_state=0, criterion="entropy")
+    assert free.loc["a", "score"] > 0.5
+    assert free.loc["b", "score"] == pytest.approx(free.loc["a", "score"] + free.loc["c", "score"])
+
+
+def test_the_default_criterion_is_the_first_of_defaults():
+    # docs/planning.md, "Which criterion by default": entropy, measured against oriented on 90
+    # graphs under the library's default solver (benchmarks/results/planning_criteria.md)
+    from colide_core import defaults
+
+    assert defaults.PLAN_CRITERIA[0] == "entropy" and planning.CRITERIA == defaults.PLAN_CRITERIA
+    X, conditions = _abc_with_a_run()
+    ranking = rank_interventions(X, estimator=_Wavering(), n_bootstrap=4, random_state=0)
+    assert ranking.attrs["criterion"] == "entropy"
 
 
 def test_invalid_input_is_refused():
@@ -343,7 +404,7 @@ def test_cli_plan_prints_and_writes_the_ranking(tmp_path):
     # the fork of _fork(): z first with its 3 edges, the leaves 1 each (derived above)
     _fork(2000).to_csv(tmp_path / "d.csv", index=False)
     cmd = [sys.executable, "-m", "colide_core", "plan", "d.csv", "--variant", "ev", "--n-bootstrap", "2",
-           "--out", "plan.csv"]
+           "--criterion", "oriented", "--out", "plan.csv"]
     out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()

@@ -21,7 +21,7 @@ def test_prediction_and_plan_sections():
     fit = ReportFit("EV", A, A, None, colide_core.CoLiDE("ev").get_params())
     # shift a by 1: b moves by 2 (the weight), in b's sd; seeing equals doing here (no confounding)
     pred = intervention_table(A, X, shift={"<b>a</b>": 1.0})
-    plan = rank_interventions(X, variant="ev", n_bootstrap=0)
+    plan = rank_interventions(X, variant="ev", n_bootstrap=0, criterion="oriented")
     html = build_report(X, [fit], predictions=[pred], plan=plan)
     assert "id='interventions'" in html and "id='plan'" in html
     assert "&lt;b&gt;a&lt;/b&gt; shifted by +1" in html and "<b>a</b>" not in html  # escaped once

@@ -197,12 +197,15 @@ def _prediction_item(pred, verdict=None, ida=None):
 
 def _plan_item(plan):
     """The ranking of :func:`rank_interventions` as a table, and a sentence on how it was made."""
-    table = pd.DataFrame({"target": plan.index, "expected edges settled": plan["score"],
-                          "in the fit on all rows": plan["point_estimate"], "edges settled": plan["edges"]})
+    from colide_core.evaluation.planning import SCORE_LABELS
+
     attrs = plan.attrs
-    note = (f"Criterion {attrs.get('criterion', '?')!s}, over {attrs.get('n_graphs', 0)} refits on resampled rows "
-            "(docs/planning.md): the expected number of edges whose direction a hard intervention on the target "
-            "would settle.")
+    label = SCORE_LABELS.get(attrs.get("criterion"), "score")
+    table = pd.DataFrame({"target": plan.index, label: plan["score"],
+                          "in the fit on all rows": plan["point_estimate"], "edges settled": plan["edges"]})
+    note = (f"Criterion {attrs.get('criterion', '?')!s} ({label}), over {attrs.get('n_graphs', 0)} refits on "
+            "resampled rows (docs/planning.md); the edges columns count the edges whose direction a hard "
+            "intervention on the target would settle.")
     return _table(table, floatfmt="{:.3g}"), note
 
 

@@ -441,7 +441,7 @@ def _add_plan_parser(sub):
     q.add_argument("--candidates", type=lambda s: [c.strip() for c in s.split(",") if c.strip()], default=None,
                    metavar="A,B,...", help="the nodes one could intervene on (default: every node)")
     q.add_argument("--criterion", choices=defaults.PLAN_CRITERIA, default=defaults.PLAN_CRITERIA[0],
-                   help="what the score counts (default oriented; docs/planning.md)")
+                   help=f"what the score counts (default {defaults.PLAN_CRITERIA[0]}; docs/planning.md)")
     q.add_argument("--seed", type=_seed, default=0, help="seed of the resampling (default 0)")
     q.add_argument("--force", action="store_true", help="replace an existing --out file")
 

@@ -366,7 +366,7 @@ def cmd_plan(args, settings, echo):
         For bad arguments, settings, files, nodes or conditions, or data other than the manifest's.
     """
     from colide_core._params import InvalidParameterError
-    from colide_core.evaluation.planning import rank_interventions
+    from colide_core.evaluation.planning import SCORE_LABELS, rank_interventions
     from colide_core.exceptions import ConditionsError, InvalidParameterError
     from colide_core.graph.export import to_csv_safe
 
@@ -405,7 +405,7 @@ def cmd_plan(args, settings, echo):
         raise UsageError(str(exc)) from None
     table = plan_table(ranking)
     design = "" if labels is None else f", with {len(set(map(str, labels)))} conditions"
-    echo(_printable(f"ranked {len(table)} single-node interventions by the expected number of edges each settles "
+    echo(_printable(f"ranked {len(table)} single-node interventions by {SCORE_LABELS[ranking.attrs['criterion']]} "
                     f"({ranking.attrs['n_graphs']} bootstrap refits of CoLiDE-{estimator.variant.upper()}{design}):"))
     echo(_printable(table[["rank", "node", "score", "point_estimate", "edges"]].to_string(index=False)))
     if out is not None:

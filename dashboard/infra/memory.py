@@ -249,17 +249,13 @@ def _prune(now=None) -> None:
 
 
 def _release_memory() -> None:
-    """Give the freed pages of dropped datasets back to the system: a full collection, then glibc's
-    ``malloc_trim(0)`` where the C library has it (a no-op elsewhere)."""
+    """A full collection after a pass that dropped datasets: the server runs with Streamlit's
+    ``postScriptGC = false``, so a dataset held only by a reference cycle of a dropped session would
+    otherwise wait for the next generation-2 collection. (glibc's ``malloc_trim(0)`` here as well made
+    no measurable difference: 6 closed tabs of 153 MB left 524 MB without it and 518 MB with it.)"""
     import gc
 
     gc.collect()
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def held_bytes(exclude=None) -> int:

@@ -14,7 +14,7 @@ Tables (paste-ready markdown, printed and written to ``benchmarks/results/planni
     DAG. For every graph every t is run, so the table has, per d:
 
     * **recommended**: the gain of the top target of ``rank_interventions(X_obs, n_bootstrap=B)``
-      (criterion "oriented", the default), and of the criteria "mec" (Hauser and Buehlmann 2014's
+      (criterion "oriented", the default until issue 52; "entropy" is now), and of the criteria "mec" (Hauser and Buehlmann 2014's
       count of the edges open in each bootstrap graph's class) and "entropy" (bootstrap direction
       entropy of the edges at t), from the same B refits;
     * **random**: the mean gain over all d targets (the expected gain of a target drawn at random);
@@ -263,7 +263,8 @@ def _lookahead_markdown(results, n_boot, n_sems):
             cost = (f"{work} fits, {np.mean(secs):.0f} s (each {np.mean(secs) / work / unit:.1f}x the fit to the data)"
                     if c in LOOKAHEAD else "1 fit" if c == "degree" else f"{n_boot + 1} fits")
             rho = _rank_correlation(rs, c)
-            rows.append([d, len(rs), f"{np.mean([r['shd'] for r in rs]):.1f}", c, f"{gain:.2f}", f"{rnd:.2f}",
+            label = f"{c} (default)" if c == defaults.PLAN_CRITERIA[0] else c
+            rows.append([d, len(rs), f"{np.mean([r['shd'] for r in rs]):.1f}", label, f"{gain:.2f}", f"{rnd:.2f}",
                          f"{orc:.2f}", f"{orc2:.2f}", f"{x:.2f}x [{lo:.2f}, {hi:.2f}]",
                          f"{gain - rnd:+.2f} [{dlo:+.2f}, {dhi:+.2f}]", f"{gain / orc:.0%}",
                          f"{share:.0%}", f"{rho:+.2f}", cost, "yes" if met else "no"])

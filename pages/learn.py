@@ -138,6 +138,22 @@ def _harvest(job):
     return messages
 
 
+def _drop_stale_messages():
+    """Forget the fit messages (a finished Run's "EV finished: ..." lines, a data switch's notes) once
+    the data, λ, noise model or solver options differ from those they were first shown at: they
+    describe that fit, and each line pushed the next λ's drawings down (issue 48, the walk's leftover
+    of m-11: two 60 px lines plus the Stale notice left half the drawing below the fold)."""
+    msgs = tuple(ss[state.FIT_MESSAGES] or ())
+    seen, at = ss[state.FIT_MESSAGES_AT]
+    now = (state.current_dataset().key, float(ss["learn_lambda1"]), ss["learn_variant"],
+           repr(sorted(ss[state.SOLVER_OVERRIDES].items())))
+    if msgs != seen:
+        ss[state.FIT_MESSAGES_AT] = (msgs, now)
+    elif msgs and at != now:
+        ss[state.FIT_MESSAGES] = []
+        ss[state.FIT_MESSAGES_AT] = ((), now)
+
+
 def _refine_watch(job):
     """Say that the order search is refining the fast answer, and redraw the page when it is done."""
     if job.done and job.error is not None:
@@ -256,6 +272,7 @@ urlstate.write_url(ds, ss, st.query_params)  # the view is shareable: a refresh 
 notices = st.container()  # see `header`: what comes and goes between the controls and the drawings
 with notices:
     follow_job(state.FIT_SLOT, _harvest)
+    _drop_stale_messages()
     show_messages(ss, state.FIT_SLOT)
 
 lam_now = float(ss["learn_lambda1"])

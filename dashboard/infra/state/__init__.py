@@ -14,7 +14,7 @@ from colide_core.defaults import LAMBDA1, SOLVER, THRESHOLD
 from dashboard.infra.jobs import JobSlot
 
 __all__ = [
-    "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "COMPARE_RESULTS",
+    "DATASET", "RESULTS", "FIT_JOB", "FIT_SLOT", "SOLVER_OVERRIDES", "FIT_MESSAGES", "FIT_MESSAGES_AT", "COMPARE_RESULTS",
     "COMPARE_JOB_MESSAGES", "UPLOAD_STATUS", "SIM_STATUS", "MANIFEST_STATUS", "LAST_FIT_TIME", "last_fit_time", "LIVE_HOLD", "LIVE_PREFETCH", "LIVE_REFINE", "LIVE_STEPS", "live_step_cost", "record_live_step", "LAMBDA_MOVED", "URL_RESTORED", "XFORM_RAW", "WIDGET_DEFAULTS", "sachs", "init", "current_dataset", "set_dataset",
     "results_for_current",
 ]
@@ -31,6 +31,11 @@ FIT_JOB = "fit_job"
 SOLVER_OVERRIDES = "solver_overrides"
 #: list of (level, text) messages produced by the last finished fit job ("error"/"warning"/"success").
 FIT_MESSAGES = "fit_messages"
+#: ``(messages, settings)``: the Learn page's :data:`FIT_MESSAGES` as first shown and the settings
+#: (data, λ, noise model, solver options) they were shown at; a change of those drops them
+#: (``pages/learn.py``, ``_drop_stale_messages``), so a finished Run's lines never stay above the
+#: drawings of another λ.
+FIT_MESSAGES_AT = "fit_messages_at"
 #: The Learn page's fit job (:mod:`dashboard.infra.jobs`).
 FIT_SLOT = JobSlot(FIT_JOB, FIT_MESSAGES, stop_key="learn_stop",
                    stop_help="Stops the solver at its next checkpoint and keeps the partial result.")
@@ -130,6 +135,7 @@ def init() -> None:
     ss.setdefault(FIT_JOB, None)
     ss.setdefault(SOLVER_OVERRIDES, {})
     ss.setdefault(FIT_MESSAGES, [])
+    ss.setdefault(FIT_MESSAGES_AT, ((), None))
     ss.setdefault(COMPARE_RESULTS, None)
     ss.setdefault(COMPARE_JOB_MESSAGES, [])
     ss.setdefault(UPLOAD_STATUS, None)

@@ -17,6 +17,7 @@ wait at once).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -181,6 +182,35 @@ class StreamlitServer:
     def log_text(self) -> str:
         self._log_fh.flush()
         return self.log.read_text(errors="replace")
+
+
+@contextlib.contextmanager
+def server_with_env(log_name, **env):
+    """A :class:`StreamlitServer` started with the environment variables ``env`` set for its
+    process (``COLIDE_MAX_CONCURRENT_JOBS="1"``, ...), and this process's values restored after.
+
+    Parameters
+    ----------
+    log_name : str
+        The server's log file name (under the artifacts folder).
+    **env : str
+        The variables to set.
+
+    Yields
+    ------
+    StreamlitServer
+    """
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update({k: str(v) for k, v in env.items()})
+    try:
+        with StreamlitServer(log_name=log_name) as srv:
+            yield srv
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def launch_chromium(playwright):

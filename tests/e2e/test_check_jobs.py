@@ -17,7 +17,6 @@ Two sessions (two browser contexts) on one ``streamlit run`` server:
 On the old code the refits ran in A's page thread: B never waited, and Stop and closing A's tab
 did not end them. No fixed sleeps: every step waits for a text or a condition, with a timeout.
 """
-import os
 import re
 
 import pytest
@@ -26,7 +25,7 @@ from playwright.sync_api import expect
 from tests.e2e.harness import (
     FIT_TIMEOUT_MS,
     UI_TIMEOUT_MS,
-    StreamlitServer,
+    server_with_env,
     block_external,
     no_exception_shown,
     open_app_with_sachs,
@@ -39,18 +38,8 @@ SERVED_MS = 120_000
 
 @pytest.fixture(scope="module")
 def one_slot_server():
-    saved = {k: os.environ.get(k) for k in ("COLIDE_MAX_CONCURRENT_JOBS", "COLIDE_SESSION_GRACE_S")}
-    os.environ["COLIDE_MAX_CONCURRENT_JOBS"] = "1"
-    os.environ["COLIDE_SESSION_GRACE_S"] = "2"
-    try:
-        with StreamlitServer(log_name="e2e_check_jobs.log") as srv:
-            yield srv
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with server_with_env("e2e_check_jobs.log", COLIDE_MAX_CONCURRENT_JOBS="1", COLIDE_SESSION_GRACE_S="2") as srv:
+        yield srv
 
 
 def _session(browser, server):

@@ -13,7 +13,6 @@ On the old code the bootstrap held both units and B's live fits were refused aft
 (round 5's load test: 6 of 20 live steps). No fixed sleeps: every step waits for a text, with a
 timeout.
 """
-import os
 import re
 
 import pytest
@@ -21,7 +20,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.harness import (
     UI_TIMEOUT_MS,
-    StreamlitServer,
+    server_with_env,
     block_external,
     no_exception_shown,
     open_app_with_sachs,
@@ -34,16 +33,8 @@ REFUSED = re.compile(r"no compute slot was free")
 
 @pytest.fixture(scope="module")
 def two_unit_server():
-    saved = os.environ.get("COLIDE_MAX_CONCURRENT_JOBS")
-    os.environ["COLIDE_MAX_CONCURRENT_JOBS"] = "2"
-    try:
-        with StreamlitServer(log_name="e2e_slot_kept.log") as srv:
-            yield srv
-    finally:
-        if saved is None:
-            os.environ.pop("COLIDE_MAX_CONCURRENT_JOBS", None)
-        else:
-            os.environ["COLIDE_MAX_CONCURRENT_JOBS"] = saved
+    with server_with_env("e2e_slot_kept.log", COLIDE_MAX_CONCURRENT_JOBS="2") as srv:
+        yield srv
 
 
 def _session(browser, server, attempted):

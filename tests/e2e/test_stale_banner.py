@@ -4,12 +4,11 @@ fresh tab opens Sachs at a cached λ (a cache hit is drawn at once) and moves λ
 drawings stay at the old λ under the banner. At 1280×720 and 1024×768 the banner is one short line
 and every drawing is whole on screen below it (before: 59 and 80 px tall, the drawings' bottoms at
 723 and 782 px)."""
-import os
 import re
 
 import pytest
 
-from tests.e2e.harness import (FIT_TIMEOUT_MS, UI_TIMEOUT_MS, StreamlitServer, drawings, lambda_slider,
+from tests.e2e.harness import (FIT_TIMEOUT_MS, UI_TIMEOUT_MS, drawings, lambda_slider, server_with_env,
                                no_exception_shown, wait_for_idle)
 
 _TOP_JS = """() => { const m = document.querySelector('[data-testid="stMain"]'); if (m) m.scrollTo(0, 0);
@@ -22,18 +21,9 @@ MAX_BANNER_PX = 44.0
 @pytest.fixture(scope="module")
 def run_server():
     """A server on which no fit is live (every change asks for Run) except a cached one."""
-    saved = {k: os.environ.get(k) for k in ("COLIDE_LIVE_MAX_SECONDS", "COLIDE_LIVE_TIME_LIMIT")}
-    os.environ["COLIDE_LIVE_MAX_SECONDS"] = "0.000001"
-    os.environ["COLIDE_LIVE_TIME_LIMIT"] = "0.000001"
-    try:
-        with StreamlitServer(log_name="e2e_stale_banner.log") as srv:
-            yield srv
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with server_with_env("e2e_stale_banner.log", COLIDE_LIVE_MAX_SECONDS="0.000001",
+                         COLIDE_LIVE_TIME_LIMIT="0.000001") as srv:
+        yield srv
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])

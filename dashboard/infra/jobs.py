@@ -126,6 +126,12 @@ SESSION_MAX_UNITS = max(1, MAX_CONCURRENT // 2)
 #: no budget, the default of a local ``make run`` or ``colide app``). Issue 53, high 3.
 JOB_MAX_SECONDS = _job_max_seconds()
 
+#: Seconds a job's progress report waits, at most, while a person's live step holds compute units
+#: (:meth:`Job.report`, :meth:`ComputeSlots.wait_while_people`): a job thread shares the server's
+#: process, cores and GIL with the person's fit, so it steps aside for the step (about 0.2–1 s) and
+#: then goes on; the bound keeps a job from stalling behind a stream of steps.
+PEOPLE_FIRST_MAX_S = 2.0
+
 
 #: The process-wide limit every :class:`Job` goes through (shared by all sessions).
 COMPUTE_SLOTS = ComputeSlots(MAX_CONCURRENT)
@@ -371,10 +377,14 @@ class Job:
     def report(self, fraction: float, status: str) -> bool:
         """Set the progress (clipped to [0, 1]) and status; returns whether to stop.
 
-        True once Stop was requested or the job's session has ended (see :meth:`start`).
+        True once Stop was requested or the job's session has ended (see :meth:`start`). A job that
+        is not preemptible first waits, up to :data:`PEOPLE_FIRST_MAX_S`, while a person's live step
+        holds compute units (:meth:`ComputeSlots.wait_while_people`).
         """
         self.fraction = min(1.0, max(0.0, float(fraction)))
         self.status = status
+        if not self.preemptible:  # a person's live step runs alone (a preemptible job is stopped instead)
+            self._slots.wait_while_people(PEOPLE_FIRST_MAX_S)
         return self._should_stop()
 
     def progress(self, done, total) -> bool:

@@ -98,6 +98,21 @@ class ComputeSlots:
         """Units ordinary (not a person's) requests may hold together: ``capacity - reserved``."""
         return self.capacity - self.reserved
 
+    def wait_while_people(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds while a person's request (a live λ step) holds units.
+
+        Ordinary work calls it at each progress report (:meth:`dashboard.infra.jobs.Job.report`),
+        so a running job gives the cores to a person's step instead of sharing them: a slot kept for
+        people decides who may start, this decides who runs while both do.
+
+        Returns
+        -------
+        bool
+            True when no person's request holds units (at once, or within ``timeout``).
+        """
+        with self._cond:
+            return self._cond.wait_for(lambda: self._used == self._ordinary, timeout)
+
     @property
     def in_use(self) -> int:
         """Units held by running computations."""

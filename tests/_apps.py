@@ -15,3 +15,15 @@ def open_predict(new_app, ds, overrides):
     at.switch_page("pages/predict.py").run()
     assert not at.exception, at.exception
     return at
+
+
+def open_ranked(new_app, ds, n_boot):
+    """:func:`open_predict` on ``ds`` at the quick schedule, with the experiments ranked on ``n_boot``
+    bootstrap refits (the plan's Run), without an exception."""
+    from tests._schedules import QUICK
+
+    at = open_predict(new_app, ds, QUICK)
+    at.number_input(key="plan_n_boot").set_value(n_boot).run()
+    at.button(key="plan_run").click().run()
+    assert not at.exception, at.exception
+    return at

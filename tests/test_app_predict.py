@@ -7,7 +7,7 @@ import colide_core
 from colide_core.evaluation.interventions import intervention_table, predict_intervention, refit_weights
 from colide_core.render.graph_style import change_fill
 from dashboard.live import thresholded
-from tests._apps import open_predict
+from tests._apps import open_predict, open_ranked
 from tests._schedules import QUICK
 from tests._drawing import drawing_of, shown_drawings  # noqa: F401
 
@@ -20,15 +20,6 @@ def _page(new_app):
     at.session_state["solver_overrides"] = dict(QUICK)
     at.switch_page("pages/learn.py").run()
     at.switch_page("pages/predict.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _ranked(new_app, ds, n_boot):
-    """Predict on ``ds`` (Learn's fit at the quick schedule), with the experiments ranked on ``n_boot`` refits."""
-    at = open_predict(new_app, ds, QUICK)
-    at.number_input(key="plan_n_boot").set_value(n_boot).run()
-    at.button(key="plan_run").click().run()
     assert not at.exception, at.exception
     return at
 
@@ -126,7 +117,7 @@ def test_plan_ranks_like_the_library_and_runs_the_experiment_on_simulated_data(n
     from dashboard.simulation import SimConfig, simulate_dataset
 
     ds = simulate_dataset(SimConfig(d=6, n=400, variance="NV"), 2)
-    at = _ranked(new_app, ds, 3)
+    at = open_ranked(new_app, ds, 3)
     res = at.session_state["fit_results"]["nv"]
     model = CoLiDE(**{**dict(res.params), "threshold": 0.3})
     want = rank_interventions(ds.X, n_bootstrap=3, random_state=0, estimator=model)
@@ -227,7 +218,7 @@ def test_an_all_zero_ranking_says_why(new_app):
     # has a target at one end) and the page did not say why. It now says so.
     from dashboard.data import sachs_dataset
 
-    at = _ranked(new_app, sachs_dataset(rows="all", truth="consensus17"), 2)
+    at = open_ranked(new_app, sachs_dataset(rows="all", truth="consensus17"), 2)
     table = at.session_state["plan_result"]["table"]
     assert (table["score"] == 0).all()          # the case of the walk
     assert any("No single-node experiment would settle" in i.value for i in at.info)

@@ -9,26 +9,17 @@ import pytest
 
 from colide_core import defaults
 from colide_core.evaluation.planning import SCORE_LABELS, settles_nothing
-from tests._apps import open_predict
-from tests._schedules import QUICK
+from tests._apps import open_ranked
 
 pytestmark = pytest.mark.usefixtures("fresh_caches")
 
 NOTHING = "No single-node experiment would settle"
 
 
-def _ranked(new_app, ds, n_boot):
-    at = open_predict(new_app, ds, QUICK)
-    at.number_input(key="plan_n_boot").set_value(n_boot).run()
-    at.button(key="plan_run").click().run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_a_ranking_of_zero_entropy_on_observational_sachs_still_shows_what_would_settle(new_app):
     from dashboard.data import sachs_dataset
 
-    at = _ranked(new_app, sachs_dataset(), 2)
+    at = open_ranked(new_app, sachs_dataset(), 2)
     table = at.session_state["plan_result"]["table"]
     assert table.attrs["criterion"] == defaults.PLAN_CRITERIA[0] == "entropy"
     assert (table["score"] == 0).all()                 # both refits agree on every direction

@@ -270,8 +270,8 @@ def test_every_cached_function_keys_on_all_it_reads(repo_root):
             assert not hidden, f"{path}:{name} uses st.cache_* with unhashed parameters {hidden}"
         else:
             assert decorator.startswith("cache_data") or decorator.startswith("cached.cache_data"), decorator
-    assert cached.UNHASHED["dashboard.fitting.fit_colide"].keys() == {"_X", "_callback", "_conditions", "_targets",
-                                                                      "_design"}
+    # the design travels as one Design (issue 47): no loose _conditions / _targets any more
+    assert cached.UNHASHED["dashboard.fitting.fit_colide"].keys() == {"_X", "_callback", "_design"}
     assert cached.UNHASHED["dashboard.manifests.fit_manifest_json"] == {}
     # the Check page's cached functions take the dataset's Design (issue 47) as _design, unhashed because
     # data_key, the dataset's content hash, covers the labels and targets it is built from

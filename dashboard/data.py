@@ -406,7 +406,7 @@ def dataset_from_upload(data: bytes, filename: str, *, drop_non_numeric=False,
         kept = labels.loc[validated.X.index]  # the rows validate_data kept
         names = [str(c) for c in validated.X.columns]
         try:
-            got = Design.create(names, kept, n_samples=len(kept)).labels  # the labels, checked once
+            got = Design.create(names, kept, n_samples=len(kept)).labels  # the labels first: their count is bounded
             if len(got) > defaults.MAX_CONDITIONS_DASHBOARD:  # issue 42: every fit builds their statistics
                 raise ConditionsError(
                     f"{len(got):,} distinct conditions in column {str(condition_column)[:80]!r}, more than the "

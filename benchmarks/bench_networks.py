@@ -1,87 +1,183 @@
 """The bnlearn repository's Gaussian networks: CoLiDE against the baselines, raw and standardised.
 
 Draws rows from each network's true SEM (:func:`colide_core.data.networks.load_network`, the
-``networks`` extra), fits every method of the registry asked for
-(:func:`colide_core.evaluation.baselines.run_method`; ``CoLiDE-NV-TOPO`` is CoLiDE-NV with
-``solver="topo"``) on the raw rows and on the same rows standardised, and prints one paste-ready
-markdown table: the mean over seeds of SHD, SHD-C, SID, TPR, FDR and the fit time, with each
-network's varsortability (its implied variances; 0.5 after standardising, by construction).
+``networks`` extra), fits every method asked for on the raw rows and on the same rows
+standardised, and prints one paste-ready markdown table: the mean (± the standard deviation over
+seeds) of SHD, SHD-C, SID, TPR, FDR and the fit time, with each network's varsortability (its
+implied variances; 0.5 after standardising, by construction), then a table of which method has
+the lowest mean SHD and SHD-C in each (network, n, data) cell.
+
+Methods: the registry's (:func:`colide_core.evaluation.baselines.run_method`), plus
+``CoLiDE-NV-TOPO`` (CoLiDE-NV with ``solver="topo"``) and ``GES-maxP<k>``: causal-learn's GES
+(:func:`colide_core.evaluation.baselines.ges_dag`, linear-Gaussian BIC) with at most ``k``
+parents a node, called directly because the registry refuses GES above 30 nodes (the paper ran
+GES with ``maxDegree=5``).
 
 Run: ``python -m benchmarks.bench_networks`` (the four networks, n = 1,000 and 5,000, 5 seeds,
-all methods: hours on 2 cores) or ``--quick`` (n = 1,000, one seed, CoLiDE-EV/NV and SortNRegress).
-Results and what they say: docs/networks.md. ``X`` is ``(n_samples, n_nodes)``.
+all methods: hours on 2 cores) or ``--quick`` (n = 1,000, one seed, CoLiDE-EV/NV and
+SortNRegress). ``--raw FILE`` appends every fit as a JSON line and skips the fits already
+there (a run can be stopped and resumed, or split across processes); ``--from-raw FILE ...``
+makes the tables from such files without fitting. Results and what they say: docs/networks.md.
+``X`` is ``(n_samples, n_nodes)``.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import re
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
 from colide_core import evaluate
 from colide_core.data.networks import NETWORKS, load_network, read_network
 from colide_core.data.simulate import standardize
-from colide_core.evaluation.baselines import run_method_safe
+from colide_core.evaluation.baselines import ges_dag, run_method_safe
 
-# GES is left out: the registry refuses it above 30 nodes (too slow beyond).
-ALL_METHODS = ("CoLiDE-EV", "CoLiDE-NV", "CoLiDE-NV-TOPO", "DAGMA-linear", "SortNRegress")
+from ._common import markdown_table
+
+ALL_METHODS = ("CoLiDE-EV", "CoLiDE-NV", "CoLiDE-NV-TOPO", "DAGMA-linear", "SortNRegress", "GES-maxP5")
 QUICK_METHODS = ("CoLiDE-EV", "CoLiDE-NV", "SortNRegress")
+KEYS = ("shd", "shd_cpdag", "sid", "tpr", "fdr", "time")
+_GES = re.compile(r"GES-maxP(\d+)$")
 
 
 def _fit(method, X):
-    name, params = ("CoLiDE-NV", {"solver": "topo"}) if method == "CoLiDE-NV-TOPO" else (method, {})
+    """``(result dict of run_method_safe, wall seconds)`` for one method on ``X``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = time.perf_counter()
-        out = run_method_safe(name, X, **params)
+        ges = _GES.match(method)
+        if ges:
+            try:
+                out = {"W": ges_dag(X, maxP=int(ges.group(1))), "error": None}
+            except Exception as exc:  # noqa: BLE001 - a failed baseline is a table cell, not a crash
+                out = {"W": None, "error": str(exc) or type(exc).__name__}
+        elif method == "CoLiDE-NV-TOPO":
+            out = run_method_safe("CoLiDE-NV", X, solver="topo")
+        else:
+            out = run_method_safe(method, X)
         return out, time.perf_counter() - t
 
 
-def run(networks, sizes, seeds, methods):
-    """Every (network, n, scaling, method) cell, averaged over ``seeds``: a list of dicts."""
-    rows = []
+def _cell_key(r):
+    return (r["network"], r["n"], r["seed"], r["scaling"], r["method"])
+
+
+def run(networks, sizes, seeds, methods, raw=None, progress=None):
+    """Fit every (network, n, seed, scaling, method); a list of per-fit dicts.
+
+    Parameters
+    ----------
+    networks, sizes, seeds, methods : sequences
+        Network names, sample sizes, seeds and method names.
+    raw : path or None
+        A JSON-lines file: the fits already there are read instead of run, and each new fit is
+        appended as soon as it ends.
+    progress : callable or None
+        ``progress(line)`` after each fit.
+    """
+    done = {}
+    if raw is not None and Path(raw).exists():
+        for line in Path(raw).read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            done[_cell_key(r)] = r
+    fits = []
     for name in networks:
-        vs = read_network(name).varsortability()
         for n in sizes:
-            per = {}
             for seed in seeds:
+                keys = [(name, n, seed, s, m) for s in ("raw", "standardised") for m in methods]
+                if all(k in done for k in keys):
+                    fits += [done[k] for k in keys]
+                    continue
                 data = load_network(name, n, random_state=seed)
-                raw = data.X.to_numpy()
-                for scaling, X in (("raw", raw), ("standardised", standardize(raw))):
+                raw_X = data.X.to_numpy()
+                for scaling, X in (("raw", raw_X), ("standardised", standardize(raw_X))):
                     for method in methods:
-                        out, seconds = _fit(method, X)
-                        cell = per.setdefault((scaling, method), [])
-                        if out.get("error"):
-                            cell.append({"error": str(out["error"])[:60]})
+                        key = (name, n, seed, scaling, method)
+                        if key in done:
+                            fits.append(done[key])
                             continue
-                        m = evaluate(data.B_true, np.asarray(out["W"]))
-                        cell.append({"shd": m["shd"], "shd_cpdag": m["shd_cpdag"], "sid": m.get("sid", np.nan),
-                                     "tpr": m["tpr"], "fdr": m["fdr"], "time": seconds})
-            for (scaling, method), cells in per.items():
-                ok = [c for c in cells if "error" not in c]
-                row = {"network": name, "n": n, "scaling": scaling, "method": method, "seeds": len(ok),
-                       "varsortability": vs if scaling == "raw" else 0.5,
-                       "error": next((c["error"] for c in cells if "error" in c), "")}
-                for key in ("shd", "shd_cpdag", "sid", "tpr", "fdr", "time"):
-                    row[key] = float(np.mean([c[key] for c in ok])) if ok else float("nan")
-                rows.append(row)
+                        out, seconds = _fit(method, X)
+                        r = dict(zip(("network", "n", "seed", "scaling", "method"), key))
+                        if out.get("error"):
+                            r["error"] = str(out["error"])[:80]
+                        else:
+                            m = evaluate(data.B_true, np.asarray(out["W"]))
+                            r.update(shd=int(m["shd"]), shd_cpdag=int(m["shd_cpdag"]),
+                                     sid=float(m.get("sid", np.nan)), tpr=float(m["tpr"]),
+                                     fdr=float(m["fdr"]), time=seconds)
+                        fits.append(r)
+                        if raw is not None:
+                            with open(raw, "a", encoding="utf-8") as fh:
+                                fh.write(json.dumps(r) + "\n")
+                        if progress is not None:
+                            progress(f"{name} n={n} seed={seed} {scaling} {method}: "
+                                     + (r.get("error") or f"SHD {r['shd']} in {seconds:.1f} s"))
+    return fits
+
+
+def summarise(fits):
+    """Mean and sd over seeds per (network, n, scaling, method), in the order first seen."""
+    groups = {}
+    for r in fits:
+        groups.setdefault((r["network"], r["n"], r["scaling"], r["method"]), []).append(r)
+    rows = []
+    for (name, n, scaling, method), cells in groups.items():
+        ok = [c for c in cells if "error" not in c]
+        row = {"network": name, "n": n, "scaling": scaling, "method": method, "seeds": len(ok),
+               "runs": len(cells), "error": next((c["error"] for c in cells if "error" in c), ""),
+               "varsortability": read_network(name).varsortability() if scaling == "raw" else 0.5}
+        for key in KEYS:
+            vals = np.array([c[key] for c in ok], dtype=float)
+            row[key] = float(vals.mean()) if ok else float("nan")
+            row[key + "_sd"] = float(vals.std(ddof=1)) if len(ok) > 1 else float("nan")
+        rows.append(row)
     return rows
 
 
+def _pm(row, key, fmt):
+    sd = row[key + "_sd"]
+    return format(row[key], fmt) + ("" if np.isnan(sd) else " ± " + format(sd, fmt))
+
+
 def table(rows) -> str:
-    """The rows as one markdown table."""
-    out = ["| network | n | data | varsort. | method | SHD | SHD-C | SID | TPR | FDR | time (s) | seeds |",
-           "|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    """The summarised rows as one markdown table (mean ± sd over seeds)."""
+    body = []
     for r in rows:
         if not r["seeds"]:
-            out.append(f"| {r['network']} | {r['n']:,} | {r['scaling']} | {r['varsortability']:.2f} | {r['method']} "
-                       f"| failed: {r['error']} | | | | | | 0 |")
+            body.append([r["network"], f"{r['n']:,}", r["scaling"], f"{r['varsortability']:.2f}", r["method"],
+                         f"failed: {r['error']}", "", "", "", "", "", f"0 of {r['runs']}"])
             continue
-        out.append(f"| {r['network']} | {r['n']:,} | {r['scaling']} | {r['varsortability']:.2f} | {r['method']} | "
-                   f"{r['shd']:.1f} | {r['shd_cpdag']:.1f} | {r['sid']:.0f} | {r['tpr']:.2f} | {r['fdr']:.2f} | "
-                   f"{r['time']:.1f} | {r['seeds']} |")
-    return "\n".join(out)
+        body.append([r["network"], f"{r['n']:,}", r["scaling"], f"{r['varsortability']:.2f}", r["method"],
+                     _pm(r, "shd", ".1f"), _pm(r, "shd_cpdag", ".1f"), f"{r['sid']:.0f}", f"{r['tpr']:.2f}",
+                     f"{r['fdr']:.2f}", f"{r['time']:.1f}",
+                     str(r["seeds"]) if r["seeds"] == r["runs"] else f"{r['seeds']} of {r['runs']}"])
+    return "\n".join(markdown_table(["network", "n", "data", "varsort.", "method", "SHD", "SHD-C", "SID", "TPR",
+                                     "FDR", "time (s)", "seeds"], body))
+
+
+def winners(rows) -> str:
+    """Per (network, n, data): the lowest mean SHD and SHD-C, and the best CoLiDE against the best other."""
+    cells = {}
+    for r in rows:
+        if r["seeds"]:
+            cells.setdefault((r["network"], r["n"], r["scaling"]), []).append(r)
+    body = []
+    for (name, n, scaling), rs in cells.items():
+        best = min(rs, key=lambda r: r["shd"])
+        best_c = min(rs, key=lambda r: r["shd_cpdag"])
+        ours = [r for r in rs if r["method"].startswith("CoLiDE")]
+        theirs = [r for r in rs if not r["method"].startswith("CoLiDE")]
+        gap = (f"{min(r['shd'] for r in ours) - min(r['shd'] for r in theirs):+.1f}"
+               if ours and theirs else "")
+        body.append([name, f"{n:,}", scaling, f"{best['method']} ({best['shd']:.1f})",
+                     f"{best_c['method']} ({best_c['shd_cpdag']:.1f})", gap])
+    return "\n".join(markdown_table(["network", "n", "data", "lowest SHD", "lowest SHD-C",
+                                     "best CoLiDE − best other (SHD)"], body))
 
 
 def main(argv=None):
@@ -89,13 +185,29 @@ def main(argv=None):
     parser.add_argument("--networks", default=",".join(NETWORKS), help="comma-separated names")
     parser.add_argument("--sizes", default="1000,5000", help="comma-separated n")
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--methods", default=",".join(ALL_METHODS))
     parser.add_argument("--quick", action="store_true", help="n = 1,000, one seed, " + ", ".join(QUICK_METHODS))
+    parser.add_argument("--raw", type=Path, default=None,
+                        help="append every fit here (JSON lines) and skip the fits already in it")
+    parser.add_argument("--from-raw", type=Path, nargs="+", default=None, metavar="JSONL",
+                        help="no fitting: the tables of these --raw files, pooled")
+    parser.add_argument("--verbose", action="store_true", help="a line on stderr after each fit")
     args = parser.parse_args(argv)
-    sizes = [1000] if args.quick else [int(s) for s in args.sizes.split(",")]
-    seeds = range(1 if args.quick else args.seeds)
-    methods = QUICK_METHODS if args.quick else tuple(args.methods.split(","))
-    print(table(run(args.networks.split(","), sizes, seeds, methods)))
+    if args.from_raw:
+        fits = [json.loads(line) for p in args.from_raw for line in p.read_text(encoding="utf-8").splitlines()]
+    else:
+        sizes = [1000] if args.quick else [int(s) for s in args.sizes.split(",")]
+        seeds = range(args.first_seed, args.first_seed + (1 if args.quick else args.seeds))
+        methods = QUICK_METHODS if args.quick else tuple(args.methods.split(","))
+        def say(line):
+            print(line, file=sys.stderr, flush=True)
+        fits = run(args.networks.split(","), sizes, seeds, methods, raw=args.raw,
+                   progress=say if args.verbose else None)
+    rows = summarise(fits)
+    print(table(rows))
+    print()
+    print(winners(rows))
 
 
 if __name__ == "__main__":

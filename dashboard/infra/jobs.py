@@ -73,12 +73,13 @@ import streamlit as st
 
 from dashboard.infra.errors import SlotBusy  # noqa: F401 - re-exported (its old home)
 from dashboard.infra.slots import _AUTO, ComputeSlots, current_owner
+from dashboard.infra.workers import WorkerError, in_worker
 
 __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
     "compute_slot", "current_owner", "interactive", "slot_held_since", "SlotBusy", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
     "SESSION_MAX_UNITS", "session_jobs", "session_cap_refusal",
-    "JOB_MAX_SECONDS", "follow_jobs", "budget_message", "check_job_budget",
+    "JOB_MAX_SECONDS", "follow_jobs", "budget_message", "check_job_budget", "current_job",
 ]
 
 #: Worker processes one job may use (the "Parallel workers" widgets' maximum): the core count.
@@ -162,6 +163,14 @@ def interactive(wait: float | None = None):
         yield
     finally:
         _LOCAL.interactive, _LOCAL.wait = old
+
+
+def current_job():
+    """The :class:`Job` whose thread this is, while it holds its compute slot; else None.
+
+    :func:`dashboard.infra.workers.in_worker` runs its function in a worker process only there.
+    """
+    return getattr(_LOCAL, "job", None)
 
 
 def slot_held_since():
@@ -264,11 +273,14 @@ class Job:
 
     Parameters
     ----------
-    fn : callable
+    fn : callable or None
         ``fn(job) -> result``. It reports progress with :meth:`progress` or :meth:`report`
         and stops (returning a partial result) when they return True. ``ValueError``,
         ``FloatingPointError`` and ``numpy.linalg.LinAlgError`` become :attr:`error`
-        ("<label> failed: ..."), any other exception an "unexpected error" message.
+        ("<label> failed: ..."), any other exception an "unexpected error" message. Inside it,
+        :func:`dashboard.infra.workers.in_worker` runs a computation in a worker process (a
+        :class:`~dashboard.infra.workers.WorkerError` becomes its own message). None with
+        ``process``.
     label : str
         What runs, shown in :attr:`status` and in error messages (a fixed text, not user input).
     key : object, optional
@@ -293,6 +305,10 @@ class Job:
     owner : hashable or None, optional
         Whose job it is, for the compute slots' fair share between sessions. Default: the session
         of the script run that makes the job (:func:`current_owner`).
+    process : (callable, tuple, dict), optional
+        ``(func, args, kwargs)``: ``fn`` is ``in_worker(func, *args, **kwargs)``, i.e.
+        ``func(*args, callback=..., **kwargs)`` in a worker process whose callback reaches
+        :meth:`progress` (issue 53: the job out of the server's process and its GIL).
 
     Attributes
     ----------
@@ -321,7 +337,11 @@ class Job:
     """
 
     def __init__(self, fn, label: str, key=None, *, units: int = 1, slots: ComputeSlots | None = None,
-                 preemptible: bool = False, budget_s=_SERVER_BUDGET, clock=time.monotonic, owner=_AUTO):
+                 preemptible: bool = False, budget_s=_SERVER_BUDGET, clock=time.monotonic, owner=_AUTO,
+                 process=None):
+        if process is not None:
+            func, args, kwargs = process
+            fn = lambda job: in_worker(func, *args, **dict(kwargs or {}))  # noqa: E731
         self._fn = fn
         budget = JOB_MAX_SECONDS if budget_s is _SERVER_BUDGET else budget_s
         self.budget_s = None if budget is None else float(budget)
@@ -424,7 +444,7 @@ class Job:
         try:
             self._take_slot(ticket)
             # this thread holds its slot: compute_slot inside takes none
-            _LOCAL.since, _LOCAL.units = time.monotonic(), ticket.units
+            _LOCAL.since, _LOCAL.units, _LOCAL.job = time.monotonic(), ticket.units, self
             if self.budget_s is not None:
                 self._budget_from = self._clock()  # the budget counts from the slot, not the line
             self.started = time.perf_counter()
@@ -437,10 +457,12 @@ class Job:
             self.error = f"{self.label} was not started: {why} while it waited for a free slot."
         except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
             self.error = f"{self.label} failed: {exc}"
+        except WorkerError as exc:  # its worker process ended without a result (killed, stopped by force)
+            self.error = exc.text(self.label)
         except Exception as exc:  # the page must never die with a traceback
             self.error = f"{self.label}: unexpected error ({type(exc).__name__}): {exc}"
         finally:
-            _LOCAL.since = None
+            _LOCAL.since, _LOCAL.job = None, None
             self._slots.release(ticket)
             self.elapsed = time.perf_counter() - self.started
             self.fraction = 1.0

@@ -8,7 +8,6 @@ for every :class:`~dashboard.infra.jobs.Job` and every
 """
 from __future__ import annotations
 
-import collections
 import threading
 
 __all__ = ["ComputeSlots", "current_owner"]
@@ -168,11 +167,7 @@ class ComputeSlots:
         """The ticket served next: a person's first, then the fewest units held, then the oldest."""
         if not self._line:
             return None
-        held = collections.Counter()
-        for t in self._held:
-            if t.owner is not None:
-                held[t.owner] += t.units
-        return min(self._line, key=lambda t: (not t.priority, held[t.owner] if t.owner is not None else 0, t.seq))
+        return min(self._line, key=lambda t: (not t.priority, self._held_by(t.owner), t.seq))
 
     def _fits(self, ticket) -> bool:
         if self._used + ticket.units > self.capacity:

@@ -541,6 +541,18 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
         obj_prev = np.inf
         adam_done = False
         stage_converged = False
+        # A backend may run the whole phase below on its device (issue 50, colide_core/solver/_jax_loop.py):
+        # the same decisions per checkpoint, heard by the host at a bounded rate; None: it declines.
+        phase = getattr(adam_chunk, "adam_phase", None)
+        done = None if phase is None else phase(
+            state, Wbar, stage=k, run=run, callback=callback, cov=cov, lam=lam, mask=mask, sig0=sig0, vcode=vcode,
+            mu=mu, s=s_k, lr=lr_k, c=c, T=T, checkpoint=checkpoint, beta_1=beta_1, beta_2=beta_2, sw_tol=sw_tol,
+            tol=float(tol), average=average, chatter_tol=chatter_tol, min_scale=min_scale,
+            inverse_every=None if auto_refresh else inverse_every, grouped=grouped, required=required,
+            offset=offset, node=node)
+        if done is not None:
+            t, used, c_cur, lr_k, ck, obj, pbar, stop_reason, stage_converged = done
+            adam_done = True
         while not adam_done:
             b1 = max(1.0 - (1.0 - beta_1) * c_cur, 0.0)
             b2 = max(1.0 - (1.0 - beta_2) * c_cur, 0.0)

@@ -257,17 +257,32 @@ def device_solver(solver, device, n_nodes=None):
     return solve
 
 
-def jax_kernels():
+def jax_kernels(loop=True):
     """The fast loop's kernels with the Adam phase compiled by JAX: ``fast_solve(engine=jax_kernels())``.
+
+    Parameters
+    ----------
+    loop : bool, default=True
+        True: each stage's whole Adam phase (its chunks of steps, the checkpoint evaluations,
+        the convergence test and the chatter control) runs as one compiled loop on the device,
+        seen by the host only at a bounded rate (:mod:`colide_core.solver._jax_loop`, issue 50).
+        False: only the chunks between two checkpoints are compiled (:func:`adam_chunk_jax`)
+        and every checkpoint is evaluated on the host (issue 33's backend; the benchmark's
+        comparison).
 
     Returns
     -------
     tuple of 3 callables
-        :func:`adam_chunk_jax` and the host kernels of the polishing phase (the numba ones when
-        numba is installed, as ``engine="auto"``).
+        The Adam kernel (with ``loop``, one that carries the whole phase as its ``adam_phase``
+        attribute, read by :func:`colide_core.solver._fast.fast_solve`) and the host kernels of
+        the polishing phase (the numba ones when numba is installed, as ``engine="auto"``).
     """
     from colide_core.solver import _fast
 
+    if loop:
+        from colide_core.solver._jax_loop import adam_chunk_loop
+
+        return adam_chunk_loop, _fast._grad, _fast._prox
     return adam_chunk_jax, _fast._grad, _fast._prox
 
 
@@ -391,6 +406,13 @@ def _compiled_chunk(vcode, required=False):
     ``s I - W o W`` in the inverses and the certificates (:func:`colide_core.solver._objective.
     required_offset`); else ``A`` is ignored and the traced arithmetic is the plain one.
     """
+    return _import_jax().jit(_chunk_fn(vcode, required))
+
+
+@functools.lru_cache(maxsize=None)
+def _chunk_fn(vcode, required=False):
+    """The Adam phase of :func:`_compiled_chunk` as a traceable function, not jitted: the whole
+    stage loop (:mod:`colide_core.solver._jax_loop`, issue 50) calls it inside its own loop."""
     jax = _import_jax()
     jnp, lax = jax.numpy, jax.lax
     P = _parts()
@@ -449,7 +471,7 @@ def _compiled_chunk(vcode, required=False):
         out = lax.while_loop(lambda c: (c[0] < nsteps) & (c[1] == 0), step, carry)
         return out[1:]
 
-    return jax.jit(chunk)
+    return chunk
 
 
 def _constants(jax, dev, cov, lam, mask, sig0):

@@ -1,0 +1,368 @@
+"""The whole Adam phase of a stage on the device: chunks, checkpoints and the stopping rule in one loop (issue 50).
+
+Issue 33's backend (:func:`colide_core.solver._jax.adam_chunk_jax`) compiled only the stretch of
+Adam steps between two checkpoints; every checkpoint came back to the host for the objective
+(a numpy LU of ``s I - W o W``), the running average's evaluation (an LU and an inverse), the
+convergence test and the chatter control. On a GPU that host part was most of a fit (75 % at
+d = 1000 on an H200). Here the stage's whole Adam phase of
+:func:`colide_core.solver._fast.fast_solve` is one ``jax.jit``-compiled ``lax.while_loop`` over
+checkpoints, each iteration being the chunk of steps (the same traced function,
+:func:`colide_core.solver._jax._chunk_fn`) followed by the checkpoint's evaluation in JAX:
+
+* the objective at W: ``log det(s I - W o W)`` by ``slogdet`` (``-inf`` when the determinant is
+  not positive, as :func:`colide_core.solver._objective._logdet`), the score of eq. 3 / eq. 6 from
+  the residuals and sigma the chunk carries, the L1 term (:func:`colide_core.solver._objective.
+  _stage_value`'s arithmetic);
+* the running average's point, as :func:`colide_core.solver._fast._evaluate`: one LU (pivoted,
+  ``jax.scipy.linalg.lu_factor``) for the determinant's sign and log, the inverse from it for the
+  domain test (finite, entry-wise >= -1e-6), then its residuals, sigma and objective;
+* the fast loop's decisions, in its order: the relative change of the tested objective against
+  ``switch_tol`` (stage end, converged when ``switch_tol <= tol``), the budget, the chatter test
+  and its halving of the step scale (with the step, Adam's decay rates and the inverse interval
+  following the scale).
+
+The host sees the loop once every ``K`` checkpoints (a *visit*): the loop returns the checkpoints'
+records (iteration, progress, objective, h, sigma), the host writes them into the solve's
+history, calls the callback once with the last of them (``Stop``) and checks ``max_time``. ``K``
+is chosen so that a visit comes about every :data:`VISIT_S` seconds (measured on the previous
+visit), never past the deadline's estimate; without a callback and a deadline there is nothing to
+hear and a visit runs up to the record buffer's length. The state (about ten ``d x d`` arrays)
+stays on the device between visits and comes back once per stage. ``K`` reads a clock but no
+result depends on it: the decisions are the loop's, per checkpoint; only where a stop lands does
+(a stop, from the callback or ``max_time``, is heard at the end of a visit).
+
+What stays on the host: the stage entry (one LU and inverse per try of ``s``), the choice of the
+averaged iterate at the stage's end (one LU and inverse of the average, :func:`_fast._evaluate`,
+so the state handed on is exactly the host path's), the last stage's polishing (proximal gradient
+with a nonmonotone line search, an LU and an inverse per evaluation) and, with ``record_W``, every
+checkpoint (W at each checkpoint is kept on the host: that solve takes the chunk path).
+
+Conventions: ``cov`` is the ``(n_nodes, n_nodes)`` covariance ``X.T @ X / n`` of centred data
+``X`` of shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means the edge i -> j.
+"""
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+
+from colide_core.exceptions import DeviceNotSupportedError
+from colide_core.solver._objective import _DOMAIN_TOL
+
+__all__ = ["VISIT_S", "adam_chunk_loop", "adam_phase", "loop_stats"]
+
+#: Seconds of device work between two visits of the host when it has something to hear (a
+#: callback or ``max_time``): the rate at which progress, ``Stop`` and the deadline are heard.
+VISIT_S = 0.25
+#: Checkpoint records one visit can hold (per matrix size, so the NV sigma buffer stays small).
+_BUFFER_MAX, _BUFFER_MIN, _BUFFER_CELLS = 256, 16, 2 ** 19
+
+
+def _buffer(d):
+    return int(min(_BUFFER_MAX, max(_BUFFER_MIN, _BUFFER_CELLS // max(d, 1))))
+
+
+def adam_chunk_loop(*args):
+    """:func:`colide_core.solver._jax.adam_chunk_jax`, carrying the whole phase (:func:`adam_phase`).
+
+    Same arguments and return value as the chunk kernel; :func:`colide_core.solver._fast.fast_solve`
+    reads the ``adam_phase`` attribute and runs each stage's Adam phase through it, falling back
+    to this chunk kernel where the phase declines (``record_W``).
+    """
+    from colide_core.solver._jax import adam_chunk_jax
+
+    return adam_chunk_jax(*args)
+
+
+def loop_stats(reset=False):
+    """What :func:`adam_phase` did in this thread: visits, steps, checkpoints and seconds.
+
+    Parameters
+    ----------
+    reset : bool, default=False
+        Zero the counters after reading them.
+
+    Returns
+    -------
+    dict
+        ``{"visits": int, "steps": int, "checkpoints": int, "seconds": float}``; ``seconds`` is
+        the wall time in the compiled loop (its compile, dispatch and the transfers included).
+        The chunk counters of :func:`colide_core.solver._jax.kernel_stats` count the same steps
+        and seconds too.
+    """
+    from colide_core.solver._jax import _LOCAL
+
+    stats = getattr(_LOCAL, "loop_stats", None) or {"visits": 0, "steps": 0, "checkpoints": 0, "seconds": 0.0}
+    out = dict(stats)
+    if reset or getattr(_LOCAL, "loop_stats", None) is None:
+        _LOCAL.loop_stats = {"visits": 0, "steps": 0, "checkpoints": 0, "seconds": 0.0}
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_phase(vcode, required, average, chatter, auto_refresh, B):
+    """The jitted stage loop for one variant code and set of switches; compiled per matrix size.
+
+    ``average`` / ``chatter``: the running average is evaluated at checkpoints (the fast loop's
+    ``average or chatter_tol``); ``auto_refresh``: ``inverse_every="auto"`` (10 steps per
+    inverse with the refined certificate at step scale 1, else 3); ``B``: the record buffer.
+    """
+    from colide_core.solver._common import _MAX_HALVINGS
+    from colide_core.solver._fast import _INVERSE_EVERY, _INVERSE_EVERY_MAX
+    from colide_core.solver._jax import _chunk_fn, _import_jax, _parts
+
+    jax = _import_jax()
+    jnp, lax = jax.numpy, jax.lax
+    jsl = jax.scipy.linalg
+    P = _parts()
+    chunk = _chunk_fn(vcode, required)
+    evaluate_bar = average or chatter
+
+    def value(W, resid, isig, lam, mu, s, logdet):
+        # _objective._stage_value with _score_value: mu (score + sum(lam |W|)) + h_ldet
+        d = W.shape[0]
+        h = d * jnp.log(s) - logdet
+        if vcode == 0:
+            sigma = 1.0 / isig[0]
+            score = jnp.sum(resid) / (2.0 * sigma) + d * sigma / 2.0
+        elif vcode == 1:
+            sigma = 1.0 / isig
+            score = 0.5 * jnp.sum(resid / sigma) + 0.5 * jnp.sum(sigma)
+        else:
+            score = 0.5 * jnp.sum(resid)
+        return mu * (score + jnp.sum(lam * jnp.abs(W))) + h, h
+
+    def domain(W, s, A):
+        d = W.shape[0]
+        M = s * jnp.eye(d, dtype=W.dtype) - W * W
+        return M - A if required else M
+
+    def objective_at(W, resid, isig, lam, mu, s, A):
+        sign, logabs = jnp.linalg.slogdet(domain(W, s, A))
+        return value(W, resid, isig, lam, mu, s, jnp.where(sign > 0, logabs, -jnp.inf))
+
+    def evaluate(Wb, cov, lam, sig0, mu, s, A):
+        # _fast._evaluate's value and domain test: (inside, objective)
+        d = Wb.shape[0]
+        lu, piv = jsl.lu_factor(domain(Wb, s, A))
+        diag = jnp.diagonal(lu)
+        neg = jnp.sum(diag < 0) + jnp.sum(piv != jnp.arange(d, dtype=piv.dtype))
+        logdet = jnp.sum(jnp.log(jnp.abs(diag)))
+        Minv = jsl.lu_solve((lu, piv), jnp.eye(d, dtype=Wb.dtype))
+        inside = (jnp.all(diag != 0.0) & (neg % 2 == 0) & jnp.isfinite(logdet)
+                  & (jnp.min(Minv) >= _DOMAIN_TOL) & jnp.isfinite(jnp.max(Minv)))
+        _, resid, isig = P.residuals_sigma(Wb, cov, jnp.ones(d, dtype=Wb.dtype), sig0, vcode)
+        obj, _ = value(Wb, resid, isig, lam, mu, s, logdet)
+        return inside, obj
+
+    def phase(state, cov, lam, mask, sig0, A, mu, s, T, checkpoint, beta_1, beta_2, sw_tol, tol,
+              chatter_tol, min_scale, inverse_every, K):
+        d = state["W"].shape[0]
+        f64 = state["W"].dtype
+
+        def body(c):
+            st, rec, j = c["state"], c["rec"], c["j"]
+            c_cur, used, t = st["c"], st["used"], st["t"]
+            b1 = jnp.maximum(1.0 - (1.0 - beta_1) * c_cur, 0.0)
+            b2 = jnp.maximum(1.0 - (1.0 - beta_2) * c_cur, 0.0)
+            ck = jnp.maximum(jnp.ceil(checkpoint / c_cur).astype(jnp.int64), 1)
+            ema = jnp.minimum(1.0, 4.0 / ck)
+            n = jnp.maximum(jnp.minimum(ck, jnp.ceil((T - used) / c_cur).astype(jnp.int64)), 1)
+            if auto_refresh:
+                faithful = c_cur <= 1.0 + 1e-12
+                refresh = jnp.where(faithful, _INVERSE_EVERY_MAX, _INVERSE_EVERY)
+                refine = faithful
+            else:
+                refresh, refine = inverse_every, jnp.asarray(False)
+            (status, W, m, v, MinvT, R, resid, isig, Wbar, xc, lag, lr, b1t, b2t) = chunk(
+                st["W"], st["m"], st["v"], st["MinvT"], st["R"], st["resid"], st["isig"], st["Wbar"], st["xc"],
+                st["lag"], cov, lam, mask, sig0, A, mu, s, st["lr"], b1, b2, st["b1t"], st["b2t"], ema, n,
+                _MAX_HALVINGS, refresh, refine)
+            ran = status == 0
+            t_n = t + jnp.where(ran, n, 0)
+            used_n = used + jnp.where(ran, n * c_cur, 0.0)
+            obj, h = objective_at(W, resid, isig, lam, mu, s, A)
+            if evaluate_bar:
+                p_in, p_obj = evaluate(Wbar, cov, lam, sig0, mu, s, A)
+            else:
+                p_in, p_obj = jnp.asarray(False), jnp.asarray(jnp.inf, f64)
+            ok = ran & jnp.isfinite(obj)
+            err = jnp.where(ran, jnp.where(ok, 0, 3), status).astype(jnp.int64)
+            # the fast loop's decisions at this checkpoint, in its order
+            obj_prev = st["obj_prev"]
+            f_test = jnp.where(p_in, p_obj, obj) if average else obj
+            conv_now = jnp.isfinite(obj_prev) & (jnp.abs(obj_prev - f_test) <= sw_tol * jnp.abs(obj_prev))
+            budget = used_n >= T
+            chat = (p_in & (c_cur > min_scale) & (obj - p_obj > chatter_tol * jnp.abs(p_obj))
+                    & ~conv_now & ~budget) if chatter else jnp.asarray(False)
+            new_c = jnp.maximum(c_cur / 2.0, min_scale)
+            rec = dict(
+                t=rec["t"].at[j].set(t_n), used=rec["used"].at[j].set(used_n), obj=rec["obj"].at[j].set(obj),
+                h=rec["h"].at[j].set(h), isig=rec["isig"].at[j].set(isig),
+            )
+            st = dict(
+                W=W, m=m, v=v, MinvT=MinvT, R=R, resid=resid, isig=isig, Wbar=Wbar, xc=xc, lag=lag,
+                lr=jnp.where(chat, lr * (new_c / c_cur), lr), b1t=b1t, b2t=b2t,
+                c=jnp.where(chat, new_c, c_cur), t=t_n, used=used_n, obj_prev=f_test,
+                done=conv_now | budget, conv=conv_now & (sw_tol <= tol), err=err,
+                t_err=jnp.where(ran, t_n, t), obj=obj,
+                lr_cp=lr, c_cp=c_cur, ck=ck,  # the values at this checkpoint, before its halving
+            )
+            return dict(state=st, rec=rec, j=j + jnp.where(ok, 1, 0))
+
+        rec0 = dict(t=jnp.zeros(B, jnp.int64), used=jnp.zeros(B, f64), obj=jnp.zeros(B, f64),
+                    h=jnp.zeros(B, f64), isig=jnp.zeros((B, d), f64))
+        c0 = dict(state=dict(state, err=jnp.asarray(0, jnp.int64), done=jnp.asarray(False)), rec=rec0,
+                  j=jnp.asarray(0, jnp.int64))
+        out = lax.while_loop(lambda c: (c["j"] < K) & ~c["state"]["done"] & (c["state"]["err"] == 0), body, c0)
+        return out["state"], out["rec"], out["j"]
+
+    return jax.jit(phase)
+
+
+_ARRAYS = ("W", "MinvT", "R", "resid", "isig", "xc")
+
+
+def adam_phase(state, Wbar, *, stage, run, callback, cov, lam, mask, sig0, vcode, mu, s, lr, c, T, checkpoint,
+               beta_1, beta_2, sw_tol, tol, average, chatter_tol, min_scale, inverse_every, grouped, required,
+               offset, node):
+    """Run a stage's whole Adam phase of :func:`colide_core.solver._fast.fast_solve` on the device.
+
+    The arguments are the fast loop's, at the start of the stage's Adam phase: ``state`` (its
+    ``_StageState``, updated in place), ``Wbar`` (the running average, updated in place), the
+    stage's ``mu``, ``s``, step ``lr``, initial step scale ``c`` and budget ``T`` (faithful
+    steps), ``sw_tol`` / ``tol`` (the stage's switch tolerance and the solve's), ``average``,
+    ``chatter_tol`` (None or a number), ``min_scale``, ``inverse_every`` (None for "auto"),
+    ``run`` (the solve's record, :class:`colide_core.solver._common._Solve`) and ``callback``.
+
+    Returns
+    -------
+    tuple or None
+        ``(t, used, c_cur, lr_k, ck, obj, pbar, stop_reason, stage_converged)``: the loop's own
+        variables after its Adam phase (steps, faithful-equivalent progress, step scale, step,
+        checkpoint interval, the last checkpoint's objective, the running average's point or
+        None, the stop reason or None, whether the stage met ``tol``). None when the phase
+        declines (``record_W``: W at every checkpoint is the host's), and the loop then runs its
+        chunks one by one.
+
+    Raises
+    ------
+    FloatingPointError
+        With the fast loop's messages: a step that cannot stay inside the log-det domain, Adam's
+        moments overflowing, an objective that is not finite.
+    DeviceNotSupportedError
+        For the per-node covariance form (several conditions).
+    """
+    from colide_core.solver._fast import _evaluate, _sigma_value
+    from colide_core.solver._jax import _LOCAL, _constants, _import_jax
+
+    if run.W_history is not None:
+        return None
+    if node is not None or (len(grouped) >= 6 and bool(grouped[5])):
+        raise DeviceNotSupportedError(
+            "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
+        )
+    jax = _import_jax()
+    t_in = time.perf_counter()
+    dev = getattr(_LOCAL, "device", None) or jax.devices()[0]
+    put = functools.partial(jax.device_put, device=dev)
+    cov_d, lam_d, mask_d, sig0_d = _constants(jax, dev, cov, lam, mask, sig0)
+    is_req = len(required[0]) > 0
+    d = state.W.shape[0]
+    B = _buffer(d)
+    f = _compiled_phase(int(vcode), is_req, bool(average), bool(chatter_tol), inverse_every is None, B)
+    A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
+    f64, i64 = np.float64, np.int64
+    carry = {name: put(getattr(state, name)) for name in _ARRAYS}
+    carry.update(
+        Wbar=put(Wbar), m=put(np.zeros((d, d))), v=put(np.zeros((d, d))), lag=put(i64(state.lag[0])),
+        lr=put(f64(lr)), b1t=put(f64(1.0)), b2t=put(f64(1.0)), c=put(f64(c)), t=put(i64(0)), used=put(f64(0.0)),
+        obj_prev=put(f64(np.inf)), conv=put(np.bool_(False)), t_err=put(i64(0)), obj=put(f64(np.nan)),
+        lr_cp=put(f64(lr)), c_cp=put(f64(c)), ck=put(i64(max(int(np.ceil(checkpoint / c)), 1))),
+    )
+    args = (cov_d, lam_d, mask_d, sig0_d, A, f64(mu), f64(s), f64(T), f64(checkpoint), f64(beta_1), f64(beta_2),
+            f64(sw_tol), f64(tol), f64(chatter_tol or 0.0), f64(min_scale), i64(inverse_every or 1))
+    hear = callback is not None or run.deadline is not None
+    K = 1 if hear else B
+    stats = loop_stats()
+    kstats = getattr(_LOCAL, "stats", None)
+    if kstats is None:
+        kstats = _LOCAL.stats = {"calls": 0, "steps": 0, "seconds": 0.0}
+    stats = _LOCAL.loop_stats
+    stop_reason = None
+    obj = np.nan
+    t_prev = 0
+    seconds = time.perf_counter() - t_in
+    while True:
+        t0 = time.perf_counter()
+        out_state, rec, j = f(carry, *args, i64(K))
+        small = jax.device_get({k: out_state[k] for k in ("t", "used", "c", "lr", "ck", "done", "conv", "err", "t_err",
+                                                          "lr_cp", "c_cp", "obj")})
+        rec, j = jax.device_get((rec, j))
+        dt = time.perf_counter() - t0
+        seconds += dt
+        carry = {k: out_state[k] for k in carry}
+        j = int(j)
+        stats["visits"] += 1
+        stats["checkpoints"] += j
+        kstats["calls"] += 1
+        steps = int(small["t"]) - t_prev
+        t_prev = int(small["t"])
+        stats["steps"] += steps
+        kstats["steps"] += steps
+        for i in range(j):
+            last = i == j - 1
+            stop = run.checkpoint(stage, int(rec["t"][i]), float(rec["obj"][i]), float(rec["h"][i]),
+                                  _sigma_value(rec["isig"][i], vcode), callback if last else None,
+                                  float(rec["used"][i]))
+            if last:
+                stop_reason = stop
+                obj = float(rec["obj"][i])
+        err = int(small["err"])
+        if err in (1, 2):
+            _account(stats, kstats, seconds)
+            t_e = int(small["t_err"])
+            if err == 2:
+                raise FloatingPointError(
+                    f"Stage {stage}, step {t_e + 1}: the gradient overflows (the data's scale is too large "
+                    "for this score); standardise or rescale the data."
+                )
+            from colide_core.solver._common import _MAX_HALVINGS
+
+            raise FloatingPointError(
+                f"Stage {stage}, step {t_e + 1}: could not stay inside the log-det domain "
+                f"(step size halved {_MAX_HALVINGS} times)."
+            )
+        if err == 3:
+            _account(stats, kstats, seconds)
+            raise FloatingPointError(f"Stage {stage}, step {int(small['t_err'])}: the objective is not finite.")
+        if stop_reason is not None or bool(small["done"]):
+            break
+        if hear:  # the next visit about VISIT_S seconds from now, never far past the deadline
+            per = dt / max(j, 1)
+            K = int(min(B, max(1, VISIT_S // per if per > 0 else B)))
+            if run.deadline is not None:
+                K = int(max(1, min(K, (run.deadline - time.perf_counter()) // per if per > 0 else K)))
+    t0 = time.perf_counter()
+    host = jax.device_get({k: carry[k] for k in (*_ARRAYS, "Wbar", "lag")})
+    for name in _ARRAYS:
+        getattr(state, name)[...] = host[name]
+    state.lag[0] = int(host["lag"])
+    Wbar[...] = host["Wbar"]
+    seconds += time.perf_counter() - t0
+    _account(stats, kstats, seconds)
+    t, used = int(small["t"]), float(small["used"])
+    if stop_reason is not None:  # heard at this checkpoint: its values, before the loop's decisions there
+        return t, used, float(small["c_cp"]), float(small["lr_cp"]), int(small["ck"]), obj, None, stop_reason, False
+    pbar = _evaluate(Wbar.copy(), cov, s, mu, lam, vcode, sig0, node, offset) if (average or chatter_tol) else None
+    return (t, used, float(small["c"]), float(small["lr"]), int(small["ck"]), obj, pbar, None,
+            bool(small["conv"]))
+
+
+def _account(stats, kstats, seconds):
+    stats["seconds"] += seconds
+    kstats["seconds"] += seconds
+
+
+adam_chunk_loop.adam_phase = adam_phase

@@ -18,6 +18,7 @@ from dashboard.caching.cached import cache_data
 from dashboard.infra.errors import ChecksStopped, PathStopped  # noqa: F401 - re-exported (their old home)
 from dashboard.live import thresholded
 from dashboard.infra.text import plural
+from dashboard.infra.workers import in_worker
 
 __all__ = ["shown_graph", "run_checks_cached", "ev_nv_line", "path_cached", "report_html", "report_html_or_error",
            "bootstrap_frequency", "bootstrap_mismatch", "ChecksStopped", "PathStopped", "checks_job",
@@ -150,7 +151,7 @@ def run_checks_cached(data_key: str, params: tuple, threshold: float, n_random: 
         When the callback stopped the checks (the partial report rides on the exception).
     """
     estimator = colide_core.CoLiDE(**{**dict(params), "threshold": float(threshold)}) if refits else None
-    report = colide_core.evaluation.checks.run_checks(_X, A, W=W, estimator=estimator, frequency=frequency,
+    report = in_worker(colide_core.evaluation.checks.run_checks, _X, A, W=W, estimator=estimator, frequency=frequency,
                                                       n_random=int(n_random),
                                                       n_rescale=int(n_rescale) if refits else 0,
                                                       callback=_callback, **_design_kwargs(_design))
@@ -219,7 +220,8 @@ def path_cached(data_key: str, variant: str, overrides: tuple, _X, _design=None,
     """
     kwargs = {k: (list(v) if isinstance(v, tuple) and k in ("forbidden", "required", "tiers") else v)
               for k, v in overrides}
-    path = colide_core.lambda_path(_X, variant=variant, callback=_callback, **kwargs, **_design_kwargs(_design))
+    # in a job's thread: in a worker process (issue 53), the job's progress relayed to it
+    path = in_worker(colide_core.lambda_path, _X, variant=variant, callback=_callback, **kwargs, **_design_kwargs(_design))
     if path.stopped:
         raise PathStopped(path)
     return path

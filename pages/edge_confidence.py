@@ -14,6 +14,7 @@ from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD, THRESHO
 from colide_core.graph.export import to_csv_safe
 from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
 from dashboard.infra.jobs import MAX_WORKERS, Job, follow_jobs, is_running, show_messages, start_job
+from dashboard.infra.workers import in_worker
 from dashboard.infra.layout import page_setup
 from dashboard.infra import state
 from dashboard.infra.state import trust as ts
@@ -53,6 +54,9 @@ def _start():
 
         def run(job):  # several conditions: resampled within each, fitted as on Learn (the Design read
             # here: labels that cannot be used are the job's error)
+            if job.units == 1:  # one unit: in a worker process (issue 53); more: joblib's workers already are
+                return in_worker(bootstrap_edges, X, CoLiDE(**dict(params)), n_boot=n_boot, random_state=seed,
+                                 n_jobs=1, design=dataset.design)
             return bootstrap_edges(X, CoLiDE(**dict(params)), n_boot=n_boot, random_state=seed,
                                    n_jobs=job.units, callback=job.progress, design=dataset.design)
 
@@ -269,6 +273,9 @@ def _stab_start():
         n_jobs = int(ss["boot_jobs"])
 
         def run(job):  # several conditions: half-samples within each (the Design read in the job)
+            if job.units == 1:  # one unit: in a worker process (issue 53)
+                return in_worker(stability_selection, X, CoLiDE(**dict(params)), lambdas, n_subsamples=n_sub,
+                                 pi_thr=pi_thr, random_state=seed, n_jobs=1, design=dataset.design)
             return stability_selection(X, CoLiDE(**dict(params)), lambdas, n_subsamples=n_sub, pi_thr=pi_thr,
                                        random_state=seed, n_jobs=job.units, callback=job.progress, design=dataset.design)
 

@@ -12,6 +12,7 @@ from colide_core.defaults import MU_SCHEDULE, THRESHOLD_RANGE
 from colide_core.graph.export import to_csv_safe
 from colide_core.solver.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
 from dashboard.infra.jobs import Job, follow_job, is_running, show_messages, start_job
+from dashboard.infra.workers import in_worker
 from dashboard.infra.layout import page_setup
 from dashboard.infra import state
 from dashboard.infra.state import trust as ts
@@ -58,8 +59,8 @@ def _make_job():
 
     def run(job):  # several conditions: an intercept per condition, targets masked, as on Learn
         stages = min(warm, len(dict(overrides).get("mu_schedule", MU_SCHEDULE))) if warm else 1
-        path = lambda_path(X, lambdas, thresholds, variant, warm_start=bool(warm), warm_stages=stages,
-                           callback=job.progress, design=dataset.design, **dict(overrides))
+        path = in_worker(lambda_path, X, lambdas, thresholds, variant, warm_start=bool(warm),  # a worker process
+                         warm_stages=stages, design=dataset.design, **dict(overrides))
         metrics = None if B_true is None else path_metrics(path, B_true.to_numpy())
         return path, metrics
 

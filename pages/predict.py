@@ -32,6 +32,7 @@ from dashboard.planning import prediction_frame, true_sem, try_experiment, with_
 from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
 from dashboard.infra.jobs import JOB_MAX_SECONDS, Job, check_job_budget, follow_jobs, show_messages, start_job
+from dashboard.infra.workers import in_worker
 from dashboard.infra.layout import page_setup
 from dashboard.lessons import lesson_banner
 from dashboard.live import fit_where_needed, thresholded
@@ -180,10 +181,9 @@ def _start():
         check_intervention_size(kw.get("do"), kw.get("shift"), ref.mean().to_numpy(), ref.std(ddof=1).to_numpy(),
                                 names)  # refused here, before any refit
 
-        def run(job):  # no point fit: the page has it; Stop is heard inside every refit
-            return bootstrap_shifts(estimator, X, design=design,
-                                    n_bootstrap=n_boot, random_state=0, callback=job.progress, weights=weights,
-                                    **kw), n_boot
+        def run(job):  # no point fit: the page has it; Stop is heard inside every refit; in a worker process
+            return in_worker(bootstrap_shifts, estimator, X, design=design,
+                             n_bootstrap=n_boot, random_state=0, weights=weights, **kw), n_boot
 
         return Job(run, f"Prediction intervals ({n_boot} refits)", key=key)
 
@@ -259,9 +259,9 @@ def _start_plan():
         model = CoLiDE(**{**dict(params), "threshold": threshold})
         X = ds.X
 
-        def run(job):
-            return rank_interventions(X, design=design, n_bootstrap=n_boot,
-                                      random_state=0, estimator=model, callback=job.progress)
+        def run(job):  # in a worker process (issue 53)
+            return in_worker(rank_interventions, X, design=design, n_bootstrap=n_boot,
+                             random_state=0, estimator=model)
 
         return Job(run, f"Ranking the experiments ({n_boot} refits)", key=plan_key)
 

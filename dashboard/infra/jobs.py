@@ -53,6 +53,11 @@ Limits (a shared server: one user's job must not starve the others):
   job's cost before it starts refuses a job whose estimate is above the budget
   (:func:`check_job_budget`).
 * **workers.** "Parallel workers" widgets are capped at :data:`MAX_WORKERS` (the core count).
+* **out of the server's process** (issue 53). A job's ``fn`` may hand its computation to
+  :func:`dashboard.infra.workers.in_worker` (or the job be made with ``process=``): it runs in a
+  worker process while the job's thread keeps the slot and relays the child's progress into
+  :meth:`Job.report`, so everything above applies unchanged; a child exists only while its job
+  holds its slot.
 
 :class:`Job` runs ``fn(job)`` in a daemon thread. ``fn`` reports progress through
 :meth:`Job.progress` (``callback(done, total)`` of ``colide_core``'s bootstrap, stability

@@ -448,18 +448,23 @@ def test_fit_from_stats_on_the_backend_equals_the_fit_on_rows_and_never_sees_the
     import pandas as pd
 
     from colide_core.run.cli import main
-    from colide_core.solver import _jax as backend
+    from colide_core.solver import _jax_loop
 
     d, n = 8, 3000  # n far above d: any array of the kernel with a dimension n would show it
     X, _ = _er(d, 5, n=n)
     shapes = []
-    real = backend.adam_chunk_jax
+    real = _jax_loop._compiled_phase
 
-    def spy(*args):
-        shapes.extend(np.shape(a) for a in args if isinstance(a, np.ndarray))
-        return real(*args)
+    def spy(*key):  # the compiled stage loop (issue 50): every array it receives, state and constants
+        f = real(*key)
 
-    monkeypatch.setattr(backend, "adam_chunk_jax", spy)  # jax_kernels() hands the kernel out at each solve
+        def call(*args):
+            shapes.extend(np.shape(a) for a in jax.tree_util.tree_leaves(args))
+            return f(*args)
+
+        return call
+
+    monkeypatch.setattr(_jax_loop, "_compiled_phase", spy)
     kw = dict(device=DEVICE, max_iter=(2000, 1000, 1000, 2000))
     rows = CoLiDE("nv", **kw).fit(X)
     on_rows = list(shapes)

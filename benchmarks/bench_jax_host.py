@@ -1,0 +1,228 @@
+"""The host's share of a fit on the JAX backend, and one device inverse against the block inverse (issue 50).
+
+Usage::
+
+    nice -n 19 .venv/bin/python benchmarks/bench_jax_host.py --sizes 200,500 --out benchmarks/results/jax_host_cpu.md
+    .venv/bin/python benchmarks/bench_jax_host.py --sizes 1000 --device gpu --no-compare   # on a GPU
+    .venv/bin/python benchmarks/bench_jax_host.py --linalg 500,1000                        # the linalg table only
+
+Problems: the NV setting of ``benchmarks/bench_gpu.py`` (ER4, ``n = 2 d``, weights +-[0.25, 1],
+noise variances U[0.5, 10]) fitted by CoLiDE-NV's fast schedule (``solver="fast"``: the stage loop
+itself, without ``"auto"``'s order search after it) with the paper's budgets (or ``--schedule
+short``, a tenth), on ``device`` (default ``jax-cpu``, XLA held to one thread like the one-thread
+CPU solvers). The size's compile is paid beforehand by a short fit, so the table is the fit's own.
+
+Columns of the fit table:
+
+* ``fit s``: the whole fit (``fast_solve`` on the covariance); ``loop s``: seconds inside the
+  compiled stage loop (:func:`colide_core.solver._jax_loop.loop_stats`: dispatch, device work and
+  transfers); ``host %``: ``1 - loop / fit``, the share the host adds (stage entries, the choice of
+  the averaged iterate, polishing, the visits' bookkeeping); ``polish s``: of which the last
+  stage's polishing (host LU + inverse per evaluation);
+* ``steps``: Adam steps plus polishing evaluations; ``checkpoints`` / ``visits``: checkpoints the
+  loop evaluated and the host's visits to it;
+* ``max|W_jax - W_cpu|``: against the CPU solver's fit (numba kernels) of the same problem;
+  ``max|W_loop - W_chunk|``: against issue 33's backend (only the chunks compiled, every
+  checkpoint on the host), with its fit time and host share beside (``--no-compare`` skips both).
+
+The linalg table (``--linalg``): one ``d x d`` M-matrix ``s I - W o W``, each operation jitted
+and timed on the device (fastest of five, after its compile): the loop's block inverse (2 x 2
+Schur recursion, 64-wide leaves), ``jnp.linalg.inv``, ``jnp.linalg.solve(M, I)``,
+``jnp.linalg.slogdet``, and the checkpoint's ``lu_factor`` + ``lu_solve(I)``.
+
+The tables are printed as markdown and written to ``--out``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from pathlib import Path
+
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")  # one XLA thread, as bench_gpu.py
+
+PAPER = (20000, 20000, 20000, 70000)
+SHORT = (2000, 2000, 2000, 7000)
+
+
+def _simulate(d):
+    from bench_gpu import simulate  # benchmarks/ is the script's directory: the same problems
+
+    X, B = simulate("NV", d)
+    X = X - X.mean(axis=0)
+    return X.T @ X / X.shape[0], B
+
+
+def fit_row(d, device, schedule, compare):
+    """One size: the loop's fit, its host share, and the comparisons. Returns a dict."""
+    import warnings
+
+    import numpy as np
+
+    from colide_core.exceptions import ConvergenceWarning
+    from colide_core.solver import _fast
+    from colide_core.solver._jax import _on_device, jax_kernels, resolve_device
+    from colide_core.solver._jax_loop import loop_stats
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    cov, _ = _simulate(d)
+    dev = resolve_device(device)
+    polish_s = [0.0]
+    polish = _fast._polish
+
+    def timed_polish(*a, **k):  # the benchmark's own probe: how much of the host part is polishing
+        t0 = time.perf_counter()
+        try:
+            return polish(*a, **k)
+        finally:
+            polish_s[0] += time.perf_counter() - t0
+
+    _fast._polish = timed_polish
+    kw = dict(variant="nv", max_iter=schedule)
+    row = {"d": d}
+    try:
+        t0 = time.perf_counter()
+        with _on_device(dev):  # the size's compile (chunk and loop), paid once before timing
+            fast_solve = _fast.fast_solve
+            fast_solve(cov, engine=jax_kernels(), variant="nv", max_iter=(40, 40, 40, 40))
+            if compare:
+                fast_solve(cov, engine=jax_kernels(loop=False), variant="nv", max_iter=(40, 40, 40, 40))
+        row["compile_s"] = time.perf_counter() - t0
+        polish_s[0] = 0.0
+        loop_stats(reset=True)
+        t0 = time.perf_counter()
+        with _on_device(dev):
+            res = fast_solve(cov, engine=jax_kernels(), **kw)
+        row["fit_s"] = time.perf_counter() - t0
+        st = loop_stats()
+        row.update(loop_s=st["seconds"], polish_s=polish_s[0], steps=res.n_iter, checkpoints=st["checkpoints"],
+                   visits=st["visits"], objective=res.objective)
+        row["host_share"] = 1.0 - row["loop_s"] / row["fit_s"]
+        if compare:
+            from colide_core.solver._jax import kernel_stats
+
+            kernel_stats(reset=True)
+            t0 = time.perf_counter()
+            with _on_device(dev):
+                chunk = fast_solve(cov, engine=jax_kernels(loop=False), **kw)
+            row["chunk_fit_s"] = time.perf_counter() - t0
+            row["chunk_host_share"] = 1.0 - kernel_stats()["seconds"] / row["chunk_fit_s"]
+            row["dW_chunk"] = float(np.abs(res.W - chunk.W).max())
+            row["chunk_steps"] = chunk.n_iter
+            t0 = time.perf_counter()
+            cpu = fast_solve(cov, engine="auto", **kw)
+            row["cpu_fit_s"] = time.perf_counter() - t0
+            row["dW_cpu"] = float(np.abs(res.W - cpu.W).max())
+            row["cpu_steps"] = cpu.n_iter
+            row["dobj_cpu"] = abs(res.objective - cpu.objective) / abs(cpu.objective)
+    finally:
+        _fast._polish = polish
+    return row
+
+
+def linalg_rows(sizes, device, repeats=5):
+    """Seconds of one jitted device operation on an M-matrix of each size: a list of dicts."""
+    import numpy as np
+
+    from colide_core.solver._jax import _import_jax, _parts, resolve_device
+
+    jax = _import_jax()
+    jnp, jsl = jax.numpy, jax.scipy.linalg
+    dev = resolve_device(device)
+    P = _parts()
+    ops = {
+        "block inverse": P.block_inv,
+        "jnp.linalg.inv": jnp.linalg.inv,
+        "solve(M, I)": lambda M: jnp.linalg.solve(M, jnp.eye(M.shape[0], dtype=M.dtype)),
+        "slogdet": lambda M: jnp.linalg.slogdet(M)[1],
+        "lu_factor + lu_solve(I)": lambda M: jsl.lu_solve(jsl.lu_factor(M), jnp.eye(M.shape[0], dtype=M.dtype)),
+    }
+    rows = []
+    for d in sizes:
+        rng = np.random.default_rng(d)
+        W = rng.uniform(-1, 1, (d, d)) * (rng.random((d, d)) < 8.0 / d) * 0.3
+        M = jax.device_put(np.eye(d) - W * W, dev)
+        ref = np.linalg.inv(np.asarray(M))
+        row = {"d": d}
+        for name, op in ops.items():
+            f = jax.jit(op)
+            out = f(M)
+            jax.block_until_ready(out)
+            best = float("inf")
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                jax.block_until_ready(f(M))
+                best = min(best, time.perf_counter() - t0)
+            row[name] = best * 1e3
+            if name != "slogdet":
+                row[name + " err"] = float(np.abs(np.asarray(out) - ref).max() / np.abs(ref).max())
+        rows.append(row)
+    return rows, list(ops)
+
+
+def _f(x, fmt):
+    return "" if x is None else format(x, fmt)
+
+
+def fit_table(rows, compare):
+    head = ["d", "fit s", "loop s", "host %", "polish s", "steps", "checkpoints", "visits"]
+    if compare:
+        head += ["max abs W_jax - W_cpu", "obj rel diff vs cpu", "cpu fit s", "cpu steps",
+                 "max abs W_loop - W_chunk", "chunk fit s", "chunk host %"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [str(r["d"]), _f(r["fit_s"], ".1f"), _f(r["loop_s"], ".1f"), _f(100 * r["host_share"], ".1f"),
+                 _f(r["polish_s"], ".2f"), str(r["steps"]), str(r["checkpoints"]), str(r["visits"])]
+        if compare:
+            cells += [_f(r["dW_cpu"], ".1e"), _f(r["dobj_cpu"], ".1e"), _f(r["cpu_fit_s"], ".1f"), str(r["cpu_steps"]),
+                      _f(r["dW_chunk"], ".1e"), _f(r["chunk_fit_s"], ".1f"), _f(100 * r["chunk_host_share"], ".1f")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def linalg_table(rows, names):
+    head = ["d"] + [f"{n} ms" for n in names]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join([str(r["d"])] + [_f(r[n], ".1f") for n in names]) + " |")
+    errs = [f"{n}: {max(r[n + ' err'] for r in rows):.1e}" for n in names if n + " err" in rows[0]]
+    return "\n".join(lines) + "\n\nmax |X - inv(M)| / max |inv(M)| (numpy's inverse as the reference): " + "; ".join(errs)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="200,500", help="fit sizes (comma-separated; empty: none)")
+    ap.add_argument("--device", default="jax-cpu", choices=["jax-cpu", "gpu"])
+    ap.add_argument("--schedule", default="paper", choices=["paper", "short"])
+    ap.add_argument("--no-compare", action="store_true", help="skip the CPU solver's and the chunk path's fits")
+    ap.add_argument("--linalg", default="", help="sizes of the linalg table (comma-separated; empty: none)")
+    ap.add_argument("--out", default=None, help="markdown file to write")
+    a = ap.parse_args(argv)
+    sizes = [int(x) for x in a.sizes.split(",") if x]
+    compare = not a.no_compare
+    schedule = PAPER if a.schedule == "paper" else SHORT
+    import jax
+
+    head = (f"{platform.node() or 'host'}, {os.cpu_count()} CPUs, {a.device} ({jax.devices()[0].device_kind}), "
+            f"jax {jax.__version__}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, one BLAS thread; "
+            f"CoLiDE-NV fast schedule, max_iter = {schedule}, ER4 NV n = 2d; "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    parts = [head, ""]
+    rows = []
+    for d in sizes:
+        rows.append(fit_row(d, a.device, schedule, compare))
+        print(fit_table(rows[-1:], compare), flush=True)
+    if rows:
+        parts += [fit_table(rows, compare), ""]
+    if a.linalg:
+        lrows, names = linalg_rows([int(x) for x in a.linalg.split(",") if x], a.device)
+        parts += [linalg_table(lrows, names), ""]
+    text = "\n".join(parts)
+    print(text)
+    if a.out:
+        Path(a.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -39,6 +39,7 @@ import pandas as pd
 __all__ = ["digest", "fingerprint", "canonical", "canonical_json", "json_digest"]
 
 _TAG = re.compile(r"[a-z0-9][a-z0-9./-]*\Z")
+_HASH_CHUNK_BYTES = 1 << 20  # digest hashes arrays in row blocks of about this size
 
 
 def canonical(obj):
@@ -221,7 +222,11 @@ def digest(tag: str, header, arrays=()) -> str:
     h.update(tag.encode("ascii"))
     h.update(canonical_json(header).encode("ascii"))
     for A in arrays:
-        h.update(np.ascontiguousarray(A, dtype="<f8").tobytes())
+        A = np.asarray(A)
+        rows = A.reshape(A.shape[0], math.prod(A.shape[1:])) if A.ndim > 1 else A.reshape(1, A.size)
+        step = max(1, _HASH_CHUNK_BYTES // max(1, 8 * rows.shape[1]))
+        for start in range(0, rows.shape[0], step):  # the same bytes in row blocks: no copy of the whole array
+            h.update(np.ascontiguousarray(rows[start:start + step], dtype="<f8"))
     return h.hexdigest()
 
 

@@ -149,7 +149,7 @@ def make_dataset(name, X, *, B_true=None, sigma_true=None, source="upload", note
     ValueError
         If ``B_true`` or ``sigma_true`` does not match the number of columns of ``X``.
     """
-    X = pd.DataFrame(X).astype(np.float64).copy()
+    X = pd.DataFrame(X, copy=False).astype(np.float64).copy()  # one real copy (astype alone is lazy)
     X.columns = [str(c) for c in X.columns]
     d = X.shape[1]
     names = list(X.columns)

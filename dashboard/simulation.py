@@ -160,7 +160,7 @@ def simulate_dataset(config: SimConfig, seed: int) -> Dataset:
         vs = float("nan")
     return make_dataset(
         f"Simulated {config.describe()}, seed {int(seed)}",
-        pd.DataFrame(sim.X, columns=names),
+        pd.DataFrame(sim.X, columns=names, copy=False),  # make_dataset makes the one copy
         B_true=sim.B_true,
         sigma_true=sim.noise_std,
         source="simulated",

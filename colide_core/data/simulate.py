@@ -251,21 +251,31 @@ def draw_noise_variances(d, low=0.5, high=10.0, random_state=None) -> np.ndarray
 
 def _draw_noise(rng, noise, std, n, center):
     """n draws of each column's noise law with standard deviation ``std[j]``; shape (n, d)."""
-    d = std.shape[0]
+    d = std.shape[0]  # scaled in place (the same numbers as a new product, one n x d array instead of two)
     if noise == "gaussian":
-        return rng.normal(0.0, 1.0, size=(n, d)) * std
+        Z = rng.normal(0.0, 1.0, size=(n, d))
+        Z *= std
+        return Z
     if noise == "exponential":
         # Exp(lambda) has mean 1/lambda and variance 1/lambda^2, so scale = 1/lambda = std
-        Z = rng.exponential(1.0, size=(n, d)) * std
-        return Z - std if center else Z
+        Z = rng.exponential(1.0, size=(n, d))
+        Z *= std
+        if center:
+            Z -= std
+        return Z
     if noise == "laplace":
         # Laplace(0, b) has variance 2 b^2
-        return rng.laplace(0.0, 1.0, size=(n, d)) * (std / math.sqrt(2.0))
+        Z = rng.laplace(0.0, 1.0, size=(n, d))
+        Z *= std / math.sqrt(2.0)
+        return Z
     if noise == "gumbel":
         # Gumbel(0, beta) has mean gamma*beta and variance pi^2 beta^2 / 6
         beta = std * math.sqrt(6.0) / math.pi
-        Z = rng.gumbel(0.0, 1.0, size=(n, d)) * beta
-        return Z - _EULER_GAMMA * beta if center else Z
+        Z = rng.gumbel(0.0, 1.0, size=(n, d))
+        Z *= beta
+        if center:
+            Z -= _EULER_GAMMA * beta
+        return Z
     raise ValueError(f"noise must be one of {NOISE_TYPES}, got {noise!r}.")
 
 
@@ -340,7 +350,7 @@ def simulate_linear_sem(W, n, noise="gaussian", noise_var=1.0, random_state=None
     rng = np.random.default_rng(random_state)
     Z = _draw_noise(rng, noise, std, int(n), center)
     G = nx.from_numpy_array((A != 0).astype(np.int8), create_using=nx.DiGraph)
-    X = np.zeros((int(n), d))
+    X = Z  # in place, in causal order: a node's parents are final before it (one n x d array, not two)
     for j in nx.topological_sort(G):
         parents = np.flatnonzero(A[:, j])
         X[:, j] = X[:, parents] @ A[parents, j] + Z[:, j]
@@ -467,14 +477,17 @@ def simulate_conditions(W, X_obs, interventions, noise, noise_var, streams, *, i
     shifts = np.zeros((k + 1, d))
     if iv["mean_shift"] > 0:
         shifts[1:] = rng_shift.normal(0.0, iv["mean_shift"], size=(k, d))
-    blocks = [X_obs]
+    n_obs = X_obs.shape[0]
+    X = np.empty((n_obs + k * m, d))  # filled block by block: no list of blocks and no concatenated copy
+    X[:n_obs] = X_obs
     for c, (nodes, rng) in enumerate(zip(iv["targets"], rng_iv.spawn(k)), start=1):
         X_c = simulate_experiment(W, nodes, m, noise, noise_var=noise_var, random_state=rng)
         W_c = np.array(W, dtype=float)
         W_c[:, list(nodes)] = 0.0
         # x = x W_c + z + b + c  =>  the intercepts and the shift move the mean by (b + c)(I - W_c)^-1
-        blocks.append(X_c + sem_mean(W_c, b + shifts[c]))
-    X = np.concatenate(blocks, axis=0)
+        X_c += sem_mean(W_c, b + shifts[c])
+        X[n_obs + (c - 1) * m:n_obs + c * m] = X_c
+        del X_c
     labels = ["obs"] + [f"iv{c}" for c in range(1, k + 1)]
     conditions = np.repeat(np.array(labels, dtype=object), [X_obs.shape[0]] + [m] * k)
     targets = {"obs": [], **{labels[c]: list(nodes) for c, nodes in enumerate(iv["targets"], start=1)}}

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 import time
 import types
@@ -51,7 +52,7 @@ from colide_core import defaults
 from colide_core.exceptions import DeviceNotSupportedError, DeviceUnavailableError
 from colide_core.solver._objective import _DOMAIN_TOL
 
-__all__ = ["ALGORITHM_1", "adam_chunk_jax", "device_solver", "gpu_present", "have_jax", "jax_kernels",
+__all__ = ["ALGORITHM_1", "adam_chunk_jax", "adam_chunk_loop", "device_solver", "gpu_present", "have_jax", "jax_kernels",
            "kernel_stats", "resolve_device"]
 
 #: The fast loop's accelerations off: one unscaled Adam step per BCD iteration, an inverse every
@@ -280,10 +281,28 @@ def jax_kernels(loop=True):
     from colide_core.solver import _fast
 
     if loop:
-        from colide_core.solver._jax_loop import adam_chunk_loop
-
         return adam_chunk_loop, _fast._grad, _fast._prox
     return adam_chunk_jax, _fast._grad, _fast._prox
+
+
+def adam_chunk_loop(*args):
+    """:func:`adam_chunk_jax`, carrying the whole stage loop as its ``adam_phase`` attribute (issue 50).
+
+    Same arguments and return value as the chunk kernel. :func:`colide_core.solver._fast.fast_solve`
+    reads ``adam_phase`` and runs each stage's Adam phase through it
+    (:func:`colide_core.solver._jax_loop.adam_phase`), falling back to this chunk kernel where the
+    phase declines (``record_W``).
+    """
+    return adam_chunk_jax(*args)
+
+
+def _whole_phase(state, Wbar, **kw):
+    from colide_core.solver import _jax_loop
+
+    return _jax_loop.adam_phase(state, Wbar, backend=sys.modules[__name__], **kw)
+
+
+adam_chunk_loop.adam_phase = _whole_phase
 
 
 def _setting_names():

@@ -43,6 +43,7 @@ Conventions: ``cov`` is the ``(n_nodes, n_nodes)`` covariance ``X.T @ X / n`` of
 from __future__ import annotations
 
 import functools
+import threading
 import time
 
 import numpy as np
@@ -50,7 +51,7 @@ import numpy as np
 from colide_core.exceptions import DeviceNotSupportedError
 from colide_core.solver._objective import _DOMAIN_TOL
 
-__all__ = ["VISIT_S", "adam_chunk_loop", "adam_phase", "loop_stats"]
+__all__ = ["VISIT_S", "adam_phase", "loop_stats"]
 
 #: Seconds of device work between two visits of the host when it has something to hear (a
 #: callback or ``max_time``): the rate at which progress, ``Stop`` and the deadline are heard.
@@ -59,20 +60,11 @@ VISIT_S = 0.25
 _BUFFER_MAX, _BUFFER_MIN, _BUFFER_CELLS = 256, 16, 2 ** 19
 
 
+_LOCAL = threading.local()  # the loop's counters, per thread
+
+
 def _buffer(d):
     return int(min(_BUFFER_MAX, max(_BUFFER_MIN, _BUFFER_CELLS // max(d, 1))))
-
-
-def adam_chunk_loop(*args):
-    """:func:`colide_core.solver._jax.adam_chunk_jax`, carrying the whole phase (:func:`adam_phase`).
-
-    Same arguments and return value as the chunk kernel; :func:`colide_core.solver._fast.fast_solve`
-    reads the ``adam_phase`` attribute and runs each stage's Adam phase through it, falling back
-    to this chunk kernel where the phase declines (``record_W``).
-    """
-    from colide_core.solver._jax import adam_chunk_jax
-
-    return adam_chunk_jax(*args)
 
 
 def loop_stats(reset=False):
@@ -91,8 +83,6 @@ def loop_stats(reset=False):
         The chunk counters of :func:`colide_core.solver._jax.kernel_stats` count the same steps
         and seconds too.
     """
-    from colide_core.solver._jax import _LOCAL
-
     stats = getattr(_LOCAL, "loop_stats", None) or {"visits": 0, "steps": 0, "checkpoints": 0, "seconds": 0.0}
     out = dict(stats)
     if reset or getattr(_LOCAL, "loop_stats", None) is None:
@@ -101,22 +91,22 @@ def loop_stats(reset=False):
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_phase(vcode, required, average, chatter, auto_refresh, B):
+def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B):
     """The jitted stage loop for one variant code and set of switches; compiled per matrix size.
 
+    ``backend``: :mod:`colide_core.solver._jax` (passed in, not imported: it imports this module).
     ``average`` / ``chatter``: the running average is evaluated at checkpoints (the fast loop's
     ``average or chatter_tol``); ``auto_refresh``: ``inverse_every="auto"`` (10 steps per
     inverse with the refined certificate at step scale 1, else 3); ``B``: the record buffer.
     """
     from colide_core.solver._common import _MAX_HALVINGS
     from colide_core.solver._fast import _INVERSE_EVERY, _INVERSE_EVERY_MAX
-    from colide_core.solver._jax import _chunk_fn, _import_jax, _parts
 
-    jax = _import_jax()
+    jax = backend._import_jax()
     jnp, lax = jax.numpy, jax.lax
     jsl = jax.scipy.linalg
-    P = _parts()
-    chunk = _chunk_fn(vcode, required)
+    P = backend._parts()
+    chunk = backend._chunk_fn(vcode, required)
     evaluate_bar = average or chatter
 
     def value(W, resid, isig, lam, mu, s, logdet):
@@ -224,7 +214,7 @@ def _compiled_phase(vcode, required, average, chatter, auto_refresh, B):
 _ARRAYS = ("W", "MinvT", "R", "resid", "isig", "xc")
 
 
-def adam_phase(state, Wbar, *, stage, run, callback, cov, lam, mask, sig0, vcode, mu, s, lr, c, T, checkpoint,
+def adam_phase(state, Wbar, *, backend, stage, run, callback, cov, lam, mask, sig0, vcode, mu, s, lr, c, T, checkpoint,
                beta_1, beta_2, sw_tol, tol, average, chatter_tol, min_scale, inverse_every, grouped, required,
                offset, node):
     """Run a stage's whole Adam phase of :func:`colide_core.solver._fast.fast_solve` on the device.
@@ -234,7 +224,9 @@ def adam_phase(state, Wbar, *, stage, run, callback, cov, lam, mask, sig0, vcode
     stage's ``mu``, ``s``, step ``lr``, initial step scale ``c`` and budget ``T`` (faithful
     steps), ``sw_tol`` / ``tol`` (the stage's switch tolerance and the solve's), ``average``,
     ``chatter_tol`` (None or a number), ``min_scale``, ``inverse_every`` (None for "auto"),
-    ``run`` (the solve's record, :class:`colide_core.solver._common._Solve`) and ``callback``.
+    ``run`` (the solve's record, :class:`colide_core.solver._common._Solve`) and ``callback``;
+    ``backend``: :mod:`colide_core.solver._jax` (its device, constants and chunk; passed in by
+    its ``adam_chunk_loop``, which reaches this function as ``adam_chunk_loop.adam_phase``).
 
     Returns
     -------
@@ -255,7 +247,6 @@ def adam_phase(state, Wbar, *, stage, run, callback, cov, lam, mask, sig0, vcode
         For the per-node covariance form (several conditions).
     """
     from colide_core.solver._fast import _evaluate, _sigma_value
-    from colide_core.solver._jax import _LOCAL, _constants, _import_jax
 
     if run.W_history is not None:
         return None
@@ -263,15 +254,15 @@ def adam_phase(state, Wbar, *, stage, run, callback, cov, lam, mask, sig0, vcode
         raise DeviceNotSupportedError(
             "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
         )
-    jax = _import_jax()
+    jax = backend._import_jax()
     t_in = time.perf_counter()
-    dev = getattr(_LOCAL, "device", None) or jax.devices()[0]
+    dev = getattr(backend._LOCAL, "device", None) or jax.devices()[0]
     put = functools.partial(jax.device_put, device=dev)
-    cov_d, lam_d, mask_d, sig0_d = _constants(jax, dev, cov, lam, mask, sig0)
+    cov_d, lam_d, mask_d, sig0_d = backend._constants(jax, dev, cov, lam, mask, sig0)
     is_req = len(required[0]) > 0
     d = state.W.shape[0]
     B = _buffer(d)
-    f = _compiled_phase(int(vcode), is_req, bool(average), bool(chatter_tol), inverse_every is None, B)
+    f = _compiled_phase(backend, int(vcode), is_req, bool(average), bool(chatter_tol), inverse_every is None, B)
     A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
     f64, i64 = np.float64, np.int64
     carry = {name: put(getattr(state, name)) for name in _ARRAYS}
@@ -286,9 +277,8 @@ def adam_phase(state, Wbar, *, stage, run, callback, cov, lam, mask, sig0, vcode
     hear = callback is not None or run.deadline is not None
     K = 1 if hear else B
     stats = loop_stats()
-    kstats = getattr(_LOCAL, "stats", None)
-    if kstats is None:
-        kstats = _LOCAL.stats = {"calls": 0, "steps": 0, "seconds": 0.0}
+    backend.kernel_stats()  # made when missing
+    kstats = backend._LOCAL.stats
     stats = _LOCAL.loop_stats
     stop_reason = None
     obj = np.nan
@@ -364,5 +354,3 @@ def _account(stats, kstats, seconds):
     stats["seconds"] += seconds
     kstats["seconds"] += seconds
 
-
-adam_chunk_loop.adam_phase = adam_phase

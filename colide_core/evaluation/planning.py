@@ -39,7 +39,7 @@ from colide_core._params import InvalidParameterError, is_int
 from colide_core._validation import check_square_matrix, node_index
 
 __all__ = ["interventional_essential_graph", "rank_interventions", "planning_work", "settles_nothing", "CRITERIA",
-           "SCORE_LABELS", "EDGE_DASH"]
+           "SCORE_LABELS", "EDGE_DASH", "local_update"]
 
 #: The ranking criteria of :func:`rank_interventions`, the default first.
 CRITERIA = defaults.PLAN_CRITERIA
@@ -378,6 +378,68 @@ def _check_candidates(candidates, names, d):
     if not out:
         raise InvalidParameterError("candidates is empty: give at least one node, or None for every node.")
     return out
+
+
+def local_update(before, refit, targets):
+    """The "local" refit rule after an experiment: the refit's edges at its targets, the fit before's elsewhere.
+
+    An experiment on t tells about the edges with an end at t (their direction, Hauser and Buehlmann
+    2012; their presence, through t's own masked equation); everywhere else its rows add only what
+    as many observational rows would. In the paper's NV setting the refit's changes away from t are
+    as likely to raise the SHD as to lower it, like a refit on 500 more observational rows
+    (``docs/planning.md``, "Why an experiment can raise the SHD"). This rule keeps the fit before's
+    graph there. It is an option, not what :func:`colide_core.evaluation.experiment.run_experiment`
+    returns.
+
+    Parameters
+    ----------
+    before : array-like of shape (n_nodes, n_nodes)
+        The fit before the experiment (weights or 0/1); ``before[i, j] != 0`` means i -> j.
+    refit : array-like of shape (n_nodes, n_nodes)
+        The refit on the rows before plus the experiment's, with its targets known.
+    targets : iterable of int
+        The experiment's targets (node indices).
+
+    Returns
+    -------
+    graph : ndarray of shape (n_nodes, n_nodes)
+        ``refit[i, j]`` where i or j is a target, ``before[i, j]`` elsewhere (values copied as they
+        are). When that graph has a directed cycle (the two fits order the nodes differently), the
+        refit itself.
+    local : bool
+        False when the cycle made it fall back to the refit.
+
+    Raises
+    ------
+    ValueError
+        If the matrices are not square of one shape, not finite, or a target is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> before = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]])   # 0 -> 1 -> 2
+    >>> refit = np.array([[0, 0, 1], [1, 0, 0], [0, 0, 0]])    # 1 -> 0 -> 2 (1 -> 2 lost)
+    >>> G, local = local_update(before, refit, [0])
+    >>> G.astype(int).tolist(), local                           # 1 -> 0, 0 -> 2 (at 0); 1 -> 2 kept
+    ([[0, 0, 1], [1, 0, 1], [0, 0, 0]], True)
+    """
+    from colide_core.graph._dag import is_dag
+
+    A0 = check_square_matrix(before, "before", copy=True)
+    A1 = check_square_matrix(refit, "refit", copy=True)
+    if A0.shape != A1.shape:
+        raise ValueError(f"before and refit must have one shape, got {A0.shape} and {A1.shape}.")
+    d = A0.shape[0]
+    nodes = [t for t in targets]
+    if any(not is_int(t) or not 0 <= int(t) < d for t in nodes):
+        raise ValueError(f"targets must be node indices in [0, {d}), got {nodes[:10]}.")
+    at = np.zeros(d, dtype=bool)
+    at[[int(t) for t in nodes]] = True
+    pairs = at[:, None] | at[None, :]
+    graph = np.where(pairs, A1, A0)
+    if not is_dag(graph):
+        return A1, False
+    return graph, True
 
 
 def settles_nothing(ranking) -> bool:

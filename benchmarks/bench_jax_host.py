@@ -23,7 +23,9 @@ Columns of the fit table:
   loop evaluated and the host's visits to it;
 * ``max|W_jax - W_cpu|``: against the CPU solver's fit (numba kernels) of the same problem;
   ``max|W_loop - W_chunk|``: against issue 33's backend (only the chunks compiled, every
-  checkpoint on the host), with its fit time and host share beside (``--no-compare`` skips both).
+  checkpoint on the host), with its fit time and host share beside (``--no-compare`` skips both;
+  ``--compare-max-d`` keeps them to the small sizes). The comparisons run without ``max_time``:
+  when the loop's fit is cut (``stopped``) they compare a partial fit with whole ones.
 
 The linalg table (``--linalg``): one ``d x d`` M-matrix ``s I - W o W``, each operation jitted
 and timed on the device (fastest of five, after its compile): the loop's block inverse (2 x 2
@@ -54,7 +56,7 @@ def _simulate(d):
     return X.T @ X / X.shape[0], B
 
 
-def fit_row(d, device, schedule, compare):
+def fit_row(d, device, schedule, compare, max_time=None):
     """One size: the loop's fit, its host share, and the comparisons. Returns a dict."""
     import warnings
 
@@ -79,15 +81,17 @@ def fit_row(d, device, schedule, compare):
             polish_s[0] += time.perf_counter() - t0
 
     _fast._polish = timed_polish
-    kw = dict(variant="nv", max_iter=schedule)
+    kw = dict(variant="nv", max_iter=schedule, max_time=max_time)
     row = {"d": d}
     try:
         t0 = time.perf_counter()
+        _fast.warmup()  # the polishing's numba kernels, loaded before anything is timed
         with _on_device(dev):  # the size's compile (chunk and loop), paid once before timing
             fast_solve = _fast.fast_solve
-            fast_solve(cov, engine=jax_kernels(), variant="nv", max_iter=(40, 40, 40, 40))
+            warm = dict(variant="nv", max_iter=(40, 40, 40, 40), polish=False)  # no host polishing: seconds at d = 4000
+            fast_solve(cov, engine=jax_kernels(), **warm)
             if compare:
-                fast_solve(cov, engine=jax_kernels(loop=False), variant="nv", max_iter=(40, 40, 40, 40))
+                fast_solve(cov, engine=jax_kernels(loop=False), **warm)
         row["compile_s"] = time.perf_counter() - t0
         polish_s[0] = 0.0
         loop_stats(reset=True)
@@ -97,7 +101,7 @@ def fit_row(d, device, schedule, compare):
         row["fit_s"] = time.perf_counter() - t0
         st = loop_stats()
         row.update(loop_s=st["seconds"], polish_s=polish_s[0], steps=res.n_iter, checkpoints=st["checkpoints"],
-                   visits=st["visits"], objective=res.objective)
+                   visits=st["visits"], objective=res.objective, stopped=res.stop_reason)
         row["host_share"] = 1.0 - row["loop_s"] / row["fit_s"]
         if compare:
             from colide_core.solver._jax import kernel_stats
@@ -105,13 +109,13 @@ def fit_row(d, device, schedule, compare):
             kernel_stats(reset=True)
             t0 = time.perf_counter()
             with _on_device(dev):
-                chunk = fast_solve(cov, engine=jax_kernels(loop=False), **kw)
+                chunk = fast_solve(cov, engine=jax_kernels(loop=False), **dict(kw, max_time=None))
             row["chunk_fit_s"] = time.perf_counter() - t0
             row["chunk_host_share"] = 1.0 - kernel_stats()["seconds"] / row["chunk_fit_s"]
             row["dW_chunk"] = float(np.abs(res.W - chunk.W).max())
             row["chunk_steps"] = chunk.n_iter
             t0 = time.perf_counter()
-            cpu = fast_solve(cov, engine="auto", **kw)
+            cpu = fast_solve(cov, engine="auto", **dict(kw, max_time=None))
             row["cpu_fit_s"] = time.perf_counter() - t0
             row["dW_cpu"] = float(np.abs(res.W - cpu.W).max())
             row["cpu_steps"] = cpu.n_iter
@@ -172,9 +176,12 @@ def fit_table(rows, compare):
                  "max abs W_loop - W_chunk", "chunk fit s", "chunk host %"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [str(r["d"]), _f(r["fit_s"], ".1f"), _f(r["loop_s"], ".1f"), _f(100 * r["host_share"], ".1f"),
+        fit = _f(r["fit_s"], ".1f") + (f" (stopped: {r['stopped']})" if r.get("stopped") else "")
+        cells = [str(r["d"]), fit, _f(r["loop_s"], ".1f"), _f(100 * r["host_share"], ".1f"),
                  _f(r["polish_s"], ".2f"), str(r["steps"]), str(r["checkpoints"]), str(r["visits"])]
-        if compare:
+        if compare and "dW_cpu" not in r:
+            cells += [""] * 7
+        elif compare:
             cells += [_f(r["dW_cpu"], ".1e"), _f(r["dobj_cpu"], ".1e"), _f(r["cpu_fit_s"], ".1f"), str(r["cpu_steps"]),
                       _f(r["dW_chunk"], ".1e"), _f(r["chunk_fit_s"], ".1f"), _f(100 * r["chunk_host_share"], ".1f")]
         lines.append("| " + " | ".join(cells) + " |")
@@ -196,32 +203,42 @@ def main(argv=None):
     ap.add_argument("--device", default="jax-cpu", choices=["jax-cpu", "gpu"])
     ap.add_argument("--schedule", default="paper", choices=["paper", "short"])
     ap.add_argument("--no-compare", action="store_true", help="skip the CPU solver's and the chunk path's fits")
+    ap.add_argument("--compare-max-d", type=int, default=None, help="compare only at sizes up to this d")
+    ap.add_argument("--max-time", default="", help="max_time (s) of each fit: one number, or one per size")
     ap.add_argument("--linalg", default="", help="sizes of the linalg table (comma-separated; empty: none)")
     ap.add_argument("--out", default=None, help="markdown file to write")
     a = ap.parse_args(argv)
     sizes = [int(x) for x in a.sizes.split(",") if x]
     compare = not a.no_compare
+    caps = [float(x) for x in a.max_time.split(",") if x]
+    caps = (caps * len(sizes) if len(caps) == 1 else caps) or [None] * len(sizes)
+    if len(caps) != len(sizes):
+        ap.error("--max-time takes one number or one per size")
     schedule = PAPER if a.schedule == "paper" else SHORT
     import jax
 
     head = (f"{platform.node() or 'host'}, {os.cpu_count()} CPUs, {a.device} ({jax.devices()[0].device_kind}), "
             f"jax {jax.__version__}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, one BLAS thread; "
-            f"CoLiDE-NV fast schedule, max_iter = {schedule}, ER4 NV n = 2d; "
+            f"CoLiDE-NV fast schedule, max_iter = {schedule}, max_time = {a.max_time or None}, ER4 NV n = 2d; "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     parts = [head, ""]
     rows = []
-    for d in sizes:
-        rows.append(fit_row(d, a.device, schedule, compare))
+
+    def write(extra=()):  # after every row: a run cut short keeps what it measured
+        text = "\n".join(parts + ([fit_table(rows, compare), ""] if rows else []) + list(extra))
+        if a.out:
+            Path(a.out).write_text(text + "\n")
+        return text
+
+    for d, cap in zip(sizes, caps):
+        rows.append(fit_row(d, a.device, schedule, compare and (a.compare_max_d is None or d <= a.compare_max_d), cap))
         print(fit_table(rows[-1:], compare), flush=True)
-    if rows:
-        parts += [fit_table(rows, compare), ""]
+        write()
+    extra = []
     if a.linalg:
         lrows, names = linalg_rows([int(x) for x in a.linalg.split(",") if x], a.device)
-        parts += [linalg_table(lrows, names), ""]
-    text = "\n".join(parts)
-    print(text)
-    if a.out:
-        Path(a.out).write_text(text + "\n")
+        extra = [linalg_table(lrows, names), ""]
+    print(write(extra))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ Columns of the fit table:
   compiled stage loop (:func:`colide_core.solver._jax_loop.loop_stats`: dispatch, device work and
   transfers); ``host %``: ``1 - loop / fit``, the share the host adds (stage entries, the choice of
   the averaged iterate, polishing, the visits' bookkeeping); ``polish s``: of which the last
-  stage's polishing (host LU + inverse per evaluation);
+  stage's polishing (host LU + inverse per evaluation) and its evaluations;
 * ``steps``: Adam steps plus polishing evaluations; ``checkpoints`` / ``visits``: checkpoints the
   loop evaluated and the host's visits to it;
 * ``max|W_jax - W_cpu|``: against the CPU solver's fit (numba kernels) of the same problem;
@@ -101,7 +101,8 @@ def fit_row(d, device, schedule, compare, max_time=None):
         row["fit_s"] = time.perf_counter() - t0
         st = loop_stats()
         row.update(loop_s=st["seconds"], polish_s=polish_s[0], steps=res.n_iter, checkpoints=st["checkpoints"],
-                   visits=st["visits"], objective=res.objective, stopped=res.stop_reason)
+                   visits=st["visits"], objective=res.objective, stopped=res.stop_reason,
+                   polish_evals=res.n_iter - st["steps"])
         row["host_share"] = 1.0 - row["loop_s"] / row["fit_s"]
         if compare:
             from colide_core.solver._jax import kernel_stats
@@ -170,7 +171,7 @@ def _f(x, fmt):
 
 
 def fit_table(rows, compare):
-    head = ["d", "fit s", "loop s", "host %", "polish s", "steps", "checkpoints", "visits"]
+    head = ["d", "fit s", "loop s", "host %", "polish s", "polish evals", "steps", "checkpoints", "visits"]
     if compare:
         head += ["max abs W_jax - W_cpu", "obj rel diff vs cpu", "cpu fit s", "cpu steps",
                  "max abs W_loop - W_chunk", "chunk fit s", "chunk host %"]
@@ -178,7 +179,7 @@ def fit_table(rows, compare):
     for r in rows:
         fit = _f(r["fit_s"], ".1f") + (f" (stopped: {r['stopped']})" if r.get("stopped") else "")
         cells = [str(r["d"]), fit, _f(r["loop_s"], ".1f"), _f(100 * r["host_share"], ".1f"),
-                 _f(r["polish_s"], ".2f"), str(r["steps"]), str(r["checkpoints"]), str(r["visits"])]
+                 _f(r["polish_s"], ".2f"), str(r["polish_evals"]), str(r["steps"]), str(r["checkpoints"]), str(r["visits"])]
         if compare and "dW_cpu" not in r:
             cells += [""] * 7
         elif compare:

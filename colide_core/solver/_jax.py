@@ -25,8 +25,13 @@ steps, with the O(d^2) M-matrix certificate in between, exactly as the fast loop
 closed-form sigma (eq. 5 / 7) and the running average. The inverse is a 2 x 2 block
 (Schur-complement) recursion, gemm-bound like the numba kernel's, on which a GPU does best.
 
-The objective is written once, in :mod:`colide_core.solver._objective`: checkpoints, stage entry
-and polishing evaluate it there (numpy, on the host); the kernel's gradient and sigma update
+Since issue 50 each stage's whole Adam phase, the checkpoints' evaluation and stopping rule
+included, runs as one compiled loop on the device (:mod:`colide_core.solver._jax_loop`, reached
+through :func:`adam_chunk_loop`'s ``adam_phase``, the default of :func:`jax_kernels`); the host
+hears it at a bounded rate for the callback, ``Stop`` and ``max_time``.
+
+The objective is written once, in :mod:`colide_core.solver._objective`: stage entry and polishing
+evaluate it there (numpy, on the host), the whole loop's checkpoints repeat its arithmetic in JAX; the kernel's gradient and sigma update
 repeat its arithmetic as the numba kernel does, and ``tests/test_jax_backend.py`` pins them to
 :func:`~colide_core.stage_objective` to 1e-12.
 

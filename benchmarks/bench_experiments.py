@@ -27,7 +27,13 @@ before's is an optimizer failure (the point before was better on the new data's 
 with a lower objective is the score preferring the worse graph.
 
 Written to ``benchmarks/results/experiments_<solver>.jsonl`` (one line per graph; a rerun skips
-the seeds already there) and the markdown table to ``experiments_<solver>.md``.
+the seeds already there) and the markdown tables to ``experiments_<solver>.md``. ``--truth`` adds
+the true graph's best objective on every refit's data (``order_solve`` with the true DAG as edge
+mask, no fit but one per graph): a refit below it means the score itself prefers a wrong graph.
+``--local`` measures instead where the cold refit's SHD change lies (the node pairs at t, the
+others) and the opt-in local rule (:func:`colide_core.evaluation.planning.local_update`), to
+``experiments_local_<solver>.*``. Findings: ``docs/planning.md``, "Why an experiment can raise
+the SHD".
 
 Usage::
 
@@ -277,7 +283,8 @@ def table(results, truth=None):
                           + (["raise, objective below the true graph's", "all refits: objective below the true graph's"]
                              if truth is not None else []), split)
     if truth is not None:
-        below0 = [f"d = {d}: {np.mean([truth[(r['d'], r['seed'])]['before'] > truth[(r['d'], r['seed'])]['before_fit'] for r in results if r['d'] == d]):.0%}"
+        tr = [(r["d"], truth[(r["d"], r["seed"])]) for r in results]
+        below0 = [f"d = {d}: {np.mean([x['before'] > x['before_fit'] for dd, x in tr if dd == d]):.0%}"
                   for d in sorted({r["d"] for r in results})]
         out.append("\nThe fit before's objective below the true graph's on the 1,000 observational rows (lambda "
                    f"{defaults.LAMBDA1:g}): " + ", ".join(below0) + " of the graphs.")
@@ -364,7 +371,8 @@ def main(argv=None):
                 done.append(res)
                 print(f"  d={res['d']} seed={res['seed']} done", file=sys.stderr, flush=True)
     wanted = [r for r in done if r["d"] in sizes]
-    truth = {(r["d"], r["seed"]): truth_objectives(r["d"], r["seed"], args.solver) for r in wanted} if args.truth else None
+    truth = ({(r["d"], r["seed"]): truth_objectives(r["d"], r["seed"], args.solver) for r in wanted}
+             if args.truth else None)
     text = (f"# Why an experiment can raise the SHD: solver {args.solver!r} "
             f"({platform.machine()}, python {platform.python_version()})\n\n" + table(wanted, truth) + "\n")
     print(text)
@@ -385,7 +393,9 @@ def _local_main(args):
                 fh.write(json.dumps(res) + "\n")
             done.append(res)
             print(f"  local d={d} seed={seed} done", file=sys.stderr, flush=True)
-    text = local_table([r for r in done if r["d"] in sizes]) + "\n"
+    text = (f"# Why an experiment can raise the SHD: at the target or elsewhere, solver {args.solver!r} "
+            f"({platform.machine()}, python {platform.python_version()})\n\n"
+            + local_table([r for r in done if r["d"] in sizes]) + "\n")
     print(text)
     (HERE / "results" / f"experiments_local_{args.solver}.md").write_text(text)
 

@@ -60,3 +60,19 @@ def test_bad_inputs_raise():
         local_update(np.zeros((3, 3)), np.zeros((3, 3)), [3])
     with pytest.raises(ValueError, match="targets"):
         local_update(np.zeros((3, 3)), np.zeros((3, 3)), [0.5])
+
+
+def test_the_benchmarks_edge_errors_add_up_to_the_shd():
+    """bench_experiments splits the SHD into reversed, extra and missing edges: their sum is evaluate's SHD."""
+    from benchmarks.bench_experiments import edge_errors
+    from colide_core import evaluate
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        B = _dag(rng, 7, rng.permutation(7)) != 0
+        A = _dag(rng, 7, rng.permutation(7)) != 0
+        rev, extra, missing = edge_errors(B, A)
+        assert rev + extra + missing == evaluate(B.astype(float), A.astype(float))["shd"]
+    B = np.zeros((3, 3)); B[0, 1] = B[1, 2] = 1
+    A = np.zeros((3, 3)); A[1, 0] = A[2, 0] = 1  # 0 -> 1 reversed, 2 -> 0 extra, 1 -> 2 missing
+    assert edge_errors(B, A) == (1, 1, 1)

@@ -16,7 +16,7 @@
 # requirements.txt. The host part and the bench tables need only numpy, scipy, threadpoolctl, numba,
 # pandas, networkx, scikit-learn and jax.
 #
-#   OUT=/tmp/out bash benchmarks/gpu_check.sh          # host + tests: about 8-9 minutes (capped at 9.5)
+#   OUT=/tmp/out bash benchmarks/gpu_check.sh          # host + tests: capped at 9.5 minutes (not yet timed on a GPU)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh host     # the fits' host share and the linalg table (<= 6.5 min)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh tests    # tests/test_jax_loop.py on the GPU (<= 3 min)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh alltests # tests/test_jax_backend.py too (<= 7 min)

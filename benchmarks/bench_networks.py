@@ -11,7 +11,8 @@ Methods: the registry's (:func:`colide_core.evaluation.baselines.run_method`), p
 ``CoLiDE-NV-TOPO`` (CoLiDE-NV with ``solver="topo"``) and ``GES-maxP<k>``: causal-learn's GES
 (:func:`colide_core.evaluation.baselines.ges_dag`, linear-Gaussian BIC) with at most ``k``
 parents a node, called directly because the registry refuses GES above 30 nodes (the paper ran
-GES with ``maxDegree=5``).
+GES with ``maxDegree=5``); ``NAME:key=value,...`` is a registry method with other parameters
+(``CoLiDE-NV:threshold=0.1``).
 
 Run: ``python -m benchmarks.bench_networks`` (the four networks, n = 1,000 and 5,000, 5 seeds,
 all methods: hours on 2 cores) or ``--quick`` (n = 1,000, one seed, CoLiDE-EV/NV and
@@ -58,8 +59,10 @@ def _fit(method, X):
                 out = {"W": None, "error": str(exc) or type(exc).__name__}
         elif method == "CoLiDE-NV-TOPO":
             out = run_method_safe("CoLiDE-NV", X, solver="topo")
-        else:
-            out = run_method_safe(method, X)
+        else:  # "NAME" or "NAME:key=value,key=value" (numbers), e.g. "CoLiDE-NV:threshold=0.1"
+            name, _, given = method.partition(":")
+            params = {k: float(v) for k, v in (kv.split("=") for kv in given.split(",") if kv)}
+            out = run_method_safe(name, X, **params)
         return out, time.perf_counter() - t
 
 
@@ -137,6 +140,8 @@ def summarise(fits):
             row[key + "_sd"] = float(vals.std(ddof=1)) if len(ok) > 1 else float("nan")
         rows.append(row)
     order = {m: i for i, m in enumerate(ALL_METHODS)}
+    order.update({m: order.get(m.partition(":")[0], len(order)) + 0.5 for m in {r["method"] for r in rows}
+                  if ":" in m})
     nets = list(NETWORKS)
     rows.sort(key=lambda r: (nets.index(r["network"]) if r["network"] in nets else len(nets), r["n"],
                              r["scaling"] != "raw", order.get(r["method"], len(order)), r["method"]))
@@ -162,6 +167,28 @@ def table(rows) -> str:
                      str(r["seeds"]) if r["seeds"] == r["runs"] else f"{r['seeds']} of {r['runs']}"])
     return "\n".join(markdown_table(["network", "n", "data", "varsort.", "method", "SHD", "SHD-C", "SID", "TPR",
                                      "FDR", "time (s)", "seeds"], body))
+
+
+def pivot(rows, key="shd") -> str:
+    """One line per (network, n, data), one column per method: the mean of ``key`` over its seeds
+    (the number of seeds in brackets where it is not the most any method of the line has)."""
+    methods = sorted({r["method"] for r in rows},
+                     key=lambda m: next(i for i, r in enumerate(rows) if r["method"] == m))
+    lines = {}
+    for r in rows:
+        lines.setdefault((r["network"], r["n"], r["scaling"], r["varsortability"]), {})[r["method"]] = r
+    body = []
+    for (name, n, scaling, vs), by in lines.items():
+        most = max(r["seeds"] for r in by.values())
+        cells = []
+        for m in methods:
+            r = by.get(m)
+            if r is None or not r["seeds"]:
+                cells.append("–")
+            else:
+                cells.append(f"{r[key]:.1f}" + ("" if r["seeds"] == most else f" ({r['seeds']})"))
+        body.append([name, f"{n:,}", scaling, f"{vs:.2f}"] + cells)
+    return "\n".join(markdown_table(["network", "n", "data", "varsort."] + methods, body))
 
 
 def winners(fits) -> str:
@@ -218,6 +245,10 @@ def main(argv=None):
                    progress=say if args.verbose else None)
     rows = summarise(fits)
     print(table(rows))
+    print()
+    print("SHD, mean over seeds (fewer seeds in brackets):")
+    print()
+    print(pivot(rows))
     print()
     print(winners(fits))
 

@@ -65,6 +65,9 @@ def recorder(monkeypatch):
 
     monkeypatch.setattr(CoLiDE, "fit", fit)
     monkeypatch.setattr(CoLiDE, "fit_from_stats", fit_from_stats)
+    from dashboard.infra import workers
+
+    monkeypatch.setattr(workers, "ENABLED", False)  # the spies live in this process: jobs compute in their threads
     real_run = baselines.run_method
 
     def run_method(name, X, *, conditions=None, unused_design="refuse", **kw):

@@ -153,3 +153,16 @@ def test_the_thread_fallback_and_calls_outside_a_job_run_in_place(monkeypatch):
     assert pids == [os.getpid()] and job.result == os.getpid()
     fallback = _job(f.count_to, 4).start()  # Job(process=...) in the thread: the job's own progress
     assert fallback.wait(BOUND) and fallback.result == 4
+
+
+def test_a_function_that_cannot_be_sent_runs_in_the_jobs_thread():
+    seen = []
+
+    def local(n, *, callback):  # a closure: not picklable, so not sent
+        callback(1, n)
+        seen.append(os.getpid())
+        return n
+
+    job = _job(local, 2).start()
+    assert job.wait(BOUND) and job.error is None and job.result == 2
+    assert seen == [os.getpid()]

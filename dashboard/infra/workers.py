@@ -152,8 +152,9 @@ def live_workers() -> int:
         return len(_LIVE)
 
 
-def _child(conn, stop, func, args, kwargs, threads):
-    """The worker process: ``func(*args, callback=..., **kwargs)``, its outcome sent on ``conn``."""
+def _child(conn, stop, call, threads):
+    """The worker process: ``func(*args, callback=..., **kwargs)`` (``call`` pickles them), its
+    outcome sent on ``conn``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the server is the parent's to handle
 
     def callback(*values):
@@ -166,6 +167,7 @@ def _child(conn, stop, func, args, kwargs, threads):
     try:
         from threadpoolctl import threadpool_limits
 
+        func, args, kwargs = pickle.loads(call)
         with threadpool_limits(limits=max(1, int(threads))):  # a one-unit job: one BLAS thread
             result = func(*args, callback=callback, **kwargs)
         payload = pickle.dumps(("result", result), protocol=pickle.HIGHEST_PROTOCOL)
@@ -223,19 +225,26 @@ def in_worker(func, *args, callback=None, **kwargs):
 
     Notes
     -----
-    In place (no process): when :data:`ENABLED` is False, or outside a job's thread (no job holds
-    a compute slot in this thread: a live fit, a test calling the function directly).
+    In place (no process): when :data:`ENABLED` is False, outside a job's thread (no job holds
+    a compute slot in this thread: a live fit, a test calling the function directly), or when
+    ``func`` or an argument cannot be pickled (a closure).
     """
     from dashboard.infra.jobs import current_job
 
     job = current_job()
     relay = job.progress if callback is None and job is not None else callback
-    if not ENABLED or job is None:
+    call = None
+    if ENABLED and job is not None:
+        try:
+            call = pickle.dumps((func, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # a function or argument that cannot be sent (a closure): in the thread
+            call = None
+    if call is None:
         return func(*args, callback=relay, **kwargs)
     ctx = context()
     parent, child = ctx.Pipe()
     stop = ctx.Event()
-    proc = _WorkerProcess(target=_child, args=(child, stop, func, args, kwargs, job.units),
+    proc = _WorkerProcess(target=_child, args=(child, stop, call, job.units),
                        name="colide-job-worker", daemon=True)
     with _LOCK:
         _LIVE.add(proc)

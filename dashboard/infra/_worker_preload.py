@@ -2,7 +2,8 @@
 
 It fits CoLiDE once on 60 rows of 3 fixed nodes, so that the solver's compiled kernels (numba's
 disk cache) and the modules a fit imports are loaded in the forkserver: a worker forked from it
-starts with them instead of loading them again for every job (seconds on a busy machine).
+starts with them instead of loading them again for every job
+(docs/security.md, "Shared server", gives the start cost).
 """
 from __future__ import annotations
 

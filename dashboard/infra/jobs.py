@@ -78,7 +78,7 @@ import streamlit as st
 
 from dashboard.infra.errors import SlotBusy  # noqa: F401 - re-exported (its old home)
 from dashboard.infra.slots import _AUTO, ComputeSlots, current_owner
-from dashboard.infra.workers import WorkerError, in_worker
+from dashboard.infra.workers import WorkerError, bind_job, current_job, in_worker
 
 __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
@@ -168,14 +168,6 @@ def interactive(wait: float | None = None):
         yield
     finally:
         _LOCAL.interactive, _LOCAL.wait = old
-
-
-def current_job():
-    """The :class:`Job` whose thread this is, while it holds its compute slot; else None.
-
-    :func:`dashboard.infra.workers.in_worker` runs its function in a worker process only there.
-    """
-    return getattr(_LOCAL, "job", None)
 
 
 def slot_held_since():
@@ -449,7 +441,8 @@ class Job:
         try:
             self._take_slot(ticket)
             # this thread holds its slot: compute_slot inside takes none
-            _LOCAL.since, _LOCAL.units, _LOCAL.job = time.monotonic(), ticket.units, self
+            _LOCAL.since, _LOCAL.units = time.monotonic(), ticket.units
+            bind_job(self)  # dashboard.infra.workers.in_worker may send its computation to a worker process
             if self.budget_s is not None:
                 self._budget_from = self._clock()  # the budget counts from the slot, not the line
             self.started = time.perf_counter()
@@ -467,7 +460,8 @@ class Job:
         except Exception as exc:  # the page must never die with a traceback
             self.error = f"{self.label}: unexpected error ({type(exc).__name__}): {exc}"
         finally:
-            _LOCAL.since, _LOCAL.job = None, None
+            _LOCAL.since = None
+            bind_job(None)
             self._slots.release(ticket)
             self.elapsed = time.perf_counter() - self.started
             self.fraction = 1.0

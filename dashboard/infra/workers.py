@@ -1,9 +1,8 @@
 """Worker processes for jobs: a job's computation out of the server's process (issue 53, high 3).
 
 Every session's script, every live fit and every job thread share the one Streamlit process and its
-GIL: the heavy-presser load test measured that process at 1.0–1.2 cores in every phase, and an
-honest tab's λ step at 3.5× its quiet baseline at p90 while another tab's one-unit job ran. So a
-job's thread may hand its computation to a **worker process** and only relay it:
+GIL (docs/security.md, "Shared server", gives the heavy-presser figures). So a job's thread may hand
+its computation to a **worker process** and only relay it:
 
 * :func:`in_worker` ``(func, *args, callback=..., **kwargs)``, called in a job's thread (a
   :class:`~dashboard.infra.jobs.Job` holding its compute slot), runs
@@ -50,7 +49,8 @@ from multiprocessing import forkserver, popen_forkserver, spawn
 from multiprocessing import util as mp_util
 from multiprocessing.context import reduction, set_spawning_popen
 
-__all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_S", "WorkerError", "context", "in_worker", "live_workers"]
+__all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_S", "WorkerError", "bind_job", "context", "current_job", "in_worker",
+           "live_workers"]
 
 
 def _enabled() -> bool:
@@ -96,6 +96,20 @@ class WorkerError(Exception):
 _CONTEXT = None
 _LOCK = threading.Lock()
 _LIVE = set()
+#: Per thread: the job whose thread it is, while it holds its compute slot (:func:`bind_job`).
+_THREAD = threading.local()
+
+
+def current_job():
+    """The :class:`~dashboard.infra.jobs.Job` whose thread this is, while it holds its compute slot;
+    else None. :func:`in_worker` runs its function in a worker process only there."""
+    return getattr(_THREAD, "job", None)
+
+
+def bind_job(job) -> None:
+    """Mark this thread as ``job``'s (None: no job's), for :func:`current_job`; called by the job's
+    thread when it gets its compute slot and when it ends."""
+    _THREAD.job = job
 
 
 class _Popen(popen_forkserver.Popen):
@@ -229,8 +243,6 @@ def in_worker(func, *args, callback=None, **kwargs):
     a compute slot in this thread: a live fit, a test calling the function directly), or when
     ``func`` or an argument cannot be pickled (a closure).
     """
-    from dashboard.infra.jobs import current_job
-
     job = current_job()
     relay = job.progress if callback is None and job is not None else callback
     call = None

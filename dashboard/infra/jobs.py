@@ -77,6 +77,7 @@ import numpy as np
 import streamlit as st
 
 from dashboard.infra.errors import SlotBusy  # noqa: F401 - re-exported (its old home)
+from dashboard.infra.limits import env_seconds
 from dashboard.infra.slots import _AUTO, ComputeSlots, current_owner
 from dashboard.infra.workers import WorkerError, bind_job, current_job, in_worker
 
@@ -101,12 +102,7 @@ def _max_concurrent() -> int:
 
 
 def _grace_s() -> float:
-    raw = os.environ.get("COLIDE_SESSION_GRACE_S", "").strip()
-    try:
-        value = float(raw) if raw else 30.0
-    except ValueError:
-        value = 30.0
-    return min(3600.0, max(0.0, value)) if value == value else 30.0
+    return env_seconds("COLIDE_SESSION_GRACE_S", 30.0, 3600.0)
 
 
 def _job_max_seconds() -> float | None:

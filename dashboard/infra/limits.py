@@ -1,13 +1,47 @@
 """How large a dataset this server takes: the upload's column limit, the node limit (the CPU's,
 or twice it where a GPU is present), the device a fit of that size runs on, and the message that
-says why a dataset is too large.
+says why a dataset is too large; and the one reader of the server's limits in seconds from the
+environment (:func:`env_seconds`).
 
 :mod:`dashboard.data` reads uploads through these limits and re-exports the names (their import
 path on the pages).
 """
 from __future__ import annotations
 
-__all__ = ["UPLOAD_MAX_COLUMNS", "node_limit", "fit_device", "too_large_message"]
+import os
+
+__all__ = ["UPLOAD_MAX_COLUMNS", "node_limit", "fit_device", "too_large_message", "env_seconds"]
+
+
+def env_seconds(name: str, default: float, high: float) -> float:
+    """Seconds from the environment variable ``name``, clipped to ``[0, high]``.
+
+    Parameters
+    ----------
+    name : str
+        The variable (``"COLIDE_SESSION_GRACE_S"``).
+    default : float
+        Used when it is unset, empty, not a number or NaN.
+    high : float
+        The largest value taken.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> os.environ["COLIDE_DOCTEST_S"] = "1e9"
+    >>> env_seconds("COLIDE_DOCTEST_S", 30.0, 3600.0), env_seconds("COLIDE_UNSET_S", 30.0, 3600.0)
+    (3600.0, 30.0)
+    >>> del os.environ["COLIDE_DOCTEST_S"]
+    """
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        value = default
+    return min(float(high), max(0.0, value)) if value == value else default
 
 
 #: Most columns an uploaded file may have, counted from its header before it is parsed: twice the

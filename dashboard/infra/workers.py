@@ -49,6 +49,8 @@ from multiprocessing import forkserver, popen_forkserver, spawn
 from multiprocessing import util as mp_util
 from multiprocessing.context import reduction, set_spawning_popen
 
+from dashboard.infra.limits import env_seconds
+
 __all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_S", "WorkerError", "bind_job", "context", "current_job", "in_worker",
            "live_workers"]
 
@@ -58,12 +60,7 @@ def _enabled() -> bool:
 
 
 def _stop_grace() -> float:
-    raw = os.environ.get("COLIDE_JOB_STOP_GRACE_S", "").strip()
-    try:
-        value = float(raw) if raw else 10.0
-    except ValueError:
-        value = 10.0
-    return min(600.0, max(0.0, value)) if value == value else 10.0
+    return env_seconds("COLIDE_JOB_STOP_GRACE_S", 10.0, 600.0)
 
 
 #: Whether job computations run in worker processes (``$COLIDE_JOB_PROCESSES``, default on).

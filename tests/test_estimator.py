@@ -177,12 +177,16 @@ def test_cli_offers_the_table_and_the_defaults():
 # one formula, one place (the import rules and the three levels: tests/test_layout.py)
 # ---------------------------------------------------------------------------------------------
 def test_the_stage_objective_and_the_score_are_written_once():
-    # The value formula mu * (score + L1) + h and the EV score appear once in the solver layer.
+    # The value formula mu * (score + L1) + h and the EV score appear once in the solver layer's
+    # numpy code, and once more only in the device's twin of the checkpoint evaluation
+    # (_jax_loop, issue 50: the whole Adam phase in one compiled loop, which cannot call numpy).
+    # The twin is pinned to _objective's values by tests/test_jax_loop.py (every checkpoint's
+    # objective against the numpy solver's, 1e-10 relative), as the numba kernels' gradient is.
     src = {p.stem: p.read_text() for p in (PKG / "solver").glob("_*.py")}
-    stage = [m for m, text in src.items() for _ in re.finditer(r"mu \* \(.*np\.abs\(W\)", text)]
-    assert stage == ["_objective"]
-    ev = [m for m, text in src.items() for _ in re.finditer(r"/ \(2\.0 \* sigma\)", text)]
-    assert ev == ["_objective"]
+    stage = sorted(m for m, text in src.items() for _ in re.finditer(r"mu \* \(.*np\.abs\(W\)", text))
+    assert stage == ["_jax_loop", "_objective"]
+    ev = sorted(m for m, text in src.items() for _ in re.finditer(r"/ \(2\.0 \* sigma\)", text))
+    assert ev == ["_jax_loop", "_objective"]
     # no solver default written in a loop, the path or the estimator
     for name in ("_solver", "_fast", "_estimator", "path"):
         text = (PKG / "solver" / f"{name}.py").read_text()

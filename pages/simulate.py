@@ -31,8 +31,7 @@ def _run_simulation():
     # Within the server's memory budget for all sessions' datasets, checked before drawing
     # (issue 53: closed tabs' simulations used to pile up until a MemoryError traceback).
     rows = config.n * (1 + int(config.interventions))
-    size = memory.estimate_nbytes(rows, config.d)
-    refused = memory.refusal(size, "This simulation", working=int(memory.SIMULATION_WORKING_FACTOR * size))
+    refused = memory.simulation_refusal(rows, config.d, "This simulation")
     if refused is not None:
         ss[state.SIM_STATUS] = ("error", refused)
         return

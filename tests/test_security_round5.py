@@ -214,6 +214,20 @@ def test_a_link_that_simulates_asks_the_same_budget(new_app, monkeypatch):
     assert not at2.exception and at2.session_state["dataset"].source == "simulated"
 
 
+def test_a_simulation_reserves_its_working_memory_in_one_place(monkeypatch):
+    # 1,000 rows x 50 nodes: 400,000 B of X + 2 x 20,000 B of truths = 440,000 B kept; drawn, it
+    # takes SIMULATION_WORKING_FACTOR (2.5) times that: 1,100,000 B reserved until it is recorded.
+    from dashboard.infra import memory
+
+    monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "_RESERVED", {})
+    monkeypatch.setattr(memory, "_session_states", lambda: {})
+    assert memory.simulation_refusal(1000, 50, session_id="A", budget=1_100_000) is None
+    assert memory._RESERVED["A"][0] == 1_100_000
+    refused = memory.simulation_refusal(1000, 50, "The link's simulation", session_id="B", budget=2_199_999)
+    assert refused.startswith("The link's simulation would take 0.4 MB (1.0 MB while it is built)")
+
+
 # --- round 5's load test: tabs asking together, and an idle server -------------------------------
 
 def test_tabs_asking_together_are_counted_against_each_other(monkeypatch):

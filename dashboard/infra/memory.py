@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 __all__ = ["BUDGET_BYTES", "CLOSED_GRACE_S", "SIMULATION_WORKING_FACTOR", "dataset_nbytes", "estimate_nbytes",
-           "record", "held_bytes", "refusal", "memory_error_message"]
+           "record", "held_bytes", "refusal", "simulation_refusal", "memory_error_message"]
 
 _MB = 1024 * 1024
 
@@ -341,6 +341,33 @@ def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None, 
             f"server already hold {_mb(others)} MB of its {_mb(budget)} MB budget "
             f"({_mb(room)} MB free). Nothing was loaded: choose fewer rows or nodes, or try "
             f"again in a minute (closed tabs give their data back after {CLOSED_GRACE_S:.0f} s).")
+
+
+def simulation_refusal(n_rows: int, n_nodes: int, what: str = "This simulation", budget: int | None = None, *,
+                       session_id=None) -> str | None:
+    """:func:`refusal` for a simulation of ``n_rows`` x ``n_nodes`` before it is drawn.
+
+    The one place where a simulation's size (:func:`estimate_nbytes`) and its working memory
+    (:data:`SIMULATION_WORKING_FACTOR` times that) are reckoned: the Simulate page and a link's
+    simulation both ask here.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the whole table (every condition's rows).
+    n_nodes : int
+    what : str, default "This simulation"
+        How the sentence names it.
+    budget, session_id : optional
+        As :func:`refusal`'s.
+
+    Returns
+    -------
+    str or None
+        :func:`refusal`'s sentence, or None when it fits (the working bytes are then reserved).
+    """
+    size = estimate_nbytes(n_rows, n_nodes)
+    return refusal(size, what, budget, session_id=session_id, working=int(SIMULATION_WORKING_FACTOR * size))
 
 
 def memory_error_message(what: str = "This dataset") -> str:

@@ -387,8 +387,7 @@ def _dataset_of(view, current, ss):
                           "page (its fits then run as jobs with Stop). Showing the current dataset.")
         from dashboard.infra import memory  # the server-wide budget of all sessions' datasets (issue 53)
 
-        size = memory.estimate_nbytes(config.n * (1 + config.interventions), config.d)
-        refused = memory.refusal(size, "The link's simulation", working=int(memory.SIMULATION_WORKING_FACTOR * size))
+        refused = memory.simulation_refusal(config.n * (1 + config.interventions), config.d, "The link's simulation")
         if refused is not None:
             return None, refused + " Showing the current dataset."
         return simulate_dataset(config, int(view.sim.get("seed", 0))), None

@@ -206,7 +206,7 @@ def scale_verdict(X, W, *, transforms=(), threshold=VARSORTABILITY_THRESHOLD) ->
                         recommendation="colide" if carries else "ges_ida", threshold=float(threshold))
 
 
-def ges_ida_cpdag(X, *, conditions=None, lambda_value=0.5):
+def ges_ida_cpdag(X, *, conditions=None, lambda_value=0.5, callback=None):
     """GES's CPDAG of the data, each condition centred on its own means first.
 
     Parameters
@@ -218,6 +218,11 @@ def ges_ida_cpdag(X, *, conditions=None, lambda_value=0.5):
         CoLiDE with conditions removes it with one intercept per condition.
     lambda_value : float, default=0.5
         causal-learn's BIC penalty (:func:`colide_core.evaluation.ida.ges_cpdag`).
+    callback : callable, optional
+        ``callback(done, total)``: called with ``(0, 1)`` before the search and ``(1, 1)`` after
+        it. causal-learn's search reports nothing and cannot be stopped from inside: a caller
+        that must stop it runs this function in a process of its own (the dashboard's jobs do,
+        ``dashboard.infra.workers.in_worker``). Its return value is not read.
 
     Returns
     -------
@@ -238,7 +243,12 @@ def ges_ida_cpdag(X, *, conditions=None, lambda_value=0.5):
         from colide_core.data.conditions import centre_by_condition
 
         values = centre_by_condition(values, conditions)
-    return ges_cpdag(values, lambda_value=lambda_value)
+    if callback is not None:
+        callback(0, 1)
+    C = ges_cpdag(values, lambda_value=lambda_value)
+    if callback is not None:
+        callback(1, 1)
+    return C
 
 
 @dataclass(frozen=True)

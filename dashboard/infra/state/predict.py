@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.caching import cache_data, dataset_cache_key
+from dashboard.infra import workers
 from dashboard.infra.jobs import JobSlot
 
 __all__ = ["BOOT_JOB", "BOOT_RESULT", "BOOT_MESSAGES", "BOOT_SLOT", "PLAN_JOB", "PLAN_RESULT", "PLAN_MESSAGES",
@@ -56,8 +57,12 @@ TRY_SLOT = JobSlot(TRY_JOB, TRY_MESSAGES, stop_key="plan_try_stop",
 GES_COLUMNS = ("shift (sd), GES + IDA (mean)", "GES + IDA: possible shifts (sd)")
 GES_JOB, GES_RESULT, GES_MESSAGES = "pred_ges_job", "pred_ges_result", "pred_ges_messages"
 GES_SLOT = JobSlot(GES_JOB, GES_MESSAGES, stop_key="pred_ges_stop",
-                   stop_help="GES cannot be interrupted inside its search: Stop drops its answer when the search "
-                             "ends.")
+                   stop_help=(f"GES's search hears no Stop: its worker process is ended {workers.STOP_GRACE_S:g} s "
+                              "after the request, and nothing is kept." if workers.ENABLED else
+                              "GES cannot be interrupted inside its search: Stop drops its answer when the search "
+                              "ends."))
+#: What the GES job's status says while causal-learn searches (it reports no progress inside).
+_GES_STATUS = "GES: searching the equivalence classes (no progress inside the search)"
 
 #: ``weights`` of :func:`colide_core.evaluation.interventions.predict_intervention` -> its label.
 WEIGHT_LABELS = {"auto": "by the noise model (NV: the fit's; EV: least squares)",
@@ -152,9 +157,20 @@ def ges_cpdag_of(dataset, _conditions=None):
     """
     from colide_core.evaluation.scale import ges_ida_cpdag
 
-    C = ges_ida_cpdag(dataset.X, conditions=_conditions)
+    # In the GES job's worker process: its search hears no Stop, so Stop ends the process
+    # (dashboard.infra.workers.STOP_GRACE_S later) and frees the job's compute slot; a stopped or
+    # failed search raises, and nothing is cached.
+    C = workers.in_worker(ges_ida_cpdag, dataset.X, conditions=_conditions, callback=_ges_progress)
     _GES_DONE.append(dataset_cache_key(dataset))
     return C
+
+
+def _ges_progress(done, total) -> bool:
+    """The GES job's progress (``callback(done, total)`` of :func:`ges_ida_cpdag`); whether to stop."""
+    job = workers.current_job()
+    if job is None:
+        return False
+    return bool(job.report(0.05 + 0.9 * float(done) / (float(total) or 1.0), _GES_STATUS))
 
 
 def ges_known(dataset) -> bool:
@@ -262,7 +278,7 @@ def ges_job(dataset, conditions):
     from dashboard.infra.jobs import Job
 
     def run(job):
-        job.report(0.05, "GES: searching the equivalence classes (no progress inside the search)")
+        job.report(0.05, _GES_STATUS)
         t0 = time.perf_counter()
         C = ges_cpdag_of(dataset, conditions)
         _GES_SECONDS.append((dataset.X.shape[0], dataset.X.shape[1], time.perf_counter() - t0))
@@ -276,10 +292,10 @@ def harvest_ges(ss, job) -> list:
     """Store a finished GES job's CPDAG in ``ss[GES_RESULT]`` and say how it went (``(level, text)``)."""
     from dashboard.infra.text import fmt_seconds, md_escape
 
+    if job.stop_requested:  # before the error: a search ended by Stop raises in its job
+        return [("info", "Stopped: GES's answer was dropped.")]
     if job.error:
         return [("error", md_escape(job.error))]
-    if job.stop_requested:
-        return [("info", "Stopped: GES's answer was dropped.")]
     ss[GES_RESULT] = {"key": job.key, "C": job.result}
     return [("success", f"GES searched in {fmt_seconds(job.elapsed)}: its class's possible shifts are the GES + IDA "
                         "columns beside CoLiDE's.")]

@@ -87,6 +87,8 @@ def test_kernel_gradient_and_sigma_equal_the_objective_module(variant, d):
     M = s * np.eye(d) - W * W
     Minv = np.asarray(P.block_inv(jnp.asarray(M)))
     assert_allclose(Minv, np.linalg.inv(M), rtol=0, atol=1e-12 * np.abs(Minv).max())
+    for name, inv in P.inverses.items():  # the step's choices (issue 50: "block", "direct")
+        assert_allclose(np.asarray(inv(jnp.asarray(M))), Minv, rtol=0, atol=1e-12 * np.abs(Minv).max(), err_msg=name)
     R, resid = residuals(W, cov)
     G = np.asarray(P.stage_grad(jnp.asarray(W), jnp.asarray(R), jnp.asarray(Minv.T), jnp.asarray(isig), mu,
                                 jnp.asarray(lam), jnp.asarray(mask)))
@@ -103,17 +105,22 @@ def test_kernel_gradient_and_sigma_equal_the_objective_module(variant, d):
     assert_allclose(1.0 / np.asarray(isig_j), np.broadcast_to(expected, (d,)), rtol=1e-12)
 
 
-def test_block_inverse_outside_the_domain_fails_the_solvers_test():
-    # s I - W o W with s below the spectral radius of W o W: not an M-matrix; the block
-    # inverse's result has entries far below -1e-6 (or is not finite): the step is refused.
+@pytest.mark.parametrize("inverse", ["block", "direct"])
+def test_block_inverse_outside_the_domain_fails_the_solvers_test(inverse):
+    # s I - W o W with s below the spectral radius of W o W: not an M-matrix; the step's
+    # inverse (the block recursion or one jnp.linalg.inv) has entries far below -1e-6 (or is not
+    # finite): the step is refused. Just inside the domain (s 1 % above the radius) it passes.
     jnp = jax.numpy
     rng = np.random.default_rng(1)
     d = 100
     W = rng.uniform(0.5, 1.0, (d, d)) / np.sqrt(d)
-    M = 0.5 * np.eye(d) - W * W
-    assert np.max(np.abs(np.linalg.eigvals(W * W))) > 0.5
-    Minv = np.asarray(_parts().block_inv(jnp.asarray(M)))
+    rho = np.max(np.abs(np.linalg.eigvals(W * W)))
+    assert rho > 0.5
+    inv = _parts().inverses[inverse]
+    Minv = np.asarray(inv(jnp.asarray(0.5 * np.eye(d) - W * W)))
     assert not (np.all(np.isfinite(Minv)) and Minv.min() >= -1e-6)
+    Minv = np.asarray(inv(jnp.asarray(1.01 * rho * np.eye(d) - W * W)))
+    assert np.all(np.isfinite(Minv)) and Minv.min() >= -1e-6
 
 
 # ------------------------------------------------------------------------------------------

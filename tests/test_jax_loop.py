@@ -8,7 +8,10 @@ Invariants checked here:
 * the host hears the loop at a bounded rate: the callback once per visit with the last
   checkpoint, every checkpoint still in the history; ``Stop`` lands at a visit's last
   checkpoint with that checkpoint's state; ``max_time`` is honoured;
-* ``record_W`` takes the chunk path (W at every checkpoint is the host's).
+* ``record_W`` takes the chunk path (W at every checkpoint is the host's);
+* the step's inverse is selectable (``_jax._INVERSE``: the block recursion or one
+  ``jnp.linalg.inv``, issue 50's item 2) without changing the iterates beyond rounding, and the
+  direct inverse refuses a step outside the log-det domain as the block one does.
 
 No timing is asserted (benchmarks/bench_jax_host.py measures the host share). The visit rate is
 set by replacing ``VISIT_S`` (0: a visit per checkpoint; huge: a visit per buffer), so the
@@ -47,9 +50,9 @@ def _cov(d, seed, n=None):
     return X.T @ X / X.shape[0], B
 
 
-def _on(loop=True, **kw):
+def _on(loop=True, inverse=None, **kw):
     cov = kw.pop("cov")
-    with _on_device(resolve_device(DEVICE)), warnings.catch_warnings():
+    with _on_device(resolve_device(DEVICE), inverse=inverse), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fast_solve(cov, engine=jax_kernels(loop=loop), **kw)
 
@@ -206,3 +209,60 @@ def test_record_w_takes_the_chunk_path():
     res = _on(cov=cov, variant="nv", record_W=True, max_iter=(300, 300, 300, 600), checkpoint=100)
     assert loop_stats()["visits"] == 0
     assert len(res.W_history) == len(res.history["objective"]) > 0
+
+
+def _spy_phase(monkeypatch):
+    """The compiled loop's keys as the solves ask for them (the last one is the step's inverse)."""
+    keys = []
+    real = _jax_loop._compiled_phase
+
+    def spy(*key):
+        keys.append(key[1:])
+        return real(*key)
+
+    monkeypatch.setattr(_jax_loop, "_compiled_phase", spy)
+    return keys
+
+
+@pytest.mark.parametrize("variant", ["ev", "nv"])
+def test_the_direct_inverse_gives_the_block_inverses_iterates(monkeypatch, variant):
+    # d = 80 > the block inverse's 64-wide leaf, so "block" recurses once and "direct" is one
+    # jnp.linalg.inv: two different inverses whose steps agree to rounding (1e-13 relative here),
+    # so the checkpoints' decisions and the iterates are the same. A wrong inverse (a transposed
+    # one, a wrong Schur sign) moves the gradient's 2 inv(M)^T o W term at the first step and
+    # fails these tolerances by orders of magnitude.
+    from colide_core.solver import _jax
+
+    assert _jax._INVERSE == {"cpu": "block", "gpu": "block"}  # the default, until a GPU measures "direct"
+    d = 80
+    cov, _ = _cov(d, 7)
+    kw = dict(cov=cov, variant=variant, max_iter=(600, 400, 400), mu_schedule=(1.0, 0.1, 0.01),
+              s_schedule=(1.0, 0.9, 0.8), checkpoint=100, polish=False)
+    keys = _spy_phase(monkeypatch)
+    block = _on(**kw)
+    direct = _on(inverse="direct", **kw)
+    assert [k[-1] for k in keys] == ["block"] * 3 + ["direct"] * 3  # one compiled loop per stage and inverse
+    assert direct.n_iter == block.n_iter > 0 and direct.history["iteration"] == block.history["iteration"]
+    assert direct.lr_used == pytest.approx(block.lr_used, rel=1e-12)
+    assert_allclose(direct.history["objective"], block.history["objective"], rtol=1e-10)
+    assert_allclose(direct.W, block.W, rtol=0, atol=1e-9 * np.abs(block.W).max())
+    assert np.abs(block.W).max() > 0.3  # a fitted graph, not a trivial one
+
+
+def test_the_direct_inverse_refuses_steps_outside_the_log_det_domain(monkeypatch):
+    # A huge step (lr = 5, least squares, no L1) leaves the log-det domain at once; the step's
+    # inverse is what refuses it (the O(d^2) certificate fails first, then the inverse's test:
+    # finite and entry-wise >= -1e-6), the step halves, and every stage ends inside the domain,
+    # with the block inverse's halvings.
+    cov, _ = _cov(80, 8)
+    kw = dict(cov=cov, variant="ls", lambda1=0.0, lr=5.0, max_iter=(200, 200, 200), mu_schedule=(1.0, 0.1, 0.01),
+              s_schedule=(1.0, 0.9, 0.8), checkpoint=50, polish=False)
+    block = _on(**kw)
+    direct = _on(inverse="direct", **kw)
+    assert all(lr < 5.0 * c for lr, c in zip(direct.lr_used, (10, 10, 10)))  # halved from the scaled step
+    assert direct.lr_used == pytest.approx(block.lr_used, rel=1e-12)
+    assert np.all(np.isfinite(direct.history["h"]))
+    assert np.all(np.linalg.inv(0.8 * np.eye(80) - direct.W * direct.W) >= -1e-6)
+    assert_allclose(direct.W, block.W, rtol=0, atol=1e-9 * np.abs(block.W).max())
+    with pytest.raises(ValueError, match="inverse"):
+        _on(inverse="cholesky", **kw)

@@ -67,6 +67,16 @@ ALGORITHM_1 = dict(step_scale=1, polish=False, chatter_tol=None, average=False, 
 #: Blocks up to this size are inverted directly in the block inverse (measured on this 2-core
 #: CPU: 64 and 32 equally fast at d = 200 and 500).
 _LEAF = 64
+#: The step's ``d x d`` inverse, per JAX platform (issue 50): ``"block"``, the 2 x 2 Schur recursion
+#: of :func:`_parts` (gemm-bound, 64-wide leaves; on this CPU as fast as ``jnp.linalg.inv`` at
+#: d = 500 and 1.1x faster at d = 1000, docs/gpu.md), or ``"direct"``, one ``jnp.linalg.inv``
+#: call (LAPACK / cuSOLVER's pivoted LU). Private: which one a GPU should use is what
+#: ``benchmarks/gpu_check.sh host``'s tables decide (fits with both, and the linalg table); until a
+#: device has measured it both platforms keep ``"block"``. A benchmark overrides it for the solves
+#: of one block with ``_on_device(dev, inverse=...)``. Never chosen by timing: a result depends on
+#: the platform and this table only.
+_INVERSE = {"cpu": "block", "gpu": "block"}
+_INVERSES = ("block", "direct")
 #: How to get JAX (the message of DeviceUnavailableError).
 _INSTALL = "pip install 'colide-dashboard[jax]' (jax==0.10.2, jaxlib==0.10.2; for NVIDIA GPUs also jax[cuda12])"
 
@@ -317,15 +327,26 @@ def _setting_names():
 
 
 @contextlib.contextmanager
-def _on_device(dev):
-    """Run the block's kernels on ``dev``; forget the device copies of the constants afterwards."""
-    prev = getattr(_LOCAL, "device", None)
-    _LOCAL.device = dev
+def _on_device(dev, inverse=None):
+    """Run the block's kernels on ``dev``; forget the device copies of the constants afterwards.
+
+    ``inverse``: ``"block"`` or ``"direct"`` for the solves of this block (the benchmark's
+    side-by-side, issue 50), or None for the platform's choice (:data:`_INVERSE`).
+    """
+    if inverse is not None and inverse not in _INVERSES:
+        raise ValueError(f"inverse must be one of {_INVERSES}, got {inverse!r}.")
+    prev = getattr(_LOCAL, "device", None), getattr(_LOCAL, "inverse", None)
+    _LOCAL.device, _LOCAL.inverse = dev, inverse
     try:
         yield
     finally:
-        _LOCAL.device = prev
+        _LOCAL.device, _LOCAL.inverse = prev
         _LOCAL.consts = None
+
+
+def _inverse_for(dev):
+    """The step's inverse on ``dev``: the running block's override, else the platform's (:data:`_INVERSE`)."""
+    return getattr(_LOCAL, "inverse", None) or _INVERSE.get(dev.platform, "block")
 
 
 def kernel_stats(reset=False):
@@ -418,28 +439,32 @@ def _parts():
         ok = jnp.all(x2 > 0.0) & jnp.all(M @ x2 > _CERT_MARGIN * s * x2)
         return ok, jnp.where(ok, x2, x)
 
-    return types.SimpleNamespace(block_inv=block_inv, stage_grad=stage_grad, residuals_sigma=residuals_sigma,
-                                 certify=certify, refine_cert=refine_cert)
+    # the step's inverse by name (:data:`_INVERSE`): the block recursion, or one LAPACK / cuSOLVER call
+    inverses = {"block": block_inv, "direct": jnp.linalg.inv}
+    return types.SimpleNamespace(block_inv=block_inv, inverses=inverses, stage_grad=stage_grad,
+                                 residuals_sigma=residuals_sigma, certify=certify, refine_cert=refine_cert)
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_chunk(vcode, required=False):
+def _compiled_chunk(vcode, required=False, inverse="block"):
     """The jitted Adam phase for one variant code (0 EV, 1 NV, 2 LS); compiled per matrix size.
 
     ``required``: the chunk's argument ``A`` is the required edges' ``tau R``, subtracted from
     ``s I - W o W`` in the inverses and the certificates (:func:`colide_core.solver._objective.
     required_offset`); else ``A`` is ignored and the traced arithmetic is the plain one.
+    ``inverse``: the step's inverse, ``"block"`` or ``"direct"`` (:data:`_INVERSE`).
     """
-    return _import_jax().jit(_chunk_fn(vcode, required))
+    return _import_jax().jit(_chunk_fn(vcode, required, inverse))
 
 
 @functools.lru_cache(maxsize=None)
-def _chunk_fn(vcode, required=False):
+def _chunk_fn(vcode, required=False, inverse="block"):
     """The Adam phase of :func:`_compiled_chunk` as a traceable function, not jitted: the whole
     stage loop (:mod:`colide_core.solver._jax_loop`, issue 50) calls it inside its own loop."""
     jax = _import_jax()
     jnp, lax = jax.numpy, jax.lax
     P = _parts()
+    inv = P.inverses[inverse]
 
     def chunk(W, m, v, MinvT, R, resid, isig, Wbar, xc, lag, cov, lam, mask, sig0, A,
               mu, s, lr, b1, b2, b1t, b2t, ema, nsteps, max_halvings, refresh, refine):
@@ -470,7 +495,7 @@ def _chunk_fn(vcode, required=False):
                                        lambda: (false, x_c))
 
                 def inverted():
-                    Minv = P.block_inv(s * eye - Wn * Wn if A is None else s * eye - Wn * Wn - A)
+                    Minv = inv(s * eye - Wn * Wn if A is None else s * eye - Wn * Wn - A)
                     ok = jnp.all(jnp.isfinite(Minv)) & (jnp.min(Minv) >= _DOMAIN_TOL)
                     Mt_n = Minv.T
                     x_n = Mt_n.sum(axis=0)  # inv(M) @ 1: the next certificate
@@ -553,7 +578,7 @@ def adam_chunk_jax(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
         A[np.asarray(rq_i), np.asarray(rq_j)] = float(tau)
     else:
         A = np.zeros((1, 1))  # ignored by the plain chunk
-    f = _compiled_chunk(int(vcode), required)
+    f = _compiled_chunk(int(vcode), required, _inverse_for(dev))
     out = f(put(W), put(m), put(v), put(MinvT), put(R), put(resid), put(isig), put(Wbar), put(xc),
             put(np.int64(lag[0])), cov_d, lam_d, mask_d, sig0_d, put(A),
             float(mu), float(s), float(lr), float(b1), float(b2), float(b1t), float(b2t), float(ema),

@@ -91,13 +91,14 @@ def loop_stats(reset=False):
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B):
+def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B, inverse="block"):
     """The jitted stage loop for one variant code and set of switches; compiled per matrix size.
 
     ``backend``: :mod:`colide_core.solver._jax` (passed in, not imported: it imports this module).
     ``average`` / ``chatter``: the running average is evaluated at checkpoints (the fast loop's
     ``average or chatter_tol``); ``auto_refresh``: ``inverse_every="auto"`` (10 steps per
-    inverse with the refined certificate at step scale 1, else 3); ``B``: the record buffer.
+    inverse with the refined certificate at step scale 1, else 3); ``B``: the record buffer;
+    ``inverse``: the step's inverse, ``"block"`` or ``"direct"`` (:data:`colide_core.solver._jax._INVERSE`).
     """
     from colide_core.solver._common import _MAX_HALVINGS
     from colide_core.solver._fast import _INVERSE_EVERY, _INVERSE_EVERY_MAX
@@ -106,7 +107,7 @@ def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B)
     jnp, lax = jax.numpy, jax.lax
     jsl = jax.scipy.linalg
     P = backend._parts()
-    chunk = backend._chunk_fn(vcode, required)
+    chunk = backend._chunk_fn(vcode, required, inverse)
     evaluate_bar = average or chatter
 
     def value(W, resid, isig, lam, mu, s, logdet):
@@ -262,7 +263,8 @@ def adam_phase(state, Wbar, *, backend, stage, run, callback, cov, lam, mask, si
     is_req = len(required[0]) > 0
     d = state.W.shape[0]
     B = _buffer(d)
-    f = _compiled_phase(backend, int(vcode), is_req, bool(average), bool(chatter_tol), inverse_every is None, B)
+    f = _compiled_phase(backend, int(vcode), is_req, bool(average), bool(chatter_tol), inverse_every is None, B,
+                        backend._inverse_for(dev))
     A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
     f64, i64 = np.float64, np.int64
     carry = {name: put(getattr(state, name)) for name in _ARRAYS}

@@ -166,3 +166,195 @@ def test_a_function_that_cannot_be_sent_runs_in_the_jobs_thread():
     job = _job(local, 2).start()
     assert job.wait(BOUND) and job.error is None and job.result == 2
     assert seen == [os.getpid()]
+
+
+# -- what sending the data costs (issue 53's follow-up): the call out of band, the worker's copy reserved --
+
+import fractions  # noqa: E402
+import tracemalloc  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from dashboard.infra import memory  # noqa: E402
+from tests import _worker_memory_funcs as wm  # noqa: E402
+
+MB = 1024 * 1024
+
+
+def _big(layout, rng):
+    """About 48 MB of float64 in the given layout (the strided view's base is twice that)."""
+    if layout == "strided":
+        return rng.standard_normal((6000, 2000))[:, ::2]
+    X = rng.standard_normal((6000, 1000))
+    return {"C": X, "F": np.asfortranarray(X), "frame": pd.DataFrame(X)}[layout]
+
+
+def _traced_peak(run):
+    """``run()``'s result and the peak of Python's allocations above the start (tracemalloc, every
+    thread: the job's thread pickles and sends the call)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        out = run()
+        return out, tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture
+def _budget_empty(monkeypatch):
+    """The memory budget with no session's data in it (other tests' sessions do not count here)."""
+    monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "_RESERVED", {})
+    monkeypatch.setattr(memory, "_WORKING", {})
+    monkeypatch.setattr(memory, "_session_states", lambda: {})
+
+
+@pytest.mark.parametrize("layout, bound", [("C", 0.02), ("F", 0.02), ("frame", 0.02), ("strided", 1.1)])
+def test_sending_a_large_X_to_a_worker_takes_no_copy_of_it_in_the_server(layout, bound, _budget_empty):
+    """Before: the call was pickled in band, then copied again into the launch's data: 2.1 times
+    ``X`` in the server (2.5 times for a strided ``X``). Now a contiguous ``X`` goes out of band from
+    its own memory, and a strided one as one contiguous copy."""
+    assert _job(wm.probe, np.zeros((4, 4))).start().wait(BOUND)  # the forkserver started: not counted
+    rng = np.random.default_rng(0)
+    X = _big(layout, rng)
+    A = np.asarray(X)
+    nbytes = A.nbytes
+
+    def run():
+        job = _job(wm.probe, X).start()
+        assert job.wait(BOUND)
+        return job
+
+    job, peak = _traced_peak(run)
+    assert job.error is None
+    print(layout, "server peak", peak / nbytes)
+    assert peak <= bound * nbytes
+    got = job.result
+    assert got["pid"] != os.getpid() and got["shape"] == A.shape and got["dtype"] == "float64"
+    assert got["checksum"] == float(A[::97].sum())
+    assert got["writeable"] == A.flags.writeable  # as in the thread (a frame's values: read-only, pandas 3)
+    assert got["writeable"] or layout == "frame"
+    assert got["f_contiguous" if layout in ("F", "frame") else "c_contiguous"]  # a frame's block: (d, n)
+
+
+def test_a_large_result_comes_back_without_a_second_copy(_budget_empty):
+    """The result path is out of band too (the Check page's report carries n x d residuals): the
+    server holds the result once, not its pickle bytes as well."""
+    X = np.random.default_rng(1).standard_normal((6000, 1000))
+
+    def run():
+        job = _job(wm.scale, X, 2.0).start()
+        assert job.wait(BOUND)
+        return job
+
+    job, peak = _traced_peak(run)
+    assert job.error is None
+    assert 0.99 * X.nbytes <= peak <= 1.1 * X.nbytes  # the result itself, once (before: 3.1 times)
+    np.testing.assert_array_equal(job.result, 2.0 * X)
+    assert job.result.flags.writeable and X[0, 0] != job.result[0, 0]  # the worker wrote its own copy
+
+
+class _Plain:
+    """An object without buffers (pickled in band)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __eq__(self, other):
+        return type(other) is _Plain and self.a == other.a
+
+
+def test_every_kind_of_argument_arrives_as_the_thread_gets_it(_budget_empty):
+    rng = np.random.default_rng(2)
+    readonly = rng.standard_normal((300, 40))
+    readonly.flags.writeable = False
+    args = (rng.standard_normal((300, 40)), np.asfortranarray(rng.standard_normal((200, 50))),
+            rng.standard_normal((400, 60))[:, ::3], rng.integers(-9, 9, size=(20, 30, 40)), np.zeros((0, 7)),
+            readonly, np.array([1.5, "a", None], dtype=object), rng.standard_normal(5),
+            pd.DataFrame(rng.standard_normal((500, 20)), columns=[f"V{i}" for i in range(20)]),
+            _Plain({"λ": [0.1, 0.05]}), fractions.Fraction(1, 3), bytearray(b"x" * 100_000))
+    kwargs = {"design": {"targets": [[0], [1, 2]]}, "W": rng.standard_normal((8, 8))}
+    threaded = jobs.Job(lambda job: wm.echo(*args, callback=job.progress, **kwargs), "x",
+                        slots=ComputeSlots(2, reserved=0), owner=None, budget_s=None).start()
+    worker = _job(wm.echo, *args, **kwargs).start()
+    assert threaded.wait(BOUND) and worker.wait(BOUND)
+    assert threaded.error is None and worker.error is None
+    (t_args, t_kwargs), (w_args, w_kwargs) = threaded.result, worker.result
+    assert len(w_args) == len(t_args) == len(args)
+    for t, w in zip(t_args, w_args):
+        assert type(w) is type(t)
+        if isinstance(t, np.ndarray):
+            assert w.dtype == t.dtype and w.shape == t.shape
+            np.testing.assert_array_equal(w, t)
+            assert w.flags.writeable == t.flags.writeable  # the read-only array stays read-only
+            assert w.flags.f_contiguous or w.flags.c_contiguous  # the strided view arrives contiguous
+        elif isinstance(t, pd.DataFrame):
+            pd.testing.assert_frame_equal(w, t)
+        else:
+            assert w == t
+    assert w_args[1].flags.f_contiguous and not w_args[1].flags.c_contiguous
+    assert w_kwargs["design"] == t_kwargs["design"]
+    np.testing.assert_array_equal(w_kwargs["W"], t_kwargs["W"])
+
+
+def test_the_workers_copy_is_reserved_while_it_runs_and_released_on_stop(_budget_empty):
+    X = np.random.default_rng(3).standard_normal((2000, 500))  # 8 MB
+    job = _job(wm.hold_with, X).start()
+    _until(lambda: job.fraction == 0.5, "the worker's report")
+    held = memory.held_bytes()
+    assert X.nbytes <= held <= X.nbytes + MB  # the worker's copy (and the call's small pickle)
+    job.request_stop()
+    assert job.wait(BOUND) and job.error is None
+    assert job.result == X.shape  # the partial result came back
+    assert memory.held_bytes() == 0
+
+
+def test_the_reservation_is_released_on_the_workers_error_and_when_it_is_killed(_budget_empty):
+    X = np.random.default_rng(4).standard_normal((2000, 500))
+    seen, pids = [], []
+
+    def relay(*values):
+        seen.append(memory.held_bytes())
+        return False
+
+    failing = jobs.Job(lambda job: workers.in_worker(wm.raise_with, X, callback=relay), "Checks",
+                       slots=ComputeSlots(2, reserved=0), owner=None, budget_s=None).start()
+    assert failing.wait(BOUND)
+    assert failing.error == "Checks failed: no fit on 2000 rows"
+    assert len(seen) == 1 and seen[0] >= X.nbytes
+    assert memory.held_bytes() == 0
+
+    def kill_relay(pid, _total):
+        pids.append(pid)
+        return False
+
+    killed = jobs.Job(lambda job: workers.in_worker(wm.pid_with, X, callback=kill_relay), "Ranking",
+                      slots=ComputeSlots(2, reserved=0), owner=None, budget_s=None).start()
+    _until(lambda: pids, "the worker's pid")
+    assert memory.held_bytes() >= X.nbytes
+    os.kill(pids[0], signal.SIGKILL)
+    assert killed.wait(BOUND)
+    assert killed.error.startswith("Ranking failed: its worker process ended unexpectedly (signal 9)")
+    assert memory.held_bytes() == 0
+
+
+def test_without_room_in_the_budget_for_the_workers_copy_the_job_runs_in_its_thread(_budget_empty, monkeypatch):
+    X = np.random.default_rng(5).standard_normal((2000, 500))
+    monkeypatch.setattr(memory, "BUDGET_BYTES", X.nbytes // 2)
+    seen = []
+
+    def relay(*values):
+        seen.append(memory.held_bytes())
+        return False
+
+    job = jobs.Job(lambda job: workers.in_worker(wm.probe, X, callback=relay), "x",
+                   slots=ComputeSlots(2, reserved=0), owner=None, budget_s=None).start()
+    assert job.wait(BOUND) and job.error is None
+    assert job.result["pid"] == os.getpid()  # in the job's thread, on the server's own X: no copy
+    assert job.result["checksum"] == float(X[::97].sum())
+    assert seen == [0] and memory.held_bytes() == 0
+    monkeypatch.setattr(memory, "BUDGET_BYTES", 4 * X.nbytes)  # with room: a worker
+    again = _job(wm.probe, X).start()
+    assert again.wait(BOUND) and again.result["pid"] != os.getpid()

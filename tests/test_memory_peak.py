@@ -91,3 +91,28 @@ def test_the_content_hash_reads_row_blocks_and_hashes_the_same_bytes(make, monke
     expected.update(np.ascontiguousarray(A, dtype="<f8").tobytes())
     monkeypatch.setattr(hashing, "_HASH_CHUNK_BYTES", 8 * 3)  # blocks of a few rows: many blocks
     assert hashing.digest("t/1", {"a": 1}, [A]) == expected.hexdigest()
+
+
+def test_a_workers_copy_counts_against_the_budget_while_it_is_held(monkeypatch):
+    """memory.working_memory (a job's worker process's copy of its arguments, issue 53): reserved
+    while the block runs when it fits, released however the block ends, and counted against a
+    simulation of any session (its own included: the worker's copy stays while it replaces its data)."""
+    monkeypatch.setattr(memory, "_HELD", {})
+    monkeypatch.setattr(memory, "_RESERVED", {})
+    monkeypatch.setattr(memory, "_WORKING", {})
+    monkeypatch.setattr(memory, "_session_states", lambda: {})
+    mb = 1024 * 1024
+    budget = 12 * mb
+    with memory.working_memory(8 * mb, budget=budget) as fits:
+        assert fits and memory.held_bytes() == 8 * mb
+        with memory.working_memory(5 * mb, budget=budget) as second:  # 13 MB would not fit: nothing taken
+            assert not second and memory.held_bytes() == 8 * mb
+        refused = memory.refusal(5 * mb, budget=budget, session_id="A")
+        assert refused is not None and "already hold 8.0 MB of its 12 MB budget" in refused
+        assert memory.refusal(4 * mb, budget=budget, session_id="A") is None  # 8 + 4 fit
+    assert memory.held_bytes() == 4 * mb  # the worker's 8 MB released; A's admitted 4 MB remain
+    with pytest.raises(RuntimeError):
+        with memory.working_memory(mb, budget=budget) as fits:
+            assert fits and memory.held_bytes() == 5 * mb
+            raise RuntimeError("the job failed")
+    assert memory.held_bytes() == 4 * mb

@@ -14,6 +14,8 @@ server"). Nothing bounded the sum. Here:
   whose tab has been closed for :data:`CLOSED_GRACE_S` seconds (their state's dataset key is
   deleted: a tab that comes back later finds the Sachs data, as a new tab would), so closed tabs
   never crowd out open ones for longer than that;
+* :func:`working_memory` counts a job's worker process's copy of its arguments while it runs
+  (:func:`dashboard.infra.workers.in_worker`); when it does not fit the job computes in its thread;
 * :func:`memory_error_message` is the sentence for a ``MemoryError`` (no traceback, no path).
 
 The budget is ``$COLIDE_DATASET_BUDGET_MB`` megabytes, default a quarter of the machine's memory
@@ -21,6 +23,7 @@ and at most 2,048 MB (``docs/security.md``, "Shared server").
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -29,7 +32,7 @@ import weakref
 import numpy as np
 
 __all__ = ["BUDGET_BYTES", "CLOSED_GRACE_S", "SIMULATION_WORKING_FACTOR", "dataset_nbytes", "estimate_nbytes",
-           "record", "held_bytes", "refusal", "simulation_refusal", "memory_error_message"]
+           "record", "held_bytes", "refusal", "simulation_refusal", "working_memory", "memory_error_message"]
 
 _MB = 1024 * 1024
 
@@ -68,6 +71,8 @@ _LOCK = threading.Lock()
 _HELD: dict = {}
 #: session id -> (bytes reserved by an admitted dataset not yet recorded, monotonic time admitted)
 _RESERVED: dict = {}
+#: token -> bytes a job's worker process holds while it runs (:func:`working_memory`)
+_WORKING: dict = {}
 _PRUNER: list = []  # the background pruner's thread, once started
 
 
@@ -268,7 +273,8 @@ def _release_memory() -> None:
 
 def held_bytes(exclude=None) -> int:
     """Bytes the recorded sessions' datasets hold now (after :func:`_prune`), with the bytes reserved
-    by admitted datasets not yet recorded (:func:`refusal`), less ``exclude``'s.
+    by admitted datasets not yet recorded (:func:`refusal`), less ``exclude``'s, and by the job
+    workers' copies (:func:`working_memory`).
 
     Parameters
     ----------
@@ -285,9 +291,11 @@ def held_bytes(exclude=None) -> int:
 
 
 def _counted(exclude=None) -> int:
-    """Held plus reserved bytes of every session but ``exclude`` (call with ``_LOCK`` held)."""
+    """Held plus reserved bytes of every session but ``exclude``, plus the workers' copies (never
+    excluded: a worker's copy stays while its session replaces its dataset); call with ``_LOCK`` held."""
     return (sum(e["nbytes"] for sid, e in _HELD.items() if sid != exclude)
-            + sum(n for sid, (n, _) in _RESERVED.items() if sid != exclude))
+            + sum(n for sid, (n, _) in _RESERVED.items() if sid != exclude)
+            + sum(_WORKING.values()))
 
 
 def _mb(nbytes) -> str:
@@ -368,6 +376,42 @@ def simulation_refusal(n_rows: int, n_nodes: int, what: str = "This simulation",
     """
     size = estimate_nbytes(n_rows, n_nodes)
     return refusal(size, what, budget, session_id=session_id, working=int(SIMULATION_WORKING_FACTOR * size))
+
+
+@contextlib.contextmanager
+def working_memory(nbytes: int, budget: int | None = None):
+    """Count ``nbytes`` against the budget while the ``with`` block runs, when they fit.
+
+    A job's worker process holds its own copy of the arrays it was sent (issue 53:
+    :func:`dashboard.infra.workers.in_worker`): those bytes count with the sessions' datasets until
+    the worker has ended, whatever the end (its result, an error, Stop, a kill).
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes the block will hold.
+    budget : int, optional
+        Default :data:`BUDGET_BYTES`.
+
+    Yields
+    ------
+    bool
+        True when everything counted now plus ``nbytes`` is within the budget: they are reserved
+        until the block ends. False: nothing is reserved, and the caller does without the copy
+        (the worker's job runs in its thread, on the server's own arrays).
+    """
+    budget = BUDGET_BYTES if budget is None else int(budget)
+    _prune()
+    token = object()
+    with _LOCK:  # the check and the reservation at once
+        fits = _counted() + int(nbytes) <= budget
+        if fits:
+            _WORKING[token] = int(nbytes)
+    try:
+        yield fits
+    finally:
+        with _LOCK:
+            _WORKING.pop(token, None)
 
 
 def memory_error_message(what: str = "This dataset") -> str:

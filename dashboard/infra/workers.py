@@ -14,6 +14,23 @@ its computation to a **worker process** and only relay it:
   the people-first wait all work as for a thread job, and answers whether to stop (the child's
   stop flag, a ``multiprocessing`` Event, is set too). The result comes back pickled over the
   pipe (our own objects between our own processes; user files are never unpickled here).
+* **No copy of the data in the server.** The call and the result are pickled with protocol 5 and
+  their big contiguous buffers (a numpy array's, a data frame's blocks) go **out of band**
+  (:func:`_send`): each is written to the pipe from the array's own memory, and the receiver
+  reads it into one writeable buffer that the unpickled array then uses. Sending a 400 MB ``X``
+  took 850 MB more in the server (its pickle bytes and the launch's copy of them) and 800 MB in
+  the worker; now under 1 MB in the server and ``X``'s own 400 MB in the worker
+  (``benchmarks/results/worker_memory.md``). A big non-contiguous array goes as one contiguous
+  copy (held by the server until it is sent); a buffer under 64 kB and an object without
+  buffers go in band, as before.
+* **The worker's copy counts against the memory budget.** What the worker receives (and the in-band
+  pickle bytes the server holds while sending) is reserved in :mod:`dashboard.infra.memory`
+  (:func:`~dashboard.infra.memory.working_memory`) from before the worker starts until it has
+  ended, whatever the end (a result, an error, Stop, a kill). When the budget has no room for it,
+  the computation runs in the job's thread instead, as with ``$COLIDE_JOB_PROCESSES=0``: it then
+  reads the server's own ``X``, so it needs no copy, and the user gets the same result, progress
+  and Stop (only the isolation from the server's GIL is lost), rather than a refusal for memory
+  that the job does not need.
 * Exceptions raised in the child are raised again in the job's thread as the same type with the
   same message (no traceback, no path of the child's frames), so the job's error text is the same
   as a thread job's. One that cannot be sent is :class:`WorkerError` naming its type.
@@ -43,12 +60,17 @@ import multiprocessing.context
 import os
 import pickle
 import signal
+import struct
 import threading
 import time
+import typing
 from multiprocessing import forkserver, popen_forkserver, spawn
 from multiprocessing import util as mp_util
 from multiprocessing.context import reduction, set_spawning_popen
 
+import numpy as np
+
+from dashboard.infra import memory
 from dashboard.infra.limits import env_seconds
 
 __all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_S", "WorkerError", "bind_job", "context", "current_job", "in_worker",
@@ -163,33 +185,154 @@ def live_workers() -> int:
         return len(_LIVE)
 
 
-def _child(conn, stop, call, threads):
-    """The worker process: ``func(*args, callback=..., **kwargs)`` (``call`` pickles them), its
-    outcome sent on ``conn``."""
+#: Buffers smaller than this go in band (inside the pickle): not worth a frame of their own.
+IN_BAND_BELOW = 1 << 16
+
+
+class _Pickler(pickle.Pickler):
+    """Protocol 5's pickler, sending a big non-contiguous numpy array as a contiguous copy.
+
+    numpy pickles a non-contiguous array in band (``tobytes()`` and then the pickle's own copy:
+    2.5 times its size in the server, twice in the worker); a contiguous copy goes out of band
+    (once in the server until it is sent, once in the worker). Either way the worker gets a
+    C-contiguous array with the same values.
+    """
+
+    def reducer_override(self, obj):
+        if (type(obj) is np.ndarray and obj.nbytes >= IN_BAND_BELOW and not obj.dtype.hasobject
+                and not (obj.flags.c_contiguous or obj.flags.f_contiguous)):
+            copy = np.ascontiguousarray(obj)
+            self.copied += copy.nbytes
+            return copy.__reduce_ex__(5)
+        return NotImplemented
+
+
+class _Dumped(typing.NamedTuple):
+    """An object pickled by :func:`_dumps`."""
+
+    main: bytes  #: the pickle's bytes (with the in-band data)
+    buffers: list  #: raw byte views (``PickleBuffer.raw()``, no copy) of the out-of-band buffers
+    copied: int  #: bytes of contiguous copies made for it (held until it is sent)
+
+    def received_bytes(self) -> int:
+        """Bytes the receiver holds once it has read it."""
+        return len(self.main) + sum(raw.nbytes for raw in self.buffers)
+
+    def sender_bytes(self) -> int:
+        """Bytes the sender holds for it until it is sent (beyond the objects themselves)."""
+        return len(self.main) + self.copied
+
+
+def _dumps(obj) -> _Dumped:
+    """``obj`` pickled with protocol 5, its big contiguous buffers out of band.
+
+    Contiguous buffers of at least :data:`IN_BAND_BELOW` bytes go out of band (a numpy array's data,
+    a data frame's blocks); a big non-contiguous numpy array goes as a contiguous copy
+    (:class:`_Pickler`); a small buffer, another non-contiguous one and an object that offers none
+    are pickled in band, as before.
+    """
+    buffers = []
+
+    def out_of_band(pickle_buffer):
+        try:
+            raw = pickle_buffer.raw()
+        except BufferError:  # not contiguous: in band (a copy, as protocol 4 made)
+            return True
+        if raw.nbytes < IN_BAND_BELOW:
+            return True
+        buffers.append(raw)
+        return False  # false: out of band
+
+    out = io.BytesIO()
+    pickler = _Pickler(out, protocol=5, buffer_callback=out_of_band)
+    pickler.copied = 0
+    pickler.dump(obj)
+    return _Dumped(out.getvalue(), buffers, pickler.copied)
+
+
+def _send(conn, dumped: _Dumped) -> None:
+    """Send a :func:`_dumps` result on ``conn``: the number of buffers, the pickle, each buffer.
+
+    ``Connection.send_bytes`` writes a contiguous buffer from its own memory (a ``memoryview``
+    sliced as it is written), so an array is never copied into bytes here.
+    """
+    conn.send_bytes(struct.pack("!Q", len(dumped.buffers)))
+    conn.send_bytes(dumped.main)
+    for raw in dumped.buffers:
+        conn.send_bytes(raw)
+
+
+def _read_into(fd, view) -> None:
+    """Fill ``view`` from ``fd``; EOFError when it ends first."""
+    done, size = 0, len(view)
+    while done < size:
+        n = os.readv(fd, [view[done:]])
+        if n == 0:
+            raise EOFError("the other end closed the pipe")
+        done += n
+
+
+def _recv_frame(conn) -> bytearray:
+    """One ``Connection.send_bytes`` message, read into a new writeable ``bytearray`` (one copy).
+
+    ``Connection.recv_bytes`` returns read-only ``bytes`` (arrays rebuilt on it could not be
+    written, as the thread's can) and ``recv_bytes_into`` reads the whole message into a
+    ``BytesIO`` first (two copies); this reads the same framing (a 4-byte big-endian size, or -1
+    and an 8-byte size) straight into the buffer the unpickled array will use.
+    """
+    fd = conn.fileno()
+    head = bytearray(4)
+    _read_into(fd, memoryview(head))
+    size, = struct.unpack("!i", head)
+    if size == -1:
+        head = bytearray(8)
+        _read_into(fd, memoryview(head))
+        size, = struct.unpack("!Q", head)
+    frame = bytearray(size)
+    with memoryview(frame) as view:
+        _read_into(fd, view)
+    return frame
+
+
+def _recv(conn):
+    """The object :func:`_send` sent on ``conn``, its out-of-band buffers read once each."""
+    count, = struct.unpack("!Q", _recv_frame(conn))
+    main = _recv_frame(conn)
+    buffers = [_recv_frame(conn) for _ in range(count)]
+    return pickle.loads(main, buffers=buffers)
+
+
+def _child(conn, stop, threads):
+    """The worker process: it reads the call ``(func, args, kwargs)`` from ``conn`` (:func:`_recv`),
+    runs ``func(*args, callback=..., **kwargs)`` and sends its outcome on ``conn``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the server is the parent's to handle
 
     def callback(*values):
         if stop.is_set():
             return True
-        conn.send(("progress", values))
+        _send(conn, _dumps(("progress", values)))
         answer = conn.recv()
         return bool(answer) or stop.is_set()
 
     try:
         from threadpoolctl import threadpool_limits
 
-        func, args, kwargs = pickle.loads(call)
+        func, args, kwargs = _recv(conn)
         with threadpool_limits(limits=max(1, int(threads))):  # a one-unit job: one BLAS thread
             result = func(*args, callback=callback, **kwargs)
-        payload = pickle.dumps(("result", result), protocol=pickle.HIGHEST_PROTOCOL)
+        func = args = kwargs = None  # what is not in the result can go before it is sent
+        message = _dumps(("result", result))
     except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the job's thread
         exc.__traceback__ = None
         try:
-            payload = pickle.dumps(("raise", exc), protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.loads(payload)  # an exception that cannot be rebuilt goes by its type and text
+            message = _dumps(("raise", exc))
+            pickle.loads(message.main, buffers=message.buffers)  # one that cannot be rebuilt: by type and text
         except Exception:
-            payload = pickle.dumps(("error", type(exc).__name__, str(exc)))
-    conn.send_bytes(payload)
+            message = _dumps(("error", type(exc).__name__, str(exc)))
+    try:
+        _send(conn, message)
+    except OSError:  # the job's thread has gone (the server ended it): nobody to tell
+        pass
     conn.close()
 
 
@@ -237,29 +380,53 @@ def in_worker(func, *args, callback=None, **kwargs):
     Notes
     -----
     In place (no process): when :data:`ENABLED` is False, outside a job's thread (no job holds
-    a compute slot in this thread: a live fit, a test calling the function directly), or when
-    ``func`` or an argument cannot be pickled (a closure).
+    a compute slot in this thread: a live fit, a test calling the function directly), when
+    ``func`` or an argument cannot be pickled (a closure), or when the memory budget has no room
+    for the worker's copy of the arguments (:func:`dashboard.infra.memory.working_memory`: in the
+    thread the function reads the server's own arrays, so it needs none).
+
+    The call is pickled with protocol 5, its big contiguous buffers out of band (:func:`_dumps`):
+    the server never holds a pickled copy of ``X``. The bytes the worker receives, plus the in-band
+    pickle the server holds while sending it, are reserved in the memory budget until the worker
+    has ended.
     """
     job = current_job()
     relay = job.progress if callback is None and job is not None else callback
     call = None
     if ENABLED and job is not None:
         try:
-            call = pickle.dumps((func, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+            call = _dumps((func, args, kwargs))
         except Exception:  # a function or argument that cannot be sent (a closure): in the thread
             call = None
     if call is None:
         return func(*args, callback=relay, **kwargs)
+    # the worker's copy of what is sent, and the server's in-band pickle bytes while they are sent
+    with memory.working_memory(call.received_bytes() + call.sender_bytes()) as fits:
+        if fits:
+            sending, call = [call], None  # _run_in_worker drops the pickle once it is sent
+            return _run_in_worker(job, relay, sending)
+    call = None  # no room for the worker's copy: the thread needs none (documented above)
+    return func(*args, callback=relay, **kwargs)
+
+
+def _run_in_worker(job, relay, sending):
+    """:func:`in_worker`'s process: start a worker, send it the call (``sending``: a list holding one
+    :func:`_dumps` result, emptied once sent so that its in-band bytes are freed), relay its progress
+    to ``relay``, return its result or raise its error; the worker has ended on return."""
     ctx = context()
     parent, child = ctx.Pipe()
     stop = ctx.Event()
-    proc = _WorkerProcess(target=_child, args=(child, stop, call, job.units),
-                       name="colide-job-worker", daemon=True)
+    proc = _WorkerProcess(target=_child, args=(child, stop, job.units),
+                          name="colide-job-worker", daemon=True)
     with _LOCK:
         _LIVE.add(proc)
     try:
         proc.start()
         child.close()
+        try:
+            _send(parent, sending.pop())
+        except OSError:  # the worker ended before it had read the call: reported below
+            pass
         stop_since = None
         while True:
             if stop_since is None and job._should_stop():
@@ -275,7 +442,7 @@ def in_worker(func, *args, callback=None, **kwargs):
                     break  # ended without a word: reported below
                 continue
             try:
-                message = pickle.loads(parent.recv_bytes())
+                message = _recv(parent)
             except (EOFError, OSError):
                 break
             if message[0] == "progress":

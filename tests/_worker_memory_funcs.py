@@ -1,6 +1,6 @@
 """Module-level functions a job's worker process runs in tests/test_jobs_process.py and
 benchmarks/bench_worker_memory.py (picklable by name; light imports): what a worker received,
-and how much memory it took to receive it."""
+how much memory it took to receive it, and what a stopped worker sends back."""
 import os
 
 
@@ -60,3 +60,15 @@ def pid_with(X, *, callback):
     while not callback(os.getpid(), 0):
         pass
     return X.shape
+
+
+def slow_steps(n, seconds, *, callback):
+    """``n`` steps of ``seconds`` each that hear no callback (a bootstrap's fits), reporting after
+    each; returns the steps done when told to stop (the partial result)."""
+    import time
+
+    for i in range(1, n + 1):
+        time.sleep(seconds)
+        if callback(i, n):
+            return i
+    return n

@@ -358,3 +358,18 @@ def test_without_room_in_the_budget_for_the_workers_copy_the_job_runs_in_its_thr
     monkeypatch.setattr(memory, "BUDGET_BYTES", 4 * X.nbytes)  # with room: a worker
     again = _job(wm.probe, X).start()
     assert again.wait(BOUND) and again.result["pid"] != os.getpid()
+
+
+def test_a_worker_whose_steps_are_long_keeps_its_partial_result_on_stop(monkeypatch):
+    """A bootstrap in a worker reports once per fit, and a fit can outlast the 10 s grace: Stop
+    then ended the worker and lost every resample, where the thread job finished its fit and kept
+    them. The grace now covers twice the longest interval between the worker's reports."""
+    monkeypatch.setattr(workers, "STOP_GRACE_S", 0.2)  # far shorter than a step: the old rule kills
+    job = _job(wm.slow_steps, 50, 1.0, label="Bootstrap").start()
+    _until(lambda: job.fraction >= 2 / 50, "two steps reported")
+    job.request_stop()
+    _until(lambda: job._done.is_set() or "stopping after its current step" in job.status, "the stop's status")
+    assert job.wait(BOUND)
+    assert job.error is None and job.stop_reason == "user"
+    assert 2 <= job.result < 50  # the steps done: the partial result came back
+    assert job.status == "Bootstrap: finished"

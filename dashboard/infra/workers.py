@@ -35,9 +35,13 @@ its computation to a **worker process** and only relay it:
   same message (no traceback, no path of the child's frames), so the job's error text is the same
   as a thread job's. One that cannot be sent is :class:`WorkerError` naming its type.
 * **Stop.** The job's thread checks the job four times a second while the child computes; once it
-  is asked to stop it sets the child's flag, and a child that has not ended :data:`STOP_GRACE_S`
-  seconds later (a long refit that hears no callback) is terminated: :class:`WorkerError`, "…
-  was stopped: …; nothing it computed was kept".
+  is asked to stop it sets the child's flag, and a child that has not ended within its grace
+  (a long refit that hears no callback) is terminated: :class:`WorkerError`, "… was stopped: …;
+  nothing it computed was kept". The grace is :data:`STOP_GRACE_S`, or twice the longest time
+  the child has gone between two reports (at most :data:`STOP_GRACE_MAX_S`) when that is longer:
+  a bootstrap whose resamples report one fit at a time (minutes a fit at d = 100-200) ends its fit,
+  hears Stop and sends its partial result, as the thread job did, instead of losing every
+  resample to the 10 s grace. Its status says it is finishing its step.
 * **A child killed** (out of memory, ``kill``): :class:`WorkerError`, "… its worker process ended
   unexpectedly (signal 9) …"; the job's slot is freed as for any error.
 * **Bounded by the compute slots.** A child exists only inside :func:`in_worker`, inside a job
@@ -73,7 +77,7 @@ import numpy as np
 from dashboard.infra import memory
 from dashboard.infra.limits import env_seconds
 
-__all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_S", "WorkerError", "bind_job", "context", "current_job", "in_worker",
+__all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_MAX_S", "STOP_GRACE_S", "WorkerError", "bind_job", "context", "current_job", "in_worker",
            "live_workers"]
 
 
@@ -90,6 +94,11 @@ ENABLED = _enabled()
 #: Seconds a child may go on after its job was asked to stop before it is terminated
 #: (``$COLIDE_JOB_STOP_GRACE_S``, 0 to 600, default 10).
 STOP_GRACE_S = _stop_grace()
+#: The most seconds a child that reports at long intervals is given to end its step after Stop
+#: (the grace is twice the longest interval between its reports, at least :data:`STOP_GRACE_S`).
+STOP_GRACE_MAX_S = 600.0
+#: The grace as a multiple of the longest interval between a child's reports.
+STOP_GRACE_PER_GAP = 2.0
 #: Modules the forkserver imports once, so that a child starts without importing them.
 PRELOAD = [
     "numpy", "scipy.linalg", "scipy.optimize", "scipy.stats", "pandas", "threadpoolctl",
@@ -375,7 +384,8 @@ def in_worker(func, *args, callback=None, **kwargs):
         What ``func`` raised in the child: the same type and message, without its traceback.
     WorkerError
         The child ended without a result: killed or crashed (its signal or exit code), terminated
-        :data:`STOP_GRACE_S` s after Stop, or its exception could not be sent back.
+        after Stop, past its grace (:data:`STOP_GRACE_S`, or twice the longest interval between
+        its reports, at most :data:`STOP_GRACE_MAX_S`), or its exception could not be sent back.
 
     Notes
     -----
@@ -409,6 +419,18 @@ def in_worker(func, *args, callback=None, **kwargs):
     return func(*args, callback=relay, **kwargs)
 
 
+def _grace(longest_gap: float) -> float:
+    """Seconds a stopped child may go on: :data:`STOP_GRACE_S`, or :data:`STOP_GRACE_PER_GAP` times
+    the longest interval between its reports when that is longer, at most :data:`STOP_GRACE_MAX_S`."""
+    return max(STOP_GRACE_S, min(STOP_GRACE_MAX_S, STOP_GRACE_PER_GAP * longest_gap))
+
+
+def _finishing(job, grace: float) -> str:
+    """The status of a stopped job whose worker is given ``grace`` s to end its step."""
+    return (f"{job.label}: stopping after its current step (it reports every {grace / STOP_GRACE_PER_GAP:.0f} s "
+            f"or so; ended in at most {grace:.0f} s), to keep what it computed")
+
+
 def _run_in_worker(job, relay, sending):
     """:func:`in_worker`'s process: start a worker, send it the call (``sending``: a list holding one
     :func:`_dumps` result, emptied once sent so that its in-band bytes are freed), relay its progress
@@ -427,14 +449,18 @@ def _run_in_worker(job, relay, sending):
             _send(parent, sending.pop())
         except OSError:  # the worker ended before it had read the call: reported below
             pass
-        stop_since = None
+        stop_since = last_report = None
+        longest_gap = 0.0  # seconds between two reports: how long the child's steps are
         while True:
             if stop_since is None and job._should_stop():
                 stop.set()
                 stop_since = time.monotonic()
-            if stop_since is not None and time.monotonic() - stop_since >= STOP_GRACE_S:
+            grace = _grace(longest_gap)
+            if stop_since is not None and grace > STOP_GRACE_S:
+                job.status = _finishing(job, grace)
+            if stop_since is not None and time.monotonic() - stop_since >= grace:
                 _end(proc)
-                raise WorkerError(f" was stopped: its worker process did not stop within {STOP_GRACE_S:g} s "
+                raise WorkerError(f" was stopped: its worker process did not stop within {grace:.3g} s "
                                   "of the request (a long step that hears no progress callback) and was ended; "
                                   "nothing it computed was kept.")
             if not parent.poll(0.25):
@@ -446,6 +472,10 @@ def _run_in_worker(job, relay, sending):
             except (EOFError, OSError):
                 break
             if message[0] == "progress":
+                now = time.monotonic()
+                if last_report is not None:
+                    longest_gap = max(longest_gap, now - last_report)
+                last_report = now
                 answer = bool(relay(*message[1]))
                 if answer:
                     stop.set()

@@ -77,8 +77,8 @@ import numpy as np
 from dashboard.infra import memory
 from dashboard.infra.limits import env_seconds
 
-__all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_MAX_S", "STOP_GRACE_S", "WorkerError", "bind_job", "context", "current_job", "in_worker",
-           "live_workers"]
+__all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_MAX_S", "STOP_GRACE_S", "WorkerError", "bind_job", "context",
+           "current_job", "in_worker", "live_workers"]
 
 
 def _enabled() -> bool:
@@ -104,7 +104,7 @@ PRELOAD = [
     "numpy", "scipy.linalg", "scipy.optimize", "scipy.stats", "pandas", "threadpoolctl",
     "colide_core", "colide_core.solver.path", "colide_core.evaluation.interventions",
     "colide_core.evaluation.planning", "colide_core.evaluation.checks", "colide_core.evaluation.stability",
-    "dashboard.infra._worker_preload",
+    "dashboard.infra.workers", "dashboard.infra._worker_preload",
 ]
 
 

@@ -5,6 +5,7 @@ Usage::
     nice -n 19 .venv/bin/python benchmarks/bench_jax_host.py --sizes 200,500 --out benchmarks/results/jax_host_cpu.md
     .venv/bin/python benchmarks/bench_jax_host.py --sizes 1000 --device gpu --no-compare   # on a GPU
     .venv/bin/python benchmarks/bench_jax_host.py --linalg 500,1000                        # the linalg table only
+    .venv/bin/python benchmarks/bench_jax_host.py --sizes 1000 --device gpu --inverse block,direct --no-compare
 
 Problems: the NV setting of ``benchmarks/bench_gpu.py`` (ER4, ``n = 2 d``, weights +-[0.25, 1],
 noise variances U[0.5, 10]) fitted by CoLiDE-NV's fast schedule (``solver="fast"``: the stage loop
@@ -14,25 +15,33 @@ CPU solvers). The size's compile is paid beforehand by a short fit, so the table
 
 Columns of the fit table:
 
+* ``inverse``: the step's ``d x d`` inverse (``--inverse``: ``block``, the 2 x 2 Schur recursion,
+  or ``direct``, one ``jnp.linalg.inv``; ``colide_core.solver._jax._INVERSE``, issue 50's item 2),
+  one row per size and inverse; ``default`` is the platform's choice;
 * ``fit s``: the whole fit (``fast_solve`` on the covariance); ``loop s``: seconds inside the
   compiled stage loop (:func:`colide_core.solver._jax_loop.loop_stats`: dispatch, device work and
   transfers); ``host %``: ``1 - loop / fit``, the share the host adds (stage entries, the choice of
   the averaged iterate, polishing, the visits' bookkeeping); ``polish s``: of which the last
   stage's polishing (host LU + inverse per evaluation) and its evaluations;
 * ``steps``: Adam steps plus polishing evaluations; ``checkpoints`` / ``visits``: checkpoints the
-  loop evaluated and the host's visits to it;
+  loop evaluated and the host's visits to it; ``SHD (0.3)``: ``colide_core.evaluate``'s SHD of
+  ``|W| > 0.3`` against the simulated graph;
 * ``max|W_jax - W_cpu|``: against the CPU solver's fit (numba kernels) of the same problem;
   ``max|W_loop - W_chunk|``: against issue 33's backend (only the chunks compiled, every
   checkpoint on the host), with its fit time and host share beside (``--no-compare`` skips both;
   ``--compare-max-d`` keeps them to the small sizes). The comparisons run without ``max_time``:
-  when the loop's fit is cut (``stopped``) they compare a partial fit with whole ones.
+  when the loop's fit is cut (``stopped``) they compare a partial fit with whole ones. Only the
+  size's first inverse is compared; the others get ``max|W - W_first|``, against that first
+  inverse's fit of the same problem (read it on fits that ended: two fits cut by ``max_time``
+  stopped at different steps and differ by their progress, not by their inverse).
 
 The linalg table (``--linalg``): one ``d x d`` M-matrix ``s I - W o W``, each operation jitted
 and timed on the device (fastest of five, after its compile): the loop's block inverse (2 x 2
 Schur recursion, 64-wide leaves), ``jnp.linalg.inv``, ``jnp.linalg.solve(M, I)``,
 ``jnp.linalg.slogdet``, and the checkpoint's ``lu_factor`` + ``lu_solve(I)``.
 
-The tables are printed as markdown and written to ``--out``.
+The linalg table comes first, then the fit rows: printed as markdown and written to ``--out``
+after each (a run cut short keeps what it measured).
 """
 from __future__ import annotations
 
@@ -56,8 +65,12 @@ def _simulate(d):
     return X.T @ X / X.shape[0], B
 
 
-def fit_row(d, device, schedule, compare, max_time=None):
-    """One size: the loop's fit, its host share, and the comparisons. Returns a dict."""
+def fit_row(d, device, schedule, compare, max_time=None, inverse=None, W_first=None):
+    """One size and inverse: the loop's fit, its host share, and the comparisons. Returns a dict.
+
+    ``inverse``: the step's inverse (None: the platform's); ``W_first``: the size's first
+    inverse's W, for ``dW_first``. The row carries its W (``"W"``) for the next inverse.
+    """
     import warnings
 
     import numpy as np
@@ -68,7 +81,7 @@ def fit_row(d, device, schedule, compare, max_time=None):
     from colide_core.solver._jax_loop import loop_stats
 
     warnings.simplefilter("ignore", ConvergenceWarning)
-    cov, _ = _simulate(d)
+    cov, B = _simulate(d)
     dev = resolve_device(device)
     polish_s = [0.0]
     polish = _fast._polish
@@ -82,13 +95,16 @@ def fit_row(d, device, schedule, compare, max_time=None):
 
     _fast._polish = timed_polish
     kw = dict(variant="nv", max_iter=schedule, max_time=max_time)
-    row = {"d": d}
+    row = {"d": d, "inverse": inverse or "default"}
     try:
         t0 = time.perf_counter()
         _fast.warmup()  # the polishing's numba kernels, loaded before anything is timed
-        with _on_device(dev):  # the size's compile (chunk and loop), paid once before timing
+        with _on_device(dev, inverse=inverse):  # the size's compile (chunk and loop), paid once before timing
             fast_solve = _fast.fast_solve
-            warm = dict(variant="nv", max_iter=(40, 40, 40, 40), polish=False)  # no host polishing: seconds at d = 4000
+            # one short stage compiles the loop every stage of the fit uses (its key is the size and
+            # the solve's switches, not the stage); no host polishing: at d = 4000 a step was 0.66 s
+            # and a host LU + inverse is seconds
+            warm = dict(variant="nv", max_iter=(10,), mu_schedule=(1.0,), s_schedule=(1.0,), polish=False)
             fast_solve(cov, engine=jax_kernels(), **warm)
             if compare:
                 fast_solve(cov, engine=jax_kernels(loop=False), **warm)
@@ -96,7 +112,7 @@ def fit_row(d, device, schedule, compare, max_time=None):
         polish_s[0] = 0.0
         loop_stats(reset=True)
         t0 = time.perf_counter()
-        with _on_device(dev):
+        with _on_device(dev, inverse=inverse):
             res = fast_solve(cov, engine=jax_kernels(), **kw)
         row["fit_s"] = time.perf_counter() - t0
         st = loop_stats()
@@ -104,12 +120,16 @@ def fit_row(d, device, schedule, compare, max_time=None):
                    visits=st["visits"], objective=res.objective, stopped=res.stop_reason,
                    polish_evals=res.n_iter - st["steps"])
         row["host_share"] = 1.0 - row["loop_s"] / row["fit_s"]
+        row["W"] = res.W
+        row["shd"] = _shd(B, res.W)
+        if W_first is not None:
+            row["dW_first"] = float(np.abs(res.W - W_first).max())
         if compare:
             from colide_core.solver._jax import kernel_stats
 
             kernel_stats(reset=True)
             t0 = time.perf_counter()
-            with _on_device(dev):
+            with _on_device(dev, inverse=inverse):
                 chunk = fast_solve(cov, engine=jax_kernels(loop=False), **dict(kw, max_time=None))
             row["chunk_fit_s"] = time.perf_counter() - t0
             row["chunk_host_share"] = 1.0 - kernel_stats()["seconds"] / row["chunk_fit_s"]
@@ -124,6 +144,18 @@ def fit_row(d, device, schedule, compare, max_time=None):
     finally:
         _fast._polish = polish
     return row
+
+
+def _shd(B, W, threshold=0.3):
+    """SHD of ``|W| > threshold`` against the DAG ``B``, ``colide_core.evaluate``'s (NOTEARS'
+    convention: extra and missing skeleton edges plus reversed edges), written here so that the
+    bench needs no gadjid (``evaluate``'s SID), which a bare device image may lack."""
+    import numpy as np
+
+    E, T = np.abs(W) > threshold, np.asarray(B) != 0
+    lower = np.tri(E.shape[0], k=-1, dtype=bool)
+    SE, ST = (E | E.T) & lower, (T | T.T) & lower
+    return int((SE & ~ST).sum() + (ST & ~SE).sum() + (E & ~T & T.T).sum())
 
 
 def linalg_rows(sizes, device, repeats=5):
@@ -171,15 +203,17 @@ def _f(x, fmt):
 
 
 def fit_table(rows, compare):
-    head = ["d", "fit s", "loop s", "host %", "polish s", "polish evals", "steps", "checkpoints", "visits"]
+    head = ["d", "inverse", "fit s", "loop s", "host %", "polish s", "polish evals", "steps", "checkpoints", "visits",
+            "SHD (0.3)", "max abs W - W_first"]
     if compare:
         head += ["max abs W_jax - W_cpu", "obj rel diff vs cpu", "cpu fit s", "cpu steps",
                  "max abs W_loop - W_chunk", "chunk fit s", "chunk host %"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         fit = _f(r["fit_s"], ".1f") + (f" (stopped: {r['stopped']})" if r.get("stopped") else "")
-        cells = [str(r["d"]), fit, _f(r["loop_s"], ".1f"), _f(100 * r["host_share"], ".1f"),
-                 _f(r["polish_s"], ".2f"), str(r["polish_evals"]), str(r["steps"]), str(r["checkpoints"]), str(r["visits"])]
+        cells = [str(r["d"]), r["inverse"], fit, _f(r["loop_s"], ".1f"), _f(100 * r["host_share"], ".1f"),
+                 _f(r["polish_s"], ".2f"), str(r["polish_evals"]), str(r["steps"]), str(r["checkpoints"]), str(r["visits"]),
+                 str(r["shd"]), _f(r.get("dW_first"), ".1e")]
         if compare and "dW_cpu" not in r:
             cells += [""] * 7
         elif compare:
@@ -207,6 +241,10 @@ def main(argv=None):
     ap.add_argument("--compare-max-d", type=int, default=None, help="compare only at sizes up to this d")
     ap.add_argument("--max-time", default="", help="max_time (s) of each fit: one number, or one per size")
     ap.add_argument("--linalg", default="", help="sizes of the linalg table (comma-separated; empty: none)")
+    ap.add_argument("--inverse", default="", help="the step's inverses, a row each per size: block,direct "
+                    "(empty: the platform's default)")
+    ap.add_argument("--inverse-max-d", type=int, default=None,
+                    help="fit the sizes above this d with the first inverse only")
     ap.add_argument("--out", default=None, help="markdown file to write")
     a = ap.parse_args(argv)
     sizes = [int(x) for x in a.sizes.split(",") if x]
@@ -216,6 +254,9 @@ def main(argv=None):
     if len(caps) != len(sizes):
         ap.error("--max-time takes one number or one per size")
     schedule = PAPER if a.schedule == "paper" else SHORT
+    inverses = [x for x in a.inverse.split(",") if x] or [None]
+    if any(x not in ("block", "direct") for x in inverses):
+        ap.error("--inverse takes block and / or direct")
     import jax
 
     head = (f"{platform.node() or 'host'}, {os.cpu_count()} CPUs, {a.device} ({jax.devices()[0].device_kind}), "
@@ -231,14 +272,22 @@ def main(argv=None):
             Path(a.out).write_text(text + "\n")
         return text
 
-    for d, cap in zip(sizes, caps):
-        rows.append(fit_row(d, a.device, schedule, compare and (a.compare_max_d is None or d <= a.compare_max_d), cap))
-        print(fit_table(rows[-1:], compare), flush=True)
-        write()
     extra = []
-    if a.linalg:
+    if a.linalg:  # first: seconds, and what decides the inverse; a run cut short in the fits keeps it
         lrows, names = linalg_rows([int(x) for x in a.linalg.split(",") if x], a.device)
         extra = [linalg_table(lrows, names), ""]
+        print(extra[0], flush=True)
+        write(extra)
+    for d, cap in zip(sizes, caps):
+        W_first = None
+        several = a.inverse_max_d is None or d <= a.inverse_max_d
+        for k, inverse in enumerate(inverses if several else inverses[:1]):
+            cmp = compare and k == 0 and (a.compare_max_d is None or d <= a.compare_max_d)
+            rows.append(fit_row(d, a.device, schedule, cmp, cap, inverse, W_first))
+            W = rows[-1].pop("W")
+            W_first = W if k == 0 else W_first
+            print(fit_table(rows[-1:], compare), flush=True)
+            write(extra)
     print(write(extra))
 
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issues 33 and 50 on a GPU machine: the whole fit on the device at d = 1000, 2000 and 4000 with the
-# host's share of each fit, one device inverse against the block inverse, and the backend's tests on
-# the GPU. Tables written under $OUT. Installs nothing, needs no network.
+# host's share of each fit, the step's two inverses side by side (the block recursion and one
+# jnp.linalg.inv: fits at d = 1000 with each, and the linalg table, decide colide_core.solver._jax.
+# _INVERSE["gpu"]), and the backend's tests on the GPU. Tables written under $OUT. Installs nothing,
+# needs no network.
 #
 # Expects a Python with the project's dependencies and JAX with CUDA importable (PYTHON=..., default:
 # .venv/bin/python if it exists, else python3); the checkout is put on PYTHONPATH, so the project need
@@ -16,24 +18,33 @@
 # requirements.txt. The host part and the bench tables need only numpy, scipy, threadpoolctl, numba,
 # pandas, networkx, scikit-learn and jax.
 #
-#   OUT=/tmp/out bash benchmarks/gpu_check.sh          # host + tests: capped at 9.5 minutes (not yet timed on a GPU)
-#   OUT=/tmp/out bash benchmarks/gpu_check.sh host     # the fits' host share and the linalg table (<= 6.5 min)
-#   OUT=/tmp/out bash benchmarks/gpu_check.sh tests    # tests/test_jax_loop.py on the GPU (<= 3 min)
+#   OUT=/tmp/out bash benchmarks/gpu_check.sh          # host + tests: capped at 9 minutes (390 + 150 s)
+#   OUT=/tmp/out bash benchmarks/gpu_check.sh host     # the linalg table, then the fits (<= 6.5 min)
+#   OUT=/tmp/out bash benchmarks/gpu_check.sh tests    # tests/test_jax_loop.py on the GPU (<= 2.5 min)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh alltests # tests/test_jax_backend.py too (<= 7 min)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh bench    # issue 33's side-by-side step table (bench_gpu.py)
 #   bash benchmarks/gpu_check.sh dry                   # on a CPU: the host part at tiny sizes on jax-cpu
 #
-# One 15-minute lease: the machine's start takes a few minutes, "all" is capped at 9.5 minutes by
-# its parts' timeouts, and a rerun of one part fits in what is left (e.g. GPU_SIZES=4000 ... host).
+# One 15-minute lease: the machine's start takes a few minutes, "all" is capped at 9 minutes by its
+# parts' timeouts (host 390 s + tests 150 s), which leaves about 3 minutes for a rerun of one part
+# with fewer sizes (e.g. GPU_SIZES=4000 GPU_MAX_TIME=30 GPU_LINALG= ... host) or of the tests. Not
+# yet timed with the whole loop on a GPU; the host part's estimate from the 2026-11-28 H200 figures
+# (compile 8 / 15 / 32 s, step 15 / 88 / 663 ms, host LUs on one thread) is about 6.2 minutes: the
+# linalg table (~30 s), d = 1000 with each inverse (2 x ~50 s: compile, a 10-step warm fit, the 35 s
+# fit), d = 2000 (~90 s), d = 4000 (~145 s: compile, warm fit and two host LUs ~45 s, and its 30 s
+# fit can overrun by one checkpoint, ~100 steps, ~66 s with the block inverse). If the cap cuts it,
+# the rows done are in $OUT/gpu_host.md.
 # Knobs: GPU_SIZES (default 1000,2000,4000), GPU_MAX_TIME (s per fit: one number or one per size,
-# default 45,75,100), GPU_SCHEDULE (paper|short, default paper), GPU_HOST_TIMEOUT (s, default 390),
-# GPU_TESTS_TIMEOUT (s, default 180), GPU_LINALG (sizes of the inverse table, default
-# 1000,2000,4000), GPU_BENCH_TIMEOUT (s, default 540; the "bench" part only).
+# default 35,60,30), GPU_INVERSE (the step's inverses, default block,direct), GPU_INVERSE_MAX_D (sizes
+# above it get the first inverse only, default 1000), GPU_SCHEDULE (paper|short, default paper),
+# GPU_HOST_TIMEOUT (s, default 390), GPU_TESTS_TIMEOUT (s, default 150), GPU_LINALG (sizes of the
+# inverse table, default 1000,2000,4000), GPU_BENCH_TIMEOUT (s, default 540; the "bench" part only).
 #
-# Writes $OUT/gpu_env.txt (GPU, JAX, devices, what is missing), $OUT/gpu_host.md (each fit: seconds,
-# seconds in the compiled loop, host share %, polishing, steps; the same graphs as the CPU at d = 200
-# are checked in the table's d = 200 row when GPU_SIZES includes 200; then the linalg table; written
-# after every fit), $OUT/gpu_tests.txt (pytest's report). Exit status: the first failing part's.
+# Writes $OUT/gpu_env.txt (GPU, JAX, devices, what is missing), $OUT/gpu_host.md (the linalg table;
+# each fit: its inverse, seconds, seconds in the compiled loop, host share %, polishing, steps, and
+# max|W - W_first| between the two inverses' fits of a size; the same graphs as the CPU at d = 200
+# are checked in the table's d = 200 row when GPU_SIZES includes 200; written after every fit),
+# $OUT/gpu_tests.txt (pytest's report). Exit status: the first failing part's.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-benchmarks/results}
@@ -48,11 +59,14 @@ part=${1:-all}
 status=0
 device=gpu
 sizes=${GPU_SIZES:-1000,2000,4000}
-max_time=${GPU_MAX_TIME:-45,75,100}
+max_time=${GPU_MAX_TIME:-35,60,30}
+inverse=${GPU_INVERSE:-block,direct}
+inverse_max_d=${GPU_INVERSE_MAX_D:-1000}
 linalg=${GPU_LINALG:-1000,2000,4000}
 host_timeout=${GPU_HOST_TIMEOUT:-390}
-if [ "$part" = dry ]; then   # the script's own check on a machine without a GPU: tiny, on jax-cpu
-    device=jax-cpu sizes=${GPU_SIZES:-20,40} max_time=${GPU_MAX_TIME:-30} linalg=${GPU_LINALG:-100}
+if [ "$part" = dry ]; then   # the script's own check on a machine without a GPU: small, on jax-cpu
+    # (d = 80 > the block inverse's 64-wide leaf, so its two inverses differ there)
+    device=jax-cpu sizes=${GPU_SIZES:-40,80} max_time=${GPU_MAX_TIME:-30} linalg=${GPU_LINALG:-100}
     host_timeout=${GPU_HOST_TIMEOUT:-300}
 fi
 
@@ -78,12 +92,13 @@ if [ "$part" != dry ] && ! "$PYTHON" -c 'import jax, sys; sys.exit(0 if any(d.pl
 fi
 
 if [ "$part" = all ] || [ "$part" = host ] || [ "$part" = dry ]; then
-    # CoLiDE-NV's whole fit on the device (ER4, n = 2d, the paper's schedule, each fit capped by
-    # max_time and marked when it stops): seconds, seconds in the compiled loop, the host's share;
-    # then one device inverse / solve / slogdet against the block inverse.
+    # One device inverse / solve / slogdet against the block inverse; then CoLiDE-NV's whole fit on
+    # the device (ER4, n = 2d, the paper's schedule, each fit capped by max_time and marked when it
+    # stops), at d <= inverse_max_d once with each inverse: seconds, seconds in the compiled loop,
+    # the host's share.
     timeout "$host_timeout" "$PYTHON" benchmarks/bench_jax_host.py --device "$device" --sizes "$sizes" \
         --max-time "$max_time" --schedule "${GPU_SCHEDULE:-paper}" --compare-max-d 200 --linalg "$linalg" \
-        --out "$OUT/gpu_host.md"
+        --inverse "$inverse" --inverse-max-d "$inverse_max_d" --out "$OUT/gpu_host.md"
     rc=$?
     [ $rc -eq 124 ] && echo "gpu_check: the host part hit its ${host_timeout} s cap; $OUT/gpu_host.md has the fits done"
     [ $rc -ne 0 ] && [ $status -eq 0 ] && status=$rc
@@ -94,7 +109,7 @@ if [ "$part" = all ] || [ "$part" = tests ] || [ "$part" = alltests ]; then
     # iterates, callback / Stop / max_time; "alltests" adds issue 33's backend tests.
     files=tests/test_jax_loop.py
     [ "$part" = alltests ] && files="tests/test_jax_loop.py tests/test_jax_backend.py"
-    COLIDE_JAX_TEST_DEVICE=gpu timeout "${GPU_TESTS_TIMEOUT:-180}" "$PYTHON" -m pytest -q -p no:cacheprovider $files \
+    COLIDE_JAX_TEST_DEVICE=gpu timeout "${GPU_TESTS_TIMEOUT:-150}" "$PYTHON" -m pytest -q -p no:cacheprovider $files \
         > "$OUT/gpu_tests.txt" 2>&1
     rc=$?
     tail -n 15 "$OUT/gpu_tests.txt"

@@ -23,7 +23,9 @@ objective (paper eq. 4 / 6 with the log-det term, Appendix B), Adam's moments, t
 Algorithm 1's halving back-off inside the log-det domain, the ``d x d`` inverse (only every few
 steps, with the O(d^2) M-matrix certificate in between, exactly as the fast loop does), the
 closed-form sigma (eq. 5 / 7) and the running average. The inverse is a 2 x 2 block
-(Schur-complement) recursion, gemm-bound like the numba kernel's, on which a GPU does best.
+(Schur-complement) recursion, gemm-bound like the numba kernel's, on which a GPU does best, or
+one ``jnp.linalg.inv`` call: :data:`_INVERSE` chooses per platform (issue 50; ``"block"`` on both
+until a GPU's device check measures the other).
 
 Since issue 50 each stage's whole Adam phase, the checkpoints' evaluation and stopping rule
 included, runs as one compiled loop on the device (:mod:`colide_core.solver._jax_loop`, reached

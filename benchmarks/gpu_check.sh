@@ -23,11 +23,12 @@
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh tests    # tests/test_jax_loop.py on the GPU (<= 2.5 min)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh alltests # tests/test_jax_backend.py too (<= 7 min)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh bench    # issue 33's side-by-side step table (bench_gpu.py)
-#   bash benchmarks/gpu_check.sh dry                   # on a CPU: the host part at tiny sizes on jax-cpu
+#   bash benchmarks/gpu_check.sh dry                   # on a CPU: the host part at d = 40, 80 on jax-cpu (~1 min)
 #
 # One 15-minute lease: the machine's start takes a few minutes, "all" is capped at 9 minutes by its
 # parts' timeouts (host 390 s + tests 150 s), which leaves about 3 minutes for a rerun of one part
-# with fewer sizes (e.g. GPU_SIZES=4000 GPU_MAX_TIME=30 GPU_LINALG= ... host) or of the tests. Not
+# with fewer sizes (e.g. GPU_SIZES=4000 GPU_MAX_TIME=30 GPU_LINALG=4000 ... host) or of the tests
+# (tests/test_jax_loop.py takes about 2 minutes on the 2-core CPU, compiles included). Not
 # yet timed with the whole loop on a GPU; the host part's estimate from the 2026-11-28 H200 figures
 # (compile 8 / 15 / 32 s, step 15 / 88 / 663 ms, host LUs on one thread) is about 6.2 minutes: the
 # linalg table (~30 s), d = 1000 with each inverse (2 x ~50 s: compile, a 10-step warm fit, the 35 s

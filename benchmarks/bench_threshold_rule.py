@@ -40,7 +40,8 @@ import numpy as np
 
 from colide_core import CoLiDE, evaluate
 from colide_core.graph._dag import threshold_to_dag
-from colide_core.solver.path import choose_threshold, lambda_path
+from colide_core._validation import data_covariance
+from colide_core.solver.path import bic_score, choose_threshold, lambda_path
 
 from ._common import markdown_table
 
@@ -71,8 +72,9 @@ def fit_rules(X, B_true, variant, path=False):
     Returns
     -------
     dict
-        ``rule -> {shd, shd_cpdag, tpr, fdr, edges, threshold}`` and the seconds of the fit and
-        of each choice.
+        ``rule -> {shd, shd_cpdag, tpr, fdr, edges, threshold, bic}`` (``bic``: the graph's
+        :func:`bic_score`), ``bic_true`` (the true graph's, for the diagnosis only) and the seconds
+        of the fit and of each choice.
     """
     out = {}
     with warnings.catch_warnings():
@@ -81,13 +83,16 @@ def fit_rules(X, B_true, variant, path=False):
         model = CoLiDE(variant).fit(X)
         out["fit_s"] = time.perf_counter() - t
     W = model.W_
-    out["0.3"] = {**_scores(B_true, model.adjacency_), "threshold": 0.3}
-    out["0.1"] = {**_scores(B_true, threshold_to_dag(W, 0.1)), "threshold": 0.1}
+    cov, n, _ = data_covariance(X)
+    out["bic_true"] = bic_score(cov, n, B_true)  # the true graph's BIC, for the diagnosis (never used to choose)
+    out["0.3"] = {**_scores(B_true, model.adjacency_), "threshold": 0.3, "bic": bic_score(cov, n, model.adjacency_)}
+    A = threshold_to_dag(W, 0.1)
+    out["0.1"] = {**_scores(B_true, A), "threshold": 0.1, "bic": bic_score(cov, n, A)}
     for rule, gamma in (("bic", 0.0), ("ebic", 0.5)):
         t = time.perf_counter()
-        thr, _ = choose_threshold(X, W, gamma=gamma)
+        thr, table = choose_threshold(X, W, gamma=gamma)
         out[rule] = {**_scores(B_true, threshold_to_dag(W, thr)), "threshold": thr,
-                     "seconds": time.perf_counter() - t}
+                     "bic": float(table.loc[table["chosen"], "bic"].iloc[0]), "seconds": time.perf_counter() - t}
     if path:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -95,25 +100,28 @@ def fit_rules(X, B_true, variant, path=False):
             lp = lambda_path(X, thresholds=PATH_THRESHOLDS, variant=variant)
             i, j = lp.best_bic()
             out["path-bic"] = {**_scores(B_true, lp.graph(i, j)), "threshold": float(lp.thresholds[j]),
+                               "bic": float(lp.bic[i, j]),
                                "lambda1": float(lp.lambdas[i]), "seconds": time.perf_counter() - t}
     return out
 
 
-def problems(networks, network_seeds, synthetic_seeds, sizes=(20, 50), n=1000):
-    """Yield ``(key dict, loader)``; ``loader()`` gives ``(X, B_true)``. Networks first, then the simulated."""
+def problems(networks, network_seeds, synthetic_seeds, sizes=(20, 50), n=1000, network_n=(1000,)):
+    """Yield ``(key dict, loader)``; ``loader()`` gives ``(X, B_true)``. Networks first (at each of
+    ``network_n`` rows), then the simulated (``sizes`` nodes, ``n`` rows)."""
     from colide_core.data.networks import load_network
     from colide_core.data.simulate import simulate_dataset, standardize
 
     for name in networks:
-        for seed in network_seeds:
-            for scaling in ("raw", "standardised"):
-                for variant in ("nv", "ev"):
-                    def load(name=name, seed=seed, scaling=scaling):
-                        data = load_network(name, n, random_state=seed)
-                        X = data.X.to_numpy()
-                        return (X if scaling == "raw" else standardize(X)), np.asarray(data.B_true)
-                    yield {"set": "network", "problem": name, "scaling": scaling, "variant": variant,
-                           "seed": seed, "n": n}, load
+        for rows in network_n:
+            for seed in network_seeds:
+                for scaling in ("raw", "standardised"):
+                    for variant in ("nv", "ev"):
+                        def load(name=name, rows=rows, seed=seed, scaling=scaling):
+                            data = load_network(name, rows, random_state=seed)
+                            X = data.X.to_numpy()
+                            return (X if scaling == "raw" else standardize(X)), np.asarray(data.B_true)
+                        yield {"set": "network", "problem": name, "scaling": scaling, "variant": variant,
+                               "seed": seed, "n": rows}, load
     for noise, w_range in (("ev", (0.5, 2.0)), ("nv", (0.5, 2.0)), ("nv-paper", None)):
         for degree in (2, 4):
             for d in sizes:
@@ -162,6 +170,10 @@ def _pm(vals, fmt):
     return format(vals.mean(), fmt) + (f" ± {sd}" if sd else "")
 
 
+def _label(s, problem, n):
+    return f"{problem} n={n:,}" if s == "network" else problem
+
+
 def _groups(records):
     groups = {}
     for r in records:
@@ -183,7 +195,7 @@ def table(records, metric) -> str:
         for rule in rules:
             have = [r[rule][metric] for r in rs if rule in r]
             cells.append(_pm(have, fmt) + ("" if len(have) == len(rs) else f" ({len(have)})") if have else "–")
-        body.append([problem, scaling, f"CoLiDE-{variant.upper()}", len(rs)] + cells)
+        body.append([_label(s, problem, n), scaling, f"CoLiDE-{variant.upper()}", len(rs)] + cells)
     return "\n".join(markdown_table(["problem", "data", "method", "seeds"] + rules, body))
 
 
@@ -196,20 +208,39 @@ def paired(records, metric="shd") -> str:
         cells = []
         for rule in rules:
             diffs = [r[rule][metric] - r["0.3"][metric] for r in rs if rule in r]
-            cells.append(_pm(diffs, "+.1f") if diffs else "–")
+            cells.append(_pm(diffs, "+.1f" if metric in ("shd", "shd_cpdag", "edges") else "+.2f")
+                         if diffs else "–")
         thr = [f"{np.mean([r[rule]['threshold'] for r in rs if rule in r]):.3f}" for rule in ("bic", "ebic")]
-        body.append([problem, scaling, f"CoLiDE-{variant.upper()}"] + cells + thr)
+        body.append([_label(s, problem, n), scaling, f"CoLiDE-{variant.upper()}"] + cells + thr)
     return "\n".join(markdown_table(["problem", "data", "method"] + [f"{r} − 0.3" for r in rules]
                                     + ["bic thr.", "ebic thr."], body))
 
 
+def diagnosis(records) -> str:
+    """Per (problem, data, variant): each rule's graph's BIC minus the true graph's (mean over seeds; negative:
+    the rule's graph explains the data better than the truth), and in how many fits the BIC rule's is below it."""
+    rules = [r for r in _rules(records)]
+    body = []
+    for (s, problem, scaling, variant, n), rs in _groups(records).items():
+        rs = [r for r in rs if "bic_true" in r]
+        if not rs:
+            continue
+        cells = [f"{np.mean([r[rule]['bic'] - r['bic_true'] for r in rs if rule in r]):+,.0f}"
+                 if any(rule in r for r in rs) else "–" for rule in rules]
+        below = sum(r["bic"]["bic"] <= r["bic_true"] for r in rs)
+        body.append([_label(s, problem, n), scaling, f"CoLiDE-{variant.upper()}"] + cells + [f"{below} of {len(rs)}"])
+    return "\n".join(markdown_table(["problem", "data", "method"] + [f"{r}: BIC − true's" for r in rules]
+                                    + ["bic rule's graph ≤ true's"], body))
+
+
 def overall(records) -> str:
-    """Per set (networks, simulated): how many problem lines each rule beats, ties and loses to 0.3 on mean SHD,
+    """Per set (networks at each n, simulated): how many problem lines each rule beats, ties and loses to 0.3 on mean SHD,
     and the mean paired SHD difference over every fit."""
     rules = [r for r in _rules(records) if r != "0.3"]
     body = []
-    for s in ("network", "simulated"):
-        groups = {k: v for k, v in _groups(records).items() if k[0] == s}
+    sets = sorted({(k[0], k[4]) for k in _groups(records)})
+    for s, n in sets:
+        groups = {k: v for k, v in _groups(records).items() if (k[0], k[4]) == (s, n)}
         for rule in rules:
             wins = ties = losses = 0
             diffs = []
@@ -221,7 +252,7 @@ def overall(records) -> str:
                 m = float(np.mean(d))
                 wins, ties, losses = wins + (m < 0), ties + (m == 0), losses + (m > 0)
             if diffs:
-                body.append([s, rule, f"{wins} / {ties} / {losses}", _pm(diffs, "+.1f"),
+                body.append([f"{s}, n = {n:,}", rule, f"{wins} / {ties} / {losses}", _pm(diffs, "+.1f"),
                              f"{min(diffs):+d} .. {max(diffs):+d}"])
     return "\n".join(markdown_table(["set", "rule", "lines better / equal / worse than 0.3 (mean SHD)",
                                      "SHD − 0.3's, every fit", "range"], body))
@@ -231,6 +262,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", default=",".join(NETWORKS), help="comma-separated, or empty for none")
     parser.add_argument("--network-seeds", type=int, default=3)
+    parser.add_argument("--network-n", default="1000", help="comma-separated rows for the networks")
     parser.add_argument("--synthetic-seeds", type=int, default=3, help="0 for none")
     parser.add_argument("--path", action="store_true", help="also the λ path's lowest-BIC cell (CoLiDE-NV)")
     parser.add_argument("--raw", type=Path, default=None, help="append each fit here; skip those already in it")
@@ -246,7 +278,8 @@ def main(argv=None):
         records = list(by.values())
     else:
         nets = [x for x in args.networks.split(",") if x]
-        items = problems(nets, range(args.network_seeds), range(args.synthetic_seeds))
+        items = problems(nets, range(args.network_seeds), range(args.synthetic_seeds),
+                         network_n=[int(v) for v in args.network_n.split(",")])
 
         def say(line):
             print(line, file=sys.stderr, flush=True)
@@ -256,10 +289,15 @@ def main(argv=None):
         print(f"{title}, mean ± sd over seeds, by rule:\n")
         print(table(records, metric))
         print()
-    print("Paired SHD difference to the 0.3 threshold (same fit), mean ± sd over seeds; mean chosen thresholds:\n")
-    print(paired(records))
-    print()
+    for metric, title in (("shd", "SHD"), ("shd_cpdag", "SHD-C")):
+        print(f"Paired {title} difference to the 0.3 threshold (same fit), mean ± sd over seeds; mean chosen "
+              "thresholds:\n")
+        print(paired(records, metric))
+        print()
     print(overall(records))
+    print()
+    print("The BIC of each rule's graph minus the true graph's (mean over seeds):\n")
+    print(diagnosis(records))
 
 
 if __name__ == "__main__":

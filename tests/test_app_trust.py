@@ -64,6 +64,12 @@ def test_explorer_on_sachs_matches_direct_path_and_loads_a_cell_into_learn(new_a
     direct = lambda_path(X, np.geomspace(0.005, 0.5, 5), (0.1, 0.2, 0.3, 0.4, 0.5), "nv", **QUICK)
     np.testing.assert_array_equal(path.W, direct.W)          # the solver is deterministic
     np.testing.assert_array_equal(path.edge_counts, direct.edge_counts)
+    # The lowest-BIC line names the path's lowest-BIC cell, with what that cell was measured to do.
+    bi, bj = path.best_bic()
+    shown = [m.value for m in at.markdown if m.value.startswith("**Lowest BIC")]
+    assert len(shown) == 1 and f"λ = {path.lambdas[bi]:.3g}, threshold {path.thresholds[bj]:g} " \
+        f"({int(path.edge_counts[bi, bj])} edges)" in shown[0]
+    assert any("more errors than the defaults" in c.value for c in at.caption)
     # The paper's cell (lambda 0.05 = the middle value, threshold 0.3) is selected first.
     assert ss["trust_explorer_cell"] == (2, 2)
     expected = evaluate(B, path.graph(2, 2))

@@ -52,6 +52,11 @@ RULES = ("0.3", "boot50", "boot80", "boot-dir70", "stab60", "stab75", "stab80")
 #: λ ∈ {0.02, 0.05, 0.1}, 20 half-samples, π_thr = 0.75).
 PAGE_DEFAULT = ("boot-dir70", "stab75")
 STAB_PI = {"stab60": 0.6, "stab75": 0.75, "stab80": 0.8}
+#: Made by ``--from-raw`` (the truth reloaded, :func:`add_extras`), to tell the resampling from the λ grid:
+#: stability selection at π_thr = 0.75 with one λ of the grid (``stab75-λ<lam>``, from the raw counts) and the
+#: plain fit at another λ, thresholded at 0.3 (``0.3-λ<lam>``, one more fit each).
+EXTRA_LAMBDAS = (0.02, 0.05, 0.1)
+EXTRA = tuple(f"stab75-λ{lam:g}" for lam in EXTRA_LAMBDAS) + tuple(f"0.3-λ{lam:g}" for lam in (0.02, 0.1))
 EPS = 1e-9  # threshold_to_dag keeps |w| > threshold: a cut c keeps frequencies >= c
 
 
@@ -131,6 +136,7 @@ def fit_rules(X, B_true, variant, seed, n_boot=30, n_sub=20, lambdas=(0.02, 0.05
     out["n_ok"] = int(boot.n_ok)
     out["boot_counts"] = _sparse(np.rint(F * boot.n_ok).astype(int))
     out["stab_failed"] = int(stab.n_failed)
+    out["n_sub"] = int(n_sub)
     out["lambdas"] = [float(v) for v in lambdas]
     out["stab_counts"] = [_sparse(np.rint(P * n_sub).astype(int)) for P in stab.selection_probability]
     out["q_hat"] = float(stab.q_hat)
@@ -175,6 +181,50 @@ def run(items, raw=None, progress=None, reference=None, **kw):
     return out
 
 
+def _rules(records):
+    return [r for r in RULES + EXTRA if all(r in rec for rec in records)]
+
+
+def add_extras(records, cache=None, pi=0.75):
+    """Add the rules :data:`EXTRA` to every record: stability selection's edges at each single λ of
+    :data:`EXTRA_LAMBDAS` (selection probability at that λ >= ``pi``, from ``stab_counts`` over ``n_sub``
+    half-samples, 20 where not recorded) and the plain fit at λ = 0.02 and 0.1 thresholded at 0.3, each
+    made a DAG and scored against the truth reloaded from the problem's definition (never used to choose).
+    ``cache``: a JSON-lines file of these extras by problem, read and appended to (the refits take time)."""
+    done = {}
+    if cache is not None and Path(cache).exists():
+        for line in Path(cache).read_text(encoding="utf-8").splitlines():
+            e = json.loads(line)
+            done[tuple(e["key"])] = e["rules"]
+    todo = [r for r in records if _key(r) not in done]
+    if todo:
+        nets = sorted({r["problem"] for r in todo if r["set"] == "network"})
+        rows = sorted({r["n"] for r in todo if r["set"] == "network"}) or [1000]
+        seeds = range(max(r["seed"] for r in todo) + 1)
+        loaders = {_key(k): f for k, f in problems(nets, seeds, seeds, sizes=(20,), network_n=rows)}
+        for r in todo:
+            X, B = loaders[_key(r)]()
+            d = B.shape[0]
+            extra = {}
+            for lam in EXTRA_LAMBDAS:
+                if lam in r["lambdas"]:
+                    P = _dense(r["stab_counts"][r["lambdas"].index(lam)], d) / r.get("n_sub", 20)
+                    A, removed = threshold_to_dag(P, pi - EPS, return_removed=True)
+                    extra[f"stab75-λ{lam:g}"] = {**_scores(B, A), "cut_edges": len(removed)}
+            for lam in (0.02, 0.1):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    model = CoLiDE(r["variant"], lambda1=lam).fit(X)
+                extra[f"0.3-λ{lam:g}"] = {**_scores(B, model.adjacency_), "cut_edges": 0}
+            done[_key(r)] = extra
+            if cache is not None:
+                with open(cache, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"key": list(_key(r)), "rules": extra}) + "\n")
+    for r in records:
+        r.update(done[_key(r)])
+    return records
+
+
 def _sets(records):
     return sorted({(r["set"], r["n"]) for r in records}, key=lambda s: (s[0] != "simulated", s[1]))
 
@@ -184,14 +234,14 @@ def table(records, metric) -> str:
     fmt = ".1f" if metric in ("shd", "shd_cpdag", "edges") else ".2f"
     body = []
     for (s, problem, scaling, variant, n), rs in _groups(records).items():
-        cells = [_pm([r[rule][metric] for r in rs], fmt) for rule in RULES]
+        cells = [_pm([r[rule][metric] for r in rs], fmt) for rule in _rules(records)]
         body.append([_label(s, problem, n), scaling, f"CoLiDE-{variant.upper()}", len(rs)] + cells)
-    return "\n".join(markdown_table(["problem", "data", "method", "seeds"] + list(RULES), body))
+    return "\n".join(markdown_table(["problem", "data", "method", "seeds"] + _rules(records), body))
 
 
 def paired(records, metric="shd") -> str:
     """Per (problem, data, variant): each rule's ``metric`` minus the 0.3 rule's, mean ± sd over seeds."""
-    rules = [r for r in RULES if r != "0.3"]
+    rules = _rules(records)[1:]
     fmt = "+.1f" if metric in ("shd", "shd_cpdag", "edges") else "+.2f"
     body = []
     for (s, problem, scaling, variant, n), rs in _groups(records).items():
@@ -206,7 +256,7 @@ def overall(records) -> str:
     body = []
     for s, n in _sets(records):
         groups = {k: v for k, v in _groups(records).items() if (k[0], k[4]) == (s, n)}
-        for rule in RULES[1:]:
+        for rule in _rules(records)[1:]:
             row = [f"{s}, n = {n:,}", rule + (" (page default)" if rule in PAGE_DEFAULT else "")]
             for metric in ("shd", "shd_cpdag"):
                 w = t = lo = 0
@@ -231,7 +281,7 @@ def costs(records) -> str:
     for s, n in _sets(records):
         rs = [r for r in records if (r["set"], r["n"]) == (s, n)]
         same = [r for r in rs if "shd_threshold_rule" in r]
-        cut = {rule: sum(r[rule]["cut_edges"] > 0 for r in rs) for rule in RULES[1:]}
+        cut = {rule: sum(r[rule]["cut_edges"] > 0 for r in rs) for rule in _rules(records)[1:]}
         body.append([f"{s}, n = {n:,}", len(rs), f"{np.mean([r['fit_s'] for r in rs]):.1f}",
                      f"{np.mean([r['boot_s'] for r in rs]):.0f}", f"{np.mean([r['stab_s'] for r in rs]):.0f}",
                      ", ".join(f"{k} {v}" for k, v in cut.items() if v) or "none",
@@ -241,8 +291,17 @@ def costs(records) -> str:
                                     body))
 
 
+def means(records, metric="shd") -> str:
+    """The paste-ready table of docs/networks.md: the mean of ``metric`` over seeds, one column per rule."""
+    body = []
+    for (s, problem, scaling, variant, n), rs in _groups(records).items():
+        body.append([_label(s, problem, n), scaling, len(rs)]
+                    + [f"{np.mean([r[rule][metric] for r in rs]):.1f}" for rule in _rules(records)])
+    return "\n".join(markdown_table(["problem", "data", "seeds"] + _rules(records), body))
+
+
 def report(records) -> str:
-    lines = []
+    lines = ["Mean SHD over seeds (the doc's table):", "", means(records), ""]
     for metric, title in (("shd", "SHD"), ("shd_cpdag", "SHD-C"), ("tpr", "TPR"), ("fdr", "FDR"), ("edges", "edges")):
         lines += [f"{title}, mean ± sd over seeds, by rule:", "", table(records, metric), ""]
     for metric, title in (("shd", "SHD"), ("shd_cpdag", "SHD-C")):
@@ -257,6 +316,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", default="ecoli70,magic-niab,magic-irri", help="comma-separated, or empty")
     parser.add_argument("--network-seeds", type=int, default=3)
+    parser.add_argument("--network-first-seed", type=int, default=0,
+                        help="network seeds from this one (a second process on the later seeds)")
     parser.add_argument("--synthetic-seeds", type=int, default=3, help="0 for none")
     parser.add_argument("--n-boot", type=int, default=30)
     parser.add_argument("--n-sub", type=int, default=20)
@@ -265,6 +326,8 @@ def main(argv=None):
                         help="bench_threshold_rule raw files: their 0.3 SHD is stored beside ours, as a check")
     parser.add_argument("--raw", type=Path, default=None, help="append each problem here; skip those already in it")
     parser.add_argument("--from-raw", type=Path, nargs="+", default=None, metavar="JSONL")
+    parser.add_argument("--extras", type=Path, default=None, metavar="JSONL",
+                        help="with --from-raw: cache of the extra rules (single-λ stability, plain fits at λ 0.02, 0.1)")
     parser.add_argument("--verbose", action="store_true", help="a line on stderr after each problem")
     args = parser.parse_args(argv)
     if args.from_raw:
@@ -273,7 +336,7 @@ def main(argv=None):
             for line in p.read_text(encoding="utf-8").splitlines():
                 r = json.loads(line)
                 by[_key(r)] = r
-        records = list(by.values())
+        records = add_extras(list(by.values()), cache=args.extras)
     else:
         reference = {}
         for p in args.reference:
@@ -281,7 +344,7 @@ def main(argv=None):
                 r = json.loads(line)
                 reference[_key(r)] = r
         nets = [x for x in args.networks.split(",") if x]
-        items = [(k, f) for k, f in problems(nets, range(args.network_seeds), range(args.synthetic_seeds), sizes=(20,))
+        items = [(k, f) for k, f in problems(nets, range(args.network_first_seed, args.network_seeds), range(args.synthetic_seeds), sizes=(20,))
                  if k["variant"] == "nv" or k["set"] == "simulated"]
         items = [(k, f) for k, f in items if not k["problem"].endswith("NV-PAPER d=20")]
 

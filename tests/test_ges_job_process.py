@@ -6,32 +6,13 @@ minute and more at 40 nodes, docs/predict.md). In a worker process, Stop ends th
 ``workers.STOP_GRACE_S`` after the request. Every wait is on a condition (with a bound only a
 broken build reaches); no timing is asserted.
 """
-import time
-
 import numpy as np
 import pandas as pd
-import pytest
 
-from dashboard.infra import jobs, workers
+from dashboard.infra import workers
 from dashboard.infra.slots import ComputeSlots
 from dashboard.infra.state import predict as ps
-
-BOUND = 120.0
-
-
-def _until(cond, what):
-    end = time.monotonic() + BOUND
-    while not cond():
-        if time.monotonic() > end:
-            pytest.fail(f"not reached within {BOUND:g} s: {what}")
-        time.sleep(0.02)
-
-
-@pytest.fixture(autouse=True)
-def _processes_on(monkeypatch):
-    monkeypatch.setattr(workers, "ENABLED", True)
-    yield
-    _until(lambda: workers.live_workers() == 0, "every worker ended")
+from tests._waits import BOUND, processes_on, until as _until  # noqa: F401 (processes_on: an autouse fixture)
 
 
 def _dataset(d, n, seed):

@@ -4,7 +4,6 @@ killed worker and the compute slots' bound. Deterministic: every wait is on a co
 generous bound that only a broken build reaches), no timing is asserted."""
 import os
 import signal
-import time
 
 import numpy as np
 import pytest
@@ -12,23 +11,7 @@ import pytest
 from dashboard.infra import jobs, workers
 from dashboard.infra.slots import ComputeSlots
 from tests import _jobs_process_funcs as f
-
-BOUND = 120.0  # seconds a condition may take on a loaded machine before the test fails
-
-
-def _until(cond, what):
-    end = time.monotonic() + BOUND
-    while not cond():
-        if time.monotonic() > end:
-            pytest.fail(f"not reached within {BOUND:g} s: {what}")
-        time.sleep(0.02)
-
-
-@pytest.fixture(autouse=True)
-def _processes_on(monkeypatch):
-    monkeypatch.setattr(workers, "ENABLED", True)
-    yield
-    _until(lambda: workers.live_workers() == 0, "every worker ended")
+from tests._waits import BOUND, processes_on, until as _until  # noqa: F401 (processes_on: an autouse fixture)
 
 
 def _job(func, *args, label="x", slots=None, **kwargs):

@@ -112,6 +112,8 @@ def test_bootstrap_on_sachs_matches_direct_call_and_filters_by_frequency(new_app
     table = [d.value for d in at.dataframe if "frequency" in d.value.columns]
     assert len(table) == 1
     assert len(table[0]) == int((res.frequency == 1.0).sum())
+    # the frequency is read as reproducibility, with what it was measured to say about truth
+    assert any("not whether it is true" in c.value and "Resampling as an edge rule" in c.value for c in at.caption)
     assert set(table[0]["truth"]) <= {"true edge", "reversed", "not in truth"}
     at.slider(key="boot_min_freq").set_value(30).run()
     table = [d.value for d in at.dataframe if "frequency" in d.value.columns][0]
@@ -143,6 +145,7 @@ def test_stability_selection_section_matches_direct_call(new_app):
     assert "true edge" in set(table["truth"])
     bound = f"{direct.expected_false_positives_bound:.2f}"
     assert any(bound in m.value and "E[V]" in m.value for m in at.markdown)
+    assert any("3 to 20 times more false edges than it" in c.value for c in at.caption)  # measured on networks
 
 
 def test_prior_knowledge_is_loaded_applied_enforced_and_audited(new_app):

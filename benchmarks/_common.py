@@ -1,7 +1,8 @@
-"""What the benchmark scripts share: the markdown tables they print and write to ``results/``."""
+"""What the benchmark scripts share: the markdown tables they print and write to ``results/``, and
+their resumable JSON-lines records."""
 from __future__ import annotations
 
-__all__ = ["markdown_table"]
+__all__ = ["append_jsonl", "markdown_table", "read_jsonl"]
 
 
 def markdown_table(columns, rows) -> list[str]:
@@ -32,3 +33,29 @@ def markdown_table(columns, rows) -> list[str]:
 
 def _line(cells):
     return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def read_jsonl(*paths) -> list[dict]:
+    """Every record of the JSON-lines files ``paths`` (a missing file holds none), in order.
+
+    The benchmarks' ``--raw`` files: one fit a line, appended as each ends (:func:`append_jsonl`),
+    so a run can be stopped and resumed, or split across processes.
+    """
+    import json
+    from pathlib import Path
+
+    records = []
+    for path in paths:
+        if path is not None and Path(path).exists():
+            records += [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+    return records
+
+
+def append_jsonl(path, record: dict) -> None:
+    """Append ``record`` to the JSON-lines file ``path`` as one line (nothing when ``path`` is None)."""
+    import json
+
+    if path is not None:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+

@@ -24,7 +24,6 @@ makes the tables from such files without fitting. Results and what they say: doc
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -38,7 +37,7 @@ from colide_core.data.networks import NETWORKS, load_network, read_network
 from colide_core.data.simulate import standardize
 from colide_core.evaluation.baselines import ges_dag, run_method_safe
 
-from ._common import markdown_table
+from ._common import append_jsonl, markdown_table, read_jsonl
 
 ALL_METHODS = ("CoLiDE-EV", "CoLiDE-NV", "CoLiDE-NV-TOPO", "DAGMA-linear", "SortNRegress", "GES-maxP5")
 QUICK_METHODS = ("CoLiDE-EV", "CoLiDE-NV", "SortNRegress")
@@ -83,11 +82,7 @@ def run(networks, sizes, seeds, methods, raw=None, progress=None):
     progress : callable or None
         ``progress(line)`` after each fit.
     """
-    done = {}
-    if raw is not None and Path(raw).exists():
-        for line in Path(raw).read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            done[_cell_key(r)] = r
+    done = {_cell_key(r): r for r in read_jsonl(raw)}
     fits = []
     for name in networks:
         for n in sizes:
@@ -114,9 +109,7 @@ def run(networks, sizes, seeds, methods, raw=None, progress=None):
                                      sid=float(m.get("sid", np.nan)), tpr=float(m["tpr"]),
                                      fdr=float(m["fdr"]), time=seconds)
                         fits.append(r)
-                        if raw is not None:
-                            with open(raw, "a", encoding="utf-8") as fh:
-                                fh.write(json.dumps(r) + "\n")
+                        append_jsonl(raw, r)
                         if progress is not None:
                             progress(f"{name} n={n} seed={seed} {scaling} {method}: "
                                      + (r.get("error") or f"SHD {r['shd']} in {seconds:.1f} s"))
@@ -234,7 +227,7 @@ def main(argv=None):
     parser.add_argument("--verbose", action="store_true", help="a line on stderr after each fit")
     args = parser.parse_args(argv)
     if args.from_raw:
-        fits = [json.loads(line) for p in args.from_raw for line in p.read_text(encoding="utf-8").splitlines()]
+        fits = read_jsonl(*args.from_raw)
     else:
         sizes = [1000] if args.quick else [int(s) for s in args.sizes.split(",")]
         seeds = range(args.first_seed, args.first_seed + (1 if args.quick else args.seeds))

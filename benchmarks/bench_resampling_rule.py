@@ -32,7 +32,6 @@ docs/networks.md, "Resampling as an edge rule". ``X`` is ``(n_samples, n_nodes)`
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
@@ -44,7 +43,7 @@ from colide_core import CoLiDE
 from colide_core.evaluation.stability import bootstrap_edges, stability_selection
 from colide_core.graph._dag import threshold_to_dag
 
-from ._common import markdown_table
+from ._common import append_jsonl, markdown_table, read_jsonl
 from .bench_threshold_rule import _groups, _key, _label, _pm, _scores, problems
 
 RULES = ("0.3", "boot50", "boot80", "boot-dir70", "stab60", "stab75", "stab80")
@@ -155,11 +154,7 @@ def run(items, raw=None, progress=None, reference=None, **kw):
     """Fit every problem not already in ``raw`` (JSON lines, appended as each ends); all records.
 
     ``reference``: records of bench_threshold_rule (by key), whose ``0.3`` SHD is stored beside ours."""
-    done = {}
-    if raw is not None and Path(raw).exists():
-        for line in Path(raw).read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            done[_key(r)] = r
+    done = {_key(r): r for r in read_jsonl(raw)}
     out = []
     for key, load in items:
         k = _key(key)
@@ -171,9 +166,7 @@ def run(items, raw=None, progress=None, reference=None, **kw):
         if reference and k in reference:
             r["shd_threshold_rule"] = reference[k]["0.3"]["shd"]
         out.append(r)
-        if raw is not None:
-            with open(raw, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(r) + "\n")
+        append_jsonl(raw, r)
         if progress is not None:
             progress(" ".join(str(v) for v in key.values()) + ": SHD "
                      + ", ".join(f"{rule} {r[rule]['shd']}" for rule in RULES)
@@ -191,11 +184,7 @@ def add_extras(records, cache=None, pi=0.75):
     half-samples, 20 where not recorded) and the plain fit at λ = 0.02 and 0.1 thresholded at 0.3, each
     made a DAG and scored against the truth reloaded from the problem's definition (never used to choose).
     ``cache``: a JSON-lines file of these extras by problem, read and appended to (the refits take time)."""
-    done = {}
-    if cache is not None and Path(cache).exists():
-        for line in Path(cache).read_text(encoding="utf-8").splitlines():
-            e = json.loads(line)
-            done[tuple(e["key"])] = e["rules"]
+    done = {tuple(e["key"]): e["rules"] for e in read_jsonl(cache)}
     todo = [r for r in records if _key(r) not in done]
     if todo:
         nets = sorted({r["problem"] for r in todo if r["set"] == "network"})
@@ -217,9 +206,7 @@ def add_extras(records, cache=None, pi=0.75):
                     model = CoLiDE(r["variant"], lambda1=lam).fit(X)
                 extra[f"0.3-λ{lam:g}"] = {**_scores(B, model.adjacency_), "cut_edges": 0}
             done[_key(r)] = extra
-            if cache is not None:
-                with open(cache, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"key": list(_key(r)), "rules": extra}) + "\n")
+            append_jsonl(cache, {"key": list(_key(r)), "rules": extra})
     for r in records:
         r.update(done[_key(r)])
     return records
@@ -348,18 +335,10 @@ def main(argv=None):
     parser.add_argument("--verbose", action="store_true", help="a line on stderr after each problem")
     args = parser.parse_args(argv)
     if args.from_raw:
-        by = {}
-        for p in args.from_raw:
-            for line in p.read_text(encoding="utf-8").splitlines():
-                r = json.loads(line)
-                by[_key(r)] = r
+        by = {_key(r): r for r in read_jsonl(*args.from_raw)}
         records = add_extras(list(by.values()), cache=args.extras)
     else:
-        reference = {}
-        for p in args.reference:
-            for line in p.read_text(encoding="utf-8").splitlines():
-                r = json.loads(line)
-                reference[_key(r)] = r
+        reference = {_key(r): r for r in read_jsonl(*args.reference)}
         nets = [x for x in args.networks.split(",") if x]
         items = [(k, f) for k, f in problems(nets, range(args.network_first_seed, args.network_seeds), range(args.synthetic_seeds), sizes=(20,))
                  if k["variant"] == "nv" or k["set"] == "simulated"]

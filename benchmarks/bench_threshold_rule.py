@@ -30,7 +30,6 @@ the truth". ``X`` is ``(n_samples, n_nodes)``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
@@ -43,7 +42,7 @@ from colide_core.graph._dag import threshold_to_dag
 from colide_core._validation import data_covariance
 from colide_core.solver.path import bic_score, choose_threshold, lambda_path
 
-from ._common import markdown_table
+from ._common import append_jsonl, markdown_table, read_jsonl
 
 RULES = ("0.3", "0.1", "bic", "ebic")
 METRICS = ("shd", "shd_cpdag", "tpr", "fdr", "edges")
@@ -140,11 +139,7 @@ def _key(r):
 
 def run(items, raw=None, path=False, progress=None):
     """Fit every problem not already in ``raw`` (JSON lines, appended as each fit ends); all records."""
-    done = {}
-    if raw is not None and Path(raw).exists():
-        for line in Path(raw).read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            done[_key(r)] = r
+    done = {_key(r): r for r in read_jsonl(raw)}
     out = []
     for key, load in items:
         k = _key(key)
@@ -154,9 +149,7 @@ def run(items, raw=None, path=False, progress=None):
         X, B = load()
         r = {**key, **fit_rules(X, B, key["variant"], path=path and key["variant"] == "nv")}
         out.append(r)
-        if raw is not None:
-            with open(raw, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(r) + "\n")
+        append_jsonl(raw, r)
         if progress is not None:
             progress(" ".join(str(v) for v in key.values()) + ": SHD "
                      + ", ".join(f"{rule} {r[rule]['shd']}" for rule in RULES + ("path-bic",) if rule in r)
@@ -271,7 +264,7 @@ def main(argv=None):
     parser.add_argument("--verbose", action="store_true", help="a line on stderr after each fit")
     args = parser.parse_args(argv)
     if args.from_raw:
-        records = [json.loads(line) for p in args.from_raw for line in p.read_text(encoding="utf-8").splitlines()]
+        records = read_jsonl(*args.from_raw)
         by = {}
         for r in records:  # a later line (e.g. re-run with --path) replaces an earlier one
             by[_key(r)] = r

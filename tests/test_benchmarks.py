@@ -97,3 +97,18 @@ def test_markdown_table_is_the_benchmarks_one_table_writer():
     lines = markdown_table(["d", "fit", 3], [[10, "CoLiDE-NV", ""], (20, None, 1.5)])
     assert lines == ["| d | fit | 3 |", "|---|---|---|", "| 10 | CoLiDE-NV |  |", "| 20 | None | 1.5 |"]
     assert markdown_table(["a"], []) == ["| a |", "|---|"]
+
+
+def test_the_benchmarks_raw_records_resume_from_one_jsonl_reader(tmp_path):
+    from benchmarks._common import append_jsonl, read_jsonl
+
+    raw = tmp_path / "fits.jsonl"
+    assert read_jsonl(raw, None) == []                      # nothing run yet: nothing to skip
+    append_jsonl(raw, {"network": "ecoli70", "seed": 0, "shd": 34})
+    append_jsonl(raw, {"network": "ecoli70", "seed": 1, "shd": 36.5, "λ": 0.05})
+    append_jsonl(None, {"never": "written"})
+    other = tmp_path / "other.jsonl"
+    append_jsonl(other, {"seed": 2})
+    assert read_jsonl(raw, other) == [{"network": "ecoli70", "seed": 0, "shd": 34},
+                                      {"network": "ecoli70", "seed": 1, "shd": 36.5, "λ": 0.05}, {"seed": 2}]
+    assert len(raw.read_text(encoding="utf-8").splitlines()) == 2   # one fit a line

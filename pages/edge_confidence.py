@@ -1,7 +1,9 @@
 """Edge confidence page: bootstrap CoLiDE on the current dataset and show how often each edge appears.
 
 The bootstrap (``colide_core.evaluation.stability.bootstrap_edges``) runs in a background job with a progress
-bar and a Stop button; the result stays in the session (``dashboard.infra.state.trust.BOOT_RESULT``).
+bar and a Stop button; the result stays in the session (``dashboard.infra.state.trust.BOOT_RESULT``). Both jobs
+reserve their memory in the server's budget before they start (``dashboard.infra.memory.bootstrap_memory``,
+``stability_memory``: a bootstrap keeps every resample's d x d weights), or are refused with the sizes.
 The frequency slider only filters the stored result.
 """
 import os
@@ -15,6 +17,7 @@ from colide_core.graph.export import to_csv_safe
 from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
 from dashboard.infra.jobs import MAX_WORKERS, Job, follow_jobs, is_running, show_messages, start_job
 from dashboard.infra.workers import in_worker
+from dashboard.infra.memory import bootstrap_memory, stability_memory
 from dashboard.infra.layout import page_setup
 from dashboard.infra import state
 from dashboard.infra.state import trust as ts
@@ -61,7 +64,9 @@ def _start():
                                    n_jobs=job.units, callback=job.progress, design=dataset.design)
 
         key = (dataset.key, params, n_boot, seed)
-        return Job(run, f"Bootstrap ({n_boot} resamples)", key=key, units=n_jobs)
+        # its n_boot x d x d weights are bounded in the server's memory budget before it starts (issue 53)
+        return Job(run, f"Bootstrap ({n_boot} resamples)", key=key, units=n_jobs,
+                   memory=bootstrap_memory(n_boot, *X.shape, keys=(ts.BOOT_RESULT,)))
 
     start_job(ss, ts.BOOT_SLOT, make_job)
 
@@ -283,7 +288,8 @@ def _stab_start():
             return stability_selection(X, CoLiDE(**dict(params)), lambdas, n_subsamples=n_sub, pi_thr=pi_thr,
                                        random_state=seed, n_jobs=job.units, callback=job.progress, design=dataset.design)
 
-        return Job(run, f"Stability selection ({n_sub} half-samples × {len(lambdas)} λ)", key=key, units=n_jobs)
+        return Job(run, f"Stability selection ({n_sub} half-samples × {len(lambdas)} λ)", key=key, units=n_jobs,
+                   memory=stability_memory(n_sub, len(lambdas), *X.shape, keys=(ts.STAB_RESULT,)))
 
     start_job(ss, ts.STAB_SLOT, make_job)
 

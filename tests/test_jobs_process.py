@@ -154,11 +154,13 @@ def test_a_function_that_cannot_be_sent_runs_in_the_jobs_thread():
 # -- what sending the data costs (issue 53's follow-up): the call out of band, the worker's copy reserved --
 
 import fractions  # noqa: E402
+import logging  # noqa: E402
 import tracemalloc  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
 from dashboard.infra import memory  # noqa: E402
+from dashboard.infra.text import md_escape  # noqa: E402
 from tests import _worker_memory_funcs as wm  # noqa: E402
 
 MB = 1024 * 1024
@@ -323,7 +325,8 @@ def test_the_reservation_is_released_on_the_workers_error_and_when_it_is_killed(
     assert memory.held_bytes() == 0
 
 
-def test_without_room_in_the_budget_for_the_workers_copy_the_job_runs_in_its_thread(_budget_empty, monkeypatch):
+def test_without_room_in_the_budget_for_the_workers_copy_the_job_runs_in_its_thread(_budget_empty, monkeypatch,
+                                                                                   caplog):
     X = np.random.default_rng(5).standard_normal((2000, 500))
     monkeypatch.setattr(memory, "BUDGET_BYTES", X.nbytes // 2)
     seen = []
@@ -332,15 +335,32 @@ def test_without_room_in_the_budget_for_the_workers_copy_the_job_runs_in_its_thr
         seen.append(memory.held_bytes())
         return False
 
-    job = jobs.Job(lambda job: workers.in_worker(wm.probe, X, callback=relay), "x",
-                   slots=ComputeSlots(2, reserved=0), owner=None, budget_s=None).start()
-    assert job.wait(BOUND) and job.error is None
+    with caplog.at_level(logging.WARNING, logger="dashboard.infra.workers"):
+        job = jobs.Job(lambda job: workers.in_worker(wm.probe, X, callback=relay), "x",
+                       slots=ComputeSlots(2, reserved=0), owner=None, budget_s=None).start()
+        assert job.wait(BOUND) and job.error is None
     assert job.result["pid"] == os.getpid()  # in the job's thread, on the server's own X: no copy
     assert job.result["checksum"] == float(X[::97].sum())
     assert seen == [0] and memory.held_bytes() == 0
-    monkeypatch.setattr(memory, "BUDGET_BYTES", 4 * X.nbytes)  # with room: a worker
+    # the user is told, with the real sizes: the worker's copy (X's 8,000,000 bytes out of band plus
+    # the call's small pickle) against the budget's room (X.nbytes // 2: nothing else is counted)
+    call = workers._dumps((wm.probe, (X,), {}))  # what in_worker pickles: the same bytes
+    need = call.received_bytes() + call.sender_bytes()
+    assert X.nbytes < need < X.nbytes + 64 * 1024
+    sentence = ("Running in the server's own process: not enough memory for a separate worker "
+                f"(needs {need / MB:.1f} MB, {X.nbytes // 2 / MB:.1f} MB free).")
+    assert sentence == ("Running in the server's own process: not enough memory for a separate worker "
+                        "(needs 7.6 MB, 3.8 MB free).")
+    assert job.notes == [sentence]
+    assert jobs._bar_text(job) == "x: finished " + md_escape(sentence)  # on the bar, after the status
+    assert sentence not in repr(job.result) and job.key is None  # not in the result nor its key
+    logged = [r for r in caplog.records if r.name == "dashboard.infra.workers"]
+    assert len(logged) == 1 and f"needs {need} bytes" in logged[0].getMessage()
+    assert f"has {X.nbytes // 2} of {X.nbytes // 2} free" in logged[0].getMessage()
+    monkeypatch.setattr(memory, "BUDGET_BYTES", 4 * X.nbytes)  # with room: a worker, and no note
     again = _job(wm.probe, X).start()
     assert again.wait(BOUND) and again.result["pid"] != os.getpid()
+    assert again.notes == [] and jobs._bar_text(again) == "x: finished"
 
 
 def test_a_worker_whose_steps_are_long_keeps_its_partial_result_on_stop(monkeypatch):

@@ -52,6 +52,10 @@ Limits (a shared server: one user's job must not starve the others):
   :func:`follow_jobs` adds a sentence saying why (:func:`budget_message`). A page that shows a
   job's cost before it starts refuses a job whose estimate is above the budget
   (:func:`check_job_budget`).
+* **memory.** A job made with ``memory=`` (a :class:`dashboard.infra.memory.JobMemory`: the
+  bootstrap's ``n_boot x d x d`` weights) has its peak reserved in the server's memory budget by
+  :func:`start_job`, or is refused with a sentence naming both sizes, before it starts; its
+  result's bytes then count while its session keeps it.
 * **workers.** "Parallel workers" widgets are capped at :data:`MAX_WORKERS` (the core count).
 * **out of the server's process** (issue 53). A job's ``fn`` may hand its computation to
   :func:`dashboard.infra.workers.in_worker` (or the job be made with ``process=``): it runs in a
@@ -68,6 +72,7 @@ it. Exceptions become :attr:`Job.error`, never a traceback in the page.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -298,6 +303,11 @@ class Job:
     owner : hashable or None, optional
         Whose job it is, for the compute slots' fair share between sessions. Default: the session
         of the script run that makes the job (:func:`current_owner`).
+    memory : dashboard.infra.memory.JobMemory, optional
+        What the job will cost in memory (its peak, the result its session keeps): :func:`start_job`
+        reserves it in the server's memory budget before the job starts, or refuses the job with a
+        sentence (:func:`dashboard.infra.memory.reserve_job`); the job's end turns the reservation
+        into its result's bytes, counted while the session keeps the result.
     process : (callable, tuple, dict), optional
         ``(func, args, kwargs)``: ``fn`` is ``in_worker(func, *args, **kwargs)``, i.e.
         ``func(*args, callback=..., **kwargs)`` in a worker process whose callback reaches
@@ -327,11 +337,16 @@ class Job:
         The wall-time budget it runs under (seconds; None: none).
     queued : threading.Event
         Set when the job found no free compute slot and started waiting in line.
+    notes : list of str
+        Plain-text sentences about how the job runs (:meth:`note`), e.g. that it computes in the
+        server's process for lack of memory for a worker: shown after its status on the bar and
+        as messages once it ends (:func:`follow_jobs`); never part of :attr:`result` or
+        :attr:`key`.
     """
 
     def __init__(self, fn, label: str, key=None, *, units: int = 1, slots: ComputeSlots | None = None,
                  preemptible: bool = False, budget_s=_SERVER_BUDGET, clock=time.monotonic, owner=_AUTO,
-                 process=None):
+                 process=None, memory=None):
         if process is not None:
             func, args, kwargs = process
             fn = lambda job: in_worker(func, *args, **dict(kwargs or {}))  # noqa: E731
@@ -355,6 +370,9 @@ class Job:
         self.elapsed = 0.0
         self.stop_reason = None
         self.queued = threading.Event()
+        self.notes = []
+        self.memory = memory
+        self.memory_hold = None  # dashboard.infra.memory.JobHold, taken by start_job
         self._alive = None
         self._grace = SESSION_GRACE_S
         self._gone_since = None
@@ -399,6 +417,17 @@ class Job:
         if not self.preemptible:  # a person's live step runs alone (a preemptible job is stopped instead)
             self._slots.wait_while_people(PEOPLE_FIRST_MAX_S)
         return self._should_stop()
+
+    def note(self, text: str) -> None:
+        """Add a sentence about how the job runs to :attr:`notes` (once: a repeated one is kept once).
+
+        Parameters
+        ----------
+        text : str
+            Plain text (escaped once where it is shown as markdown); no user input expected.
+        """
+        if text not in self.notes:
+            self.notes.append(text)
 
     def progress(self, done, total) -> bool:
         """``callback(done, total)`` for ``colide_core``'s sweeps; returns whether Stop was requested.
@@ -462,6 +491,8 @@ class Job:
             self.elapsed = time.perf_counter() - self.started
             self.fraction = 1.0
             self.status = f"{self.label}: finished"
+            if self.memory_hold is not None:  # its peak reservation becomes its result's bytes (None: released)
+                self.memory_hold.keep(self.result)
             self._done.set()
             with _ENDED:  # wake every follow_jobs loop waiting on any job
                 _ENDED.notify_all()
@@ -631,7 +662,9 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
         was still running (nothing changes), ``make_job`` refused its settings (nothing
         starts; the slot's messages say which settings and why), or this session's other
         running jobs already hold its share of the compute slots (:func:`session_cap_refusal`;
-        the slot's messages say so).
+        the slot's messages say so), or the job's :attr:`Job.memory` does not fit in the server's
+        memory budget (:func:`dashboard.infra.memory.reserve_job`: the slot's message names its
+        sizes and the room; otherwise its peak is reserved from now until it ends).
     """
     from colide_core.run.manifest import RunSettingsError
     from dashboard.infra.text import md_escape
@@ -644,6 +677,13 @@ def start_job(state, slot: JobSlot, make_job) -> bool:
         state[slot.messages] = [("error", "Nothing was started: " + md_escape("; ".join(exc.problems)) + ".")]
         return False
     refusal = session_cap_refusal(state, job)
+    if refusal is None and job.memory is not None:  # bound the memory before spending it (issue 53)
+        from dashboard.infra import memory
+
+        need = job.memory
+        if slot.job not in need.keys:  # the job holds its result until it is harvested
+            need = dataclasses.replace(need, keys=(*need.keys, slot.job))
+        job.memory_hold, refusal = memory.reserve_job(need)
     if refusal is not None:
         state[slot.messages] = [("warning", refusal)]
         return False
@@ -708,10 +748,14 @@ def check_job_budget(estimate_s, detail: str, reduce: str, budget_s=_SERVER_BUDG
 
 
 def _bar_text(job) -> str:
-    if not job.stop_requested:
-        return job.status
-    why = f"the server's {job.budget_s:g} s budget per job" if job.stop_reason == "budget" else None
-    return ("stopping… " if why is None else f"stopping ({why})… ") + job.status
+    """The text of ``job``'s progress bar: its status, "stopping…" when asked to stop, and its notes."""
+    from dashboard.infra.text import md_escape
+
+    text = job.status
+    if job.stop_requested:
+        why = f"the server's {job.budget_s:g} s budget per job" if job.stop_reason == "budget" else None
+        text = ("stopping… " if why is None else f"stopping ({why})… ") + text
+    return " ".join([text, *(md_escape(n) for n in job.notes)]) if job.notes else text
 
 
 def _wait_any(jobs, timeout: float) -> bool:
@@ -727,7 +771,8 @@ def follow_jobs(pairs) -> None:
     ``on_click`` stops only its own slot's job); then one loop blocks the script run, redrawing
     every bar from its job's ``fraction`` and ``status`` four times a second, until any job ends.
     Each ended job is harvested: ``state[slot.messages] = harvest(job)`` (with
-    :func:`budget_message` first when the server's budget stopped it), its slot is emptied, and
+    :func:`budget_message` first when the server's budget stopped it, and the job's
+    :attr:`Job.notes` last, as "info"), its slot is emptied, and
     ``st.rerun()`` redraws the page, following the jobs still running. A Stop click (or any widget)
     reruns the script while the job threads keep going; a stopping bar says "stopping…". Slots
     holding no job are skipped; with none, it does nothing.
@@ -738,6 +783,8 @@ def follow_jobs(pairs) -> None:
         Each slot with its ``harvest(job) -> list of (level, text)``, which stores the job's
         result in the session state and describes it (``job.error`` is set when it failed).
     """
+    from dashboard.infra.text import md_escape
+
     ss = st.session_state
     followed = [(slot, harvest, ss.get(slot.job)) for slot, harvest in pairs]
     followed = [(slot, harvest, job) for slot, harvest, job in followed if job is not None]
@@ -761,6 +808,7 @@ def follow_jobs(pairs) -> None:
             messages = list(harvest(job))
             if job.stop_reason == "budget":
                 messages.insert(0, ("warning", budget_message(job)))
+            messages.extend(("info", md_escape(note)) for note in job.notes)  # how it ran, after what it gave
             ss[slot.messages] = messages
             ss[slot.job] = None
     st.rerun()  # redraw without the ended job's bar and with its Run button enabled again

@@ -16,6 +16,13 @@ server"). Nothing bounded the sum. Here:
   never crowd out open ones for longer than that;
 * :func:`working_memory` counts a job's worker process's copy of its arguments while it runs
   (:func:`dashboard.infra.workers.in_worker`); when it does not fit the job computes in its thread;
+* :func:`reserve_job` bounds a job's own memory **before it starts** (a job made with ``memory=``,
+  :class:`dashboard.infra.jobs.Job`): its peak while it runs (:func:`bootstrap_memory`: a
+  bootstrap keeps ``n_boot x d x d`` float64 weights, 305 MB at d = 200 and 1,000 resamples, and
+  holds about 3.5 times that while it summarises them) is checked and reserved at once, or the
+  job is refused with a sentence naming both sizes and the most resamples that fit; once it ends,
+  its result's bytes count instead for as long as the session keeps it (released when it is
+  replaced or dropped, and dropped with a tab closed for :data:`CLOSED_GRACE_S`);
 * :func:`memory_error_message` is the sentence for a ``MemoryError`` (no traceback, no path).
 
 The budget is ``$COLIDE_DATASET_BUDGET_MB`` megabytes, default a quarter of the machine's memory
@@ -24,15 +31,18 @@ and at most 2,048 MB (``docs/security.md``, "Shared server").
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
+import typing
 import weakref
 
 import numpy as np
 
 __all__ = ["BUDGET_BYTES", "CLOSED_GRACE_S", "SIMULATION_WORKING_FACTOR", "dataset_nbytes", "estimate_nbytes",
-           "record", "held_bytes", "refusal", "simulation_refusal", "working_memory", "memory_error_message"]
+           "fmt_mb", "Room", "record", "BOOTSTRAP_WORKING_FACTOR", "STABILITY_WORKING_FACTOR", "JobMemory",
+           "JobHold", "bootstrap_memory", "stability_memory", "result_nbytes", "reserve_job", "job_refusal_text", "held_bytes", "refusal", "simulation_refusal", "working_memory", "memory_error_message"]
 
 _MB = 1024 * 1024
 
@@ -73,6 +83,10 @@ _HELD: dict = {}
 _RESERVED: dict = {}
 #: token -> bytes a job's worker process holds while it runs (:func:`working_memory`)
 _WORKING: dict = {}
+#: token -> a job's memory (:func:`reserve_job`): {"nbytes": its peak while it runs, then its kept
+#: result's bytes; "ref": None while it runs, then a weak reference to the result; "sid"; "keys":
+#: the session-state keys that keep the result; "gone_since"; "state"}
+_RESULTS: dict = {}
 _PRUNER: list = []  # the background pruner's thread, once started
 
 
@@ -257,8 +271,51 @@ def _prune(now=None) -> None:
                             pass
                 del _HELD[sid]
                 dropped = True
+        dropped = _prune_results(sessions, now) or dropped
     if dropped:
         _release_memory()
+
+
+def _prune_results(sessions, now) -> bool:
+    """:func:`_prune`'s pass over the job results (:data:`_RESULTS`); call with ``_LOCK`` held.
+
+    A kept result no longer referenced anywhere is forgotten (replaced or dropped); one whose
+    session's tab has been closed for :data:`CLOSED_GRACE_S` has its state keys deleted and is
+    forgotten. A reservation of a job still running is kept whatever its session (the job ends
+    with its session, and its end turns the reservation into its result's bytes or releases it).
+    Returns whether a closed session's result was dropped.
+    """
+    dropped = False
+    for token in list(_RESULTS):
+        entry = _RESULTS[token]
+        ref = entry["ref"]
+        if ref is None:  # the job is still running: its peak stays reserved
+            continue
+        if ref() is None:
+            del _RESULTS[token]
+            continue
+        sid = entry["sid"]
+        if sid is None or not sessions:
+            continue
+        active, session_state = sessions.get(sid, (False, None))
+        if session_state is not None:
+            entry["state"] = session_state
+        if active:
+            entry["gone_since"] = None
+            continue
+        if entry["gone_since"] is None:
+            entry["gone_since"] = now
+        if now - entry["gone_since"] >= CLOSED_GRACE_S:
+            target = session_state if session_state is not None else entry.get("state")
+            if target is not None:
+                for key in entry["keys"]:
+                    try:
+                        del target[key]
+                    except Exception:  # already gone
+                        pass
+            del _RESULTS[token]
+            dropped = True
+    return dropped
 
 
 def _release_memory() -> None:
@@ -291,17 +348,33 @@ def held_bytes(exclude=None) -> int:
 
 
 def _counted(exclude=None) -> int:
-    """Held plus reserved bytes of every session but ``exclude``, plus the workers' copies (never
-    excluded: a worker's copy stays while its session replaces its dataset); call with ``_LOCK`` held."""
+    """Held plus reserved bytes of every session but ``exclude``, plus the workers' copies and the
+    jobs' reservations and kept results (never excluded: they stay while the session replaces its
+    dataset); call with ``_LOCK`` held."""
     return (sum(e["nbytes"] for sid, e in _HELD.items() if sid != exclude)
             + sum(n for sid, (n, _) in _RESERVED.items() if sid != exclude)
-            + sum(_WORKING.values()))
+            + sum(_WORKING.values())
+            + sum(e["nbytes"] for e in _RESULTS.values() if e["ref"] is None or e["ref"]() is not None))
 
 
-def _mb(nbytes) -> str:
-    """Megabytes (MiB) for a sentence: one decimal below 10, none above."""
+def fmt_mb(nbytes) -> str:
+    """Megabytes (MiB) for a sentence: one decimal below 10, none above (``"8.0"``, ``"1,024"``).
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes.
+
+    Returns
+    -------
+    str
+        The number without its unit.
+    """
     mb = nbytes / _MB
     return f"{mb:,.1f}" if mb < 10 else f"{mb:,.0f}"
+
+
+_mb = fmt_mb
 
 
 def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None, *,
@@ -346,7 +419,7 @@ def refusal(nbytes: int, what: str = "This dataset", budget: int | None = None, 
     room = max(0, budget - others)
     size = f"{_mb(nbytes)} MB" + (f" ({_mb(need)} MB while it is built)" if need > int(nbytes) else "")
     return (f"{what} would take {size}, and the datasets of everyone using this "
-            f"server already hold {_mb(others)} MB of its {_mb(budget)} MB budget "
+            f"server (and their jobs' results) already hold {_mb(others)} MB of its {_mb(budget)} MB budget "
             f"({_mb(room)} MB free). Nothing was loaded: choose fewer rows or nodes, or try "
             f"again in a minute (closed tabs give their data back after {CLOSED_GRACE_S:.0f} s).")
 
@@ -378,6 +451,21 @@ def simulation_refusal(n_rows: int, n_nodes: int, what: str = "This simulation",
     return refusal(size, what, budget, session_id=session_id, working=int(SIMULATION_WORKING_FACTOR * size))
 
 
+class Room(typing.NamedTuple):
+    """What :func:`working_memory` found: whether ``need`` bytes fit, and the room there was.
+
+    True in a boolean context exactly when they fit (``with working_memory(n) as fits: if fits:``).
+    """
+
+    fits: bool  #: whether ``need`` was within the room (then it is reserved)
+    need: int  #: bytes asked for
+    free: int  #: bytes of the budget not counted before the request (0 when it is over)
+    budget: int  #: the budget the request was checked against
+
+    def __bool__(self) -> bool:
+        return bool(self.fits)
+
+
 @contextlib.contextmanager
 def working_memory(nbytes: int, budget: int | None = None):
     """Count ``nbytes`` against the budget while the ``with`` block runs, when they fit.
@@ -395,23 +483,281 @@ def working_memory(nbytes: int, budget: int | None = None):
 
     Yields
     ------
-    bool
-        True when everything counted now plus ``nbytes`` is within the budget: they are reserved
-        until the block ends. False: nothing is reserved, and the caller does without the copy
-        (the worker's job runs in its thread, on the server's own arrays).
+    Room
+        True (in a boolean context) when everything counted now plus ``nbytes`` is within the
+        budget: they are reserved until the block ends. False: nothing is reserved, and the caller
+        does without the copy (the worker's job runs in its thread, on the server's own arrays)
+        and may say so with the sizes (``room.need``, ``room.free``: the bytes asked for and the
+        budget's room when they were asked for, in one look under the lock).
     """
     budget = BUDGET_BYTES if budget is None else int(budget)
     _prune()
     token = object()
     with _LOCK:  # the check and the reservation at once
-        fits = _counted() + int(nbytes) <= budget
-        if fits:
+        counted = _counted()
+        room = Room(counted + int(nbytes) <= budget, int(nbytes), max(0, budget - counted), budget)
+        if room.fits:
             _WORKING[token] = int(nbytes)
     try:
-        yield fits
+        yield room
     finally:
         with _LOCK:
             _WORKING.pop(token, None)
+
+
+#: Peak bytes of a bootstrap while it runs, as a multiple of its adjacency samples
+#: (``n_boot x d x d`` float64): every resample's graph in the executor's rows, their stack (the
+#: result's ``adjacency_samples``) and ``std``'s temporary of the same size (measured by
+#: ``tests/test_job_memory.py`` with tracemalloc: 3.2-3.3 times at d = 60-150).
+BOOTSTRAP_WORKING_FACTOR = 3.5
+#: Peak bytes of a stability selection while it runs, as a multiple of all its fits' graphs
+#: (``n_subsamples x n_lambdas x d x d`` float64, held by the executor until they are counted;
+#: measured 1.08-1.17 times by the same test). Its result keeps only ``n_lambdas + 2`` d x d arrays.
+STABILITY_WORKING_FACTOR = 1.35
+
+
+@dataclasses.dataclass(frozen=True)
+class JobMemory:
+    """What a job will cost in memory, reckoned before it starts (:func:`reserve_job`).
+
+    Attributes
+    ----------
+    what : str
+        How a sentence names the job ("This bootstrap"); plain text, no user input.
+    keep : int
+        Bytes of the result the session keeps once the job ends (an estimate; the result's own
+        bytes, :func:`result_nbytes`, replace it when it ends).
+    peak : int
+        Bytes the job holds at most while it runs (at least ``keep``).
+    detail : str
+        How ``keep`` is reckoned, e.g. "1,000 resamples × 200 × 200 edge weights of 8 bytes".
+    per_unit : int
+        Bytes of ``peak`` that each unit of ``units`` costs (a resample), for the sentence's
+        advice; 0: no advice by units.
+    units : int
+        Units asked for (resamples).
+    unit_word : str
+        The unit's plural ("resamples").
+    keys : tuple of str
+        Session-state keys that keep the result (deleted with a session closed for
+        :data:`CLOSED_GRACE_S`, as its dataset is).
+    """
+
+    what: str
+    keep: int
+    peak: int
+    detail: str = ""
+    per_unit: int = 0
+    units: int = 0
+    unit_word: str = "units"
+    keys: tuple = ()
+
+
+def bootstrap_memory(n_boot: int, n_samples: int, n_nodes: int, keys=()) -> JobMemory:
+    """What :func:`colide_core.evaluation.stability.bootstrap_edges` will cost, before it starts.
+
+    Its result keeps every resample's weighted graph (``adjacency_samples``, ``n_boot x d x d``
+    float64) and three d x d summaries; while it runs it holds :data:`BOOTSTRAP_WORKING_FACTOR`
+    times the samples, plus two copies of ``X`` (the sweep's content id and a resample's frame).
+
+    Parameters
+    ----------
+    n_boot : int
+        Resamples asked for.
+    n_samples, n_nodes : int
+        ``X``'s shape (n_samples, n_nodes).
+    keys : tuple of str, default ()
+        The session-state keys that will keep the result.
+
+    Returns
+    -------
+    JobMemory
+    """
+    n_boot, n, d = int(n_boot), int(n_samples), int(n_nodes)
+    samples = 8 * n_boot * d * d
+    fixed = 3 * 8 * d * d + 8 * n_boot * d + 2 * 8 * n * d  # summaries, sigma samples, X's copies
+    return JobMemory("This bootstrap", keep=samples + 3 * 8 * d * d + 8 * n_boot * d,
+                     peak=int(BOOTSTRAP_WORKING_FACTOR * samples) + fixed,
+                     detail=f"{n_boot:,} resamples × {d} × {d} edge weights of 8 bytes",
+                     per_unit=int(BOOTSTRAP_WORKING_FACTOR * 8 * d * d) + 8 * d, units=n_boot,
+                     unit_word="resamples", keys=tuple(keys))
+
+
+def stability_memory(n_subsamples: int, n_lambdas: int, n_samples: int, n_nodes: int, keys=()) -> JobMemory:
+    """What :func:`colide_core.evaluation.stability.stability_selection` will cost, before it starts.
+
+    Its result keeps ``n_lambdas + 2`` d x d arrays (the selection probabilities, their maximum,
+    the stable set); while it runs the executor holds every fit's graph until they are counted:
+    :data:`STABILITY_WORKING_FACTOR` times ``n_subsamples x n_lambdas x d x d`` float64, plus two
+    copies of ``X``.
+
+    Parameters
+    ----------
+    n_subsamples, n_lambdas : int
+        Half-samples and λ values asked for.
+    n_samples, n_nodes : int
+        ``X``'s shape (n_samples, n_nodes).
+    keys : tuple of str, default ()
+        The session-state keys that will keep the result.
+
+    Returns
+    -------
+    JobMemory
+    """
+    n_sub, n_lam, n, d = int(n_subsamples), int(n_lambdas), int(n_samples), int(n_nodes)
+    keep = (n_lam + 2) * 8 * d * d
+    graphs = 8 * n_sub * n_lam * d * d
+    return JobMemory("This stability selection", keep=keep,
+                     peak=int(STABILITY_WORKING_FACTOR * graphs) + 2 * keep + 2 * 8 * n * d,
+                     detail=f"{n_lam} λ × {d} × {d} selection probabilities of 8 bytes; while it runs "
+                            f"{n_sub * n_lam:,} fits' {d} × {d} graphs",
+                     per_unit=int(STABILITY_WORKING_FACTOR * 8 * n_lam * d * d), units=n_sub,
+                     unit_word="half-samples", keys=tuple(keys))
+
+
+def result_nbytes(result) -> int:
+    """Bytes of the numpy arrays a job's result holds: its own, or its attributes' and items' (one level).
+
+    Parameters
+    ----------
+    result : object
+        A dataclass (``BootstrapResult``), a mapping, a sequence or an array.
+
+    Returns
+    -------
+    int
+        The arrays' ``nbytes`` (a view's base is not counted twice within one result only when
+        the same array object repeats).
+    """
+    if result is None:
+        return 0
+    if isinstance(result, np.ndarray):
+        return int(result.nbytes)
+    if isinstance(result, dict):
+        values = list(result.values())
+    elif isinstance(result, (list, tuple)):
+        values = list(result)
+    else:
+        values = list(getattr(result, "__dict__", {}).values())
+    seen, total = set(), 0
+    for value in values:
+        if isinstance(value, np.ndarray) and id(value) not in seen:
+            seen.add(id(value))
+            total += int(value.nbytes)
+        elif hasattr(value, "memory_usage"):  # a DataFrame
+            total += _array_bytes(value)
+    return total
+
+
+class JobHold:
+    """A job's reservation in the budget (:func:`reserve_job`): its peak while it runs, then its result.
+
+    :meth:`keep` (the job has ended) replaces the peak by the bytes of the result it returned,
+    counted for as long as the result lives (a weak reference: replaced in the session, or dropped
+    with a closed tab, it no longer counts); :meth:`release` gives everything back.
+    """
+
+    def __init__(self, token):
+        self._token = token
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes counted for it now (0 once released or its result is gone)."""
+        with _LOCK:
+            entry = _RESULTS.get(self._token)
+            if entry is None or (entry["ref"] is not None and entry["ref"]() is None):
+                return 0
+            return int(entry["nbytes"])
+
+    def keep(self, result) -> None:
+        """The job ended with ``result``: count its bytes while it lives (None: release).
+
+        Parameters
+        ----------
+        result : object or None
+            The job's result (a partial one after Stop counts its own bytes). An object that
+            cannot be weakly referenced is not counted (its bytes are released).
+        """
+        try:
+            ref = None if result is None else weakref.ref(result)
+        except TypeError:
+            ref = None
+        with _LOCK:
+            entry = _RESULTS.get(self._token)
+            if entry is None:
+                return
+            if ref is None:
+                del _RESULTS[self._token]
+                return
+            entry["ref"], entry["nbytes"] = ref, result_nbytes(result)
+
+    def release(self) -> None:
+        """Count nothing more for it (a job that never started)."""
+        with _LOCK:
+            _RESULTS.pop(self._token, None)
+
+
+def job_refusal_text(need: JobMemory, others: int, budget: int) -> str:
+    """The sentence refusing a job whose ``need`` does not fit (markdown, no user text).
+
+    Parameters
+    ----------
+    need : JobMemory
+    others : int
+        Bytes counted when it asked (every session's datasets, reservations and kept results).
+    budget : int
+
+    Returns
+    -------
+    str
+        Both sizes (kept and while it runs), what is held and free, and the most units that fit.
+    """
+    room = max(0, budget - others)
+    advice = "try again once others' jobs or tabs have given their memory back"
+    if need.per_unit > 0 and need.units > 0:
+        fixed = max(0, need.peak - need.per_unit * need.units)
+        most = (room - fixed) // need.per_unit if room > fixed else 0
+        if most >= 2:
+            advice = f"ask for at most {most:,} {need.unit_word}, or " + advice
+    return (f"{need.what} would keep {fmt_mb(need.keep)} MB ({need.detail}) and take {fmt_mb(need.peak)} MB "
+            f"while it runs, and the datasets and job results of everyone using this server already hold "
+            f"{fmt_mb(others)} MB of its {fmt_mb(budget)} MB memory budget ({fmt_mb(room)} MB free). "
+            f"Nothing was started: {advice} (closed tabs give theirs back after {CLOSED_GRACE_S:.0f} s).")
+
+
+def reserve_job(need: JobMemory, budget: int | None = None, *, session_id=None):
+    """Reserve a job's peak memory before it starts, or say why not (bound before spending).
+
+    Parameters
+    ----------
+    need : JobMemory
+        What the job will cost (:func:`bootstrap_memory`, :func:`stability_memory`).
+    budget : int, optional
+        Default :data:`BUDGET_BYTES`.
+    session_id : str, optional
+        Default the session of the current script run (the result's tab: its keys are dropped
+        with it).
+
+    Returns
+    -------
+    (JobHold, None) or (None, str)
+        The reservation (``need.peak`` counted until :meth:`JobHold.keep` turns it into the
+        result's bytes), or the sentence (:func:`job_refusal_text`) when everything counted now
+        plus ``need.peak`` is above the budget: nothing is reserved.
+    """
+    budget = BUDGET_BYTES if budget is None else int(budget)
+    sid = _session_id() if session_id is None else session_id
+    _prune()
+    token = object()
+    with _LOCK:  # the check and the reservation at once: jobs asking together cannot all pass
+        others = _counted()
+        if others + int(need.peak) > budget:
+            return None, job_refusal_text(need, others, budget)
+        _RESULTS[token] = {"nbytes": int(need.peak), "ref": None, "sid": sid, "keys": tuple(need.keys),
+                           "gone_since": None}
+    if _server_running():
+        _start_pruner()
+    return JobHold(token), None
 
 
 def memory_error_message(what: str = "This dataset") -> str:

@@ -30,7 +30,8 @@ its computation to a **worker process** and only relay it:
   the computation runs in the job's thread instead, as with ``$COLIDE_JOB_PROCESSES=0``: it then
   reads the server's own ``X``, so it needs no copy, and the user gets the same result, progress
   and Stop (only the isolation from the server's GIL is lost), rather than a refusal for memory
-  that the job does not need.
+  that the job does not need. The job says so (:func:`in_thread_note`, a note beside its progress
+  and a message after it, with the sizes asked for and free) and the server's log has a line.
 * Exceptions raised in the child are raised again in the job's thread as the same type with the
   same message (no traceback, no path of the child's frames), so the job's error text is the same
   as a thread job's. One that cannot be sent is :class:`WorkerError` naming its type.
@@ -59,6 +60,7 @@ The jobs that use it, and why the others do not, are listed in docs/security.md 
 from __future__ import annotations
 
 import io
+import logging
 import multiprocessing
 import multiprocessing.context
 import os
@@ -77,8 +79,10 @@ import numpy as np
 from dashboard.infra import memory
 from dashboard.infra.limits import env_seconds
 
+_LOG = logging.getLogger(__name__)
+
 __all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_MAX_S", "STOP_GRACE_S", "WorkerError", "bind_job", "context",
-           "current_job", "in_worker", "live_workers"]
+           "current_job", "in_thread_note", "in_worker", "live_workers"]
 
 
 def _enabled() -> bool:
@@ -411,12 +415,45 @@ def in_worker(func, *args, callback=None, **kwargs):
     if call is None:
         return func(*args, callback=relay, **kwargs)
     # the worker's copy of what is sent, and the server's in-band pickle bytes while they are sent
-    with memory.working_memory(call.received_bytes() + call.sender_bytes()) as fits:
-        if fits:
+    with memory.working_memory(call.received_bytes() + call.sender_bytes()) as room:
+        if room:
             sending, call = [call], None  # _run_in_worker drops the pickle once it is sent
             return _run_in_worker(job, relay, sending)
     call = None  # no room for the worker's copy: the thread needs none (documented above)
+    _say_in_thread(job, room)
     return func(*args, callback=relay, **kwargs)
+
+
+def in_thread_note(need: int, free: int) -> str:
+    """The sentence a job shows while it computes in the server's process for lack of memory.
+
+    Parameters
+    ----------
+    need : int
+        Bytes the worker's copy of the call would have taken (what :func:`in_worker` asked the
+        budget for).
+    free : int
+        Bytes of the budget free when it asked.
+
+    Returns
+    -------
+    str
+        Plain text with no user input (the sizes in MB, :func:`dashboard.infra.memory.fmt_mb`).
+    """
+    return (f"Running in the server's own process: not enough memory for a separate worker "
+            f"(needs {memory.fmt_mb(need)} MB, {memory.fmt_mb(free)} MB free).")
+
+
+def _say_in_thread(job, room) -> None:
+    """Tell the job's user, and the server's log, that ``job`` computes in its thread because the
+    memory budget had no ``room`` for its worker's copy (:meth:`~dashboard.infra.jobs.Job.note`:
+    shown beside its progress, never part of its result)."""
+    text = in_thread_note(room.need, room.free)
+    note = getattr(job, "note", None)
+    if note is not None:
+        note(text)
+    _LOG.warning("job %r runs in the server's process: its worker's copy needs %d bytes, the memory budget "
+                 "has %d of %d free", getattr(job, "label", "?"), room.need, room.free, room.budget)
 
 
 def _grace(longest_gap: float) -> float:

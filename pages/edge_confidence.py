@@ -17,7 +17,7 @@ from colide_core.graph.export import to_csv_safe
 from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
 from dashboard.infra.jobs import MAX_WORKERS, Job, follow_jobs, is_running, show_messages, start_job
 from dashboard.infra.workers import in_worker
-from dashboard.infra.memory import bootstrap_memory, stability_memory
+from dashboard.infra.memory import bootstrap_memory, fmt_mb, stability_memory
 from dashboard.infra.layout import page_setup
 from dashboard.infra import state
 from dashboard.infra.state import trust as ts
@@ -191,6 +191,12 @@ names = ds.node_names
 truth = None if ds.B_true is None else ds.B_true.to_numpy()
 
 
+def _memory_sentence(need):
+    """What a run will hold in the server's memory, stated before it starts (its bound: memory.reserve_job)."""
+    return (f" The result keeps {fmt_mb(need.keep)} MB of the server's memory ({fmt_mb(need.peak)} MB while it "
+            "runs); a run that does not fit in the server's memory budget is refused before it starts.")
+
+
 def _show_bootstrap(stored):
     """Graph, edge table and noise intervals of a stored bootstrap result."""
     res = stored["result"]
@@ -252,7 +258,8 @@ if stored is None or stored["key"][0] != ds.key:
             + (f": the last fit on this dataset took {fmt_seconds(last_fit)}, so {int(ss['boot_n'])} resamples "
                f"take about {fmt_seconds(last_fit * int(ss['boot_n']))} with one worker (the paper-faithful "
                "solver in the sidebar is much slower)." if last_fit else
-               "; open the Learn page first to measure how long one fit takes on this dataset."))
+               "; open the Learn page first to measure how long one fit takes on this dataset.")
+            + _memory_sentence(bootstrap_memory(int(ss["boot_n"]), *ds.shape)))
     if not last_fit:  # a link, not only words (issue 48, the last walk's minor)
         st.page_link("pages/learn.py", label="Go to Learn", icon=":material/arrow_forward:")
 else:

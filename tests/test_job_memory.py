@@ -263,6 +263,8 @@ def test_the_edge_confidence_page_refuses_a_bootstrap_above_the_budget(budget_em
     at.session_state["solver_overrides"] = dict(QUICK)
     at.switch_page("pages/edge_confidence.py").run()
     at.number_input(key="boot_n").set_value(1000).run()
+    # the cost is stated before anything starts
+    assert any("The result keeps 1.0 MB of the server's memory (3.5 MB while it runs)" in i.value for i in at.info)
     at.button(key="boot_run").click().run()
     assert not at.exception, at.exception
     warnings = [w.value for w in at.warning if "This bootstrap would keep" in w.value]

@@ -397,7 +397,10 @@ def in_worker(func, *args, callback=None, **kwargs):
     a compute slot in this thread: a live fit, a test calling the function directly), when
     ``func`` or an argument cannot be pickled (a closure), or when the memory budget has no room
     for the worker's copy of the arguments (:func:`dashboard.infra.memory.working_memory`: in the
-    thread the function reads the server's own arrays, so it needs none).
+    thread the function reads the server's own arrays, so it needs none). In that last case the
+    job says so: :func:`in_thread_note` with the bytes asked for and free goes to the job's
+    :meth:`~dashboard.infra.jobs.Job.note` (its bar and, once it ends, a message), and a warning
+    to this module's logger.
 
     The call is pickled with protocol 5, its big contiguous buffers out of band (:func:`_dumps`):
     the server never holds a pickled copy of ``X``. The bytes the worker receives, plus the in-band

@@ -605,7 +605,14 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
         polish_k = last if polish is None else bool(polish[k] if np.ndim(polish) else polish)
         polished = False
         if stop_reason is None and polish_k:
-            W_p, n_ev, polish_converged, stop_reason = _polish(
+            # A backend may polish on its device (issue 50, colide_core/solver/_jax_loop.py): the
+            # same method and decisions; None: it declines and the host polishes.
+            on_device = getattr(adam_chunk, "polish_phase", None)
+            polished_on = None if on_device is None else on_device(
+                state.W.copy(), cov=cov, s=s_k, mu=mu, lam=lam, mask=mask, vcode=vcode, sig0=sig0, lr=lr_k,
+                tol=float(tol) / 10.0, max_it=T_adam, ck=ck, stage=k, t0=t, run=run, callback=callback,
+                used0=used, unit=c_cur, node=node, offset=offset)
+            W_p, n_ev, polish_converged, stop_reason = polished_on if polished_on is not None else _polish(
                 state.W.copy(), cov, s_k, mu, lam, mask, vcode, sig0, grad_fn, prox_fn, lr_k,
                 float(tol) / 10.0, T_adam, ck, k, t, run, callback, used, c_cur, node, offset,
             )

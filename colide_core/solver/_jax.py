@@ -32,8 +32,9 @@ included, runs as one compiled loop on the device (:mod:`colide_core.solver._jax
 through :func:`adam_chunk_loop`'s ``adam_phase``, the default of :func:`jax_kernels`); the host
 hears it at a bounded rate for the callback, ``Stop`` and ``max_time``.
 
-The objective is written once, in :mod:`colide_core.solver._objective`: stage entry and polishing
-evaluate it there (numpy, on the host), the whole loop's checkpoints repeat its arithmetic in JAX; the kernel's gradient and sigma update
+The objective is written once, in :mod:`colide_core.solver._objective`: stage entry evaluates it
+there (numpy, on the host), the whole loop's checkpoints and the last stage's polishing (also on
+the device since issue 50, :func:`colide_core.solver._jax_loop.polish_phase`) repeat its arithmetic in JAX; the kernel's gradient and sigma update
 repeat its arithmetic as the numba kernel does, and ``tests/test_jax_backend.py`` pins them to
 :func:`~colide_core.stage_objective` to 1e-12.
 
@@ -292,8 +293,10 @@ def jax_kernels(loop=True):
     -------
     tuple of 3 callables
         The Adam kernel (with ``loop``, one that carries the whole phase as its ``adam_phase``
-        attribute, read by :func:`colide_core.solver._fast.fast_solve`) and the host kernels of
-        the polishing phase (the numba ones when numba is installed, as ``engine="auto"``).
+        attribute and the last stage's polishing as its ``polish_phase``, read by
+        :func:`colide_core.solver._fast.fast_solve`) and the host kernels of the polishing phase
+        (the numba ones when numba is installed, as ``engine="auto"``; used without ``loop`` and
+        with ``record_W``).
     """
     from colide_core.solver import _fast
 
@@ -303,7 +306,8 @@ def jax_kernels(loop=True):
 
 
 def adam_chunk_loop(*args):
-    """:func:`adam_chunk_jax`, carrying the whole stage loop as its ``adam_phase`` attribute (issue 50).
+    """:func:`adam_chunk_jax`, carrying the whole stage loop as its ``adam_phase`` attribute and the
+    polishing as its ``polish_phase`` (issue 50).
 
     Same arguments and return value as the chunk kernel. :func:`colide_core.solver._fast.fast_solve`
     reads ``adam_phase`` and runs each stage's Adam phase through it
@@ -319,7 +323,14 @@ def _whole_phase(state, Wbar, **kw):
     return _jax_loop.adam_phase(state, Wbar, backend=sys.modules[__name__], **kw)
 
 
+def _device_polish(W, **kw):
+    from colide_core.solver import _jax_loop
+
+    return _jax_loop.polish_phase(W, backend=sys.modules[__name__], **kw)
+
+
 adam_chunk_loop.adam_phase = _whole_phase
+adam_chunk_loop.polish_phase = _device_polish
 
 
 def _setting_names():

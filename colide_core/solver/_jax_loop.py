@@ -31,11 +31,14 @@ stays on the device between visits and comes back once per stage. ``K`` reads a 
 result depends on it: the decisions are the loop's, per checkpoint; only where a stop lands does
 (a stop, from the callback or ``max_time``, is heard at the end of a visit).
 
+The last stage's polishing runs on the device too (:func:`polish_phase`, one compiled loop of
+proximal-gradient steps with the host's line search and rules, heard by the host at the same
+bounded rate), so its LU and inverse per evaluation no longer come back to the host.
+
 What stays on the host: the stage entry (one LU and inverse per try of ``s``), the choice of the
 averaged iterate at the stage's end (one LU and inverse of the average, :func:`_fast._evaluate`,
-so the state handed on is exactly the host path's), the last stage's polishing (proximal gradient
-with a nonmonotone line search, an LU and an inverse per evaluation) and, with ``record_W``, every
-checkpoint (W at each checkpoint is kept on the host: that solve takes the chunk path).
+so the state handed on is exactly the host path's) and, with ``record_W``, every checkpoint (W at
+each checkpoint is kept on the host: that solve takes the chunk path and polishes on the host).
 
 Conventions: ``cov`` is the ``(n_nodes, n_nodes)`` covariance ``X.T @ X / n`` of centred data
 ``X`` of shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means the edge i -> j.
@@ -45,13 +48,14 @@ from __future__ import annotations
 import functools
 import threading
 import time
+import types
 
 import numpy as np
 
 from colide_core.exceptions import DeviceNotSupportedError
 from colide_core.solver._objective import _DOMAIN_TOL
 
-__all__ = ["VISIT_S", "adam_phase", "loop_stats"]
+__all__ = ["VISIT_S", "adam_phase", "loop_stats", "polish_phase"]
 
 #: Seconds of device work between two visits of the host when it has something to hear (a
 #: callback or ``max_time``): the rate at which progress, ``Stop`` and the deadline are heard.
@@ -78,10 +82,11 @@ def loop_stats(reset=False):
     Returns
     -------
     dict
-        ``{"visits": int, "steps": int, "checkpoints": int, "seconds": float}``; ``seconds`` is
-        the wall time in the compiled loop (its compile, dispatch and the transfers included).
-        The chunk counters of :func:`colide_core.solver._jax.kernel_stats` count the same steps
-        and seconds too.
+        ``{"visits": int, "steps": int, "checkpoints": int, "seconds": float}``, and after a
+        polishing on the device ``"polish_seconds"`` and ``"polish_evals"``; ``seconds`` is the
+        wall time in the compiled loops (the Adam phase's and the polishing's; their compile,
+        dispatch and the transfers included). The chunk counters of
+        :func:`colide_core.solver._jax.kernel_stats` count the Adam phase's steps and seconds too.
     """
     stats = getattr(_LOCAL, "loop_stats", None) or {"visits": 0, "steps": 0, "checkpoints": 0, "seconds": 0.0}
     out = dict(stats)
@@ -91,24 +96,21 @@ def loop_stats(reset=False):
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B, inverse="block"):
-    """The jitted stage loop for one variant code and set of switches; compiled per matrix size.
+def _point_fns(backend, vcode, required):
+    """The stage objective and the point evaluation in JAX, shared by the Adam phase and the polishing.
 
-    ``backend``: :mod:`colide_core.solver._jax` (passed in, not imported: it imports this module).
-    ``average`` / ``chatter``: the running average is evaluated at checkpoints (the fast loop's
-    ``average or chatter_tol``); ``auto_refresh``: ``inverse_every="auto"`` (10 steps per
-    inverse with the refined certificate at step scale 1, else 3); ``B``: the record buffer;
-    ``inverse``: the step's inverse, ``"block"`` or ``"direct"`` (:data:`colide_core.solver._jax._INVERSE`).
+    ``value``: :func:`colide_core.solver._objective._stage_value`'s arithmetic, ``mu (score +
+    sum(lam |W|)) + h_ldet`` (eq. 3 / eq. 6 with ``h = d log s - log det(s I - W o W)``);
+    ``objective_at``: it at W from the residuals and sigma a chunk carries (``slogdet``, ``-inf``
+    outside the domain); ``evaluate``: :func:`colide_core.solver._fast._evaluate` (one pivoted LU
+    for the determinant's sign and log, the inverse from it for the domain test, finite and
+    entry-wise >= -1e-6, then residuals, sigma and objective), returning a dict of the point's
+    arrays and ``inside``.
     """
-    from colide_core.solver._common import _MAX_HALVINGS
-    from colide_core.solver._fast import _INVERSE_EVERY, _INVERSE_EVERY_MAX
-
     jax = backend._import_jax()
-    jnp, lax = jax.numpy, jax.lax
+    jnp = jax.numpy
     jsl = jax.scipy.linalg
     P = backend._parts()
-    chunk = backend._chunk_fn(vcode, required, inverse)
-    evaluate_bar = average or chatter
 
     def value(W, resid, isig, lam, mu, s, logdet):
         # _objective._stage_value with _score_value: mu (score + sum(lam |W|)) + h_ldet
@@ -134,7 +136,7 @@ def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B,
         return value(W, resid, isig, lam, mu, s, jnp.where(sign > 0, logabs, -jnp.inf))
 
     def evaluate(Wb, cov, lam, sig0, mu, s, A):
-        # _fast._evaluate's value and domain test: (inside, objective)
+        # _fast._evaluate: the point's arrays, its objective, and whether it is inside the domain
         d = Wb.shape[0]
         lu, piv = jsl.lu_factor(domain(Wb, s, A))
         diag = jnp.diagonal(lu)
@@ -143,9 +145,36 @@ def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B,
         Minv = jsl.lu_solve((lu, piv), jnp.eye(d, dtype=Wb.dtype))
         inside = (jnp.all(diag != 0.0) & (neg % 2 == 0) & jnp.isfinite(logdet)
                   & (jnp.min(Minv) >= _DOMAIN_TOL) & jnp.isfinite(jnp.max(Minv)))
-        _, resid, isig = P.residuals_sigma(Wb, cov, jnp.ones(d, dtype=Wb.dtype), sig0, vcode)
-        obj, _ = value(Wb, resid, isig, lam, mu, s, logdet)
-        return inside, obj
+        R, resid, isig = P.residuals_sigma(Wb, cov, jnp.ones(d, dtype=Wb.dtype), sig0, vcode)
+        obj, h = value(Wb, resid, isig, lam, mu, s, logdet)
+        return dict(inside=inside, obj=obj, h=h, W=Wb, MinvT=Minv.T, R=R, resid=resid, isig=isig, logdet=logdet)
+
+    return types.SimpleNamespace(value=value, domain=domain, objective_at=objective_at, evaluate=evaluate)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B, inverse="block"):
+    """The jitted stage loop for one variant code and set of switches; compiled per matrix size.
+
+    ``backend``: :mod:`colide_core.solver._jax` (passed in, not imported: it imports this module).
+    ``average`` / ``chatter``: the running average is evaluated at checkpoints (the fast loop's
+    ``average or chatter_tol``); ``auto_refresh``: ``inverse_every="auto"`` (10 steps per
+    inverse with the refined certificate at step scale 1, else 3); ``B``: the record buffer;
+    ``inverse``: the step's inverse, ``"block"`` or ``"direct"`` (:data:`colide_core.solver._jax._INVERSE`).
+    """
+    from colide_core.solver._common import _MAX_HALVINGS
+    from colide_core.solver._fast import _INVERSE_EVERY, _INVERSE_EVERY_MAX
+
+    jax = backend._import_jax()
+    jnp, lax = jax.numpy, jax.lax
+    chunk = backend._chunk_fn(vcode, required, inverse)
+    evaluate_bar = average or chatter
+    E = _point_fns(backend, vcode, required)
+    objective_at = E.objective_at
+
+    def evaluate(Wb, cov, lam, sig0, mu, s, A):
+        p = E.evaluate(Wb, cov, lam, sig0, mu, s, A)
+        return p["inside"], p["obj"]
 
     def phase(state, cov, lam, mask, sig0, A, mu, s, T, checkpoint, beta_1, beta_2, sw_tol, tol,
               chatter_tol, min_scale, inverse_every, K):
@@ -356,3 +385,220 @@ def _account(stats, kstats, seconds):
     stats["seconds"] += seconds
     kstats["seconds"] += seconds
 
+
+
+# --------------------------------------------------------------------------------------------
+# The last stage's polishing on the device
+# --------------------------------------------------------------------------------------------
+#: The polishing's point arrays kept between visits (a dict per point: ``p``, the accepted one).
+_POINT = ("W", "MinvT", "R", "resid", "isig", "obj", "h", "logdet")
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_polish(backend, vcode, required, B):
+    """The jitted polishing of :func:`colide_core.solver._fast._polish`: ``(start, run)``; compiled per matrix size.
+
+    ``start(W, ...)`` evaluates the first point, its gradient and the first step size; ``run(carry,
+    ..., K)`` iterates proximal gradient with Barzilai-Borwein steps and the nonmonotone,
+    domain-aware line search until the polishing ends or ``K`` checkpoints were recorded (a
+    visit). ``B``: the record buffer.
+    """
+    from colide_core.solver._fast import _ARMIJO, _ETA_MAX, _ETA_MIN, _NM_MEMORY
+
+    jax = backend._import_jax()
+    jnp, lax = jax.numpy, jax.lax
+    E = _point_fns(backend, vcode, required)
+    NH = _NM_MEMORY + 1  # the objectives the rule reads: the last _NM_MEMORY and the one before them
+
+    def grad(p, mu, mask):
+        # _fast._grad: the smooth part's gradient, mu d score / dW + d h / dW, masked
+        return (-mu * p["R"] * p["isig"][None, :] + 2.0 * p["MinvT"] * p["W"]) * mask
+
+    def prox(W, G, eta, thr, mask):
+        # _fast._prox: S_thr(W - eta G), masked
+        z = W - eta * G
+        a = jnp.abs(z) - thr
+        return jnp.where((a > 0.0) & (mask != 0.0), jnp.where(z > 0.0, a, -a), 0.0)
+
+    def point(p):
+        return {k: p[k] for k in _POINT}
+
+    def start(W, cov, lam, mask, sig0, A, mu, s, lr):
+        p = E.evaluate(W, cov, lam, sig0, mu, s, A)
+        G = grad(p, mu, mask)
+        gmax = jnp.max(jnp.abs(G))
+        eta = jnp.where(gmax > 0, lr / gmax, lr)
+        eta = jnp.minimum(jnp.maximum(eta, _ETA_MIN), _ETA_MAX)
+        hist = jnp.full(NH, -jnp.inf, dtype=W.dtype).at[0].set(p["obj"])
+        return p["inside"], dict(p=point(p), G=G, eta=eta, hist=hist, nh=jnp.asarray(1, jnp.int64),
+                                 n_ev=jnp.asarray(0, jnp.int64), it=jnp.asarray(0, jnp.int64),
+                                 end=jnp.asarray(0, jnp.int64))
+
+    def run(carry, cov, lam, mask, sig0, A, mu, s, tol, max_it, ck, K):
+        d = carry["G"].shape[0]
+        f64 = carry["G"].dtype
+        thr_unit = mu * lam
+
+        def body(c):
+            st, rec, j = c["st"], c["rec"], c["j"]
+            p, G, eta, hist, nh, n_ev = st["p"], st["G"], st["eta"], st["hist"], st["nh"], st["n_ev"]
+            it = st["it"] + 1
+            back = nh - 1 - jnp.arange(_NM_MEMORY)
+            f_ref = jnp.max(jnp.where(back >= 0, hist[back % NH], -jnp.inf))
+
+            def try_eta(ls):
+                # one try of the step: accepted (1), refused and eta halved (0), or given up (2)
+                eta_c, n_c = ls["eta"], ls["n_ev"]
+                Wn = prox(p["W"], G, eta_c, eta_c * thr_unit, mask)
+                q = E.evaluate(Wn, cov, lam, sig0, mu, s, A)
+                n_c = n_c + 1
+                dW = Wn - p["W"]
+                ok = q["inside"] & jnp.isfinite(q["obj"])
+                ok = ok & (q["obj"] <= f_ref - _ARMIJO / (2.0 * eta_c) * jnp.vdot(dW, dW))
+                eta_h = jnp.where(ok, eta_c, 0.5 * eta_c)
+                gave_up = ~ok & ((eta_h < _ETA_MIN) | (n_c >= max_it))
+                return dict(eta=eta_h, n_ev=n_c, state=jnp.where(ok, 1, jnp.where(gave_up, 2, 0)), q=point(q))
+
+            ls0 = dict(eta=eta, n_ev=n_ev, state=jnp.asarray(0), q=point(p))
+            ls = lax.while_loop(lambda ls: ls["state"] == 0, try_eta, ls0)
+            accepted = ls["state"] == 1
+            eta, n_ev, q = ls["eta"], ls["n_ev"], ls["q"]
+            Gq = grad(q, mu, mask)
+            S = q["W"] - p["W"]
+            Y = Gq - G
+            sy = jnp.vdot(S, Y)
+            eta_bb = jnp.where(it % 2 == 1, jnp.vdot(S, S) / sy, sy / jnp.vdot(Y, Y))
+            eta_n = jnp.where(sy > 0, eta_bb, 2.0 * eta)
+            eta_n = jnp.where(jnp.isfinite(eta_n), eta_n, eta)
+            eta_n = jnp.minimum(jnp.maximum(eta_n, _ETA_MIN), _ETA_MAX)
+            hist_n = hist.at[nh % NH].set(q["obj"])
+            nh_n = nh + 1
+            done = (nh_n > _NM_MEMORY) & (jnp.abs(hist_n[(nh_n - 1 - _NM_MEMORY) % NH] - q["obj"]) <= tol * jnp.abs(q["obj"]))
+            record = accepted & (done | (it % ck == 0))
+            rec_n = dict(t=rec["t"].at[j].set(n_ev), obj=rec["obj"].at[j].set(q["obj"]), h=rec["h"].at[j].set(q["h"]),
+                         isig=rec["isig"].at[j].set(q["isig"]))
+            rec = jax.tree_util.tree_map(lambda a, b: jnp.where(record, a, b), rec_n, rec)
+            # end: 0 running; 1 converged (the rule's relative change); 2 no acceptable step
+            # (converged when eta fell below its floor); 3 the evaluation budget spent
+            end = jnp.where(accepted, jnp.where(done, 1, jnp.where(n_ev >= max_it, 3, 0)),
+                            jnp.where(eta < _ETA_MIN, 1, 2))
+            keep = lambda a, b: jax.tree_util.tree_map(lambda x, y: jnp.where(accepted, x, y), a, b)  # noqa: E731
+            st = dict(p=keep(q, p), G=jnp.where(accepted, Gq, G), eta=jnp.where(accepted, eta_n, eta),
+                      hist=jnp.where(accepted, hist_n, hist), nh=jnp.where(accepted, nh_n, nh), n_ev=n_ev, it=it,
+                      end=end.astype(jnp.int64))
+            return dict(st=st, rec=rec, j=j + jnp.where(record, 1, 0))
+
+        rec0 = dict(t=jnp.zeros(B, jnp.int64), obj=jnp.zeros(B, f64), h=jnp.zeros(B, f64), isig=jnp.zeros((B, d), f64))
+        c0 = dict(st=carry, rec=rec0, j=jnp.asarray(0, jnp.int64))
+        out = lax.while_loop(lambda c: (c["j"] < K) & (c["st"]["end"] == 0) & (c["st"]["n_ev"] < max_it), body, c0)
+        return out["st"], out["rec"], out["j"]
+
+    return jax.jit(start), jax.jit(run)
+
+
+def polish_phase(W, *, backend, cov, s, mu, lam, mask, vcode, sig0, lr, tol, max_it, ck, stage, t0, run, callback,
+                 used0, unit, node, offset):
+    """The last stage's polishing of :func:`colide_core.solver._fast.fast_solve` on the device (issue 50).
+
+    The same method and decisions as :func:`colide_core.solver._fast._polish` (proximal gradient
+    with Barzilai-Borwein steps, a nonmonotone Armijo line search that refuses points outside the
+    log-det domain, the relative-change rule over the last five objectives), as one compiled
+    ``lax.while_loop``: each evaluation's LU, inverse and objective run on the device, and the
+    host sees the loop once every few checkpoints (about :data:`VISIT_S` seconds apart when it has
+    a callback or a deadline to hear, as :func:`adam_phase`).
+
+    Parameters are :func:`colide_core.solver._fast._polish`'s, by name (``W``: the
+    ``(n_nodes, n_nodes)`` Adam iterate, ``W[i, j] != 0`` meaning i -> j; ``cov`` the
+    covariance of centred data ``X`` of shape ``(n_samples, n_nodes)``), with ``backend``:
+    :mod:`colide_core.solver._jax`.
+
+    Returns
+    -------
+    tuple or None
+        ``(point, n_evaluations, converged, stop_reason)`` as :func:`~colide_core.solver._fast._polish`
+        (``point``: a ``_fast._Point`` built from the device's arrays, or None when W fails the
+        domain test); None when the polishing declines (``record_W``, whose W at each checkpoint
+        is the host's) and the host polishes.
+
+    Raises
+    ------
+    FloatingPointError
+        When an accepted point's objective is not finite (as the host's polishing).
+    DeviceNotSupportedError
+        For the per-node covariance form (several conditions).
+    """
+    from colide_core.solver._fast import _Point, _sigma_value
+
+    if run.W_history is not None:
+        return None
+    if node is not None:
+        raise DeviceNotSupportedError(
+            "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
+        )
+    jax = backend._import_jax()
+    t_in = time.perf_counter()
+    dev = getattr(backend._LOCAL, "device", None) or jax.devices()[0]
+    put = functools.partial(jax.device_put, device=dev)
+    cov_d, lam_d, mask_d, sig0_d = backend._constants(jax, dev, cov, lam, mask, sig0)
+    is_req = offset is not None
+    d = W.shape[0]
+    B = _buffer(d)
+    start, step = _compiled_polish(backend, int(vcode), is_req, B)
+    A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
+    f64, i64 = np.float64, np.int64
+    consts = (cov_d, lam_d, mask_d, sig0_d, A, f64(mu), f64(s))
+    inside, carry = start(put(np.ascontiguousarray(W, dtype=float)), *consts, f64(lr))
+    stats = loop_stats()
+    stats = _LOCAL.loop_stats
+    if not bool(inside):
+        _account_polish(stats, time.perf_counter() - t_in, 0)
+        return None, 0, False, None
+    hear = callback is not None or run.deadline is not None
+    K = 1 if hear else B
+    stop = None
+    seconds = 0.0
+    while True:
+        t1 = time.perf_counter()
+        carry, rec, j = step(carry, *consts, f64(tol), i64(max_it), i64(max(int(ck), 1)), i64(K))
+        small, rec, j = jax.device_get(({k: carry[k] for k in ("n_ev", "end")} | {"obj": carry["p"]["obj"]}, rec, j))
+        dt = time.perf_counter() - t1
+        seconds += dt
+        j = int(j)
+        stats["visits"] += 1
+        for i in range(j):
+            last = i == j - 1
+            n_i = int(rec["t"][i])
+            out = run.checkpoint(stage, t0 + n_i, float(rec["obj"][i]), float(rec["h"][i]),
+                                 _sigma_value(rec["isig"][i], vcode), callback if last else None, used0 + n_i * unit)
+            if last:
+                stop = out
+        if not np.isfinite(float(small["obj"])):
+            _account_polish(stats, time.perf_counter() - t_in, int(small["n_ev"]))
+            raise FloatingPointError(f"Stage {stage}: the objective is not finite.")
+        end, n_ev = int(small["end"]), int(small["n_ev"])
+        if stop is not None or end != 0 or n_ev >= max_it:
+            break
+        if hear:  # the next visit about VISIT_S seconds from now, never far past the deadline
+            per = dt / max(j, 1)
+            K = int(min(B, max(1, VISIT_S // per if per > 0 else B)))
+            if run.deadline is not None:
+                K = int(max(1, min(K, (run.deadline - time.perf_counter()) // per if per > 0 else K)))
+    host = jax.device_get(carry["p"])
+    p = _Point()
+    p.W, p.MinvT, p.R = (np.ascontiguousarray(host[k]) for k in ("W", "MinvT", "R"))
+    p.resid, p.isig = np.array(host["resid"], dtype=float), np.array(host["isig"], dtype=float)
+    p.sigma = _sigma_value(p.isig, vcode)
+    p.logdet, p.h, p.obj = float(host["logdet"]), float(host["h"]), float(host["obj"])
+    converged = stop is None and end == 1
+    history = run.history
+    if stop is None and not (history["stage"] and history["stage"][-1] == stage
+                             and history["iteration"][-1] == t0 + n_ev):
+        stop = run.checkpoint(stage, t0 + n_ev, p.obj, p.h, p.sigma, callback, used0 + n_ev * unit)
+    _account_polish(stats, time.perf_counter() - t_in, n_ev)
+    return p, n_ev, converged, stop
+
+
+def _account_polish(stats, seconds, n_ev):
+    stats["seconds"] += seconds
+    stats["polish_seconds"] = stats.get("polish_seconds", 0.0) + seconds
+    stats["polish_evals"] = stats.get("polish_evals", 0) + n_ev

@@ -20,9 +20,11 @@ Columns of the fit table:
   one row per size and inverse; ``default`` is the platform's choice;
 * ``fit s``: the whole fit (``fast_solve`` on the covariance); ``loop s``: seconds inside the
   compiled stage loop (:func:`colide_core.solver._jax_loop.loop_stats`: dispatch, device work and
-  transfers); ``host %``: ``1 - loop / fit``, the share the host adds (stage entries, the choice of
-  the averaged iterate, polishing, the visits' bookkeeping); ``polish s``: of which the last
-  stage's polishing (host LU + inverse per evaluation) and its evaluations;
+  transfers; since the polishing moved onto the device, its loop too); ``host %``: ``1 - loop /
+  fit``, the share the host adds (stage entries, the choice of the averaged iterate, the visits'
+  bookkeeping); ``polish s``: the last stage's polishing (a compiled loop on the device,
+  :func:`colide_core.solver._jax_loop.polish_phase`, counted in ``loop s``; on the host, an LU +
+  inverse per evaluation, only where the device declines) and its evaluations;
 * ``steps``: Adam steps plus polishing evaluations; ``checkpoints`` / ``visits``: checkpoints the
   loop evaluated and the host's visits to it; ``SHD (0.3)``: ``colide_core.evaluate``'s SHD of
   ``|W| > 0.3`` against the simulated graph;
@@ -102,12 +104,13 @@ def fit_row(d, device, schedule, compare, max_time=None, inverse=None, W_first=N
         with _on_device(dev, inverse=inverse):  # the size's compile (chunk and loop), paid once before timing
             fast_solve = _fast.fast_solve
             # one short stage compiles the loop every stage of the fit uses (its key is the size and
-            # the solve's switches, not the stage); no host polishing: at d = 4000 a step was 0.66 s
-            # and a host LU + inverse is seconds
-            warm = dict(variant="nv", max_iter=(10,), mu_schedule=(1.0,), s_schedule=(1.0,), polish=False)
+            # the solve's switches, not the stage), and the device's polishing loop (a few
+            # evaluations); the chunk path's warm-up does not polish: on the host at d = 4000 an
+            # LU + inverse is seconds
+            warm = dict(variant="nv", max_iter=(10,), mu_schedule=(1.0,), s_schedule=(1.0,))
             fast_solve(cov, engine=jax_kernels(), **warm)
             if compare:
-                fast_solve(cov, engine=jax_kernels(loop=False), **warm)
+                fast_solve(cov, engine=jax_kernels(loop=False), **dict(warm, polish=False))
         row["compile_s"] = time.perf_counter() - t0
         polish_s[0] = 0.0
         loop_stats(reset=True)
@@ -116,7 +119,7 @@ def fit_row(d, device, schedule, compare, max_time=None, inverse=None, W_first=N
             res = fast_solve(cov, engine=jax_kernels(), **kw)
         row["fit_s"] = time.perf_counter() - t0
         st = loop_stats()
-        row.update(loop_s=st["seconds"], polish_s=polish_s[0], steps=res.n_iter, checkpoints=st["checkpoints"],
+        row.update(loop_s=st["seconds"], polish_s=polish_s[0] + st.get("polish_seconds", 0.0), steps=res.n_iter, checkpoints=st["checkpoints"],
                    visits=st["visits"], objective=res.objective, stopped=res.stop_reason,
                    polish_evals=res.n_iter - st["steps"])
         row["host_share"] = 1.0 - row["loop_s"] / row["fit_s"]
@@ -254,9 +257,10 @@ def main(argv=None):
     if len(caps) != len(sizes):
         ap.error("--max-time takes one number or one per size")
     schedule = PAPER if a.schedule == "paper" else SHORT
-    inverses = [x for x in a.inverse.split(",") if x] or [None]
+    inverses = [x for x in a.inverse.split(",") if x]
     if any(x not in ("block", "direct") for x in inverses):
         ap.error("--inverse takes block and / or direct")
+    inverses = inverses or [None]  # none named: the platform's default
     import jax
 
     head = (f"{platform.node() or 'host'}, {os.cpu_count()} CPUs, {a.device} ({jax.devices()[0].device_kind}), "

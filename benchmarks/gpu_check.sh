@@ -20,7 +20,7 @@
 #
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh          # host + tests: capped at 9 minutes (390 + 150 s)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh host     # the linalg table, then the fits (<= 6.5 min)
-#   OUT=/tmp/out bash benchmarks/gpu_check.sh tests    # tests/test_jax_loop.py on the GPU (<= 2.5 min)
+#   OUT=/tmp/out bash benchmarks/gpu_check.sh tests    # tests/test_jax_loop.py and the polishing's steps on the GPU (<= 2.5 min)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh alltests # tests/test_jax_backend.py too (<= 7 min)
 #   OUT=/tmp/out bash benchmarks/gpu_check.sh bench    # issue 33's side-by-side step table (bench_gpu.py)
 #   bash benchmarks/gpu_check.sh dry                   # on a CPU: the host part at d = 40, 80 on jax-cpu (~1 min)
@@ -42,7 +42,7 @@
 # inverse table, default 1000,2000,4000), GPU_BENCH_TIMEOUT (s, default 540; the "bench" part only).
 #
 # Writes $OUT/gpu_env.txt (GPU, JAX, devices, what is missing), $OUT/gpu_host.md (the linalg table;
-# each fit: its inverse, seconds, seconds in the compiled loop, host share %, polishing, steps, and
+# each fit: its inverse, seconds, seconds in the compiled loops, host share %, polishing (on the device), steps, and
 # max|W - W_first| between the two inverses' fits of a size; the same graphs as the CPU at d = 200
 # are checked in the table's d = 200 row when GPU_SIZES includes 200; written after every fit),
 # $OUT/gpu_tests.txt (pytest's report). Exit status: the first failing part's.
@@ -107,9 +107,11 @@ fi
 
 if [ "$part" = all ] || [ "$part" = tests ] || [ "$part" = alltests ]; then
     # The whole loop's tests on the GPU (COLIDE_JAX_TEST_DEVICE): the numpy solver's checkpoints and
-    # iterates, callback / Stop / max_time; "alltests" adds issue 33's backend tests.
-    files=tests/test_jax_loop.py
-    [ "$part" = alltests ] && files="tests/test_jax_loop.py tests/test_jax_backend.py"
+    # iterates, callback / Stop / max_time, and the device polishing's steps against the host's
+    # (its four cases, ~15 s on the 2-core CPU); "alltests" adds the rest of the polishing's tests
+    # and issue 33's backend tests.
+    files="tests/test_jax_loop.py tests/test_jax_polish.py::test_the_device_polishing_takes_the_hosts_steps"
+    [ "$part" = alltests ] && files="tests/test_jax_loop.py tests/test_jax_polish.py tests/test_jax_backend.py"
     COLIDE_JAX_TEST_DEVICE=gpu timeout "${GPU_TESTS_TIMEOUT:-150}" "$PYTHON" -m pytest -q -p no:cacheprovider $files \
         > "$OUT/gpu_tests.txt" 2>&1
     rc=$?

@@ -8,7 +8,8 @@ the node predicts ("seeing"), which differs where the graph says the association
 Intervals come from refits on resampled rows (within conditions): a job with Stop.
 
 "Which experiment next?" ranks single-node interventions by the edge directions they would settle
-(``colide_core.evaluation.planning.rank_interventions``, a job with Stop), highlights the edges of
+(``colide_core.evaluation.planning.rank_interventions``, a job with Stop, whose peak memory is
+reserved in the server's budget before it starts: ``dashboard.infra.memory.ranking_memory``), highlights the edges of
 the chosen one, and on simulated and network data runs it: draws its rows from the true SEM (a
 network's with its intercepts and noise variances), refits with the new condition's target known,
 and shows the SHD before and after. Where the true SEM is known, the table also holds its shift
@@ -33,6 +34,7 @@ from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
 from dashboard.infra.jobs import JOB_MAX_SECONDS, Job, check_job_budget, follow_jobs, show_messages, start_job
 from dashboard.infra.workers import in_worker
+from dashboard.infra.memory import fmt_mb, ranking_memory
 from dashboard.infra.layout import page_setup
 from dashboard.lessons import lesson_banner
 from dashboard.live import fit_where_needed, thresholded
@@ -263,7 +265,10 @@ def _start_plan():
             return in_worker(rank_interventions, X, design=design, n_bootstrap=n_boot,
                              random_state=0, estimator=model)
 
-        return Job(run, f"Ranking the experiments ({n_boot} refits)", key=plan_key)
+        # its bootstrap's n_boot x d x d weights and the candidates' counts are bounded in the server's
+        # memory budget before it starts, or it is refused with the sizes (issue 53)
+        return Job(run, f"Ranking the experiments ({n_boot} refits)", key=plan_key,
+                   memory=ranking_memory(n_boot, *X.shape, keys=(ps.PLAN_RESULT,)))
 
     start_job(ss, ps.PLAN_SLOT, make_job)
 
@@ -274,6 +279,9 @@ q2.button("Rank the experiments", key="plan_run", on_click=_start_plan,
           help="Refits the model on rows resampled within conditions, and counts on each refit the edge "
                "directions each single-node experiment would settle.")
 q2.caption(ps.refits_cost_text(ss["plan_n_boot"], res.fit_time) + _budget_note)
+q2.caption(f"While it runs the ranking takes up to {fmt_mb(ranking_memory(int(ss['plan_n_boot']), *ds.shape).peak)} MB "
+           "of the server's memory; a ranking that does not fit in the server's memory budget is refused before "
+           "it starts.")  # numbers and fixed text
 show_messages(ss, ps.PLAN_SLOT)
 plan = ss[ps.PLAN_RESULT]
 if plan is not None and plan["key"] == plan_key:

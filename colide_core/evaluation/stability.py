@@ -502,6 +502,46 @@ def _bootstrap_rows(seed_seq, n_boot, n, design=None):
     return [design.resample(child) for child in seed_seq.spawn(int(n_boot))]
 
 
+#: Column blocks :func:`_edge_moments` summarises the samples in (each block's temporaries are
+#: about 1/16 of the samples).
+_MOMENT_BLOCKS = 16
+
+
+def _edge_moments(adj):
+    """Each edge's frequency, mean and standard deviation over the samples, a block of edges at a time.
+
+    The same numbers as ``(adj != 0).mean(axis=0)``, ``adj.mean(axis=0)`` and ``adj.std(axis=0)``
+    (ddof=0), bit for bit: numpy sums along the samples axis one sample after another for every
+    block of at least two columns, as it does for the whole array (a one-column block would be
+    summed pairwise, so none is made). What changes is the memory: ``std`` on the whole array makes
+    a temporary as large as ``adj`` (and ``!= 0`` one an eighth of it), here only a block's.
+
+    Parameters
+    ----------
+    adj : ndarray of shape (n_samples, d, d)
+        C-contiguous float64 weights (:func:`numpy.stack`'s).
+
+    Returns
+    -------
+    frequency, mean, std : ndarray of shape (d, d)
+        float64.
+    """
+    n, d = adj.shape[0], adj.shape[1]
+    width = d * d
+    flat = adj.reshape(n, width)  # a view of the stacked samples
+    out = [np.empty(width) for _ in range(3)]
+    step = max(2, -(-width // _MOMENT_BLOCKS))
+    starts = list(range(0, width, step))
+    if len(starts) > 1 and width - starts[-1] < 2:  # a last block of one column joins the one before it
+        starts.pop()
+    for lo, hi in zip(starts, starts[1:] + [width]):
+        part = flat[:, lo:hi]
+        out[0][lo:hi] = (part != 0).mean(axis=0)
+        out[1][lo:hi] = part.mean(axis=0)
+        out[2][lo:hi] = part.std(axis=0)
+    return tuple(a.reshape(d, d) for a in out)
+
+
 def _summarise_boot(outputs, n_boot, d, names, stopped):
     ok = [o for o in outputs if o[3] is None]
     errors = tuple(o[3] for o in outputs if o[3] is not None)
@@ -510,11 +550,11 @@ def _summarise_boot(outputs, n_boot, d, names, stopped):
         raise ValueError(f"Every bootstrap fit failed; the first error was: {first}")
     adj = np.stack([o[0] for o in ok])
     sig = None if ok[0][1] is None else np.stack([o[1] for o in ok])
-    present = adj != 0
+    frequency, weight_mean, weight_std = _edge_moments(adj)
     return BootstrapResult(
-        frequency=present.mean(axis=0),
-        weight_mean=adj.mean(axis=0),
-        weight_std=adj.std(axis=0),
+        frequency=frequency,
+        weight_mean=weight_mean,
+        weight_std=weight_std,
         adjacency_samples=adj,
         sigma_samples=sig,
         n_boot=n_boot,

@@ -19,7 +19,9 @@ server"). Nothing bounded the sum. Here:
 * :func:`reserve_job` bounds a job's own memory **before it starts** (a job made with ``memory=``,
   :class:`dashboard.infra.jobs.Job`): its peak while it runs (:func:`bootstrap_memory`: a
   bootstrap keeps ``n_boot x d x d`` float64 weights, 305 MB at d = 200 and 1,000 resamples, and
-  holds about 3.5 times that while it summarises them) is checked and reserved at once, or the
+  holds about 2.2 times that while it summarises them; :func:`ranking_memory`: Predict's ranking
+  of the experiments, the same bootstrap and then each candidate's d x d counts) is checked and
+  reserved at once, or the
   job is refused with a sentence naming both sizes and the most resamples that fit; once it ends,
   its result's bytes count instead for as long as the session keeps it (released when it is
   replaced or dropped, and dropped with a tab closed for :data:`CLOSED_GRACE_S`);
@@ -41,7 +43,7 @@ import weakref
 import numpy as np
 
 __all__ = ["BUDGET_BYTES", "CLOSED_GRACE_S", "SIMULATION_WORKING_FACTOR", "dataset_nbytes", "estimate_nbytes",
-           "fmt_mb", "Room", "record", "BOOTSTRAP_WORKING_FACTOR", "STABILITY_WORKING_FACTOR", "JobMemory",
+           "fmt_mb", "Room", "record", "BOOTSTRAP_WORKING_FACTOR", "STABILITY_WORKING_FACTOR", "RANKING_WORKING_FACTOR", "JobMemory",
            "JobHold", "bootstrap_memory", "stability_memory", "result_nbytes", "reserve_job", "job_refusal_text", "held_bytes", "refusal", "simulation_refusal", "working_memory", "memory_error_message"]
 
 _MB = 1024 * 1024
@@ -506,10 +508,24 @@ def working_memory(nbytes: int, budget: int | None = None):
 
 
 #: Peak bytes of a bootstrap while it runs, as a multiple of its adjacency samples
-#: (``n_boot x d x d`` float64): every resample's graph in the executor's rows, their stack (the
-#: result's ``adjacency_samples``) and ``std``'s temporary of the same size (measured by
-#: ``tests/test_job_memory.py`` with tracemalloc: 3.2-3.3 times at d = 60-150).
-BOOTSTRAP_WORKING_FACTOR = 3.5
+#: (``n_boot x d x d`` float64): every resample's graph in the executor's rows and their stack (the
+#: result's ``adjacency_samples``), summarised a block of edges at a time (measured by
+#: ``tests/test_job_memory.py`` with tracemalloc: 2.14-2.23 times at d = 40-200, 3.2-3.3 times
+#: before the summary worked by blocks; :func:`bootstrap_memory` adds the row indices and each
+#: resample's own objects, which dominate at small d).
+BOOTSTRAP_WORKING_FACTOR = 2.5
+#: Bytes each resample holds while a bootstrap runs besides its graph and its row indices (its task,
+#: its key, its executor row, its sigmas' array): measured 1.3-1.5 KB with tracemalloc at d = 2.
+BOOTSTRAP_PER_RESAMPLE = 2048
+#: Peak bytes of Predict's ranking of the experiments after its bootstrap, as a multiple of the
+#: bootstrap's samples: the bootstrap's result, each graph's edges as booleans, their stack and
+#: its float copy (:func:`colide_core.evaluation.planning.rank_interventions`; with
+#: :data:`RANKING_PER_CANDIDATE` it measured 0.70-0.91 of :func:`ranking_memory`'s peak at
+#: d = 11-200 with tracemalloc, 0.87 at d = 200 and 200 resamples: 229 MB of 263 MB).
+RANKING_WORKING_FACTOR = 2.5
+#: Bytes per candidate per d x d edge the ranking holds after its bootstrap: its float64 counts
+#: (8) and one graph's settled masks and the Meek closures' temporaries (measured 3-4).
+RANKING_PER_CANDIDATE = 12
 #: Peak bytes of a stability selection while it runs, as a multiple of all its fits' graphs
 #: (``n_subsamples x n_lambdas x d x d`` float64, held by the executor until they are counted;
 #: measured 1.08-1.17 times by the same test). Its result keeps only ``n_lambdas + 2`` d x d arrays.
@@ -558,7 +574,9 @@ def bootstrap_memory(n_boot: int, n_samples: int, n_nodes: int, keys=()) -> JobM
 
     Its result keeps every resample's weighted graph (``adjacency_samples``, ``n_boot x d x d``
     float64) and three d x d summaries; while it runs it holds :data:`BOOTSTRAP_WORKING_FACTOR`
-    times the samples, plus two copies of ``X`` (the sweep's content id and a resample's frame).
+    times the samples, every resample's row indices (``n_samples`` int64 each, drawn before the
+    fits; half again while they are sent to worker processes), :data:`BOOTSTRAP_PER_RESAMPLE`
+    bytes per resample and two copies of ``X`` (the sweep's content id and a resample's frame).
 
     Parameters
     ----------
@@ -575,12 +593,52 @@ def bootstrap_memory(n_boot: int, n_samples: int, n_nodes: int, keys=()) -> JobM
     """
     n_boot, n, d = int(n_boot), int(n_samples), int(n_nodes)
     samples = 8 * n_boot * d * d
-    fixed = 3 * 8 * d * d + 8 * n_boot * d + 2 * 8 * n * d  # summaries, sigma samples, X's copies
+    # per resample: its graph's share of the peak, its sigmas, its row indices (1.5 x), its objects
+    per_unit = int(BOOTSTRAP_WORKING_FACTOR * 8 * d * d) + 8 * d + 12 * n + BOOTSTRAP_PER_RESAMPLE
+    fixed = 3 * 8 * d * d + 2 * 8 * n * d  # the summaries, X's copies
     return JobMemory("This bootstrap", keep=samples + 3 * 8 * d * d + 8 * n_boot * d,
-                     peak=int(BOOTSTRAP_WORKING_FACTOR * samples) + fixed,
+                     peak=per_unit * n_boot + fixed,
                      detail=f"{n_boot:,} resamples × {d} × {d} edge weights of 8 bytes",
-                     per_unit=int(BOOTSTRAP_WORKING_FACTOR * 8 * d * d) + 8 * d, units=n_boot,
-                     unit_word="resamples", keys=tuple(keys))
+                     per_unit=per_unit, units=n_boot, unit_word="resamples", keys=tuple(keys))
+
+
+def ranking_memory(n_boot: int, n_samples: int, n_nodes: int, n_candidates: int | None = None,
+                   keys=()) -> JobMemory:
+    """What :func:`colide_core.evaluation.planning.rank_interventions` will cost, before it starts.
+
+    Its bootstrap (:func:`bootstrap_memory`'s peak), then, with that bootstrap's result still
+    held, each graph's edges as booleans and their stack as float64
+    (:data:`RANKING_WORKING_FACTOR` times the samples in all) and :data:`RANKING_PER_CANDIDATE`
+    bytes per candidate per d x d edge: the peak reserved is a bound on both phases, linear in
+    the resamples (the larger fixed part, the bootstrap's bytes per resample). Its result is a
+    table of one row per candidate and the point estimate's weights as nested lists.
+
+    Parameters
+    ----------
+    n_boot : int
+        Resamples asked for.
+    n_samples, n_nodes : int
+        ``X``'s shape (n_samples, n_nodes).
+    n_candidates : int, optional
+        The nodes ranked; default every node.
+    keys : tuple of str, default ()
+        The session-state keys that will keep the result.
+
+    Returns
+    -------
+    JobMemory
+    """
+    boot = bootstrap_memory(n_boot, n_samples, n_nodes)
+    n_boot, n, d = int(n_boot), int(n_samples), int(n_nodes)
+    n_cand = d if n_candidates is None else int(n_candidates)
+    boot_fixed = boot.peak - boot.per_unit * n_boot
+    after_fixed = RANKING_PER_CANDIDATE * n_cand * d * d + 3 * 8 * d * d + 2 * 8 * n * d
+    per_unit = max(boot.per_unit, int(RANKING_WORKING_FACTOR * 8 * d * d) + 8 * d)
+    return JobMemory("This ranking", keep=32 * d * d + 1024 * n_cand,
+                     peak=per_unit * n_boot + max(boot_fixed, after_fixed),
+                     detail=f"its table of {n_cand:,} candidates; while it runs {n_boot:,} resamples × {d} × {d} "
+                            f"edge weights of 8 bytes and {n_cand:,} candidates' {d} × {d} counts",
+                     per_unit=per_unit, units=n_boot, unit_word="resamples", keys=tuple(keys))
 
 
 def stability_memory(n_subsamples: int, n_lambdas: int, n_samples: int, n_nodes: int, keys=()) -> JobMemory:
@@ -621,7 +679,8 @@ def result_nbytes(result) -> int:
     Parameters
     ----------
     result : object
-        A dataclass (``BootstrapResult``), a mapping, a sequence or an array.
+        A dataclass (``BootstrapResult``), a DataFrame (its columns' and index's bytes, shallow),
+        a mapping, a sequence or an array.
 
     Returns
     -------
@@ -633,6 +692,8 @@ def result_nbytes(result) -> int:
         return 0
     if isinstance(result, np.ndarray):
         return int(result.nbytes)
+    if hasattr(result, "memory_usage"):  # a DataFrame (Predict's ranking): its columns' own bytes
+        return _array_bytes(result)
     if isinstance(result, dict):
         values = list(result.values())
     elif isinstance(result, (list, tuple)):
@@ -697,7 +758,13 @@ class JobHold:
             _RESULTS.pop(self._token, None)
 
 
-def job_refusal_text(need: JobMemory, others: int, budget: int) -> str:
+def _own_size(nbytes) -> str:
+    """``"12 MB"``, or ``"under 0.1 MB"`` for a size that would read 0.0."""
+    size = fmt_mb(nbytes)
+    return "under 0.1 MB" if size == "0.0" else f"{size} MB"
+
+
+def job_refusal_text(need: JobMemory, others: int, budget: int, own: int = 0) -> str:
     """The sentence refusing a job whose ``need`` does not fit (markdown, no user text).
 
     Parameters
@@ -706,6 +773,9 @@ def job_refusal_text(need: JobMemory, others: int, budget: int) -> str:
     others : int
         Bytes counted when it asked (every session's datasets, reservations and kept results).
     budget : int
+    own : int, default 0
+        Bytes of ``others`` that are this tab's previous result of the same job (kept under one
+        of ``need.keys``): counted until a new result replaces it, so the sentence says so.
 
     Returns
     -------
@@ -721,8 +791,10 @@ def job_refusal_text(need: JobMemory, others: int, budget: int) -> str:
             advice = f"ask for at most {most:,} {need.unit_word}, or " + advice
     return (f"{need.what} would keep {fmt_mb(need.keep)} MB ({need.detail}) and take {fmt_mb(need.peak)} MB "
             f"while it runs, and the datasets and job results of everyone using this server already hold "
-            f"{fmt_mb(others)} MB of its {fmt_mb(budget)} MB memory budget ({fmt_mb(room)} MB free). "
-            f"Nothing was started: {advice} (closed tabs give theirs back after {CLOSED_GRACE_S:.0f} s).")
+            f"{fmt_mb(others)} MB of its {fmt_mb(budget)} MB memory budget ({fmt_mb(room)} MB free"
+            + (f"; {_own_size(own)} of what is held is this tab's previous result, kept until a new one "
+               f"replaces it" if own > 0 else "")
+            + f"). Nothing was started: {advice} (closed tabs give theirs back after {CLOSED_GRACE_S:.0f} s).")
 
 
 def reserve_job(need: JobMemory, budget: int | None = None, *, session_id=None):
@@ -752,7 +824,10 @@ def reserve_job(need: JobMemory, budget: int | None = None, *, session_id=None):
     with _LOCK:  # the check and the reservation at once: jobs asking together cannot all pass
         others = _counted()
         if others + int(need.peak) > budget:
-            return None, job_refusal_text(need, others, budget)
+            own = sum(e["nbytes"] for e in _RESULTS.values()  # this tab's previous result of this job
+                      if e["sid"] == sid and e["ref"] is not None and e["ref"]() is not None
+                      and set(e["keys"]) & set(need.keys))
+            return None, job_refusal_text(need, others, budget, own)
         _RESULTS[token] = {"nbytes": int(need.peak), "ref": None, "sid": sid, "keys": tuple(need.keys),
                            "gone_since": None}
     if _server_running():

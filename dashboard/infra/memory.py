@@ -521,7 +521,7 @@ BOOTSTRAP_PER_RESAMPLE = 2048
 #: bootstrap's samples: the bootstrap's result, each graph's edges as booleans, their stack and
 #: its float copy (:func:`colide_core.evaluation.planning.rank_interventions`; with
 #: :data:`RANKING_PER_CANDIDATE` it measured 0.70-0.91 of :func:`ranking_memory`'s peak at
-#: d = 11-200 with tracemalloc, 0.87 at d = 200 and 200 resamples: 229 MB of 263 MB).
+#: d = 11-200 with tracemalloc, 0.87 at d = 200 and 200 resamples: 219 of 251 MiB).
 RANKING_WORKING_FACTOR = 2.5
 #: Bytes per candidate per d x d edge the ranking holds after its bootstrap: its float64 counts
 #: (8) and one graph's settled masks and the Meek closures' temporaries (measured 3-4).

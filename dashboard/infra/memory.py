@@ -43,8 +43,9 @@ import weakref
 import numpy as np
 
 __all__ = ["BUDGET_BYTES", "CLOSED_GRACE_S", "SIMULATION_WORKING_FACTOR", "dataset_nbytes", "estimate_nbytes",
-           "fmt_mb", "Room", "record", "BOOTSTRAP_WORKING_FACTOR", "STABILITY_WORKING_FACTOR", "RANKING_WORKING_FACTOR", "JobMemory",
-           "JobHold", "bootstrap_memory", "stability_memory", "result_nbytes", "reserve_job", "job_refusal_text", "held_bytes", "refusal", "simulation_refusal", "working_memory", "memory_error_message"]
+           "fmt_mb", "Room", "record", "BOOTSTRAP_WORKING_FACTOR", "BOOTSTRAP_PER_RESAMPLE", "STABILITY_WORKING_FACTOR",
+           "RANKING_WORKING_FACTOR", "RANKING_PER_CANDIDATE", "JobMemory",
+           "JobHold", "bootstrap_memory", "ranking_memory", "stability_memory", "result_nbytes", "reserve_job", "job_refusal_text", "held_bytes", "refusal", "simulation_refusal", "working_memory", "memory_error_message"]
 
 _MB = 1024 * 1024
 

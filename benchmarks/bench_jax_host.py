@@ -20,9 +20,9 @@ Columns of the fit table:
   one row per size and inverse; ``default`` is the platform's choice;
 * ``fit s``: the whole fit (``fast_solve`` on the covariance); ``loop s``: seconds inside the
   compiled stage loop (:func:`colide_core.solver._jax_loop.loop_stats`: dispatch, device work and
-  transfers; since the polishing moved onto the device, its loop too); ``host %``: ``1 - loop /
-  fit``, the share the host adds (stage entries, the choice of the averaged iterate, the visits'
-  bookkeeping); ``polish s``: the last stage's polishing (a compiled loop on the device,
+  transfers; since the polishing and the stages' evaluations moved onto the device, those too);
+  ``host %``: ``1 - loop / fit``, the share the host adds (the visits' bookkeeping, the solve's
+  set-up and Python); ``polish s``: the last stage's polishing (a compiled loop on the device,
   :func:`colide_core.solver._jax_loop.polish_phase`, counted in ``loop s``; on the host, an LU +
   inverse per evaluation, only where the device declines) and its evaluations;
 * ``steps``: Adam steps plus polishing evaluations; ``checkpoints`` / ``visits``: checkpoints the
@@ -119,7 +119,7 @@ def fit_row(d, device, schedule, compare, max_time=None, inverse=None, W_first=N
             res = fast_solve(cov, engine=jax_kernels(), **kw)
         row["fit_s"] = time.perf_counter() - t0
         st = loop_stats()
-        row.update(loop_s=st["seconds"], polish_s=polish_s[0] + st.get("polish_seconds", 0.0), steps=res.n_iter, checkpoints=st["checkpoints"],
+        row.update(loop_s=st["seconds"] + st.get("evaluation_seconds", 0.0), polish_s=polish_s[0] + st.get("polish_seconds", 0.0), steps=res.n_iter, checkpoints=st["checkpoints"],
                    visits=st["visits"], objective=res.objective, stopped=res.stop_reason,
                    polish_evals=res.n_iter - st["steps"])
         row["host_share"] = 1.0 - row["loop_s"] / row["fit_s"]

@@ -1,8 +1,10 @@
-"""The last stage's polishing on the device (colide_core.solver._jax_loop.polish_phase, issue 50), on JAX's CPU build.
+"""The host's last evaluations moved onto the device (issue 50), tested on JAX's CPU build.
 
-The polishing (proximal gradient with Barzilai-Borwein steps and a nonmonotone, domain-aware
-Armijo line search, :func:`colide_core.solver._fast._polish`) was the largest part of a JAX fit
-left on the host: an LU and an inverse per evaluation. It now runs as one compiled loop.
+The last stage's polishing (proximal gradient with Barzilai-Borwein steps and a nonmonotone,
+domain-aware Armijo line search, :func:`colide_core.solver._fast._polish`) was the largest part
+of a JAX fit left on the host: an LU and an inverse per evaluation. It now runs as one compiled
+loop (:func:`colide_core.solver._jax_loop.polish_phase`). The stages' warm starts and the running
+average's point are evaluated on the device too (:func:`colide_core.solver._jax_loop.evaluate_point`).
 
 Invariants checked here:
 
@@ -15,7 +17,9 @@ Invariants checked here:
 * the host hears the polishing at a bounded rate: the callback once per visit with its last
   checkpoint, every checkpoint in the history; ``Stop`` during the polishing lands at a visit's
   last checkpoint with that checkpoint's W;
-* ``record_W`` and a W outside the log-det domain are left to the host / refused as the host does.
+* ``record_W`` and a W outside the log-det domain are left to the host / refused as the host does;
+* a point evaluated on the device is the host's to rounding, and refused exactly where the host
+  refuses it, down to 1e-6 of the domain's edge; a fit evaluates its warm starts there.
 
 No timing is asserted (benchmarks/bench_jax_host.py measures the host share).
 """
@@ -268,3 +272,55 @@ def test_record_w_and_a_point_outside_the_domain_stay_with_the_host(monkeypatch)
     assert _fast._evaluate(W.copy(), args[1], args[2], args[3], args[4], args[6], args[7]) is None
     (p, n, conv, stop), run_o = _device(tuple(outside), max_it=10)
     assert (p, n, conv, stop) == (None, 0, False, None) and run_o.history["iteration"] == []
+
+
+def _edge_case(d, seed, delta):
+    """``W`` with ``s I - W o W`` at ``(1 + delta)`` times its Perron root: inside for delta > 0."""
+    rng = np.random.default_rng(seed)
+    W = rng.uniform(0.2, 1.0, (d, d)) * (rng.random((d, d)) < 6.0 / d)
+    np.fill_diagonal(W, 0.0)
+    rho = float(np.max(np.abs(np.linalg.eigvals(W * W))))
+    return W, rho * (1.0 + delta)
+
+
+@pytest.mark.parametrize("variant", ["ev", "nv", "ls"])
+def test_a_point_evaluated_on_the_device_is_the_hosts(variant):
+    # _jax_loop.evaluate_point serves the fast loop's stage entries and running averages on the
+    # device: the host's point (_fast._evaluate) to rounding, and None exactly where the host's
+    # domain test refuses, down to 1e-6 of the domain's edge (the Perron root of W o W), with and
+    # without a required edge's tau R.
+    cov, _ = _cov(30, 8)
+    vcode = {"ev": 0, "nv": 1, "ls": 2}[variant]
+    sig0 = np.full(30, 1e-3) if variant != "ls" else np.ones(30)
+    lam = np.random.default_rng(1).uniform(0.0, 0.1, (30, 30))
+    offset = np.zeros((30, 30))
+    offset[3, 7] = 0.05
+    seen = {True: 0, False: 0}
+    for seed in range(4):
+        for delta in (1e-1, 1e-3, 1e-6, -1e-6, -1e-3):
+            W, s = _edge_case(30, seed, delta)
+            for off in (None, offset):
+                host = _fast._evaluate(W.copy(), cov, s, 0.1, lam, vcode, sig0, None, off)
+                with _on_device(resolve_device(DEVICE)):
+                    dev = _jax_loop.evaluate_point(W.copy(), cov, s, 0.1, lam, vcode, sig0, None, off, backend=_jax)
+                assert (dev is None) == (host is None), (seed, delta, off is None)
+                seen[host is None] += 1
+                if host is None:
+                    continue
+                assert dev.obj == pytest.approx(host.obj, rel=1e-10)
+                assert dev.h == pytest.approx(host.h, rel=1e-8, abs=1e-10)
+                assert_allclose(dev.MinvT, host.MinvT, rtol=1e-8, atol=1e-12 * np.abs(host.MinvT).max())
+                assert_allclose(dev.R, host.R, rtol=1e-12, atol=1e-14)
+                assert_allclose(dev.isig, host.isig, rtol=1e-12)
+                assert_allclose(np.asarray(dev.sigma, dtype=float), np.asarray(host.sigma, dtype=float), rtol=1e-12)
+    assert seen[True] >= 8 and seen[False] >= 16  # both sides of the edge were visited
+
+
+def test_a_fit_on_the_device_evaluates_its_warm_starts_there():
+    cov, _ = _cov(20, 5)
+    loop_stats(reset=True)
+    res = _fit(cov=cov, variant="nv", **TWO)
+    st = loop_stats()
+    # a warm start per stage (no back-off here: s was accepted at once) and a running average per stage
+    assert tuple(res.s_used) == TWO["s_schedule"]
+    assert st["evaluations"] == 2 * len(TWO["mu_schedule"])

@@ -503,6 +503,9 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
     if len(scales) != K or any(not (np.isfinite(c) and c >= 1.0) for c in scales):
         raise ValueError(f"step_scale must be a number >= 1 or {K} such numbers, got {step_scale!r}.")
     adam_chunk, grad_fn, prox_fn = _kernels(engine)
+    # A backend may evaluate a point on its device (issue 50): a stage's warm start and the running
+    # average's point at a checkpoint; the same point and domain test, to rounding.
+    evaluate = getattr(adam_chunk, "evaluate_point", None) or _evaluate
     vcode = _VCODE[variant]
     # The kernels take the noise floor as an array of shape (d,) (all equal for EV; 1 for "ls").
     sig0 = np.ones(d) if variant == "ls" else np.broadcast_to(run.sigma0, (d,)).astype(float)
@@ -518,7 +521,7 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
         mu, c = float(mu), scales[k]
         last = k == K - 1
         point, lr_k, s_k = run.enter_stage(
-            k, float(lr) * c, s, lambda s_try: _evaluate(W, cov, s_try, mu, lam, vcode, sig0, node, offset)
+            k, float(lr) * c, s, lambda s_try: evaluate(W, cov, s_try, mu, lam, vcode, sig0, node, offset)
         )
         T_adam = max(int(math.ceil(T / c)), 1)
         if switch_tol is None:
@@ -580,7 +583,7 @@ def _fast_solve(cov, st, beta_1, beta_2, sigma0, W_init, callback, edge_mask, l1
             obj, h = state.objective(mu, s_k, lam, vcode, run.weight, offset)
             if not np.isfinite(obj):
                 raise FloatingPointError(f"Stage {k}, step {t}: the objective is not finite.")
-            pbar = _evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0, node, offset) if (average or chatter_tol) else None
+            pbar = evaluate(Wbar.copy(), cov, s_k, mu, lam, vcode, sig0, node, offset) if (average or chatter_tol) else None
             stop_reason = run.checkpoint(k, t, obj, h, state.sigma(vcode), callback, used, W=state.W)
             if stop_reason is not None:
                 break

@@ -32,9 +32,10 @@ included, runs as one compiled loop on the device (:mod:`colide_core.solver._jax
 through :func:`adam_chunk_loop`'s ``adam_phase``, the default of :func:`jax_kernels`); the host
 hears it at a bounded rate for the callback, ``Stop`` and ``max_time``.
 
-The objective is written once, in :mod:`colide_core.solver._objective`: stage entry evaluates it
-there (numpy, on the host), the whole loop's checkpoints and the last stage's polishing (also on
-the device since issue 50, :func:`colide_core.solver._jax_loop.polish_phase`) repeat its arithmetic in JAX; the kernel's gradient and sigma update
+The objective is written once, in :mod:`colide_core.solver._objective` (numpy, on the host: the
+CPU solvers' and the chunk path's checkpoint objective); the whole loop's checkpoints, the last
+stage's polishing and the evaluation of a stage's warm start and running average (on the device
+since issue 50, :mod:`colide_core.solver._jax_loop`) repeat its arithmetic in JAX; the kernel's gradient and sigma update
 repeat its arithmetic as the numba kernel does, and ``tests/test_jax_backend.py`` pins them to
 :func:`~colide_core.stage_objective` to 1e-12.
 
@@ -329,6 +330,12 @@ def _device_polish(W, **kw):
     return _jax_loop.polish_phase(W, backend=sys.modules[__name__], **kw)
 
 
+def _device_evaluate(*args):
+    from colide_core.solver import _jax_loop
+
+    return _jax_loop.evaluate_point(*args, backend=sys.modules[__name__])
+
+
 adam_chunk_loop.adam_phase = _whole_phase
 adam_chunk_loop.polish_phase = _device_polish
 
@@ -608,3 +615,8 @@ def adam_chunk_jax(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
     stats["steps"] += int(nsteps)
     stats["seconds"] += time.perf_counter() - t0
     return int(status), float(lr_o), float(b1t_o), float(b2t_o)
+
+
+# Both paths (the whole loop and issue 33's chunks) evaluate a stage's warm start and the running
+# average's point on the device, with one function: the loop's fit stays the chunk path's.
+adam_chunk_loop.evaluate_point = adam_chunk_jax.evaluate_point = _device_evaluate

@@ -35,10 +35,12 @@ The last stage's polishing runs on the device too (:func:`polish_phase`, one com
 proximal-gradient steps with the host's line search and rules, heard by the host at the same
 bounded rate), so its LU and inverse per evaluation no longer come back to the host.
 
-What stays on the host: the stage entry (one LU and inverse per try of ``s``), the choice of the
-averaged iterate at the stage's end (one LU and inverse of the average, :func:`_fast._evaluate`,
-so the state handed on is exactly the host path's) and, with ``record_W``, every checkpoint (W at
-each checkpoint is kept on the host: that solve takes the chunk path and polishes on the host).
+Each stage's warm start and the running average's point at its end are evaluated on the device
+too (:func:`evaluate_point`, one jitted function that issue 33's chunk path uses as well, so the
+two paths still take the same steps).
+
+What stays on the host: the visits' bookkeeping, and with ``record_W`` every checkpoint (W at each
+checkpoint is kept on the host: that solve takes the chunk path and polishes on the host).
 
 Conventions: ``cov`` is the ``(n_nodes, n_nodes)`` covariance ``X.T @ X / n`` of centred data
 ``X`` of shape ``(n_samples, n_nodes)``; ``W[i, j] != 0`` means the edge i -> j.
@@ -55,7 +57,7 @@ import numpy as np
 from colide_core.exceptions import DeviceNotSupportedError
 from colide_core.solver._objective import _DOMAIN_TOL
 
-__all__ = ["VISIT_S", "adam_phase", "loop_stats", "polish_phase"]
+__all__ = ["VISIT_S", "adam_phase", "evaluate_point", "loop_stats", "polish_phase"]
 
 #: Seconds of device work between two visits of the host when it has something to hear (a
 #: callback or ``max_time``): the rate at which progress, ``Stop`` and the deadline are heard.
@@ -82,10 +84,12 @@ def loop_stats(reset=False):
     Returns
     -------
     dict
-        ``{"visits": int, "steps": int, "checkpoints": int, "seconds": float}``, and after a
-        polishing on the device ``"polish_seconds"`` and ``"polish_evals"``; ``seconds`` is the
-        wall time in the compiled loops (the Adam phase's and the polishing's; their compile,
-        dispatch and the transfers included). The chunk counters of
+        ``{"visits": int, "steps": int, "checkpoints": int, "seconds": float}``, and once made
+        ``"polish_seconds"`` / ``"polish_evals"`` (a polishing on the device) and
+        ``"evaluation_seconds"`` / ``"evaluations"`` (:func:`evaluate_point`'s and the stage
+        end's evaluations); ``seconds`` is the wall time in the compiled loops (the Adam phase's
+        and the polishing's; their compile, dispatch and the transfers included), the
+        evaluations' time is apart. The chunk counters of
         :func:`colide_core.solver._jax.kernel_stats` count the Adam phase's steps and seconds too.
     """
     stats = getattr(_LOCAL, "loop_stats", None) or {"visits": 0, "steps": 0, "checkpoints": 0, "seconds": 0.0}
@@ -276,7 +280,7 @@ def adam_phase(state, Wbar, *, backend, stage, run, callback, cov, lam, mask, si
     DeviceNotSupportedError
         For the per-node covariance form (several conditions).
     """
-    from colide_core.solver._fast import _evaluate, _sigma_value
+    from colide_core.solver._fast import _sigma_value
 
     if run.W_history is not None:
         return None
@@ -376,9 +380,86 @@ def adam_phase(state, Wbar, *, backend, stage, run, callback, cov, lam, mask, si
     t, used = int(small["t"]), float(small["used"])
     if stop_reason is not None:  # heard at this checkpoint: its values, before the loop's decisions there
         return t, used, float(small["c_cp"]), float(small["lr_cp"]), int(small["ck"]), obj, None, stop_reason, False
-    pbar = _evaluate(Wbar.copy(), cov, s, mu, lam, vcode, sig0, node, offset) if (average or chatter_tol) else None
+    pbar = None
+    if average or chatter_tol:  # the running average's point, where it lives (the chunk path's function)
+        t0 = time.perf_counter()
+        f_ev = _compiled_evaluate(backend, int(vcode), is_req)
+        pbar = _host_point(jax.device_get(f_ev(carry["Wbar"], cov_d, lam_d, sig0_d, f64(mu), f64(s), A)), vcode)
+        _count_evaluation(time.perf_counter() - t0)
     return (t, used, float(small["c"]), float(small["lr"]), int(small["ck"]), obj, pbar, None,
             bool(small["conv"]))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_evaluate(backend, vcode, required):
+    """:func:`_point_fns`'s evaluation, jitted (per matrix size): one function for every evaluation
+    made outside the loops (a stage's warm start, the running average's point), so that the
+    whole loop and the chunk path get the same bits from it."""
+    return backend._import_jax().jit(_point_fns(backend, vcode, required).evaluate)
+
+
+def _host_point(p, vcode):
+    """A ``_fast._Point`` from a device evaluation's arrays (copied to the host), or None outside the domain."""
+    from colide_core.solver._fast import _Point, _sigma_value
+
+    if not bool(p["inside"]):
+        return None
+    q = _Point()
+    q.W, q.MinvT, q.R = (np.ascontiguousarray(p[k]) for k in ("W", "MinvT", "R"))
+    q.resid, q.isig = np.array(p["resid"], dtype=float), np.array(p["isig"], dtype=float)
+    q.sigma = _sigma_value(q.isig, vcode)
+    q.logdet, q.h, q.obj = float(p["logdet"]), float(p["h"]), float(p["obj"])
+    return q
+
+
+def _device_constants(backend, jax, dev, cov, lam, sig0):
+    """The solve's device copies of ``cov``, ``lam`` and ``sig0`` when made (``_jax._constants``), else fresh ones."""
+    cached = getattr(backend._LOCAL, "consts", None)
+    if cached is not None and cached[0] is dev and cached[1][0] is cov and cached[1][1] is lam \
+            and cached[1][3] is sig0:
+        return cached[2][0], cached[2][1], cached[2][3]
+    return tuple(jax.device_put(np.asarray(a, dtype=float), dev) for a in (cov, lam, sig0))
+
+
+def evaluate_point(W, cov, s, mu, lam, vcode, sig0, node=None, offset=None, *, backend):
+    """:func:`colide_core.solver._fast._evaluate` on the device: the stage objective at W and its point, or None.
+
+    Same arguments, same domain test (a pivoted LU's sign and log-determinant, the inverse finite
+    and entry-wise >= -1e-6) and same point (``W``, ``MinvT``, ``R``, ``resid``, ``isig``,
+    ``sigma``, ``logdet``, ``h``, ``obj``) as the host's, to rounding. The fast loop uses it for
+    each stage's warm start and, on the chunk path, the running average's point at each
+    checkpoint (issue 50: an LU on one host thread was 0.28 s at d = 1,000 and 2.7 s at d = 2,000).
+    ``W``: ``(n_nodes, n_nodes)``, ``W[i, j] != 0`` meaning i -> j; ``cov``: the covariance of
+    centred data ``X`` of shape ``(n_samples, n_nodes)``.
+
+    Raises
+    ------
+    DeviceNotSupportedError
+        For the per-node covariance form (several conditions).
+    """
+    if node is not None:
+        raise DeviceNotSupportedError(
+            "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
+        )
+    jax = backend._import_jax()
+    t0 = time.perf_counter()
+    dev = getattr(backend._LOCAL, "device", None) or jax.devices()[0]
+    put = functools.partial(jax.device_put, device=dev)
+    cov_d, lam_d, sig0_d = _device_constants(backend, jax, dev, cov, lam, sig0)
+    is_req = offset is not None
+    A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
+    f = _compiled_evaluate(backend, int(vcode), is_req)
+    p = jax.device_get(f(put(np.ascontiguousarray(W, dtype=float)), cov_d, lam_d, sig0_d, np.float64(mu),
+                         np.float64(s), A))
+    _count_evaluation(time.perf_counter() - t0)
+    return _host_point(p, vcode)
+
+
+def _count_evaluation(seconds):
+    loop_stats()  # made when missing
+    stats = _LOCAL.loop_stats
+    stats["evaluation_seconds"] = stats.get("evaluation_seconds", 0.0) + seconds
+    stats["evaluations"] = stats.get("evaluations", 0) + 1
 
 
 def _account(stats, kstats, seconds):

@@ -30,9 +30,10 @@
 # with fewer sizes (e.g. GPU_SIZES=4000 GPU_MAX_TIME=30 GPU_LINALG=4000 ... host) or of the tests
 # (tests/test_jax_loop.py takes about 2 minutes on the 2-core CPU, compiles included). Not
 # yet timed with the whole loop on a GPU; the host part's estimate from the 2026-11-28 H200 figures
-# (compile 8 / 15 / 32 s, step 15 / 88 / 663 ms, host LUs on one thread) is about 6.2 minutes: the
+# (compile 8 / 15 / 32 s, step 15 / 88 / 663 ms; since 2026-11-29 the evaluations and the polishing
+# are on the device, each loop compiled once per size, so it may be shorter) is about 6.2 minutes: the
 # linalg table (~30 s), d = 1000 with each inverse (2 x ~50 s: compile, a 10-step warm fit, the 35 s
-# fit), d = 2000 (~90 s), d = 4000 (~145 s: compile, warm fit and two host LUs ~45 s, and its 30 s
+# fit), d = 2000 (~90 s), d = 4000 (~145 s: compiles and the warm fit ~45 s, and its 30 s
 # fit can overrun by one checkpoint, ~100 steps, ~66 s with the block inverse). If the cap cuts it,
 # the rows done are in $OUT/gpu_host.md.
 # Knobs: GPU_SIZES (default 1000,2000,4000), GPU_MAX_TIME (s per fit: one number or one per size,

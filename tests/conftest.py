@@ -15,6 +15,23 @@ os.environ.setdefault("COLIDE_LIVE_TIME_LIMIT", "600")
 _ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def _own_job_results_only(monkeypatch):
+    """Each test counts only its own jobs' kept results in the server's memory budget.
+
+    A job's result is counted while anything keeps it (``dashboard.infra.memory._RESULTS``, weak
+    references). An AppTest's page script leaves its results in reference cycles (its globals) that
+    live until a full collection, so a bootstrap or ranking run by one test was still counted in
+    the next tests' exact byte counts (``tests/test_memory_peak.py``, ``tests/test_security_round5.py``).
+    Nothing is imported here: a test that has not loaded the module yet has nothing to count.
+    """
+    import sys
+
+    module = sys.modules.get("dashboard.infra.memory")
+    if module is not None:
+        monkeypatch.setattr(module, "_RESULTS", {})
+
+
 @pytest.fixture
 def repo_root():
     """The checkout's root folder (where app.py, pages/ and requirements.txt are)."""

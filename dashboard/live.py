@@ -292,9 +292,12 @@ def live_now(ss, dataset) -> tuple:
     from dashboard.infra import state
     from dashboard.fitting import VARIANTS, expected_fit_seconds, is_cached, live_reason, shown_labels, solver_params
 
+    from dashboard.infra.limits import with_fit_device
+
     overrides = ss[state.SOLVER_OVERRIDES]
     labels = shown_labels(ss["learn_variant"])
-    wanted = [fast_first(solver_params(VARIANTS[lab], float(ss["learn_lambda1"]), overrides), dataset.shape[1])
+    fit_overrides = with_fit_device(overrides, dataset.shape[1])  # Learn's Run's device rule: the same fits
+    wanted = [fast_first(solver_params(VARIANTS[lab], float(ss["learn_lambda1"]), fit_overrides), dataset.shape[1])
               for lab in labels]
     solver_now = overrides.get("solver", colide_core.defaults.SOLVER)
     # what a live step here cost this session (the lower of the last two: a cache hit is cheap, and

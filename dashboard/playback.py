@@ -42,8 +42,12 @@ PLAYBACK_MAX_FRAMES = 200
 ON_KEY = "learn_playback_on"
 
 
-def _record_params(result):
-    params = dict(result.params)
+def _record_params(result, n_nodes):
+    """The fit's settings with ``record_W``, on the device the server's rule picks for ``n_nodes``
+    (:func:`dashboard.infra.limits.with_fit_device`)."""
+    from dashboard.infra.limits import with_fit_device
+
+    params = with_fit_device(dict(result.params), n_nodes)
     params["record_W"] = True
     return tuple(sorted(params.items()))
 
@@ -71,9 +75,9 @@ def recording_job(dataset, result):
     """
     from dashboard.fitting import FitJob
 
-    job = FitJob(dataset, [_record_params(result)])
+    job = FitJob(dataset, [_record_params(result, dataset.shape[1])])
     job.label = "Recording the fit"
-    job.key = (dataset.key, _record_params(result))
+    job.key = (dataset.key, _record_params(result, dataset.shape[1]))
     return job
 
 
@@ -176,7 +180,7 @@ def render_playback(dataset, result, threshold, *, truth=None, positions=None):
     from dashboard.infra.jobs import follow_job, show_messages, start_job, stop_job
 
     ss = st.session_state
-    key = (dataset.key, _record_params(result))
+    key = (dataset.key, _record_params(result, dataset.shape[1]))
     stored = ss.get(cs.PLAY_RESULT)
     running = ss.get(cs.PLAY_JOB)
     if running is not None and not running.done and running.key != key:

@@ -18,6 +18,7 @@ from colide_core.graph.export import to_csv_safe
 from colide_core.graph.reference import read_reference
 from colide_core.render.report import ReportFit
 from dashboard.data import data_as_fitted
+from dashboard.infra.limits import with_fit_device
 from dashboard.infra.state import check as cs
 from dashboard.infra.state import predict as predict_state
 from dashboard import checks as dc
@@ -125,7 +126,9 @@ check_key = dc.checks_key(ds.key, res, threshold, ss["check_n_random"], ss["chec
 
 
 def _make_checks_job():
-    return dc.checks_job(check_key, ds.key, res.params, threshold, int(ss["check_n_random"]),
+    # the refits run where this server runs fits of this size (dashboard.infra.limits.fit_device);
+    # the device is then in the cached checks' key
+    return dc.checks_job(check_key, ds.key, with_fit_device(res.params, ds.shape[1]), threshold, int(ss["check_n_random"]),
                          int(ss["check_n_rescale"]), refits, freq_key, ds.X, A, res.W,
                          None if boot is None else boot[0], design=design)
 
@@ -250,7 +253,7 @@ with tab_c:
     else:
         st.info("No ground truth: upload your own reference graph above for ROC and precision-recall curves. "
                 "Below, the number of edges and the BIC over λ and the threshold.")
-    path_key = dc.path_key(ds.key, res.variant, ss[state.SOLVER_OVERRIDES])
+    path_key = dc.path_key(ds.key, res.variant, with_fit_device(ss[state.SOLVER_OVERRIDES], ds.shape[1]))
     overrides = path_key[2]
     stored = ss[cs.PATH]
     if (stored is None or stored["key"] != path_key) and not is_running(ss, cs.PATH_SLOT):

@@ -28,7 +28,7 @@ from dashboard.infra import state
 from colide_core.render.figures import compare_figure
 from dashboard.fitting import check_params, check_widget_values, solver_params
 from dashboard.simulation import config_from_state
-from colide_core.data.io import INTERACTIVE_MAX_NODES
+from dashboard.infra.limits import cpu_node_limit
 from dashboard.infra.text import fmt_lambda, fmt_seconds, md_escape
 
 page_setup()
@@ -96,10 +96,13 @@ refused = {m: r for m in methods if (r := cmp.refusal(m, d)) is not None}
 for reason in refused.values():
     st.warning(reason)
 runnable = [m for m in methods if m not in refused]
-# Comparisons run many fits on the CPU: up to its node limit, whatever the Simulate page allows with a GPU
-too_big = d > INTERACTIVE_MAX_NODES
+# Comparisons run many fits on the CPU: up to its node limit (the one above which every other page's
+# fits run on the GPU, dashboard.infra.limits.fit_device), whatever the Simulate page allows with a GPU:
+# the other methods are CPU code and the runs go to joblib's processes, so no CoLiDE row is on a device
+cpu_nodes = cpu_node_limit()
+too_big = d > cpu_nodes
 if too_big:
-    st.warning(f"Comparisons run on the CPU, up to {INTERACTIVE_MAX_NODES} nodes; these data have {d:,}. "
+    st.warning(f"Comparisons run on the CPU, up to {cpu_nodes} nodes; these data have {d:,}. "
                "Lower the number of nodes on the Simulate page.")
 
 if st.button("Run comparison", key="cmp_run", type="primary", icon=":material/play_arrow:",

@@ -15,6 +15,7 @@ from colide_core import CoLiDE
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, THRESHOLD, THRESHOLD_RANGE
 from colide_core.graph.export import to_csv_safe
 from colide_core.evaluation.stability import TRUTH_WORDS, bootstrap_edges, stability_selection
+from dashboard.infra.limits import fit_device, with_fit_device
 from dashboard.infra.jobs import MAX_WORKERS, Job, follow_jobs, is_running, show_messages, start_job
 from dashboard.infra.workers import in_worker
 from dashboard.infra.memory import bootstrap_memory, fmt_mb, stability_memory
@@ -35,9 +36,16 @@ ds = state.current_dataset()
 
 
 def _params():
-    overrides = dict(ss[state.SOLVER_OVERRIDES])
+    # the device is the server's rule for the data's size (dashboard.infra.limits.fit_device)
+    overrides = with_fit_device(ss[state.SOLVER_OVERRIDES], state.current_dataset().shape[1])
     overrides["threshold"] = float(ss["boot_threshold"])
     return solver_params(VARIANTS[ss["boot_variant"]], ss["boot_lambda1"], overrides)
+
+
+def _workers(params):
+    """Parallel workers of a job with these settings: the widget's, or 1 for fits on the GPU (one
+    process holds the device: a joblib worker would make its own CUDA context; docs/gpu.md)."""
+    return 1 if dict(params).get("device", "cpu") != "cpu" else int(ss["boot_jobs"])
 
 
 def _check_common():
@@ -52,7 +60,7 @@ def _start():
         params = _check_common()
         check_widget_values(("Resamples", ss["boot_n"], 2, 1000, "int"))
         dataset = state.current_dataset()
-        n_boot, seed, n_jobs = int(ss["boot_n"]), int(ss["boot_seed"]), int(ss["boot_jobs"])
+        n_boot, seed, n_jobs = int(ss["boot_n"]), int(ss["boot_seed"]), _workers(params)
         X = dataset.X
 
         def run(job):  # several conditions: resampled within each, fitted as on Learn (the Design read
@@ -167,11 +175,14 @@ c4.number_input("Resamples", min_value=2, max_value=1000, step=10, key="boot_n",
 dask_address = os.environ.get("DASK_SCHEDULER_ADDRESS") or None
 if ss["boot_jobs"] > MAX_WORKERS:  # a value above the cap (set through the session state) would make the widget raise
     ss["boot_jobs"] = MAX_WORKERS
+on_gpu = bool(fit_device(ds.shape[1]))  # above the CPU limit the fits run on the GPU, one at a time
 c5.number_input("Parallel workers", min_value=1, max_value=MAX_WORKERS, step=1, key="boot_jobs",
-                disabled=dask_address is not None,
-                help=f"Processes used by joblib (colide_core's sweep executor), at most the {MAX_WORKERS} cores of "
-                     "this server; a run waits for free cores when other sessions use them. Results do not "
-                     "depend on this number.")
+                disabled=dask_address is not None or on_gpu,
+                help=(f"These {ds.shape[1]:,} nodes are fitted on the GPU, one resample after another in the "
+                      "server's process (the GPU is held by one process)." if on_gpu else
+                      f"Processes used by joblib (colide_core's sweep executor), at most the {MAX_WORKERS} cores of "
+                      "this server; a run waits for free cores when other sessions use them. Results do not "
+                      "depend on this number."))
 if dask_address is not None:
     st.caption(f"Resamples run on the Dask cluster at {md_escape(dask_address)} (DASK_SCHEDULER_ADDRESS); "
                "the result is the same as with joblib.")
@@ -286,7 +297,7 @@ def _stab_start():
         _, params, lambdas, n_sub, pi_thr, seed = key
         dataset = state.current_dataset()
         X = dataset.X
-        n_jobs = int(ss["boot_jobs"])
+        n_jobs = _workers(params)
 
         def run(job):  # several conditions: half-samples within each (the Design read in the job)
             if job.units == 1:  # one unit: in a worker process (issue 53)

@@ -11,6 +11,7 @@ import streamlit as st
 from colide_core.defaults import MU_SCHEDULE, THRESHOLD_RANGE
 from colide_core.graph.export import to_csv_safe
 from colide_core.solver.path import PAPER_LAMBDA, PAPER_THRESHOLD, lambda_path, path_metrics
+from dashboard.infra.limits import with_fit_device
 from dashboard.infra.jobs import Job, follow_job, is_running, show_messages, start_job
 from dashboard.infra.workers import in_worker
 from dashboard.infra.layout import page_setup
@@ -37,9 +38,10 @@ def _grid():
 
 def _key():
     lambdas, thresholds = _grid()
-    overrides = tuple(sorted(path_kwargs(ss[state.SOLVER_OVERRIDES]).items()))
+    dataset = state.current_dataset()  # the device is the server's rule for its size (part of the key)
+    overrides = tuple(sorted(path_kwargs(with_fit_device(ss[state.SOLVER_OVERRIDES], dataset.shape[1])).items()))
     warm = int(ss["exp_warm_stages"]) if ss["exp_warm"] else 0
-    return (state.current_dataset().key, VARIANTS[ss["exp_variant"]], lambdas, thresholds, warm, overrides)
+    return (dataset.key, VARIANTS[ss["exp_variant"]], lambdas, thresholds, warm, overrides)
 
 
 def _make_job():

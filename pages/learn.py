@@ -18,7 +18,8 @@ import colide_core
 from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, SOLVER, THRESHOLD_RANGE, TOL
 from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
-from dashboard.data import data_as_fitted, download_name, fit_device, oriented_by_interventions, rows_and_truth
+from dashboard.data import data_as_fitted, download_name, oriented_by_interventions, rows_and_truth
+from dashboard.infra.limits import with_fit_device
 from dashboard.graphview import show_graph, show_legend
 from dashboard.infra.jobs import follow_job, is_running, show_messages, start_job
 from dashboard.infra.layout import page_setup, prior_badge
@@ -71,8 +72,8 @@ def _start(labels=None):
         ss[state.FIT_MESSAGES] = [("warning", "A fit is already running: stop it first.")]
         return
     labels = labels or shown_labels(ss["learn_variant"])
-    # above 200 nodes (accepted only with a GPU) the fits run on the GPU (dashboard.data.fit_device)
-    overrides = {**ss[state.SOLVER_OVERRIDES], **fit_device(state.current_dataset().shape[1])}
+    # above 200 nodes (accepted only with a GPU) the fits run on the GPU (dashboard.infra.limits.fit_device)
+    overrides = with_fit_device(ss[state.SOLVER_OVERRIDES], state.current_dataset().shape[1])
     params = [solver_params(VARIANTS[lab], ss["learn_lambda1"], overrides) for lab in labels]
     # FitJob checks every setting (solver checks, dashboard bounds); a refusal becomes a message.
     start_job(ss, state.FIT_SLOT, lambda: FitJob(state.current_dataset(), params))
@@ -286,7 +287,8 @@ elif live and not running:
     # Live: solve EV and NV at the current λ (each a cached cold fit keyed on data and parameters,
     # identical to what Run computes), unless the session already holds them.
     held = state.results_for_current()
-    wanted = [solver_params(VARIANTS[lab], lam_now, ss[state.SOLVER_OVERRIDES]) for lab in shown]
+    fit_overrides = with_fit_device(ss[state.SOLVER_OVERRIDES], ds.shape[1])  # Run's device rule: the same fits
+    wanted = [solver_params(VARIANTS[lab], lam_now, fit_overrides) for lab in shown]
     # solver="auto" above AUTO_DIRECT_NODES: the fast answer is drawn at once, and the order search
     # refines it in a preemptible job that the next change cancels (issue 51; dashboard.live.refine)
     first = [fast_first(p, ds.shape[1]) for p in wanted]
@@ -320,7 +322,7 @@ elif live and not running:
         # drawn with the positions the page will use when they do not depend on the fit); asked
         # for at the end of this run, and computed after a pause (dashboard.live), so it never
         # holds the run nor competes with the browser drawing this step (issue 41)
-        prefetch = ([fast_first(solver_params(VARIANTS[lab], lam, ss[state.SOLVER_OVERRIDES]), ds.shape[1])
+        prefetch = ([fast_first(solver_params(VARIANTS[lab], lam, fit_overrides), ds.shape[1])
                      for lam in neighbours(_lambda_options(), lam_now) for lab in shown],
                     float(ss["learn_threshold"]), {"positions": _positions(), "legend": False})
 for err in live_errors:

@@ -34,6 +34,7 @@ from dashboard.fitting import VARIANTS, check_params, check_widget_values
 from dashboard.graphview import show_graph
 from dashboard.infra.jobs import JOB_MAX_SECONDS, Job, check_job_budget, follow_jobs, show_messages, start_job
 from dashboard.infra.workers import in_worker
+from dashboard.infra.limits import with_fit_device
 from dashboard.infra.memory import fmt_mb, ranking_memory
 from dashboard.infra.layout import page_setup
 from dashboard.lessons import lesson_banner
@@ -174,7 +175,7 @@ def _within_budget(n_refits):
 
 def _start():
     def make_job():
-        params = check_params(res.params)
+        params = check_params(with_fit_device(res.params, ds.shape[1]))  # the server's device rule
         check_widget_values(("Resamples", ss["pred_n_boot"], 2, 500, "int"))
         n_boot = int(ss["pred_n_boot"])
         _within_budget(n_boot)  # above the server's budget: refused before it starts
@@ -254,7 +255,7 @@ plan_key = (ds.key, res.content_key, threshold, int(ss["plan_n_boot"]))
 
 def _start_plan():
     def make_job():
-        params = check_params(res.params)
+        params = check_params(with_fit_device(res.params, ds.shape[1]))  # the server's device rule
         check_widget_values(("Resamples", ss["plan_n_boot"], 2, 200, "int"))
         n_boot = int(ss["plan_n_boot"])
         _within_budget(n_boot)
@@ -313,7 +314,7 @@ if plan is not None and plan["key"] == plan_key:
 
         def _start_try():
             def make_job():
-                params = check_params(res.params)
+                params = check_params(with_fit_device(res.params, ds.shape[1]))  # the server's device rule
                 check_widget_values(("Rows of the experiment", ss["plan_try_rows"], 50, 5000, "int"))
                 stages = len(dict(params).get("max_iter") or (1,))
                 rows = int(ss["plan_try_rows"])  # read here: the job's thread has no session

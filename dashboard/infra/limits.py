@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["UPLOAD_MAX_COLUMNS", "node_limit", "fit_device", "too_large_message", "env_seconds"]
+import numpy as np
+
+__all__ = ["UPLOAD_MAX_COLUMNS", "node_limit", "cpu_node_limit", "fit_device", "with_fit_device", "too_large_message",
+           "env_seconds"]
 
 
 def env_seconds(name: str, default: float, high: float) -> float:
@@ -58,6 +61,18 @@ def _cpu_limit() -> int:
     return INTERACTIVE_MAX_NODES
 
 
+def cpu_node_limit() -> int:
+    """The most nodes the dashboard fits on the CPU: :data:`colide_core.data.io.INTERACTIVE_MAX_NODES`
+    (200). Data above it run their fits on the GPU (:func:`fit_device`); the Compare page, whose other
+    methods are CPU code, stops there.
+
+    Returns
+    -------
+    int
+    """
+    return _cpu_limit()
+
+
 def node_limit(n_nodes=None) -> int:
     """The most nodes the dashboard accepts for data of ``n_nodes`` nodes (issue 33).
 
@@ -86,11 +101,15 @@ def node_limit(n_nodes=None) -> int:
 
 
 def fit_device(n_nodes) -> dict:
-    """The ``device`` override of the dashboard's fits on ``n_nodes`` nodes.
+    """The ``device`` override of the dashboard's fits on ``n_nodes`` nodes: the one rule.
 
     Above :data:`colide_core.data.io.INTERACTIVE_MAX_NODES` such data were only accepted because a
-    GPU is present (:func:`node_limit`): their fits run there (``device="gpu"``, on Run; they
-    are never live). Smaller data keep the default device (the CPU solvers).
+    GPU is present (:func:`node_limit`): their fits run there (``device="gpu"``; they are never
+    live). Smaller data keep the default device (the CPU solvers). Every page's fits go through it
+    (:func:`with_fit_device`): Learn's Run, live fits and prefetch, Playback's recording, Check's
+    checks and λ path, Explorer's λ path, Edge confidence's bootstrap and stability selection,
+    Predict's intervals, ranking and refit. The device is the server's choice: it never comes
+    from a URL or a manifest (:mod:`dashboard.infra.urlstate`).
 
     Parameters
     ----------
@@ -102,6 +121,39 @@ def fit_device(n_nodes) -> dict:
         ``{"device": "gpu"}`` above the CPU limit, else ``{}``.
     """
     return {"device": "gpu"} if int(n_nodes) > _cpu_limit() else {}
+
+
+def with_fit_device(params, n_nodes):
+    """``params`` with their ``device`` set by :func:`fit_device` for data of ``n_nodes`` nodes.
+
+    Any ``device`` already in ``params`` (a fit made elsewhere, a stale session value) is replaced:
+    above the CPU limit by ``"gpu"``, at or below it by nothing (the default, the CPU solvers). The
+    device is then part of every cache key built from the result (a device's rounding differs from
+    the CPU's, so their fits are kept apart).
+
+    Parameters
+    ----------
+    params : dict or tuple of (str, object)
+        ``colide_core.CoLiDE`` keyword arguments: the solver overrides (a dict), or a
+        :func:`dashboard.fitting.solver_params` tuple (sorted pairs).
+    n_nodes : int
+        Nodes of the data the fits run on.
+
+    Returns
+    -------
+    dict or tuple
+        Of the same kind as ``params`` (a tuple stays sorted).
+
+    Examples
+    --------
+    >>> with_fit_device({"lambda1": 0.1, "device": "gpu"}, 11)
+    {'lambda1': 0.1}
+    >>> with_fit_device((("lambda1", 0.1), ("variant", "nv")), 11)
+    (('lambda1', 0.1), ('variant', 'nv'))
+    """
+    kept = {k: v for k, v in dict(params or {}).items() if k != "device"}
+    kept.update(fit_device(n_nodes))
+    return tuple(sorted(kept.items())) if isinstance(params, tuple) else kept
 
 
 def too_large_message(n_nodes, variant="nv", *, at_least=False) -> str:

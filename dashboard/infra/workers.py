@@ -51,6 +51,14 @@ its computation to a **worker process** and only relay it:
 * **Start cost.** Children are forked from a ``forkserver`` (:func:`context`) that imported
   numpy, scipy, pandas and the core's job modules once (:data:`PRELOAD`): no Streamlit thread or
   session state is copied, and a child pays no import. Only the arguments are sent.
+* **Device computations stay in the job's thread** (issue 50). A call whose ``device`` keyword, or
+  whose estimator's ``device`` (an argument or keyword with ``get_params``), is not ``"cpu"``
+  (:func:`on_device`; the dashboard's fits above the CPU limit, :func:`dashboard.infra.limits.fit_device`)
+  runs in place: every device fit of the server then shares the one process's CUDA context, its
+  JAX memory pool and its compiled loops. A worker would make its own context and, by XLA's
+  default, preallocate 75 % of the GPU's memory, so a second one would fail (docs/gpu.md,
+  "The dashboard on a GPU"). Its host side is a visit to the device a few times a second, so
+  the server's GIL is not what it waits on.
 * **Fallback.** ``$COLIDE_JOB_PROCESSES`` = ``0`` (or ``false``/``no``/``off``) runs every
   computation in the job's thread as before (:data:`ENABLED`); outside a job's thread (a live fit
   in the script, a test calling a cached function) :func:`in_worker` calls ``func`` in place.
@@ -82,7 +90,7 @@ from dashboard.infra.limits import env_seconds
 _LOG = logging.getLogger(__name__)
 
 __all__ = ["ENABLED", "PRELOAD", "STOP_GRACE_MAX_S", "STOP_GRACE_S", "WorkerError", "bind_job", "context",
-           "current_job", "in_thread_note", "in_worker", "live_workers"]
+           "current_job", "in_thread_note", "in_worker", "live_workers", "on_device"]
 
 
 def _enabled() -> bool:
@@ -361,6 +369,36 @@ def _end(proc) -> None:
     proc.join()
 
 
+def on_device(args=(), kwargs=None) -> bool:
+    """Whether a call runs on a device (the JAX backend), not the CPU solvers.
+
+    True when ``kwargs`` has a ``device`` other than ``"cpu"`` (:func:`colide_core.lambda_path`'s),
+    or an argument or keyword value is an estimator (has ``get_params``) whose ``device`` is not
+    ``"cpu"`` (a ``colide_core.CoLiDE`` given to a bootstrap, the checks' refits, a ranking).
+
+    Parameters
+    ----------
+    args : tuple
+    kwargs : dict, optional
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> on_device((), {"device": "gpu"}), on_device((), {"device": "cpu"}), on_device(([1],), {})
+    (True, False, False)
+    """
+    kwargs = kwargs or {}
+    if kwargs.get("device", "cpu") not in (None, "cpu"):
+        return True
+    for value in (*args, *kwargs.values()):
+        if hasattr(value, "get_params") and getattr(value, "device", "cpu") not in (None, "cpu"):
+            return True
+    return False
+
+
 def in_worker(func, *args, callback=None, **kwargs):
     """``func(*args, callback=callback, **kwargs)``, in a worker process when called in a job's thread.
 
@@ -394,7 +432,9 @@ def in_worker(func, *args, callback=None, **kwargs):
     Notes
     -----
     In place (no process): when :data:`ENABLED` is False, outside a job's thread (no job holds
-    a compute slot in this thread: a live fit, a test calling the function directly), when
+    a compute slot in this thread: a live fit, a test calling the function directly), when the
+    call runs on a device (:func:`on_device`: one CUDA context and one GPU memory pool for the
+    server, docs/gpu.md "The dashboard on a GPU"), when
     ``func`` or an argument cannot be pickled (a closure), or when the memory budget has no room
     for the worker's copy of the arguments (:func:`dashboard.infra.memory.working_memory`: in the
     thread the function reads the server's own arrays, so it needs none). In that last case the
@@ -410,7 +450,7 @@ def in_worker(func, *args, callback=None, **kwargs):
     job = current_job()
     relay = job.progress if callback is None and job is not None else callback
     call = None
-    if ENABLED and job is not None:
+    if ENABLED and job is not None and not on_device(args, kwargs):
         try:
             call = _dumps((func, args, kwargs))
         except Exception:  # a function or argument that cannot be sent (a closure): in the thread

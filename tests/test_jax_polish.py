@@ -43,6 +43,7 @@ except ImportError:  # pragma: no cover - jax is pinned in requirements.txt
 from colide_core.solver import _jax, _jax_loop  # noqa: E402
 from colide_core.solver._jax import _on_device, jax_kernels, resolve_device  # noqa: E402
 from colide_core.solver._jax_loop import loop_stats  # noqa: E402
+from tests.test_jax_loop import _prior  # noqa: E402 - the same prior knowledge (edge mask, L1 weights)
 
 DEVICE = os.environ.get("COLIDE_JAX_TEST_DEVICE", "jax-cpu")
 #: Two stages; the last one is polished.
@@ -111,15 +112,6 @@ def _device(args, max_it, ck=1, callback=None):
                                      sig0=sig0, lr=lr, tol=tol, max_it=max_it, ck=ck, stage=stage, t0=0, run=run,
                                      callback=callback, used0=0, unit=1.0, node=node, offset=offset)
     return out, run
-
-
-def _prior(d, B, seed):
-    rng = np.random.default_rng(seed)
-    edge_mask = rng.random((d, d)) > 0.15
-    edge_mask[np.nonzero(B)[0][0], np.nonzero(B)[1][0]] = False  # a true edge forbidden
-    l1_mask = rng.uniform(0.0, 2.0, (d, d))
-    l1_mask[rng.random((d, d)) < 0.2] = 0.0  # edges without L1
-    return edge_mask, l1_mask
 
 
 def _cases():

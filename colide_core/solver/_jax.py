@@ -84,6 +84,9 @@ _INVERSES = ("block", "direct")
 #: How to get JAX (the message of DeviceUnavailableError).
 _INSTALL = "pip install 'colide-dashboard[jax]' (jax==0.10.2, jaxlib==0.10.2; for NVIDIA GPUs also jax[cuda12])"
 
+#: Why the backend refuses the per-node covariance form.
+NO_CONDITIONS = "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
+
 _JAX = {}
 _LOCAL = threading.local()  # the device of the running solve, its constants, and the kernel counters
 
@@ -581,9 +584,7 @@ def adam_chunk_jax(W, m, v, MinvT, R, resid, isig, cov, lam, mask, mu, s, lr, b1
     subtracts ``tau R`` from ``s I - W o W`` (``h_ldet`` of ``W o W + tau R``).
     """
     if len(grouped) >= 6 and bool(grouped[5]):
-        raise DeviceNotSupportedError(
-            "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
-        )
+        raise DeviceNotSupportedError(NO_CONDITIONS)
     jax = _import_jax()
     t0 = time.perf_counter()
     dev = getattr(_LOCAL, "device", None)

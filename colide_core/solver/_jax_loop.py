@@ -245,6 +245,20 @@ def _compiled_phase(backend, vcode, required, average, chatter, auto_refresh, B,
     return jax.jit(phase)
 
 
+def _on_solve_device(backend, node, offset, is_req=None):
+    """``(jax, dev, put, is_req, A)`` for a piece of the running solve: its device (the solve's, else
+    JAX's first), a transfer to it, and the required edges' ``tau R`` there (a placeholder without
+    any). Raises :class:`DeviceNotSupportedError` for the per-node covariance form."""
+    if node is not None:
+        raise DeviceNotSupportedError(backend.NO_CONDITIONS)
+    jax = backend._import_jax()
+    dev = getattr(backend._LOCAL, "device", None) or jax.devices()[0]
+    put = functools.partial(jax.device_put, device=dev)
+    is_req = offset is not None if is_req is None else is_req
+    A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
+    return jax, dev, put, is_req, A
+
+
 _ARRAYS = ("W", "MinvT", "R", "resid", "isig", "xc")
 
 
@@ -284,21 +298,15 @@ def adam_phase(state, Wbar, *, backend, stage, run, callback, cov, lam, mask, si
 
     if run.W_history is not None:
         return None
-    if node is not None or (len(grouped) >= 6 and bool(grouped[5])):
-        raise DeviceNotSupportedError(
-            "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
-        )
-    jax = backend._import_jax()
+    if len(grouped) >= 6 and bool(grouped[5]):
+        raise DeviceNotSupportedError(backend.NO_CONDITIONS)
     t_in = time.perf_counter()
-    dev = getattr(backend._LOCAL, "device", None) or jax.devices()[0]
-    put = functools.partial(jax.device_put, device=dev)
+    jax, dev, put, is_req, A = _on_solve_device(backend, node, offset, len(required[0]) > 0)
     cov_d, lam_d, mask_d, sig0_d = backend._constants(jax, dev, cov, lam, mask, sig0)
-    is_req = len(required[0]) > 0
     d = state.W.shape[0]
     B = _buffer(d)
     f = _compiled_phase(backend, int(vcode), is_req, bool(average), bool(chatter_tol), inverse_every is None, B,
                         backend._inverse_for(dev))
-    A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
     f64, i64 = np.float64, np.int64
     carry = {name: put(getattr(state, name)) for name in _ARRAYS}
     carry.update(
@@ -398,11 +406,12 @@ def _compiled_evaluate(backend, vcode, required):
     return backend._import_jax().jit(_point_fns(backend, vcode, required).evaluate)
 
 
-def _host_point(p, vcode):
-    """A ``_fast._Point`` from a device evaluation's arrays (copied to the host), or None outside the domain."""
+def _host_point(p, vcode, inside=None):
+    """A ``_fast._Point`` from a device evaluation's arrays (copied to the host), or None outside the
+    domain (``p["inside"]``, or ``inside`` when given)."""
     from colide_core.solver._fast import _Point, _sigma_value
 
-    if not bool(p["inside"]):
+    if not bool(p["inside"] if inside is None else inside):
         return None
     q = _Point()
     q.W, q.MinvT, q.R = (np.ascontiguousarray(p[k]) for k in ("W", "MinvT", "R"))
@@ -437,17 +446,9 @@ def evaluate_point(W, cov, s, mu, lam, vcode, sig0, node=None, offset=None, *, b
     DeviceNotSupportedError
         For the per-node covariance form (several conditions).
     """
-    if node is not None:
-        raise DeviceNotSupportedError(
-            "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
-        )
-    jax = backend._import_jax()
     t0 = time.perf_counter()
-    dev = getattr(backend._LOCAL, "device", None) or jax.devices()[0]
-    put = functools.partial(jax.device_put, device=dev)
+    jax, dev, put, is_req, A = _on_solve_device(backend, node, offset)
     cov_d, lam_d, sig0_d = _device_constants(backend, jax, dev, cov, lam, sig0)
-    is_req = offset is not None
-    A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
     f = _compiled_evaluate(backend, int(vcode), is_req)
     p = jax.device_get(f(put(np.ascontiguousarray(W, dtype=float)), cov_d, lam_d, sig0_d, np.float64(mu),
                          np.float64(s), A))
@@ -608,24 +609,16 @@ def polish_phase(W, *, backend, cov, s, mu, lam, mask, vcode, sig0, lr, tol, max
     DeviceNotSupportedError
         For the per-node covariance form (several conditions).
     """
-    from colide_core.solver._fast import _Point, _sigma_value
+    from colide_core.solver._fast import _sigma_value
 
     if run.W_history is not None:
         return None
-    if node is not None:
-        raise DeviceNotSupportedError(
-            "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
-        )
-    jax = backend._import_jax()
     t_in = time.perf_counter()
-    dev = getattr(backend._LOCAL, "device", None) or jax.devices()[0]
-    put = functools.partial(jax.device_put, device=dev)
+    jax, dev, put, is_req, A = _on_solve_device(backend, node, offset)
     cov_d, lam_d, mask_d, sig0_d = backend._constants(jax, dev, cov, lam, mask, sig0)
-    is_req = offset is not None
     d = W.shape[0]
     B = _buffer(d)
     start, step = _compiled_polish(backend, int(vcode), is_req, B)
-    A = put(np.ascontiguousarray(offset, dtype=float) if is_req else np.zeros((1, 1)))
     f64, i64 = np.float64, np.int64
     consts = (cov_d, lam_d, mask_d, sig0_d, A, f64(mu), f64(s))
     inside, carry = start(put(np.ascontiguousarray(W, dtype=float)), *consts, f64(lr))
@@ -664,12 +657,7 @@ def polish_phase(W, *, backend, cov, s, mu, lam, mask, vcode, sig0, lr, tol, max
             K = int(min(B, max(1, VISIT_S // per if per > 0 else B)))
             if run.deadline is not None:
                 K = int(max(1, min(K, (run.deadline - time.perf_counter()) // per if per > 0 else K)))
-    host = jax.device_get(carry["p"])
-    p = _Point()
-    p.W, p.MinvT, p.R = (np.ascontiguousarray(host[k]) for k in ("W", "MinvT", "R"))
-    p.resid, p.isig = np.array(host["resid"], dtype=float), np.array(host["isig"], dtype=float)
-    p.sigma = _sigma_value(p.isig, vcode)
-    p.logdet, p.h, p.obj = float(host["logdet"]), float(host["h"]), float(host["obj"])
+    p = _host_point(jax.device_get(carry["p"]), vcode, inside=True)
     converged = stop is None and end == 1
     history = run.history
     if stop is None and not (history["stage"] and history["stage"][-1] == stage

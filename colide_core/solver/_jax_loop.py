@@ -372,11 +372,8 @@ def adam_phase(state, Wbar, *, backend, stage, run, callback, cov, lam, mask, si
             raise FloatingPointError(f"Stage {stage}, step {int(small['t_err'])}: the objective is not finite.")
         if stop_reason is not None or bool(small["done"]):
             break
-        if hear:  # the next visit about VISIT_S seconds from now, never far past the deadline
-            per = dt / max(j, 1)
-            K = int(min(B, max(1, VISIT_S // per if per > 0 else B)))
-            if run.deadline is not None:
-                K = int(max(1, min(K, (run.deadline - time.perf_counter()) // per if per > 0 else K)))
+        if hear:
+            K = _next_visit(dt, j, B, run.deadline)
     t0 = time.perf_counter()
     host = jax.device_get({k: carry[k] for k in (*_ARRAYS, "Wbar", "lag")})
     for name in _ARRAYS:
@@ -461,6 +458,17 @@ def _count_evaluation(seconds):
     stats = _LOCAL.loop_stats
     stats["evaluation_seconds"] = stats.get("evaluation_seconds", 0.0) + seconds
     stats["evaluations"] = stats.get("evaluations", 0) + 1
+
+
+def _next_visit(dt, j, B, deadline):
+    """Checkpoints in the next visit: about :data:`VISIT_S` seconds of them at the last visit's
+    rate (``dt`` seconds for ``j`` checkpoints), at most ``B``, never far past the ``deadline``
+    (a ``time.perf_counter`` value, or None)."""
+    per = dt / max(j, 1)
+    K = int(min(B, max(1, VISIT_S // per if per > 0 else B)))
+    if deadline is not None:
+        K = int(max(1, min(K, (deadline - time.perf_counter()) // per if per > 0 else K)))
+    return K
 
 
 def _account(stats, kstats, seconds):
@@ -652,11 +660,8 @@ def polish_phase(W, *, backend, cov, s, mu, lam, mask, vcode, sig0, lr, tol, max
         end, n_ev = int(small["end"]), int(small["n_ev"])
         if stop is not None or end != 0 or n_ev >= max_it:
             break
-        if hear:  # the next visit about VISIT_S seconds from now, never far past the deadline
-            per = dt / max(j, 1)
-            K = int(min(B, max(1, VISIT_S // per if per > 0 else B)))
-            if run.deadline is not None:
-                K = int(max(1, min(K, (run.deadline - time.perf_counter()) // per if per > 0 else K)))
+        if hear:
+            K = _next_visit(dt, j, B, run.deadline)
     p = _host_point(jax.device_get(carry["p"]), vcode, inside=True)
     converged = stop is None and end == 1
     history = run.history

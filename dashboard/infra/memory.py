@@ -254,24 +254,7 @@ def _prune(now=None) -> None:
                 del _HELD[sid]
                 continue
             entry["nbytes"] = sum(dataset_nbytes(r()) for r in entry["refs"])
-            if sessions is None or not sessions:
-                continue
-            active, session_state = sessions.get(sid, (False, None))
-            if session_state is not None:  # remembered: Streamlit's storage stops listing a session it
-                entry["state"] = session_state  # has expired, yet keeps it (lazily expired) in memory
-            if active:
-                entry["gone_since"] = None
-                continue
-            if entry["gone_since"] is None:
-                entry["gone_since"] = now
-            if now - entry["gone_since"] >= CLOSED_GRACE_S:
-                target = session_state if session_state is not None else entry.get("state")
-                if target is not None:
-                    for key in entry.get("keys", ()):
-                        try:
-                            del target[key]
-                        except (KeyError, Exception):
-                            pass
+            if _closed_and_dropped(entry, sid, sessions, now, entry.get("keys", ())):
                 del _HELD[sid]
                 dropped = True
         dropped = _prune_results(sessions, now) or dropped
@@ -297,28 +280,40 @@ def _prune_results(sessions, now) -> bool:
         if ref() is None:
             del _RESULTS[token]
             continue
-        sid = entry["sid"]
-        if sid is None or not sessions:
-            continue
-        active, session_state = sessions.get(sid, (False, None))
-        if session_state is not None:
-            entry["state"] = session_state
-        if active:
-            entry["gone_since"] = None
-            continue
-        if entry["gone_since"] is None:
-            entry["gone_since"] = now
-        if now - entry["gone_since"] >= CLOSED_GRACE_S:
-            target = session_state if session_state is not None else entry.get("state")
-            if target is not None:
-                for key in entry["keys"]:
-                    try:
-                        del target[key]
-                    except Exception:  # already gone
-                        pass
+        if entry["sid"] is not None and _closed_and_dropped(entry, entry["sid"], sessions, now, entry["keys"]):
             del _RESULTS[token]
             dropped = True
     return dropped
+
+
+def _closed_and_dropped(entry, sid, sessions, now, keys) -> bool:
+    """Whether session ``sid``'s tab has been closed for :data:`CLOSED_GRACE_S`; if so, ``keys`` of its
+    state are deleted (the caller forgets ``entry``). Call with ``_LOCK`` held.
+
+    ``entry`` remembers the session's state (Streamlit's storage stops listing a session it has
+    expired, yet keeps it, lazily expired, in memory) and since when its tab is gone. Without a
+    listing of the sessions (``sessions`` None or empty) nothing is dropped.
+    """
+    if not sessions:
+        return False
+    active, session_state = sessions.get(sid, (False, None))
+    if session_state is not None:
+        entry["state"] = session_state
+    if active:
+        entry["gone_since"] = None
+        return False
+    if entry.get("gone_since") is None:
+        entry["gone_since"] = now
+    if now - entry["gone_since"] < CLOSED_GRACE_S:
+        return False
+    target = session_state if session_state is not None else entry.get("state")
+    if target is not None:
+        for key in keys:
+            try:
+                del target[key]
+            except Exception:  # already gone
+                pass
+    return True
 
 
 def _release_memory() -> None:

@@ -117,7 +117,10 @@ else:
     truth, truth_label = None, None
 
 # --- checks: a job with a compute slot, progress, Stop and session end (issue 30) ---------------
-boot = dc.bootstrap_frequency(ss[trust_state.BOOT_RESULT], ds.key, res.params)
+# the fit's settings on the device this server runs fits of this size on (dashboard.infra.limits.fit_device):
+# the refits use it, and a bootstrap made by the same rule belongs to this fit (a loaded manifest has no device)
+fit_params = with_fit_device(res.params, ds.shape[1])
+boot = dc.bootstrap_frequency(ss[trust_state.BOOT_RESULT], ds.key, fit_params)
 refit_key = (ds.key, res.params, threshold)
 refits = refit_key in ss[cs.REFITS]
 design = ds.design  # the dataset's Design (checked once, by its fit): every check and refit below carries it
@@ -126,9 +129,8 @@ check_key = dc.checks_key(ds.key, res, threshold, ss["check_n_random"], ss["chec
 
 
 def _make_checks_job():
-    # the refits run where this server runs fits of this size (dashboard.infra.limits.fit_device);
-    # the device is then in the cached checks' key
-    return dc.checks_job(check_key, ds.key, with_fit_device(res.params, ds.shape[1]), threshold, int(ss["check_n_random"]),
+    # the refits run on fit_params' device, which is then in the cached checks' key
+    return dc.checks_job(check_key, ds.key, fit_params, threshold, int(ss["check_n_random"]),
                          int(ss["check_n_rescale"]), refits, freq_key, ds.X, A, res.W,
                          None if boot is None else boot[0], design=design)
 
@@ -210,7 +212,7 @@ with tab_a:
 
 with tab_e:
     ev = report.evidence
-    why = dc.bootstrap_mismatch(ss[trust_state.BOOT_RESULT], ds.key, res.params)
+    why = dc.bootstrap_mismatch(ss[trust_state.BOOT_RESULT], ds.key, fit_params)
     if why:  # a bootstrap exists but belongs to another fit: say so, never attach it
         st.warning(f"The Edge confidence page's bootstrap is not used here: {md_escape(why)}. Run it again "
                    "there with this fit's settings to add each edge's bootstrap frequency.")

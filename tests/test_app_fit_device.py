@@ -164,6 +164,19 @@ def test_check_pages_checks_and_path_get_the_device(new_app, gpu, monkeypatch):
     assert seen == {"checks": "gpu", "path": "gpu"}
 
 
+def test_a_bootstrap_made_by_the_rule_belongs_to_a_loaded_fit(monkeypatch):
+    # a manifest's fit has no device; the Check page compares the bootstrap with the fit's settings
+    # under the rule (pages/check.py, fit_params), so the device alone never detaches it
+    from dashboard import checks as dc
+    from dashboard.fitting import solver_params
+
+    monkeypatch.setattr(limits, "_cpu_limit", lambda: 10)
+    loaded = solver_params("nv", 0.05, dict(TINY))
+    boot = {"key": ("k", limits.with_fit_device(solver_params("nv", 0.05, {**TINY, "threshold": 0.3}), D), 2, 0)}
+    assert dc.bootstrap_mismatch(boot, "k", loaded) == "its device differs from this fit's"
+    assert dc.bootstrap_mismatch(boot, "k", limits.with_fit_device(loaded, D)) == ""
+
+
 def test_explorer_path_runs_on_the_device_in_the_jobs_thread(new_app, gpu, jax_cpu_for_gpu):
     from dashboard.infra.state import trust as ts
 

@@ -1,13 +1,13 @@
 """AppTest: every page's fits of data above the CPU limit run on the GPU, by one rule (issue 50).
 
-:func:`dashboard.infra.limits.fit_device` decides where the dashboard's fits run: ``device="gpu"``
-above the CPU limit (data accepted only because a GPU is present), the CPU solvers at or below
-it. These tests shrink the CPU limit to 10 nodes (``limits._cpu_limit``) so that 12-node data
+:func:`dashboard.infra.limits.fit_device` decides where the dashboard's fits run: ``device="auto"``
+above the CPU limit (data accepted only because a GPU is present: the GPU for what it can run,
+TOPO and several conditions on the CPU), the CPU solvers at or below it. These tests shrink the CPU limit to 10 nodes (``limits._cpu_limit``) so that 12-node data
 stand for 2,000 nodes, replace the GPU probe (``colide_core.solver._jax.gpu_present``) as
 ``tests/test_app_gpu_limit.py`` does, and check what each page's cached fit function receives:
 
 * on a "GPU" the Check page's checks and λ path, Explorer's λ path, Edge confidence's bootstrap and
-  stability selection, Predict's ranking and Learn's live fits get ``device="gpu"`` in their
+  stability selection, Predict's ranking and Learn's live fits get ``device="auto"`` in their
   cache keys; Playback's recording too; Compare stays on the CPU and stops at the CPU limit;
 * Explorer's λ path and Edge confidence's bootstrap really run with JAX on the CPU standing in
   for the GPU (``_jax.resolve_device`` replaced in this process only): the device's fits run in
@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from colide_core import defaults
 from colide_core.solver import _jax
 from dashboard.infra import limits, workers
 from tests._schedules import TINY
@@ -49,6 +50,7 @@ def _dataset():
 def gpu(monkeypatch):
     """A GPU server whose CPU limit is 10 nodes: 12-node data are fitted on the device."""
     monkeypatch.setattr(limits, "_cpu_limit", lambda: 10)
+    monkeypatch.setattr(defaults, "AUTO_GPU_MIN_NODES", 10)  # "auto" counts 12 nodes as large, as the limit does
     monkeypatch.setattr(_jax, "gpu_present", lambda: True)
 
 
@@ -61,14 +63,14 @@ def cpu_only(monkeypatch):
 
 @pytest.fixture
 def jax_cpu_for_gpu(monkeypatch):
-    """``device="gpu"`` runs on JAX's CPU device, in this process only; each call is recorded
+    """``device="auto"`` (and ``"gpu"``) runs on JAX's CPU device, in this process only; each call is recorded
     with the thread and process it ran in."""
     real = _jax.resolve_device
     calls = []
 
     def stand_in(device):
         calls.append((device, threading.current_thread().name, os.getpid()))
-        return real("jax-cpu") if device == "gpu" else real(device)
+        return real("jax-cpu") if device in ("gpu", "auto") else real(device)
 
     monkeypatch.setattr(_jax, "resolve_device", stand_in)
     monkeypatch.setattr(workers, "ENABLED", True)  # worker processes on: the device's fits must not go there
@@ -107,9 +109,9 @@ def _no_device_in_url(at):
 
 def test_the_rule_sets_replaces_and_drops_the_device(monkeypatch):
     monkeypatch.setattr(limits, "_cpu_limit", lambda: 10)
-    assert limits.with_fit_device({"lambda1": 0.1}, 11) == {"lambda1": 0.1, "device": "gpu"}
+    assert limits.with_fit_device({"lambda1": 0.1}, 11) == {"lambda1": 0.1, "device": "auto"}
     assert limits.with_fit_device({"lambda1": 0.1, "device": "gpu"}, 10) == {"lambda1": 0.1}
-    assert limits.with_fit_device((("variant", "ev"), ("device", "jax-cpu")), 11) == (("device", "gpu"),
+    assert limits.with_fit_device((("variant", "ev"), ("device", "jax-cpu")), 11) == (("device", "auto"),
                                                                                       ("variant", "ev"))
     assert limits.cpu_node_limit() == 10
 
@@ -161,7 +163,7 @@ def test_check_pages_checks_and_path_get_the_device(new_app, gpu, monkeypatch):
     assert not at.exception, at.exception
     at.button(key="check_path_run").click().run()
     assert not at.exception, at.exception
-    assert seen == {"checks": "gpu", "path": "gpu"}
+    assert seen == {"checks": "auto", "path": "auto"}
 
 
 def test_a_bootstrap_made_by_the_rule_belongs_to_a_loaded_fit(monkeypatch):
@@ -189,9 +191,9 @@ def test_explorer_path_runs_on_the_device_in_the_jobs_thread(new_app, gpu, jax_c
     assert not at.exception, at.exception
     stored = at.session_state[ts.PATH_RESULT]
     assert stored is not None, [e.value for e in at.error]
-    assert ("device", "gpu") in stored["key"][-1]  # the job's key, as its cache, has the device
+    assert ("device", "auto") in stored["key"][-1]  # the job's key, as its cache, has the device
     assert stored["path"].lambdas.size == 2 and np.isfinite(stored["path"].W).all()
-    assert jax_cpu_for_gpu and {c[0] for c in jax_cpu_for_gpu} == {"gpu"}
+    assert jax_cpu_for_gpu and {c[0] for c in jax_cpu_for_gpu} == {"auto"}
     assert {c[2] for c in jax_cpu_for_gpu} == {os.getpid()}  # never in a worker process
     assert all(c[1] != threading.main_thread().name for c in jax_cpu_for_gpu)  # in the job's thread
     _no_device_in_url(at)
@@ -220,9 +222,9 @@ def test_edge_confidence_bootstrap_runs_on_the_device_one_resample_at_a_time(new
     assert not at.exception, at.exception
     stored = at.session_state[ts.BOOT_RESULT]
     assert stored is not None, [e.value for e in at.error]
-    assert ("device", "gpu") in stored["key"][1] and stored["result"].n_ok == 2
-    assert asked == [(1, "gpu")]
-    assert {c[0] for c in jax_cpu_for_gpu} == {"gpu"} and {c[2] for c in jax_cpu_for_gpu} == {os.getpid()}
+    assert ("device", "auto") in stored["key"][1] and stored["result"].n_ok == 2
+    assert asked == [(1, "auto")]
+    assert {c[0] for c in jax_cpu_for_gpu} == {"auto"} and {c[2] for c in jax_cpu_for_gpu} == {os.getpid()}
 
 
 def test_stability_selection_gets_the_device(new_app, gpu, monkeypatch):
@@ -242,7 +244,7 @@ def test_stability_selection_gets_the_device(new_app, gpu, monkeypatch):
     at.run()
     at.button(key="stab_run").click().run()
     assert not at.exception, at.exception
-    assert seen == [("gpu", 1)]
+    assert seen == [("auto", 1)]
 
 
 def test_predict_ranking_gets_the_device(new_app, gpu, monkeypatch):
@@ -261,7 +263,7 @@ def test_predict_ranking_gets_the_device(new_app, gpu, monkeypatch):
     at.number_input(key="plan_n_boot").set_value(2)
     at.button(key="plan_run").click().run()
     assert not at.exception, at.exception
-    assert seen == ["gpu"]
+    assert seen == ["auto"]
     _no_device_in_url(at)
 
 
@@ -281,9 +283,9 @@ def test_learn_live_fits_and_playback_get_the_device(new_app, gpu, monkeypatch):
     at = _app(new_app, ds, results=False)
     at.switch_page("pages/learn.py").run()
     assert not at.exception, at.exception
-    assert seen and set(seen) == {"gpu"}  # the live fits at the session's λ
+    assert seen and set(seen) == {"auto"}  # the live fits at the session's λ
     _no_device_in_url(at)
-    assert dict(playback._record_params(res, D))["device"] == "gpu"
+    assert dict(playback._record_params(res, D))["device"] == "auto"
 
 
 def test_compare_stays_within_the_cpu_limit(new_app, gpu):

@@ -2,7 +2,7 @@
 
 Without a GPU, data or simulations above 200 nodes are refused with what a fit at that size would
 cost on this CPU (from a measured step); with one, they are accepted up to 2,000 nodes and their
-fits run on ``device="gpu"`` (on Run). The GPU probe (``colide_core.solver._jax.gpu_present``)
+fits run on ``device="auto"`` (on Run: the GPU at that size, the CPU for what the device cannot run). The GPU probe (``colide_core.solver._jax.gpu_present``)
 and the step measurement (``colide_core.solver.cost.measure_step``) are replaced by monkeypatch,
 so both branches run on a CPU-only machine.
 """
@@ -78,7 +78,7 @@ def test_with_a_gpu_a_large_simulation_is_accepted_and_fitted_on_the_gpu(new_app
     assert not at.exception, at.exception
     at.button(key="learn_run").click().run()
     assert started and started[0][0] == (300, 250)
-    assert [p.get("device") for p in started[0][1]] == ["gpu"] * len(started[0][1])
+    assert [p.get("device") for p in started[0][1]] == ["auto"] * len(started[0][1])
 
 
 def test_upload_above_the_cpu_limit_without_and_with_a_gpu(new_app, monkeypatch):

@@ -81,9 +81,12 @@ def test_node_limit_probes_only_above_the_cpu_limit(monkeypatch):
     monkeypatch.setattr(_jax, "gpu_present", lambda: pytest.fail("probed for a size the CPU takes"))
     assert ddata.node_limit(200) == 200 and ddata.fit_device(200) == {}
     monkeypatch.setattr(_jax, "gpu_present", lambda: True)
-    assert ddata.node_limit(201) == defaults.MAX_NODES == 2000 and ddata.fit_device(201) == {"device": "gpu"}
+    assert ddata.node_limit(201) == defaults.MAX_NODES == 2000 and ddata.fit_device(201) == {"device": "auto"}
     monkeypatch.setattr(_jax, "gpu_present", lambda: False)
     assert ddata.node_limit(201) == 200 and ddata.node_limit() == 200
+    # "auto" takes the GPU from AUTO_GPU_MIN_NODES nodes up: every size above the CPU limit, so the
+    # dashboard's "auto" means the device wherever it can run
+    assert ddata.node_limit(200) + 1 >= defaults.AUTO_GPU_MIN_NODES
 
 
 def test_the_refusal_states_the_cost_computed_from_the_measured_step(monkeypatch):

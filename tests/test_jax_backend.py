@@ -358,6 +358,31 @@ def test_topo_and_conditions_are_cpu_only():
         CoLiDE(device="jax-cpu").fit(X, conditions=conditions, targets={"b": [0]})
 
 
+def test_auto_runs_topo_and_conditions_on_the_cpu_where_a_gpu_is_seen(monkeypatch):
+    # "auto" on a machine with a GPU (JAX's CPU device standing in, every size counted as large):
+    # what the device cannot run, TOPO and several conditions, is fitted by the CPU solvers,
+    # giving their exact result; a plain fit goes to the device (the stand-in is asked for).
+    from colide_core import defaults
+    from colide_core.solver import _jax
+
+    asked = []
+    real = _jax.resolve_device
+    monkeypatch.setattr(_jax, "resolve_device", lambda device: asked.append(device) or real("jax-cpu"))
+    monkeypatch.setattr(defaults, "AUTO_GPU_MIN_NODES", 1)
+    X, _ = _er(6, 1)
+    conditions = np.repeat(["a", "b"], X.shape[0] // 2 + 1)[: X.shape[0]]
+    kw = dict(max_iter=(300,) * 4)
+    on_cpu = CoLiDE(device="cpu", **kw).fit(X, conditions=conditions, targets={"b": [0]})
+    auto = CoLiDE(device="auto", **kw).fit(X, conditions=conditions, targets={"b": [0]})
+    assert asked == ["auto"]  # the device was resolved: the fallback is the loop's, not the size's
+    np.testing.assert_array_equal(auto.W_, on_cpu.W_)
+    topo = CoLiDE(solver="topo", device="auto", **kw).fit(X)
+    np.testing.assert_array_equal(topo.W_, CoLiDE(solver="topo", device="cpu", **kw).fit(X).W_)
+    asked.clear()
+    CoLiDE(device="auto", **kw).fit(X)
+    assert asked == ["auto"]
+
+
 def test_the_library_runs_without_jax():
     # jax made unimportable: the default fit runs and never imports it; "auto" falls back;
     # "gpu" and "jax-cpu" name what is missing.

@@ -114,7 +114,8 @@ class CoLiDE(BaseEstimator):
         one and there are at least ``defaults.AUTO_GPU_MIN_NODES`` (200) nodes, else ``"cpu"``;
         ``"jax-cpu"`` the JAX backend on the CPU. The JAX backend gives the CPU solvers'
         iterates up to rounding; ``solver="topo"`` and several conditions run on the
-        CPU only (``DeviceNotSupportedError``).
+        CPU only: ``"auto"`` runs them there, ``"gpu"`` and ``"jax-cpu"`` refuse them
+        (``DeviceNotSupportedError``).
 
     Attributes
     ----------

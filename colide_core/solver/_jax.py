@@ -230,7 +230,8 @@ def device_solver(solver, device, n_nodes=None):
         As :func:`resolve_device`.
     DeviceNotSupportedError
         ``solver="topo"`` on ``"gpu"`` or ``"jax-cpu"`` (``"auto"`` runs it on the CPU); the
-        returned loop raises it for the per-node covariance form (conditions).
+        returned loop raises it for the per-node covariance form (conditions) on ``"gpu"`` and
+        ``"jax-cpu"``, and runs that form on the CPU solvers with ``"auto"``.
     """
     from colide_core.solver.registry import get_solver
 
@@ -253,6 +254,8 @@ def device_solver(solver, device, n_nodes=None):
         from colide_core.solver._fast import fast_solve
 
         if _is_node_form(cov):
+            if device == "auto":  # "auto" runs what the device cannot on the CPU, as it does TOPO
+                return loop(cov, settings, **kwargs)
             raise DeviceNotSupportedError(
                 "Several conditions (the per-node covariance form) run on the CPU solvers only; use "
                 "device='cpu' or 'auto'."

@@ -104,8 +104,11 @@ def fit_device(n_nodes) -> dict:
     """The ``device`` override of the dashboard's fits on ``n_nodes`` nodes: the one rule.
 
     Above :data:`colide_core.data.io.INTERACTIVE_MAX_NODES` such data were only accepted because a
-    GPU is present (:func:`node_limit`): their fits run there (``device="gpu"``; they are never
-    live). Smaller data keep the default device (the CPU solvers). Every page's fits go through it
+    GPU is present (:func:`node_limit`): their fits run there (``device="auto"``: the GPU, which
+    :data:`colide_core.defaults.AUTO_GPU_MIN_NODES`, the same 200, lets "auto" choose at that size,
+    and the CPU solvers for what the device cannot run, TOPO and several conditions, instead of a
+    refusal the page's user could not act on; they are never live). Smaller data keep the
+    default device (the CPU solvers). Every page's fits go through it
     (:func:`with_fit_device`): Learn's Run, live fits and prefetch, Playback's recording, Check's
     checks and λ path, Explorer's λ path, Edge confidence's bootstrap and stability selection,
     Predict's intervals, ranking and refit. The device is the server's choice: it never comes
@@ -118,16 +121,16 @@ def fit_device(n_nodes) -> dict:
     Returns
     -------
     dict
-        ``{"device": "gpu"}`` above the CPU limit, else ``{}``.
+        ``{"device": "auto"}`` above the CPU limit, else ``{}``.
     """
-    return {"device": "gpu"} if int(n_nodes) > _cpu_limit() else {}
+    return {"device": "auto"} if int(n_nodes) > _cpu_limit() else {}
 
 
 def with_fit_device(params, n_nodes):
     """``params`` with their ``device`` set by :func:`fit_device` for data of ``n_nodes`` nodes.
 
     Any ``device`` already in ``params`` (a fit made elsewhere, a stale session value) is replaced:
-    above the CPU limit by ``"gpu"``, at or below it by nothing (the default, the CPU solvers). The
+    above the CPU limit by ``"auto"``, at or below it by nothing (the default, the CPU solvers). The
     device is then part of every cache key built from the result (a device's rounding differs from
     the CPU's, so their fits are kept apart).
 

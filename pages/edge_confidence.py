@@ -178,8 +178,9 @@ if ss["boot_jobs"] > MAX_WORKERS:  # a value above the cap (set through the sess
 on_gpu = bool(fit_device(ds.shape[1]))  # above the CPU limit the fits run on the GPU, one at a time
 c5.number_input("Parallel workers", min_value=1, max_value=MAX_WORKERS, step=1, key="boot_jobs",
                 disabled=dask_address is not None or on_gpu,
-                help=(f"These {ds.shape[1]:,} nodes are fitted on the GPU, one resample after another in the "
-                      "server's process (the GPU is held by one process)." if on_gpu else
+                help=(f"These {ds.shape[1]:,} nodes are fitted on the GPU (CoLiDE-TOPO and several conditions "
+                      "on the CPU), one resample after another in the server's process (the GPU is held by one "
+                      "process)." if on_gpu else
                       f"Processes used by joblib (colide_core's sweep executor), at most the {MAX_WORKERS} cores of "
                       "this server; a run waits for free cores when other sessions use them. Results do not "
                       "depend on this number."))

@@ -28,16 +28,15 @@
 # One 15-minute lease: the machine's start takes a few minutes, "all" is capped at 9 minutes by its
 # parts' timeouts (host 390 s + tests 150 s), which leaves about 3 minutes for a rerun of one part
 # with fewer sizes (e.g. GPU_SIZES=4000 GPU_MAX_TIME=30 GPU_LINALG=4000 ... host) or of the tests
-# (tests/test_jax_loop.py takes about 2 minutes on the 2-core CPU, compiles included). Not
-# yet timed with the whole loop on a GPU; the host part's estimate from the 2026-11-28 H200 figures
-# (compile 8 / 15 / 32 s, step 15 / 88 / 663 ms; since 2026-11-29 the evaluations and the polishing
-# are on the device, each loop compiled once per size, so it may be shorter) is about 6.2 minutes: the
-# linalg table (~30 s), d = 1000 with each inverse (2 x ~50 s: compile, a 10-step warm fit, the 35 s
-# fit), d = 2000 (~90 s), d = 4000 (~145 s: compiles and the warm fit ~45 s, and its 30 s
-# fit can overrun by one checkpoint, ~100 steps, ~66 s with the block inverse). If the cap cuts it,
-# the rows done are in $OUT/gpu_host.md.
-# Knobs: GPU_SIZES (default 1000,2000,4000), GPU_MAX_TIME (s per fit: one number or one per size,
-# default 35,60,30), GPU_INVERSE (the step's inverses, default block,direct), GPU_INVERSE_MAX_D (sizes
+# (tests/test_jax_loop.py takes about 2 minutes on the 2-core CPU, compiles included). Timed on
+# one H200 on 2026-11-29 (benchmarks/results/gpu_h200_whole_loop.md): the machine started in about
+# 30 s, the host part with these defaults took 272 s (linalg ~20 s; d = 200 with the CPU and chunk
+# comparisons; d = 1000 14.8 s a fit with each inverse; d = 2000 63 s; d = 4000 cut at 30 s), the
+# tests 58 s. To fit d = 4000 to the end (220 s there) in the lease's rest, a second call:
+# GPU_SIZES=4000 GPU_MAX_TIME=330 GPU_INVERSE=block GPU_LINALG=500 GPU_HOST_TIMEOUT=395 ... host.
+# If a cap cuts the host part, the rows done are in $OUT/gpu_host.md.
+# Knobs: GPU_SIZES (default 200,1000,2000,4000), GPU_MAX_TIME (s per fit: one number or one per size,
+# default 30,35,90,30), GPU_INVERSE (the step's inverses, default block,direct), GPU_INVERSE_MAX_D (sizes
 # above it get the first inverse only, default 1000), GPU_SCHEDULE (paper|short, default paper),
 # GPU_HOST_TIMEOUT (s, default 390), GPU_TESTS_TIMEOUT (s, default 150), GPU_LINALG (sizes of the
 # inverse table, default 1000,2000,4000), GPU_BENCH_TIMEOUT (s, default 540; the "bench" part only).
@@ -60,8 +59,8 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false   # peak memory is the fit's own, not
 part=${1:-all}
 status=0
 device=gpu
-sizes=${GPU_SIZES:-1000,2000,4000}
-max_time=${GPU_MAX_TIME:-35,60,30}
+sizes=${GPU_SIZES:-200,1000,2000,4000}
+max_time=${GPU_MAX_TIME:-30,35,90,30}
 inverse=${GPU_INVERSE:-block,direct}
 inverse_max_d=${GPU_INVERSE_MAX_D:-1000}
 linalg=${GPU_LINALG:-1000,2000,4000}

@@ -147,7 +147,10 @@ def test_the_device_polishing_takes_the_hosts_steps(monkeypatch, case):
     again = _fast._evaluate(p_d.W.copy(), args[1], args[2], args[3], args[4], args[6], args[7], None, args[-1])
     assert_allclose(p_d.obj, again.obj, rtol=1e-12)
     assert_allclose(p_d.MinvT, again.MinvT, rtol=1e-9, atol=1e-12)
-    assert_allclose(p_d.R, again.R, rtol=1e-12, atol=1e-14)
+    # R's entries are sums of n products: a GPU's float64 GEMM sums them in another order than the
+    # host's BLAS (an H200 gave 2.1e-14 on entries of 1e-2 with max|R| = 0.73), so rounding is
+    # measured against max|R|, not against each entry alone
+    assert_allclose(p_d.R, again.R, rtol=1e-12, atol=1e-12 * np.abs(again.R).max())
     assert_allclose(p_d.isig, again.isig, rtol=1e-12)
 
 

@@ -24,8 +24,8 @@ Algorithm 1's halving back-off inside the log-det domain, the ``d x d`` inverse 
 steps, with the O(d^2) M-matrix certificate in between, exactly as the fast loop does), the
 closed-form sigma (eq. 5 / 7) and the running average. The inverse is a 2 x 2 block
 (Schur-complement) recursion, gemm-bound like the numba kernel's, on which a GPU does best, or
-one ``jnp.linalg.inv`` call: :data:`_INVERSE` chooses per platform (issue 50; ``"block"`` on both
-until a GPU's device check measures the other).
+one ``jnp.linalg.inv`` call: :data:`_INVERSE` chooses per platform (issue 50; ``"block"`` on both,
+measured faster on an H200 at d = 1000-4000: docs/gpu.md, "The whole loop on a GPU").
 
 Since issue 50 each stage's whole Adam phase, the checkpoints' evaluation and stopping rule
 included, runs as one compiled loop on the device (:mod:`colide_core.solver._jax_loop`, reached
@@ -75,8 +75,10 @@ _LEAF = 64
 #: of :func:`_parts` (gemm-bound, 64-wide leaves; on this CPU as fast as ``jnp.linalg.inv`` at
 #: d = 500 and 1.1x faster at d = 1000, docs/gpu.md), or ``"direct"``, one ``jnp.linalg.inv``
 #: call (LAPACK / cuSOLVER's pivoted LU). Private: which one a GPU should use is what
-#: ``benchmarks/gpu_check.sh host``'s tables decide (fits with both, and the linalg table); until a
-#: device has measured it both platforms keep ``"block"``. A benchmark overrides it for the solves
+#: ``benchmarks/gpu_check.sh host``'s tables decide (fits with both, and the linalg table). On one
+#: H200 (2026-11-29) the block inverse took 3.2 / 6.5 / 14.7 ms against ``jnp.linalg.inv``'s
+#: 3.5 / 7.6 / 19.7 ms at d = 1000 / 2000 / 4000, and the d = 1000 fit 14.8 s against 15.7 s:
+#: both platforms keep ``"block"``. A benchmark overrides it for the solves
 #: of one block with ``_on_device(dev, inverse=...)``. Never chosen by timing: a result depends on
 #: the platform and this table only.
 _INVERSE = {"cpu": "block", "gpu": "block"}

@@ -543,14 +543,19 @@ def expected_fit_seconds(dataset, overrides: dict | None = None, variants=("ev",
         ``(low, high, how)`` in seconds: the fast solver's measured step scaled to the graph
         (``colide_core.solver.cost.estimate_fit_cost``, from the typical to the long fits), or
         CoLiDE-TOPO's measured swap evaluations (:func:`topo_cost`, once per dataset); None for a
-        solver without an estimate (the paper-faithful one) or when it cannot be made.
+        solver without an estimate (the paper-faithful one), for fits that run on a GPU
+        (``overrides["device"]``, :func:`colide_core.solver.cost.runs_on_device`: the CPU's step
+        says nothing of the device's; the first fit's own time is measured instead), or when it
+        cannot be made.
     """
-    from colide_core.defaults import LIVE_SOLVERS, SOLVER
-    from colide_core.solver.cost import estimate_fit_cost
+    from colide_core.defaults import DEVICE, LIVE_SOLVERS, SOLVER
+    from colide_core.solver.cost import estimate_fit_cost, runs_on_device
 
     overrides = overrides or {}
     solver = overrides.get("solver", SOLVER)
     d = int(dataset.shape[1])
+    if runs_on_device(solver, overrides.get("device", DEVICE), d):
+        return None
     try:
         if solver == "topo":
             ests = [topo_cost(dataset.key, v, dataset.X) for v in variants]

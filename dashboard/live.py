@@ -304,7 +304,7 @@ def live_now(ss, dataset) -> tuple:
     # one slow step under load does not decide), else the last fit's own time (issue 48, M-5)
     measured = state.live_step_cost(solver_now)
     measured = state.last_fit_time(solver_now) if measured is None else measured
-    estimate = None if measured is not None else expected_fit_seconds(dataset, overrides,
+    estimate = None if measured is not None else expected_fit_seconds(dataset, fit_overrides,  # with the device
                                                                       [VARIANTS[lab] for lab in labels])
     live, why_not = live_reason(dataset, overrides, measured=measured, estimate=estimate,
                                 cached=all(is_cached(dataset.key, p) for p in wanted))

@@ -19,6 +19,7 @@ from colide_core.defaults import LAMBDA1_GRID, LAMBDA1_RANGE, SOLVER, THRESHOLD_
 from colide_core.graph.export import EXPORT_FORMATS, export_graph
 from colide_core.render.graph_style import node_positions, per_row, unit_positions
 from dashboard.data import data_as_fitted, download_name, oriented_by_interventions, rows_and_truth
+from colide_core.solver.cost import runs_on_device
 from dashboard.infra.limits import with_fit_device
 from dashboard.graphview import show_graph, show_legend
 from dashboard.infra.jobs import follow_job, is_running, show_messages, start_job
@@ -233,6 +234,10 @@ elif not live and estimate is not None and "about" not in why_not_live:  # a cos
                    "(typical to long fits)"
                    + (f"; Run fits EV and NV: about {fmt_seconds(n_fits * estimate[0])}–"
                       f"{fmt_seconds(n_fits * estimate[1])}." if n_fits > 1 else "."))
+elif not live and estimate is None and "about" not in why_not_live and runs_on_device(
+        solver_now, with_fit_device(ss[state.SOLVER_OVERRIDES], ds.shape[1]).get("device", "cpu"), ds.shape[1]):
+    header.caption("Fits of these data run on the GPU (JAX): no estimate measured on this CPU applies; "
+                   "a fit's own time is shown once it has run.")
 with header:
     prior_badge(ss[state.SOLVER_OVERRIDES])  # constraints are never invisible where the graph is shown
     lesson_banner(ds)  # the explanation of a lesson loaded from the Lessons page (dashboard.lessons)

@@ -353,3 +353,49 @@ def test_below_the_limit_no_page_asks_for_a_device_nor_jax(new_app, cpu_only, mo
     assert not at.exception, at.exception
     assert seen["live"] and set(seen["live"]) == {None}
     assert "device" not in dict(playback._record_params(res, D))
+
+
+# --- what a fit on the device is said to cost ------------------------------------------------------
+
+def test_no_cpu_estimate_is_given_for_a_fit_on_the_device(gpu):
+    # The CPU's step (cost.estimate_fit_cost) says nothing of the GPU's: on an H200 d = 1000 took
+    # 14.8 s where the CPU's cube law gives minutes (docs/gpu.md). Above the CPU limit the fit runs on
+    # the device, so the estimate is withheld; TOPO runs on the CPU under "auto" and keeps its own.
+    from colide_core.solver.cost import runs_on_device
+    from dashboard.fitting import expected_fit_seconds
+
+    ds = _dataset()
+    assert runs_on_device("fast", "auto", D) and not runs_on_device("topo", "auto", D)
+    assert not runs_on_device("fast", "cpu", D) and runs_on_device("fast", "gpu", D)
+    assert expected_fit_seconds(ds, limits.with_fit_device(dict(TINY), D)) is None
+    est = expected_fit_seconds(ds, dict(TINY))  # the same data fitted on the CPU: the measured estimate
+    assert est is not None and 0 < est[0] <= est[1] and "measured on this machine" in est[2]
+
+
+def test_auto_below_its_size_never_probes_for_a_gpu(monkeypatch):
+    from colide_core.solver.cost import runs_on_device
+
+    monkeypatch.setattr(_jax, "gpu_present", lambda: pytest.fail("probed below AUTO_GPU_MIN_NODES"))
+    assert not runs_on_device("fast", "auto", defaults.AUTO_GPU_MIN_NODES - 1)
+    assert not runs_on_device("auto", "cpu", 10_000)
+
+
+@pytest.mark.parametrize("on_gpu", [True, False])
+def test_learn_states_no_cpu_time_for_a_device_fit(new_app, monkeypatch, on_gpu):
+    # a budget above the live bound: not live, so the page says what Run would cost
+    from colide_core.defaults import LIVE_MAX_ITER_TOTAL
+    from dashboard.infra import state
+
+    if on_gpu:
+        monkeypatch.setattr(limits, "_cpu_limit", lambda: 10)
+        monkeypatch.setattr(defaults, "AUTO_GPU_MIN_NODES", 10)
+        monkeypatch.setattr(_jax, "gpu_present", lambda: True)
+    ds = _dataset()
+    at = _app(new_app, ds, results=False)
+    at.session_state[state.SOLVER_OVERRIDES] = {"max_iter": (LIVE_MAX_ITER_TOTAL + 1,)}
+    at.switch_page("pages/learn.py").run()
+    assert not at.exception, at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "Press **Run**" in captions
+    assert ("A fit here: about" in captions) is (not on_gpu)
+    assert ("run on the GPU" in captions) is on_gpu

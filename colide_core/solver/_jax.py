@@ -208,6 +208,41 @@ def _is_node_form(cov):
     return node_cls is not None and isinstance(cov, node_cls)
 
 
+def runs_on_device(solver, device, n_nodes=None):
+    """Whether :func:`device_solver` gives ``solver`` on ``device`` this backend rather than a CPU loop.
+
+    The one rule of where a fit's stage loop runs: ``"cpu"`` never; ``"auto"`` only on a GPU
+    (:func:`gpu_present`, probed only here), from :data:`colide_core.defaults.AUTO_GPU_MIN_NODES`
+    nodes up, and never for ``solver="topo"``; ``"gpu"`` and ``"jax-cpu"`` always (``"topo"``
+    there is refused by :func:`device_solver`). Several conditions (the per-node covariance form)
+    still run on the CPU under ``"auto"``, which this rule cannot see from a solver and a size.
+
+    Parameters
+    ----------
+    solver : {"auto", "fast", "adam", "topo"}
+    device : {"cpu", "gpu", "auto", "jax-cpu"}
+    n_nodes : int, optional
+        The problem's size; None counts as large.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> runs_on_device("fast", "cpu", 1000), runs_on_device("topo", "auto", 1000)
+    (False, False)
+    >>> runs_on_device("fast", "auto", 50)   # below AUTO_GPU_MIN_NODES: the CPU, no probe
+    False
+    """
+    if device == "cpu":
+        return False
+    if device == "auto":
+        small = n_nodes is not None and n_nodes < defaults.AUTO_GPU_MIN_NODES
+        return solver != "topo" and not small and gpu_present()
+    return True
+
+
 def device_solver(solver, device, n_nodes=None):
     """The stage loop for ``solver`` on ``device``: a CPU loop of :data:`~colide_core.SOLVERS`, or this backend.
 
@@ -239,8 +274,8 @@ def device_solver(solver, device, n_nodes=None):
 
     loop = get_solver(solver)
     small = n_nodes is not None and n_nodes < defaults.AUTO_GPU_MIN_NODES
-    if device == "cpu" or (device == "auto" and (solver == "topo" or small)):
-        return loop
+    if device == "cpu" or (device == "auto" and (solver == "topo" or small)):  # runs_on_device's rule,
+        return loop  # without its GPU probe: "auto" asks resolve_device below
     if solver == "topo":
         raise DeviceNotSupportedError(
             f"solver='topo' (CoLiDE-TOPO's order search) runs on the CPU only; use device='cpu' or 'auto', "

@@ -31,7 +31,7 @@ from colide_core import defaults
 from colide_core.solver._topo_cost import TopoCostEstimate, estimate_topo_cost  # noqa: F401 - public here
 
 __all__ = ["PROBE_NODES", "TYPICAL_STEPS", "FitCostEstimate", "measure_step", "estimate_fit_cost",
-           "estimate_topo_cost", "TopoCostEstimate", "gpu_present"]
+           "estimate_topo_cost", "TopoCostEstimate", "gpu_present", "runs_on_device"]
 
 #: Size at which :func:`measure_step` times the step for larger graphs: the dashboard's node limit
 #: without a GPU (a step there takes about a millisecond, so the probe costs a fraction of a second).
@@ -245,3 +245,26 @@ def gpu_present() -> bool:
     from colide_core.solver import _jax
 
     return _jax.gpu_present()
+
+
+def runs_on_device(solver, device, n_nodes=None) -> bool:
+    """Whether a fit with ``solver`` on ``device`` runs on the JAX backend, so that no CPU estimate applies.
+
+    The public face of :func:`colide_core.solver._jax.runs_on_device` (the rule of
+    ``CoLiDE(device=...)``): :func:`estimate_fit_cost` measures the CPU solvers' step, which says
+    nothing of a GPU's (docs/gpu.md, "The whole loop on a GPU": 14.8 s at d = 1000 on an H200,
+    against minutes on one CPU thread).
+
+    Parameters
+    ----------
+    solver : {"auto", "fast", "adam", "topo"}
+    device : {"cpu", "gpu", "auto", "jax-cpu"}
+    n_nodes : int, optional
+
+    Returns
+    -------
+    bool
+    """
+    from colide_core.solver import _jax
+
+    return _jax.runs_on_device(solver, device, n_nodes)

@@ -84,7 +84,8 @@ _LEAF = 64
 _INVERSE = {"cpu": "block", "gpu": "block"}
 _INVERSES = ("block", "direct")
 #: How to get JAX (the message of DeviceUnavailableError).
-_INSTALL = "pip install 'colide-dashboard[jax]' (jax==0.10.2, jaxlib==0.10.2; for NVIDIA GPUs also jax[cuda12])"
+_INSTALL = ("pip install 'colide-dashboard[jax]' (jax==0.10.2, jaxlib==0.10.2; for NVIDIA GPUs JAX's CUDA build, "
+            "jax[cuda12] or jax[cuda13])")
 
 #: Why the backend refuses the per-node covariance form.
 NO_CONDITIONS = "Several conditions (the per-node covariance form) run on the CPU solvers only; use device='cpu'."
@@ -194,7 +195,7 @@ def resolve_device(device):
             raise DeviceUnavailableError(
                 f"device='gpu': JAX {jax.__version__} sees no GPU (devices: "
                 f"{', '.join(sorted({d.platform for d in jax.devices()}))}). Install a CUDA-enabled JAX "
-                "(pip install 'jax[cuda12]') on a machine with an NVIDIA GPU, or use device='auto' (falls "
+                "(pip install 'jax[cuda12]' or 'jax[cuda13]') on a machine with an NVIDIA GPU, or use device='auto' (falls "
                 "back to the CPU) or 'cpu'."
             )
         return gpus[0]

@@ -20,6 +20,7 @@ import math
 import numpy as np
 from scipy.linalg import lapack
 
+from colide_core.solver._jit import njit
 from colide_core.solver._objective import _DOMAIN_TOL, _sigma_from_resid
 
 try:  # numba is optional: without it the same algorithm runs on numpy (slower at small d)
@@ -227,9 +228,9 @@ _GROUPED_LOOP_MAX = 48
 _INV_LEAF = 32
 
 if HAVE_NUMBA:
-    _njit = _numba.njit(cache=True, nogil=True)
+    _njit = njit()  # numba.njit(cache=True, nogil=True), its disk cache locked across processes
     # For the O(d^2) Adam pass only: no zero-division branch in the loop, so LLVM can vectorise it.
-    _njit_vec = _numba.njit(cache=True, nogil=True, error_model="numpy")
+    _njit_vec = njit(error_model="numpy")
 
     @_njit
     def _gj_inv_nb(A):  # pragma: no cover - compiled

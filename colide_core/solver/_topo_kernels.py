@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from colide_core.solver._jit import njit
+
 try:  # numba is optional: without it the same kernel runs as plain Python (slower)
     import numba as _numba
 except ImportError:  # pragma: no cover - exercised only where numba is absent
@@ -279,7 +281,7 @@ def _solve_nodes_py(covs, grp, order, pos, allowed, lam, W, resid, sigma, sigma0
 
 
 if _numba is not None:
-    _jit = _numba.njit(cache=True, nogil=True)
+    _jit = njit()  # numba.njit(cache=True, nogil=True), its disk cache locked across processes
     _chol_solve2 = _jit(_chol_solve2)
     _cd_sweeps = _jit(_cd_sweeps)
     _gradient = _jit(_gradient)

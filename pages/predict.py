@@ -35,7 +35,7 @@ from dashboard.graphview import show_graph
 from dashboard.infra.jobs import JOB_MAX_SECONDS, Job, check_job_budget, follow_jobs, show_messages, start_job
 from dashboard.infra.workers import in_worker
 from dashboard.infra.limits import with_fit_device
-from dashboard.infra.memory import fmt_mb, ranking_memory
+from dashboard.infra.memory import fmt_mb, intervals_memory, ranking_memory
 from dashboard.infra.layout import page_setup
 from dashboard.lessons import lesson_banner
 from dashboard.live import fit_where_needed, thresholded
@@ -188,7 +188,10 @@ def _start():
             return in_worker(bootstrap_shifts, estimator, X, design=design,
                              n_bootstrap=n_boot, random_state=0, weights=weights, **kw), n_boot
 
-        return Job(run, f"Prediction intervals ({n_boot} refits)", key=key)
+        # its resamples' row indices and each refit's copies of the data are bounded in the server's
+        # memory budget before it starts, or it is refused with the sizes (issue 53)
+        return Job(run, f"Prediction intervals ({n_boot} refits)", key=key,
+                   memory=intervals_memory(n_boot, *X.shape, refit=weights == "refit", keys=(ps.BOOT_RESULT,)))
 
     start_job(ss, ps.BOOT_SLOT, make_job)
 

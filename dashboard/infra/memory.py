@@ -20,9 +20,9 @@ server"). Nothing bounded the sum. Here:
   :class:`dashboard.infra.jobs.Job`): its peak while it runs (:func:`bootstrap_memory`: a
   bootstrap keeps ``n_boot x d x d`` float64 weights, 305 MB at d = 200 and 1,000 resamples, and
   holds about 2.2 times that while it summarises them; :func:`ranking_memory`: Predict's ranking
-  of the experiments, the same bootstrap and then each candidate's d x d counts) is checked and
-  reserved at once, or the
-  job is refused with a sentence naming both sizes and the most resamples that fit; once it ends,
+  of the experiments, the same bootstrap and then each candidate's d x d counts, whichever is
+  larger; :func:`intervals_memory`: Predict's intervals; :func:`checks_memory` and
+  :func:`path_memory`: the Check page's jobs) is checked and reserved at once, or the job is refused with a sentence naming both sizes and the most resamples that fit; once it ends,
   its result's bytes count instead for as long as the session keeps it (released when it is
   replaced or dropped, and dropped with a tab closed for :data:`CLOSED_GRACE_S`);
 * :func:`memory_error_message` is the sentence for a ``MemoryError`` (no traceback, no path).
@@ -44,7 +44,8 @@ import numpy as np
 
 __all__ = ["BUDGET_BYTES", "CLOSED_GRACE_S", "SIMULATION_WORKING_FACTOR", "dataset_nbytes", "estimate_nbytes",
            "fmt_mb", "Room", "record", "BOOTSTRAP_WORKING_FACTOR", "BOOTSTRAP_PER_RESAMPLE", "STABILITY_WORKING_FACTOR",
-           "RANKING_WORKING_FACTOR", "RANKING_PER_CANDIDATE", "JobMemory",
+           "RANKING_WORKING_FACTOR", "RANKING_PER_CANDIDATE", "INTERVALS_DATA_COPIES", "INTERVALS_REFIT_COPIES",
+           "INTERVALS_GRAPH_ARRAYS", "INTERVALS_PER_RESAMPLE", "intervals_memory", "JobMemory",
            "JobHold", "bootstrap_memory", "ranking_memory", "stability_memory", "result_nbytes", "reserve_job", "job_refusal_text", "held_bytes", "refusal", "simulation_refusal", "working_memory", "memory_error_message"]
 
 _MB = 1024 * 1024
@@ -514,14 +515,21 @@ BOOTSTRAP_WORKING_FACTOR = 2.5
 #: its key, its executor row, its sigmas' array): measured 1.3-1.5 KB with tracemalloc at d = 2.
 BOOTSTRAP_PER_RESAMPLE = 2048
 #: Peak bytes of Predict's ranking of the experiments after its bootstrap, as a multiple of the
-#: bootstrap's samples: the bootstrap's result, each graph's edges as booleans, their stack and
-#: its float copy (:func:`colide_core.evaluation.planning.rank_interventions`; with
-#: :data:`RANKING_PER_CANDIDATE` it measured 0.70-0.91 of :func:`ranking_memory`'s peak at
-#: d = 11-200 with tracemalloc, 0.87 at d = 200 and 200 resamples: 219 of 251 MiB).
-RANKING_WORKING_FACTOR = 2.5
-#: Bytes per candidate per d x d edge the ranking holds after its bootstrap: its float64 counts
-#: (8) and one graph's settled masks and the Meek closures' temporaries (measured 3-4).
-RANKING_PER_CANDIDATE = 12
+#: bootstrap's samples: the bootstrap's result while each graph's edges are read from it as
+#: booleans (an eighth of it), then the booleans alone: the result is given back before the
+#: candidates are scored, and each edge's share of the graphs is counted one graph at a time
+#: (:func:`colide_core.evaluation.planning.rank_interventions`). Measured by
+#: ``tests/test_job_memory.py`` with tracemalloc: 1.16-1.21 times the samples when the bootstrap
+#: returns, 1.29-1.41 with the fixed parts at d = 40-100; the ranking's whole peak is now its
+#: bootstrap's (2.16-2.55 times the samples at d = 40-120), where it was 2.7-5.2 times while the
+#: result, the booleans, their stack and its float64 copy were all held at once.
+RANKING_WORKING_FACTOR = 1.25
+#: Bytes per candidate per d x d edge the ranking holds after its bootstrap besides its counts
+#: (whose bytes are the smallest unsigned integer that holds the resamples: 1 up to 255): the
+#: point estimate's and one graph's settled masks (the previous graph's are given back first) and
+#: the Meek closures' temporaries. Measured with the 1-byte counts by the same test: 3.2-3.3 bytes
+#: in all at d = 100-150 (12-13 when the counts were float64 and two graphs' masks were held).
+RANKING_PER_CANDIDATE = 3
 #: Peak bytes of a stability selection while it runs, as a multiple of all its fits' graphs
 #: (``n_subsamples x n_lambdas x d x d`` float64, held by the executor until they are counted;
 #: measured 1.08-1.17 times by the same test). Its result keeps only ``n_lambdas + 2`` d x d arrays.
@@ -553,6 +561,11 @@ class JobMemory:
     keys : tuple of str
         Session-state keys that keep the result (deleted with a session closed for
         :data:`CLOSED_GRACE_S`, as its dataset is).
+    phases : tuple of (int, int)
+        For a job whose phases peak apart (the ranking: its bootstrap, then its candidates'
+        counts), each phase's ``(bytes per unit, fixed bytes)``: ``peak`` is the largest phase at
+        ``units``, and the sentence's advice is the most units that keep every phase within the
+        room. Empty (the default): one phase, ``(per_unit, peak - per_unit * units)``.
     """
 
     what: str
@@ -563,6 +576,7 @@ class JobMemory:
     units: int = 0
     unit_word: str = "units"
     keys: tuple = ()
+    phases: tuple = ()
 
 
 def bootstrap_memory(n_boot: int, n_samples: int, n_nodes: int, keys=()) -> JobMemory:
@@ -602,12 +616,14 @@ def ranking_memory(n_boot: int, n_samples: int, n_nodes: int, n_candidates: int 
                    keys=()) -> JobMemory:
     """What :func:`colide_core.evaluation.planning.rank_interventions` will cost, before it starts.
 
-    Its bootstrap (:func:`bootstrap_memory`'s peak), then, with that bootstrap's result still
-    held, each graph's edges as booleans and their stack as float64
-    (:data:`RANKING_WORKING_FACTOR` times the samples in all) and :data:`RANKING_PER_CANDIDATE`
-    bytes per candidate per d x d edge: the peak reserved is a bound on both phases, linear in
-    the resamples (the larger fixed part, the bootstrap's bytes per resample). Its result is a
-    table of one row per candidate and the point estimate's weights as nested lists.
+    Two phases, whose peaks do not add up: its bootstrap (:func:`bootstrap_memory`'s peak), then,
+    with only each graph's edges kept from the bootstrap's result, the candidates' scoring:
+    :data:`RANKING_WORKING_FACTOR` times the samples (the result while its edges are read), each
+    resample's sigmas and objects (:data:`BOOTSTRAP_PER_RESAMPLE`), per candidate per d x d edge
+    its count (the smallest unsigned integer that holds ``n_boot``) and
+    :data:`RANKING_PER_CANDIDATE` bytes, the three summaries and two copies of ``X``. The peak
+    reserved is the larger phase; each is linear in the resamples (:attr:`JobMemory.phases`).
+    Its result is a table of one row per candidate and the point estimate's weights as nested lists.
 
     Parameters
     ----------
@@ -623,18 +639,21 @@ def ranking_memory(n_boot: int, n_samples: int, n_nodes: int, n_candidates: int 
     Returns
     -------
     JobMemory
+        ``per_unit`` is the bootstrap's (the steeper phase).
     """
     boot = bootstrap_memory(n_boot, n_samples, n_nodes)
     n_boot, n, d = int(n_boot), int(n_samples), int(n_nodes)
     n_cand = d if n_candidates is None else int(n_candidates)
-    boot_fixed = boot.peak - boot.per_unit * n_boot
-    after_fixed = RANKING_PER_CANDIDATE * n_cand * d * d + 3 * 8 * d * d + 2 * 8 * n * d
-    per_unit = max(boot.per_unit, int(RANKING_WORKING_FACTOR * 8 * d * d) + 8 * d)
+    count_bytes = np.min_scalar_type(max(n_boot, 1)).itemsize
+    boot_phase = (boot.per_unit, boot.peak - boot.per_unit * n_boot)
+    after_phase = (int(RANKING_WORKING_FACTOR * 8 * d * d) + 8 * d + BOOTSTRAP_PER_RESAMPLE,
+                   (RANKING_PER_CANDIDATE + count_bytes) * n_cand * d * d + 3 * 8 * d * d + 2 * 8 * n * d)
     return JobMemory("This ranking", keep=32 * d * d + 1024 * n_cand,
-                     peak=per_unit * n_boot + max(boot_fixed, after_fixed),
+                     peak=max(per * n_boot + fixed for per, fixed in (boot_phase, after_phase)),
                      detail=f"its table of {n_cand:,} candidates; while it runs {n_boot:,} resamples × {d} × {d} "
                             f"edge weights of 8 bytes and {n_cand:,} candidates' {d} × {d} counts",
-                     per_unit=per_unit, units=n_boot, unit_word="resamples", keys=tuple(keys))
+                     per_unit=boot.per_unit, units=n_boot, unit_word="resamples", keys=tuple(keys),
+                     phases=(boot_phase, after_phase))
 
 
 def stability_memory(n_subsamples: int, n_lambdas: int, n_samples: int, n_nodes: int, keys=()) -> JobMemory:
@@ -667,6 +686,60 @@ def stability_memory(n_subsamples: int, n_lambdas: int, n_samples: int, n_nodes:
                             f"{n_sub * n_lam:,} fits' {d} × {d} graphs",
                      per_unit=int(STABILITY_WORKING_FACTOR * 8 * n_lam * d * d), units=n_sub,
                      unit_word="half-samples", keys=tuple(keys))
+
+
+#: Copies of ``X`` (``n_samples x n_nodes`` float64) Predict's intervals hold at most at once while
+#: they run (:func:`colide_core.evaluation.interventions.bootstrap_shifts`): the checked data, a
+#: resample's rows for its refit and their frame, the fit's own view of them. Measured by
+#: ``tests/test_job_memory.py`` with tracemalloc (all it holds but the row indices, over ``X``'s
+#: bytes, with a stand-in fit): 4.2-4.3 at d = 20-100 with the fit's own weights, 7.7-7.9 with
+#: least squares (:data:`INTERVALS_REFIT_COPIES`); more at d = 150, n = 300, where the d x d
+#: arrays weigh as much as ``X``.
+INTERVALS_DATA_COPIES = 5
+#: More copies of ``X`` the intervals hold with least-squares weights (each refit's rows again).
+INTERVALS_REFIT_COPIES = 4
+#: d x d float64 arrays one refit of the intervals holds at once (its weights, the plug-in's total
+#: effects and their temporaries; measured 2-8 with a stand-in fit).
+INTERVALS_GRAPH_ARRAYS = 10
+#: Bytes each resample of the intervals holds besides its row indices and its shift: its arrays'
+#: and list's objects (measured about 1.1 KB at Sachs' shape).
+INTERVALS_PER_RESAMPLE = 1024
+
+
+def intervals_memory(n_boot: int, n_samples: int, n_nodes: int, refit: bool = True, keys=()) -> JobMemory:
+    """What :func:`colide_core.evaluation.interventions.bootstrap_shifts` will cost, before it starts.
+
+    Its resamples' row indices are drawn before the first refit (``n_samples`` int64 each, held
+    to the end), each finished refit keeps its predicted shift (``n_nodes`` float64, twice when
+    they are stacked at the end), and one refit at a time holds
+    :data:`INTERVALS_DATA_COPIES` copies of ``X`` (:data:`INTERVALS_REFIT_COPIES` more with
+    least-squares weights) and :data:`INTERVALS_GRAPH_ARRAYS` d x d arrays. The solver's own
+    working memory inside a fit is not counted (as for every job here). Its result is the
+    ``n_boot x n_nodes`` shifts.
+
+    Parameters
+    ----------
+    n_boot : int
+        Resamples asked for.
+    n_samples, n_nodes : int
+        ``X``'s shape (n_samples, n_nodes).
+    refit : bool, default True
+        Whether each refit's weights are least squares (``weights="refit"``); False: the fit's own.
+    keys : tuple of str, default ()
+        The session-state keys that will keep the result.
+
+    Returns
+    -------
+    JobMemory
+    """
+    n_boot, n, d = int(n_boot), int(n_samples), int(n_nodes)
+    per_unit = 8 * n + 2 * 8 * d + INTERVALS_PER_RESAMPLE
+    copies = INTERVALS_DATA_COPIES + (INTERVALS_REFIT_COPIES if refit else 0)
+    fixed = copies * 8 * n * d + INTERVALS_GRAPH_ARRAYS * 8 * d * d
+    return JobMemory("This bootstrap of the prediction", keep=8 * n_boot * d, peak=per_unit * n_boot + fixed,
+                     detail=f"{n_boot:,} refits' shifts of {d} nodes of 8 bytes; while it runs {n_boot:,} "
+                            f"resamples' row indices of {n:,} rows and {copies} copies of the data",
+                     per_unit=per_unit, units=n_boot, unit_word="resamples", keys=tuple(keys))
 
 
 def result_nbytes(result) -> int:
@@ -760,6 +833,19 @@ def _own_size(nbytes) -> str:
     return "under 0.1 MB" if size == "0.0" else f"{size} MB"
 
 
+def _most_units(need: JobMemory, room: int) -> int:
+    """The most units of ``need`` whose every phase fits in ``room`` bytes (0: not even one)."""
+    phases = need.phases or ((need.per_unit, max(0, need.peak - need.per_unit * need.units)),)
+    most = None
+    for per, fixed in phases:
+        if fixed > room:
+            return 0
+        if per > 0:
+            fit = (room - fixed) // per
+            most = fit if most is None else min(most, fit)
+    return int(need.units if most is None else most)
+
+
 def job_refusal_text(need: JobMemory, others: int, budget: int, own: int = 0) -> str:
     """The sentence refusing a job whose ``need`` does not fit (markdown, no user text).
 
@@ -781,8 +867,7 @@ def job_refusal_text(need: JobMemory, others: int, budget: int, own: int = 0) ->
     room = max(0, budget - others)
     advice = "try again once others' jobs or tabs have given their memory back"
     if need.per_unit > 0 and need.units > 0:
-        fixed = max(0, need.peak - need.per_unit * need.units)
-        most = (room - fixed) // need.per_unit if room > fixed else 0
+        most = _most_units(need, room)
         if most >= 2:
             advice = f"ask for at most {most:,} {need.unit_word}, or " + advice
     return (f"{need.what} would keep {fmt_mb(need.keep)} MB ({need.detail}) and take {fmt_mb(need.peak)} MB "

@@ -255,8 +255,13 @@ def checks_job(key, data_key, params, threshold, n_random, n_rescale, refits, fr
         except ChecksStopped as stopped:
             return stopped.report
 
+    from dashboard.infra.memory import checks_memory
+    from dashboard.infra.state.check import CHECK_RESULT
+
     label = "Checks with refits" if refits else "Checks"
-    return Job(work, label, key=key)
+    # its copies of the data and the Markov check's tests are bounded in the server's memory budget
+    # before it starts, or it is refused with the sizes (issue 53)
+    return Job(work, label, key=key, memory=checks_memory(*np.shape(X), int(n_random), keys=(CHECK_RESULT,)))
 
 
 def harvest_checks(state, result_key):
@@ -305,7 +310,13 @@ def path_job(key, data_key, variant, overrides, X, design=None):
         except PathStopped as stopped:
             return stopped.path
 
-    return Job(work, "λ path", key=key)
+    from colide_core.solver.path import DEFAULT_THRESHOLDS, default_lambdas
+    from dashboard.infra.memory import path_memory
+    from dashboard.infra.state.check import PATH
+
+    # every λ's weights and DAGs are bounded in the server's memory budget before it starts (issue 53)
+    return Job(work, "λ path", key=key, memory=path_memory(*np.shape(X), len(default_lambdas()),
+                                                          len(DEFAULT_THRESHOLDS), keys=(PATH,)))
 
 
 def harvest_path(state, result_key):

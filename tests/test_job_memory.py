@@ -585,3 +585,48 @@ def test_the_intervals_reservation_counts_what_they_hold():
     assert memory.job_refusal_text(need, 0, 1024 * MB).startswith(
         "This bootstrap of the prediction would keep 0.8 MB (500 refits' shifts of 200 nodes of 8 bytes; while it "
         "runs 500 resamples' row indices of 120,000 rows and 9 copies of the data) and take 2,111 MB while it runs")
+
+
+@pytest.mark.parametrize("d, n, n_random", [(20, 500, 5), (50, 1000, 5), (50, 4000, 5), (100, 300, 5)])
+def test_the_check_pages_checks_peak_within_their_reservation(d, n, n_random):
+    import pandas as pd
+
+    from colide_core.evaluation.checks import run_checks
+    from dashboard import checks as dc
+
+    rng = np.random.default_rng(6)
+    X = pd.DataFrame(rng.standard_normal((n, d)), columns=[f"v{j}" for j in range(d)])
+    W = np.triu(rng.uniform(0.5, 2, (d, d)), 1) * (rng.random((d, d)) < 2.0 / d)
+    A = (W != 0).astype(float)
+    go = lambda: run_checks(X, A, W=W, estimator=_Sparse(), n_random=n_random, n_rescale=2)  # noqa: E731
+    go()  # imports and caches first: not counted
+    need = memory.checks_memory(n, d, n_random)
+    report, peak, kept = _traced(go)
+    print("peak / reserved", peak / need.peak, "kept / keep", kept / need.keep)
+    # measured 0.71-0.86 of the reservation (9.3 copies of X at d = 50, the tests at d = 100)
+    assert 8 * n * d < peak <= need.peak <= 1.6 * peak
+    assert kept <= need.keep
+    job = dc.checks_job(("k",), "data", (), 0.3, n_random, 2, True, None, X, A, W, None)
+    assert job.memory == memory.checks_memory(n, d, n_random, keys=("check_result",))  # the page's job reserves it
+
+
+def test_the_check_pages_lambda_path_peaks_within_its_reservation():
+    import pandas as pd
+
+    import colide_core
+    from colide_core.solver.path import DEFAULT_THRESHOLDS, default_lambdas
+    from dashboard import checks as dc
+    from tests._schedules import TINY
+
+    d, n = 100, 300  # the path's arrays: (9 + 63) x 80,000 bytes kept, 5.8 MB
+    X = pd.DataFrame(np.random.default_rng(6).standard_normal((n, d)), columns=[f"v{j}" for j in range(d)])
+    go = lambda: colide_core.lambda_path(X, variant="nv", **TINY)  # noqa: E731
+    go()
+    need = memory.path_memory(n, d, len(default_lambdas()), len(DEFAULT_THRESHOLDS))
+    path, peak, kept = _traced(go)
+    print("peak / reserved", peak / need.peak, "kept / keep", kept / need.keep)
+    # measured 94 d x d arrays' bytes at the peak, 74 kept: 0.90 of the reservation
+    assert path.adjacency.shape == (9, 7, d, d) and memory.result_nbytes(path) <= need.keep
+    assert 72 * 8 * d * d < peak <= need.peak <= 1.3 * peak
+    job = dc.path_job(("k",), "data", "nv", (), X)
+    assert job.memory == memory.path_memory(n, d, 9, 7, keys=("check_path",))

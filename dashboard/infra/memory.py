@@ -45,7 +45,9 @@ import numpy as np
 __all__ = ["BUDGET_BYTES", "CLOSED_GRACE_S", "SIMULATION_WORKING_FACTOR", "dataset_nbytes", "estimate_nbytes",
            "fmt_mb", "Room", "record", "BOOTSTRAP_WORKING_FACTOR", "BOOTSTRAP_PER_RESAMPLE", "STABILITY_WORKING_FACTOR",
            "RANKING_WORKING_FACTOR", "RANKING_PER_CANDIDATE", "INTERVALS_DATA_COPIES", "INTERVALS_REFIT_COPIES",
-           "INTERVALS_GRAPH_ARRAYS", "INTERVALS_PER_RESAMPLE", "intervals_memory", "JobMemory",
+           "INTERVALS_GRAPH_ARRAYS", "INTERVALS_PER_RESAMPLE", "intervals_memory", "CHECKS_DATA_COPIES",
+           "CHECKS_BYTES_PER_TEST", "CHECKS_BYTES_PER_RANDOM_TEST", "PATH_DATA_COPIES", "checks_memory",
+           "path_memory", "JobMemory",
            "JobHold", "bootstrap_memory", "ranking_memory", "stability_memory", "result_nbytes", "reserve_job", "job_refusal_text", "held_bytes", "refusal", "simulation_refusal", "working_memory", "memory_error_message"]
 
 _MB = 1024 * 1024
@@ -740,6 +742,98 @@ def intervals_memory(n_boot: int, n_samples: int, n_nodes: int, refit: bool = Tr
                      detail=f"{n_boot:,} refits' shifts of {d} nodes of 8 bytes; while it runs {n_boot:,} "
                             f"resamples' row indices of {n:,} rows and {copies} copies of the data",
                      per_unit=per_unit, units=n_boot, unit_word="resamples", keys=tuple(keys))
+
+
+#: Copies of ``X`` the Check page's checks hold at most at once
+#: (:func:`colide_core.evaluation.checks.run_checks`: the frame, the residuals' regressions, the
+#: Markov check's centred data and its test object's copy, the evidence's Gram matrix inputs).
+#: Measured by ``tests/test_job_memory.py`` with tracemalloc: 9.3 copies from n = 1,000 to
+#: 4,000 rows at d = 50 (the refits' own data, one copy at a time, never exceeded it).
+CHECKS_DATA_COPIES = 10
+#: Bytes per conditional-independence test of the learned graph (at most
+#: ``colide_core.evaluation.markov.MAX_TESTS``): its statement, p-value and row of the report's
+#: table (measured 320-950 with the other d x d arrays, 280-320 of them kept in the report).
+CHECKS_BYTES_PER_TEST = 512
+#: Bytes per test of each random DAG of the Markov check: the p-value cache of the test object
+#: grows with every new statement (measured 88-103, dict resizes included in the margin).
+CHECKS_BYTES_PER_RANDOM_TEST = 160
+#: Copies of ``X`` the λ path holds besides its arrays (the data, its centred copy, a fit's
+#: working copy); the solver's own memory is not counted.
+PATH_DATA_COPIES = 4
+
+
+def _n_tests(d: int) -> int:
+    """The most conditional-independence tests the Markov check runs on one graph of ``d`` nodes."""
+    from colide_core.evaluation.markov import MAX_TESTS
+
+    return int(min(d * (d - 1) // 2, MAX_TESTS))
+
+
+def checks_memory(n_samples: int, n_nodes: int, n_random: int, keys=()) -> JobMemory:
+    """What :func:`colide_core.evaluation.checks.run_checks` will cost, before it starts.
+
+    While it runs: :data:`CHECKS_DATA_COPIES` copies of ``X``, :data:`CHECKS_BYTES_PER_TEST` bytes
+    per test of the learned graph and :data:`CHECKS_BYTES_PER_RANDOM_TEST` per test of each random
+    DAG (at most ``d (d - 1) / 2`` tests a graph, and ``MAX_TESTS``), and sixteen d x d float64
+    arrays. The refits (standardised, rescaled) hold one copy of ``X`` at a time within that; the
+    solver's own memory is not counted. Its report keeps three copies of ``X`` (the residuals and
+    their tables), the learned graph's tests and sixteen d x d arrays (measured 0.75-0.97 of that).
+
+    Parameters
+    ----------
+    n_samples, n_nodes : int
+        ``X``'s shape (n_samples, n_nodes).
+    n_random : int
+        Random DAGs of the Markov check.
+    keys : tuple of str, default ()
+        The session-state keys that will keep the result.
+
+    Returns
+    -------
+    JobMemory
+    """
+    n, d, n_random = int(n_samples), int(n_nodes), int(n_random)
+    tests = _n_tests(d)
+    per_unit = CHECKS_BYTES_PER_RANDOM_TEST * tests
+    keep = 3 * 8 * n * d + 320 * tests + 16 * 8 * d * d
+    fixed = CHECKS_DATA_COPIES * 8 * n * d + CHECKS_BYTES_PER_TEST * tests + 16 * 8 * d * d
+    return JobMemory("These checks", keep=keep, peak=per_unit * n_random + fixed,
+                     detail=f"their report on {n:,} rows × {d} nodes and {tests:,} tests; while they run "
+                            f"{CHECKS_DATA_COPIES} copies of the data and up to {tests:,} tests on each of "
+                            f"{n_random:,} random DAGs",
+                     per_unit=per_unit, units=n_random, unit_word="random DAGs", keys=tuple(keys))
+
+
+def path_memory(n_samples: int, n_nodes: int, n_lambdas: int = 9, n_thresholds: int = 7, keys=()) -> JobMemory:
+    """What :func:`colide_core.solver.path.lambda_path` will cost, before it starts.
+
+    Its result keeps every λ's weights and every (λ, threshold)'s DAG as float64
+    (``n_lambdas x (1 + n_thresholds)`` d x d arrays); while it runs it also holds the weights'
+    list before they are stacked, the DAGs' edge test (one byte per entry) and
+    :data:`PATH_DATA_COPIES` copies of ``X``. Measured by ``tests/test_job_memory.py`` with
+    tracemalloc: 92.6-94.4 d x d arrays' bytes at the default 9 λ and 7 thresholds (d = 100-150,
+    X included), 72-74 of them kept. The solver's own memory is not counted.
+
+    Parameters
+    ----------
+    n_samples, n_nodes : int
+        ``X``'s shape (n_samples, n_nodes).
+    n_lambdas, n_thresholds : int, default 9 and 7
+        The grid (the Check page's: ``default_lambdas()`` and ``DEFAULT_THRESHOLDS``).
+    keys : tuple of str, default ()
+        The session-state keys that will keep the result.
+
+    Returns
+    -------
+    JobMemory
+    """
+    n, d, n_l, n_t = int(n_samples), int(n_nodes), int(n_lambdas), int(n_thresholds)
+    dd = 8 * d * d
+    keep = dd * n_l * (1 + n_t) + 8 * n_l * (2 * n_t + d + 8)
+    peak = keep + dd * (n_l + 4) + n_l * n_t * d * d + PATH_DATA_COPIES * 8 * n * d
+    return JobMemory("This λ path", keep=keep, peak=peak,
+                     detail=f"{n_l} λ × {n_t} thresholds × {d} × {d} graphs of 8 bytes",
+                     keys=tuple(keys))
 
 
 def result_nbytes(result) -> int:

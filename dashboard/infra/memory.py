@@ -705,7 +705,7 @@ INTERVALS_REFIT_COPIES = 4
 INTERVALS_GRAPH_ARRAYS = 10
 #: Bytes each resample of the intervals holds besides its row indices and its shift: its arrays'
 #: and list's objects (measured about 1.1 KB at Sachs' shape).
-INTERVALS_PER_RESAMPLE = 1024
+INTERVALS_PER_RESAMPLE = 1536
 
 
 def intervals_memory(n_boot: int, n_samples: int, n_nodes: int, refit: bool = True, keys=()) -> JobMemory:

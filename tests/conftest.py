@@ -32,6 +32,32 @@ def _own_job_results_only(monkeypatch):
         monkeypatch.setattr(module, "_RESULTS", {})
 
 
+@pytest.fixture(autouse=True)
+def _no_job_outlives_its_test():
+    """Each test's background jobs are stopped and awaited when it ends.
+
+    An AppTest leaves the jobs its page started (a Learn fit, a bootstrap) running in their
+    threads after the test. A later test then shares the process with that computation: on
+    CPython 3.11, ``tracemalloc.start()`` / ``stop()`` in a memory test while such a thread
+    allocates inside a numba kernel without the GIL crashed the run with a segfault (CPython
+    gh-128679; reproduced 2 times in 4 by ``tests/test_security_round5.py`` then
+    ``tests/test_stability_summary.py``). Stop is what a session's end does to its jobs
+    (``dashboard.infra.jobs``); a job stops at its next progress report. Nothing is imported
+    here: a test that never loaded the jobs module started no job.
+    """
+    yield
+    import sys
+
+    jobs = sys.modules.get("dashboard.infra.jobs")
+    if jobs is None:
+        return
+    running = jobs.live_jobs()
+    for job in running:
+        job.request_stop()
+    for job in running:
+        job.wait(timeout=300)  # a progress report comes every chunk of steps; bounded in case one hangs
+
+
 @pytest.fixture
 def repo_root():
     """The checkout's root folder (where app.py, pages/ and requirements.txt are)."""

